@@ -1,0 +1,327 @@
+/// The objects of the HTTP API v1 (see API.md, "Objects").
+
+public struct ErrorBody: Codable, Sendable, Hashable {
+    public struct Detail: Codable, Sendable, Hashable {
+        public var code: String
+        public var message: String
+        public var field: String?
+        public init(code: String, message: String, field: String? = nil) {
+            self.code = code
+            self.message = message
+            self.field = field
+        }
+    }
+    public var error: Detail
+    public init(code: String, message: String, field: String? = nil) {
+        self.error = Detail(code: code, message: message, field: field)
+    }
+}
+
+/// One page of a keyset-paginated list.
+public struct Page<Item: Codable & Sendable>: Codable, Sendable {
+    public var items: [Item]
+    @Nullable public var nextCursor: String?
+    public init(items: [Item], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}
+
+public struct Media: Codable, Sendable, Hashable {
+    public struct Variants: Codable, Sendable, Hashable {
+        public var thumbnail: String
+        public var medium: String
+        public var original: String
+        public init(thumbnail: String, medium: String, original: String) {
+            self.thumbnail = thumbnail
+            self.medium = medium
+            self.original = original
+        }
+    }
+    public var id: String
+    public var contentType: String
+    public var width: Int
+    public var height: Int
+    @Nullable public var blurhash: String?
+    public var url: String
+    public var variants: Variants
+    public init(id: String, contentType: String, width: Int, height: Int, blurhash: String?, url: String, variants: Variants) {
+        self.id = id
+        self.contentType = contentType
+        self.width = width
+        self.height = height
+        self.blurhash = blurhash
+        self.url = url
+        self.variants = variants
+    }
+}
+
+public struct UserStatus: Codable, Sendable, Hashable {
+    public var kind: String
+    public var text: String
+    public var updatedAt: Timestamp
+    public init(kind: String, text: String, updatedAt: Timestamp) {
+        self.kind = kind
+        self.text = text
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A user as shown inside other objects (post author, comment author).
+public struct UserSummary: Codable, Sendable, Hashable {
+    public var id: String
+    public var username: String
+    public var displayName: String
+    @Nullable public var avatar: Media?
+    public init(id: String, username: String, displayName: String, avatar: Media?) {
+        self.id = id
+        self.username = username
+        self.displayName = displayName
+        self.avatar = avatar
+    }
+}
+
+public struct User: Codable, Sendable, Hashable {
+    public struct Counts: Codable, Sendable, Hashable {
+        public var posts: Int
+        public var followers: Int
+        public var following: Int
+        public init(posts: Int, followers: Int, following: Int) {
+            self.posts = posts
+            self.followers = followers
+            self.following = following
+        }
+    }
+    /// How the signed-in viewer relates to this user; absent for anonymous requests.
+    public struct Viewer: Codable, Sendable, Hashable {
+        public var following: Bool
+        public var followedBy: Bool
+        public var blocking: Bool
+        public init(following: Bool, followedBy: Bool, blocking: Bool) {
+            self.following = following
+            self.followedBy = followedBy
+            self.blocking = blocking
+        }
+    }
+    public var id: String
+    public var username: String
+    public var displayName: String
+    public var bio: String
+    @Nullable public var avatar: Media?
+    @Nullable public var status: UserStatus?
+    public var createdAt: Timestamp
+    public var counts: Counts
+    public var viewer: Viewer?
+
+    public init(
+        id: String, username: String, displayName: String, bio: String, avatar: Media?, status: UserStatus?,
+        createdAt: Timestamp, counts: Counts, viewer: Viewer?
+    ) {
+        self.id = id
+        self.username = username
+        self.displayName = displayName
+        self.bio = bio
+        self.avatar = avatar
+        self.status = status
+        self.createdAt = createdAt
+        self.counts = counts
+        self.viewer = viewer
+    }
+
+    public var summary: UserSummary { UserSummary(id: id, username: username, displayName: displayName, avatar: avatar) }
+}
+
+/// The signed-in user: a `User` plus private fields.
+public struct Me: Codable, Sendable, Hashable {
+    public var user: User
+    public var email: String
+    public var preferences: JSONValue
+    public var isAdmin: Bool
+
+    public init(user: User, email: String, preferences: JSONValue, isAdmin: Bool) {
+        self.user = user
+        self.email = email
+        self.preferences = preferences
+        self.isAdmin = isAdmin
+    }
+
+    enum CodingKeys: String, CodingKey { case email, preferences, isAdmin }
+
+    public init(from decoder: any Decoder) throws {
+        user = try User(from: decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        email = try c.decode(String.self, forKey: .email)
+        preferences = try c.decode(JSONValue.self, forKey: .preferences)
+        isAdmin = try c.decodeIfPresent(Bool.self, forKey: .isAdmin) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try user.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(email, forKey: .email)
+        try c.encode(preferences, forKey: .preferences)
+        try c.encode(isAdmin, forKey: .isAdmin)
+    }
+}
+
+public struct SpaceSummary: Codable, Sendable, Hashable {
+    public var id: String
+    public var slug: String
+    public var name: String
+    public init(id: String, slug: String, name: String) {
+        self.id = id
+        self.slug = slug
+        self.name = name
+    }
+}
+
+public struct LinkPreview: Codable, Sendable, Hashable {
+    public var url: String
+    @Nullable public var title: String?
+    @Nullable public var description: String?
+    @Nullable public var imageURL: String?
+    @Nullable public var siteName: String?
+    @Nullable public var fetchedAt: Timestamp?
+    public init(url: String, title: String? = nil, description: String? = nil, imageURL: String? = nil, siteName: String? = nil, fetchedAt: Timestamp? = nil) {
+        self.url = url
+        self.title = title
+        self.description = description
+        self.imageURL = imageURL
+        self.siteName = siteName
+        self.fetchedAt = fetchedAt
+    }
+}
+
+public struct Location: Codable, Sendable, Hashable {
+    public var latitude: Double
+    public var longitude: Double
+    @Nullable public var name: String?
+    public init(latitude: Double, longitude: Double, name: String? = nil) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.name = name
+    }
+}
+
+public struct Activity: Codable, Sendable, Hashable {
+    public var type: String
+    @Nullable public var emoji: String?
+    @Nullable public var color: String?
+    public var progress: Int
+    @Nullable public var completedAt: Timestamp?
+    public init(type: String, emoji: String?, color: String?, progress: Int, completedAt: Timestamp?) {
+        self.type = type
+        self.emoji = emoji
+        self.color = color
+        self.progress = progress
+        self.completedAt = completedAt
+    }
+}
+
+public enum PostKind: String, Codable, Sendable, Hashable, CaseIterable {
+    case text, photo, link, activity
+}
+
+public struct Post: Codable, Sendable, Hashable {
+    public struct Counts: Codable, Sendable, Hashable {
+        public var likes: Int
+        public var comments: Int
+        public init(likes: Int, comments: Int) {
+            self.likes = likes
+            self.comments = comments
+        }
+    }
+    public struct Viewer: Codable, Sendable, Hashable {
+        public var liked: Bool
+        public var saved: Bool
+        public init(liked: Bool, saved: Bool) {
+            self.liked = liked
+            self.saved = saved
+        }
+    }
+    public var id: String
+    public var kind: PostKind
+    public var author: UserSummary
+    @Nullable public var title: String?
+    @Nullable public var body: String?
+    public var spaces: [SpaceSummary]
+    public var media: [Media]
+    @Nullable public var link: LinkPreview?
+    @Nullable public var location: Location?
+    @Nullable public var activity: Activity?
+    @Nullable public var price: String?
+    public var createdAt: Timestamp
+    @Nullable public var editedAt: Timestamp?
+    public var counts: Counts
+    public var viewer: Viewer
+
+    public init(
+        id: String, kind: PostKind, author: UserSummary, title: String?, body: String?, spaces: [SpaceSummary],
+        media: [Media], link: LinkPreview?, location: Location?, activity: Activity?, price: String?,
+        createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer
+    ) {
+        self.id = id
+        self.kind = kind
+        self.author = author
+        self.title = title
+        self.body = body
+        self.spaces = spaces
+        self.media = media
+        self.link = link
+        self.location = location
+        self.activity = activity
+        self.price = price
+        self.createdAt = createdAt
+        self.editedAt = editedAt
+        self.counts = counts
+        self.viewer = viewer
+    }
+}
+
+public struct Comment: Codable, Sendable, Hashable {
+    public var id: String
+    public var postId: String
+    public var author: UserSummary
+    public var body: String
+    public var createdAt: Timestamp
+    public init(id: String, postId: String, author: UserSummary, body: String, createdAt: Timestamp) {
+        self.id = id
+        self.postId = postId
+        self.author = author
+        self.body = body
+        self.createdAt = createdAt
+    }
+}
+
+public struct LikeState: Codable, Sendable, Hashable {
+    public var liked: Bool
+    public var likes: Int
+    public init(liked: Bool, likes: Int) {
+        self.liked = liked
+        self.likes = likes
+    }
+}
+
+public struct Session: Codable, Sendable, Hashable {
+    public var id: String
+    public var createdAt: Timestamp
+    public var lastUsedAt: Timestamp
+    public var expiresAt: Timestamp
+    @Nullable public var userAgent: String?
+    @Nullable public var ip: String?
+    public var current: Bool
+    public init(id: String, createdAt: Timestamp, lastUsedAt: Timestamp, expiresAt: Timestamp, userAgent: String?, ip: String?, current: Bool) {
+        self.id = id
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.expiresAt = expiresAt
+        self.userAgent = userAgent
+        self.ip = ip
+        self.current = current
+    }
+}
+
+public struct Health: Codable, Sendable, Hashable {
+    public var status: String
+    public init(status: String) { self.status = status }
+}

@@ -1,0 +1,134 @@
+/// Request and response bodies of the HTTP API v1.
+
+public struct RegisterRequest: Codable, Sendable {
+    public var username: String
+    public var email: String
+    public var password: String
+    public var displayName: String?
+    public init(username: String, email: String, password: String, displayName: String? = nil) {
+        self.username = username
+        self.email = email
+        self.password = password
+        self.displayName = displayName
+    }
+}
+
+public struct LoginRequest: Codable, Sendable {
+    /// Username or email.
+    public var login: String
+    public var password: String
+    public init(login: String, password: String) {
+        self.login = login
+        self.password = password
+    }
+}
+
+public struct AuthResponse: Codable, Sendable {
+    public var user: Me
+    public var token: String
+    public init(user: Me, token: String) {
+        self.user = user
+        self.token = token
+    }
+}
+
+public struct StatusInput: Codable, Sendable, Hashable {
+    public var kind: String
+    public var text: String
+    public init(kind: String, text: String) {
+        self.kind = kind
+        self.text = text
+    }
+}
+
+public struct UpdateMeRequest: Codable, Sendable {
+    public var displayName: String?
+    public var bio: String?
+    /// `null` clears the status.
+    public var status: FieldUpdate<StatusInput>
+    public init(displayName: String? = nil, bio: String? = nil, status: FieldUpdate<StatusInput> = .keep) {
+        self.displayName = displayName
+        self.bio = bio
+        self.status = status
+    }
+}
+
+public struct ChangePasswordRequest: Codable, Sendable {
+    public var currentPassword: String
+    public var newPassword: String
+    public init(currentPassword: String, newPassword: String) {
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+    }
+}
+
+public struct LinkInput: Codable, Sendable, Hashable {
+    public var url: String
+    public init(url: String) { self.url = url }
+}
+
+public struct ActivityInput: Codable, Sendable, Hashable {
+    public var type: String?
+    public var emoji: String?
+    public var color: String?
+    public var progress: Int?
+    public init(type: String? = nil, emoji: String? = nil, color: String? = nil, progress: Int? = nil) {
+        self.type = type
+        self.emoji = emoji
+        self.color = color
+        self.progress = progress
+    }
+}
+
+public struct CreatePostRequest: Codable, Sendable {
+    public var kind: PostKind
+    public var title: String?
+    public var body: String?
+    public var spaces: [String]?
+    public var mediaIds: [String]?
+    public var link: LinkInput?
+    public var location: Location?
+    public var activity: ActivityInput?
+    public var price: String?
+    public init(
+        kind: PostKind, title: String? = nil, body: String? = nil, spaces: [String]? = nil, mediaIds: [String]? = nil,
+        link: LinkInput? = nil, location: Location? = nil, activity: ActivityInput? = nil, price: String? = nil
+    ) {
+        self.kind = kind
+        self.title = title
+        self.body = body
+        self.spaces = spaces
+        self.mediaIds = mediaIds
+        self.link = link
+        self.location = location
+        self.activity = activity
+        self.price = price
+    }
+}
+
+/// PATCH /posts/{id}: left-out fields stay, `null` clears (title, body, location, price).
+public struct UpdatePostRequest: Codable, Sendable {
+    public var title: FieldUpdate<String>
+    public var body: FieldUpdate<String>
+    public var location: FieldUpdate<Location>
+    public var price: FieldUpdate<String>
+    /// Changes only the given activity fields (usually `progress`).
+    public var activity: ActivityInput?
+    public var spaces: [String]?
+    public init(
+        title: FieldUpdate<String> = .keep, body: FieldUpdate<String> = .keep, location: FieldUpdate<Location> = .keep,
+        price: FieldUpdate<String> = .keep, activity: ActivityInput? = nil, spaces: [String]? = nil
+    ) {
+        self.title = title
+        self.body = body
+        self.location = location
+        self.price = price
+        self.activity = activity
+        self.spaces = spaces
+    }
+}
+
+public struct CreateCommentRequest: Codable, Sendable {
+    public var body: String
+    public init(body: String) { self.body = body }
+}

@@ -1,0 +1,38 @@
+import Logging
+import PlazaAPI
+
+/// The operator commands behind `plaza migrate`, `plaza user create` and `plaza seed`.
+public enum Admin {
+    /// Applies pending migrations; returns the versions applied.
+    public static func migrate(config: PlazaConfig, logger: Logger) async throws -> [Int] {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db in try await Migrations.run(on: db, logger: logger) }
+    }
+
+    /// Creates an account; 409-style errors come back as `PlazaError`.
+    public static func createUser(
+        config: PlazaConfig, username: String, email: String, password: String, displayName: String?, admin: Bool, logger: Logger
+    ) async throws -> String {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db in
+            try await Migrations.run(on: db, logger: logger)
+            let services = AppServices(config: config, db: db)
+            let name = try Validate.username(username)
+            try Validate.password(password)
+            let id = try await services.accounts.createUser(
+                .init(
+                    username: name, email: try Validate.email(email), passwordHash: try await services.passwords.hash(password),
+                    displayName: try Validate.text(displayName, field: "displayName", max: 60) ?? name, isAdmin: admin))
+            return String(id)
+        }
+    }
+
+    /// Fills the instance with the demo world; does nothing if it is already there.
+    public static func seedDemo(config: PlazaConfig, logger: Logger) async throws -> DemoSeeder.Outcome {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db in
+            try await Migrations.run(on: db, logger: logger)
+            return try await DemoSeeder(services: AppServices(config: config, db: db)).seed()
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// Everything the routes need, built once from the configuration.
+struct AppServices: Sendable {
+    let db: Database
+    let ids: IDGenerator
+    let accounts: AccountStore
+    let people: PeopleStore
+    let posts: PostStore
+    let comments: CommentStore
+    let likes: LikeStore
+    let passwords: PasswordHasher
+
+    init(config: PlazaConfig, db: Database) {
+        self.db = db
+        ids = IDGenerator(node: config.nodeID)
+        accounts = AccountStore(db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000)
+        people = PeopleStore(db: db)
+        posts = PostStore(db: db, ids: ids)
+        comments = CommentStore(db: db, ids: ids)
+        likes = LikeStore(db: db)
+        passwords = PasswordHasher(cost: config.bcryptCost)
+    }
+}
+
+/// Builds the router with every route of the API.
+func buildRouter(_ services: AppServices, config: PlazaConfig) -> Router<PlazaContext> {
+    let router = Router(context: PlazaContext.self)
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: BodyLimitMiddleware(limit: config.maxBodyBytes))
+    HealthController(db: services.db).register(to: router)
+    let api = router.group("api/v1")
+    api.add(middleware: AuthMiddleware(accounts: services.accounts))
+    if config.rateLimits {
+        api.add(middleware: RateLimitMiddleware(limiter: RateLimiter(policy: config.rateLimitPolicy)))
+    }
+    OpenAPIController().register(to: api)
+    AccountsController(accounts: services.accounts, passwords: services.passwords, throttle: LoginThrottle(policy: config.loginThrottle))
+        .register(to: api)
+    PeopleController(people: services.people).register(to: api)
+    PostsController(posts: services.posts, comments: services.comments, likes: services.likes, people: services.people).register(to: api)
+    FeedsController(posts: services.posts, people: services.people).register(to: api)
+    return router
+}
+
+/// Opens the database, runs pending migrations and returns the application, ready to run.
+public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async throws -> some ApplicationProtocol {
+    var logger = logger ?? Logger(label: "plaza")
+    logger.logLevel = config.logLevel
+    let db = try await Database.open(config.database, logger: logger)
+    let services = AppServices(config: config, db: db)
+    var app = Application(
+        router: buildRouter(services, config: config),
+        configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
+        logger: logger
+    )
+    app.addServices(db, MaintenanceService(accounts: services.accounts, logger: logger))
+    // Runs once the database service is up (a PostgreSQL pool must be running to be used).
+    let migrationLogger = logger
+    app.beforeServerStarts { try await Migrations.run(on: db, logger: migrationLogger) }
+    return app
+}
+
+/// Applies the configured JSON body limit to the request context.
+struct BodyLimitMiddleware: RouterMiddleware {
+    typealias Context = PlazaContext
+    let limit: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.bodyLimit = limit
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,74 @@
+import Configuration
+import Foundation
+import Logging
+
+/// Everything `plaza serve` can be told. Read by `PlazaConfig(reader:)` with the precedence
+/// command line > environment (`PLAZA_*`) > defaults; every key is documented in the README.
+public struct PlazaConfig: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var dataDir = "./data"
+    /// `postgres://…` switches to PostgreSQL; nil means SQLite at `<dataDir>/plaza.sqlite`.
+    public var databaseURL: String?
+    public var sqliteReaders = 4
+    public var sqliteSynchronous = "NORMAL"
+    public var postgresPoolSize = 16
+    /// General per-route rate limits. Failed-login throttling is on regardless.
+    public var rateLimits = true
+    public var sessionIdleDays = 30
+    public var bcryptCost = 12
+    /// Node number (0–1023) baked into generated IDs; give each app server its own.
+    public var nodeID = Int.random(in: 0..<1024)
+    /// Largest JSON request body, in bytes.
+    public var maxBodyBytes = 64 * 1024
+    public var logLevel = Logger.Level.info
+    public var loginThrottle = LoginThrottle.Policy.standard
+    public var rateLimitPolicy = RateLimiter.Policy.standard
+
+    public init() {}
+
+    public var database: DatabaseConfig {
+        DatabaseConfig(
+            url: databaseURL,
+            sqlitePath: (dataDir as NSString).appendingPathComponent("plaza.sqlite"),
+            readers: sqliteReaders,
+            poolSize: postgresPoolSize,
+            sqliteSynchronous: sqliteSynchronous
+        )
+    }
+
+    /// Reads `plaza.<key>` from the reader: the environment provider maps it to `PLAZA_<KEY>`.
+    public init(reader: ConfigReader) throws {
+        let defaults = PlazaConfig()
+        host = reader.string(forKey: "plaza.host", default: defaults.host)
+        port = reader.int(forKey: "plaza.port", default: defaults.port)
+        dataDir = reader.string(forKey: "plaza.data.dir", default: defaults.dataDir)
+        databaseURL = reader.string(forKey: "plaza.database.url").flatMap { $0.isEmpty ? nil : $0 }
+        sqliteReaders = reader.int(forKey: "plaza.sqlite.readers", default: defaults.sqliteReaders)
+        sqliteSynchronous = reader.string(forKey: "plaza.sqlite.synchronous", default: defaults.sqliteSynchronous)
+        postgresPoolSize = reader.int(forKey: "plaza.postgres.pool.size", default: defaults.postgresPoolSize)
+        sessionIdleDays = reader.int(forKey: "plaza.session.idle.days", default: defaults.sessionIdleDays)
+        bcryptCost = reader.int(forKey: "plaza.bcrypt.cost", default: defaults.bcryptCost)
+        nodeID = reader.int(forKey: "plaza.node.id", default: defaults.nodeID)
+        maxBodyBytes = reader.int(forKey: "plaza.max.body.bytes", default: defaults.maxBodyBytes)
+
+        let limits = reader.string(forKey: "plaza.rate.limits", default: "on").lowercased()
+        switch limits {
+        case "on", "true", "1", "yes": rateLimits = true
+        case "off", "false", "0", "no": rateLimits = false
+        default: throw ConfigurationError("rate-limits must be on or off, not \(limits).")
+        }
+        let level = reader.string(forKey: "plaza.log.level", default: "info")
+        guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
+            throw ConfigurationError("log-level must be one of trace, debug, info, notice, warning, error, critical.")
+        }
+        logLevel = parsed
+        guard (1...65535).contains(port) else { throw ConfigurationError("port must be from 1 to 65535.") }
+        guard (10...16).contains(bcryptCost) else { throw ConfigurationError("bcrypt-cost must be from 10 to 16.") }
+        guard (0..<1024).contains(nodeID) else { throw ConfigurationError("node-id must be from 0 to 1023.") }
+        guard sessionIdleDays >= 1 else { throw ConfigurationError("session-idle-days must be at least 1.") }
+        guard ["NORMAL", "FULL"].contains(sqliteSynchronous.uppercased()) else {
+            throw ConfigurationError("sqlite-synchronous must be NORMAL or FULL.")
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Hummingbird
+import NIOCore
+
+/// Who is signed in on this request.
+public struct Identity: Sendable {
+    public let userID: Int64
+    public let sessionID: Int64
+    public let isAdmin: Bool
+}
+
+/// The request context: the signed-in identity (if any) and the client address.
+public struct PlazaContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var identity: Identity?
+    public let remoteAddress: String
+    var bodyLimit: Int
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress?.ipAddress ?? "local"
+        self.bodyLimit = 64 * 1024
+    }
+
+    public var maxUploadSize: Int { bodyLimit }
+    public var requestDecoder: PlazaRequestDecoder { PlazaRequestDecoder() }
+    public var responseEncoder: PlazaResponseEncoder { PlazaResponseEncoder() }
+
+    /// The signed-in user, or 401.
+    func requireUser() throws -> Identity {
+        guard let identity else { throw PlazaError.unauthorized }
+        return identity
+    }
+
+    var viewerID: Int64? { identity?.userID }
+}
+
+/// Encodes handler results as compact UTF-8 JSON.
+public struct PlazaResponseEncoder: ResponseEncoder {
+    public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+        let data = try JSON.encoder.encode(value)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}

@@ -1,0 +1,89 @@
+import Logging
+import SQLKit
+import ServiceLifecycle
+
+public enum DatabaseKind: String, Sendable {
+    case sqlite
+    case postgres
+}
+
+/// How a database is reached: the one place that knows whether it is SQLite or PostgreSQL.
+protocol DatabaseDriver: Sendable {
+    var kind: DatabaseKind { get }
+    /// Runs `body` on a connection for reading.
+    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Runs `body` in a write transaction: all of it or none of it.
+    func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Keeps the connections alive until graceful shutdown, then closes them.
+    func run() async throws
+}
+
+/// The database every store uses. Reads go to a pool; writes run in one transaction each.
+public struct Database: Sendable, Service {
+    let driver: any DatabaseDriver
+    public var kind: DatabaseKind { driver.kind }
+    var dialect: Dialect { Dialect(kind: driver.kind) }
+
+    init(driver: any DatabaseDriver) { self.driver = driver }
+
+    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await driver.read(body)
+    }
+
+    func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await driver.write(body)
+    }
+
+    public func run() async throws { try await driver.run() }
+
+    /// Opens the database named by the configuration: SQLite in the data dir unless a
+    /// `postgres://` URL is given.
+    public static func open(_ config: DatabaseConfig, logger: Logger) async throws -> Database {
+        if let url = config.url, url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            return Database(driver: try PostgresDriver(url: url, poolSize: config.poolSize, logger: logger))
+        }
+        return Database(driver: try await SQLiteDriver.open(path: config.sqlitePath, readers: config.readers, synchronous: config.sqliteSynchronous, logger: logger))
+    }
+
+    /// Runs `body` with the database's connections alive (for CLI commands).
+    public func withRunning<T: Sendable>(_ body: @Sendable (Database) async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.run() }
+            defer { group.cancelAll() }
+            return try await body(self)
+        }
+    }
+}
+
+public struct DatabaseConfig: Sendable {
+    /// `postgres://user:pass@host:port/db` switches to PostgreSQL.
+    public var url: String?
+    public var sqlitePath: String
+    public var readers: Int
+    public var poolSize: Int
+    /// `NORMAL` (default, durable across app crashes, may lose the last commits on power loss) or `FULL`.
+    public var sqliteSynchronous: String
+
+    public init(url: String?, sqlitePath: String, readers: Int = 4, poolSize: Int = 16, sqliteSynchronous: String = "NORMAL") {
+        self.url = url
+        self.sqlitePath = sqlitePath
+        self.readers = readers
+        self.poolSize = poolSize
+        self.sqliteSynchronous = sqliteSynchronous
+    }
+}
+
+extension SQLDatabase {
+    /// Runs a statement and returns its rows.
+    func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
+        try await self.raw(query).all()
+    }
+
+    func first(_ query: SQLQueryString) async throws -> (any SQLRow)? {
+        try await self.raw(query).first()
+    }
+
+    func exec(_ query: SQLQueryString) async throws {
+        try await self.raw(query).run()
+    }
+}

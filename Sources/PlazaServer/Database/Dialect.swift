@@ -1,0 +1,47 @@
+import SQLKit
+
+/// The SQL that differs between SQLite and PostgreSQL, in one place.
+struct Dialect: Sendable {
+    let kind: DatabaseKind
+
+    /// Expands the placeholders used by migrations: `{id}` for a 64-bit primary key and
+    /// `{without_rowid}` for SQLite tables keyed by a composite primary key.
+    func ddl(_ sql: String) -> String {
+        switch kind {
+        case .sqlite:
+            sql.replacingOccurrences(of: "{id}", with: "INTEGER PRIMARY KEY")
+                .replacingOccurrences(of: "{without_rowid}", with: "WITHOUT ROWID")
+        case .postgres:
+            sql.replacingOccurrences(of: "{id}", with: "BIGINT PRIMARY KEY")
+                .replacingOccurrences(of: "{without_rowid}", with: "")
+        }
+    }
+
+    /// The plan of a query as text lines, for tests that forbid full scans.
+    func explain(_ query: SQLQueryString, on db: any SQLDatabase) async throws -> [String] {
+        switch kind {
+        case .sqlite:
+            let rows = try await db.raw(SQLQueryString("EXPLAIN QUERY PLAN ") + query).all()
+            return try rows.map { try $0.decode(column: "detail", as: String.self) }
+        case .postgres:
+            let rows = try await db.raw(SQLQueryString("EXPLAIN ") + query).all()
+            return try rows.map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+        }
+    }
+}
+
+import PostgresNIO
+import SQLiteNIO
+
+extension Dialect {
+    /// True for a unique-constraint violation from either database.
+    static func isUniqueViolation(_ error: any Error) -> Bool {
+        if let error = error as? SQLiteError {
+            return error.reason == .constraintUniqueFailed || error.reason == .constraintPrimaryKeyFailed
+        }
+        if let error = error as? PSQLError {
+            return error.serverInfo?[.sqlState] == "23505"
+        }
+        return false
+    }
+}

@@ -1,0 +1,52 @@
+import Logging
+import PlazaAPI
+import SQLKit
+
+/// One numbered, forward-only schema change. `sql` uses the placeholders of `Dialect.ddl`.
+struct Migration: Sendable {
+    let version: Int
+    let name: String
+    let statements: [String]
+}
+
+enum Migrations {
+    /// Every migration, in order. Append; never edit one that has shipped.
+    static let all: [Migration] = [
+        Migration001.migration,
+    ]
+
+    /// Applies the migrations that the database has not seen, each in its own transaction,
+    /// and records them in `plaza_migrations`. Safe to run from several servers at once.
+    @discardableResult
+    static func run(on database: Database, logger: Logger) async throws -> [Int] {
+        let dialect = database.dialect
+        try await database.write { db in
+            try await db.exec(
+                "CREATE TABLE IF NOT EXISTS plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+            )
+        }
+        var applied: [Int] = []
+        for migration in all {
+            let didApply = try await database.write { db in
+                if dialect.kind == .postgres {
+                    // Serialises concurrent start-ups; released at commit.
+                    try await db.exec("SELECT pg_advisory_xact_lock(7215001)")
+                }
+                let seen = try await db.first("SELECT version FROM plaza_migrations WHERE version = \(bind: migration.version)")
+                if seen != nil { return false }
+                for statement in migration.statements {
+                    try await db.exec(SQLQueryString(dialect.ddl(statement)))
+                }
+                try await db.exec(
+                    "INSERT INTO plaza_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), \(bind: Timestamp.now.milliseconds))"
+                )
+                return true
+            }
+            if didApply {
+                logger.info("Applied migration \(migration.version) \(migration.name)")
+                applied.append(migration.version)
+            }
+        }
+        return applied
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import SQLKit
+import SQLiteKit
+import SQLiteNIO
+import ServiceLifecycle
+
+/// SQLite in WAL mode: one writer connection that takes every write transaction in turn
+/// (so load never surfaces SQLITE_BUSY), and a small set of read-only connections.
+final class SQLiteDriver: DatabaseDriver {
+    let kind = DatabaseKind.sqlite
+    private let writer: SQLiteConnection
+    private let readers: [SQLiteConnection]
+    private let nextReader = NIOLockedValueBox(0)
+    private let writeTurn = AsyncTurnstile()
+
+    private init(writer: SQLiteConnection, readers: [SQLiteConnection]) {
+        self.writer = writer
+        self.readers = readers
+    }
+
+    static func open(path: String, readers readerCount: Int, synchronous: String, logger: Logger) async throws -> SQLiteDriver {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        let sync = synchronous.uppercased() == "FULL" ? "FULL" : "NORMAL"
+        func connect(readOnly: Bool) async throws -> SQLiteConnection {
+            let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            let db = connection.sql()
+            // busy_timeout first: another process (plaza migrate) may hold the write lock.
+            try await db.raw("PRAGMA busy_timeout = 10000").run()
+            if !readOnly { try await db.raw("PRAGMA journal_mode = WAL").run() }
+            try await db.raw("PRAGMA foreign_keys = ON").run()
+            try await db.raw(SQLQueryString("PRAGMA synchronous = \(unsafeRaw: sync)")).run()
+            try await db.raw("PRAGMA temp_store = MEMORY").run()
+            try await db.raw("PRAGMA cache_size = -16000").run()
+            try await db.raw("PRAGMA mmap_size = 268435456").run()
+            if readOnly { try await db.raw("PRAGMA query_only = ON").run() }
+            return connection
+        }
+        let writer = try await connect(readOnly: false)
+        var readers: [SQLiteConnection] = []
+        for _ in 0..<max(1, readerCount) { readers.append(try await connect(readOnly: true)) }
+        return SQLiteDriver(writer: writer, readers: readers)
+    }
+
+    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        let index = nextReader.withLockedValue { value in
+            value = (value + 1) % readers.count
+            return value
+        }
+        return try await body(readers[index].sql())
+    }
+
+    func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await writeTurn.withTurn {
+            let db = writer.sql()
+            try await db.raw("BEGIN IMMEDIATE").run()
+            do {
+                let result = try await body(db)
+                try await db.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await db.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await writeTurn.withTurn {
+            for reader in readers { try? await reader.close() }
+            try? await writer.sql().raw("PRAGMA optimize").run()
+            try? await writer.close()
+        }
+    }
+}
+
+/// Lets async tasks take turns, first come first served.
+actor AsyncTurnstile {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func withTurn<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
+        await enter()
+        defer { leave() }
+        return try await body()
+    }
+
+    private func enter() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import PlazaAPI
+import SQLKit
+
+/// Users' private data and sessions.
+struct AccountStore: Sendable {
+    let db: Database
+    let ids: IDGenerator
+    let sessionIdleMillis: Int64
+
+    struct NewUser: Sendable {
+        var username: String
+        var email: String
+        var passwordHash: String
+        var displayName: String
+        var isAdmin = false
+    }
+
+    /// Creates a user; 409 when the username or email is taken (case-insensitively).
+    func createUser(_ new: NewUser) async throws -> Int64 {
+        let id = ids.next()
+        let usernameKey = new.username.lowercased()
+        let emailKey = new.email.lowercased()
+        do {
+            try await db.write { db in
+                if let row = try await db.first(
+                    "SELECT username_key FROM users WHERE username_key = \(bind: usernameKey) OR email_key = \(bind: emailKey) LIMIT 1")
+                {
+                    throw try row.decode(column: "username_key", as: String.self) == usernameKey ? Self.usernameTaken : Self.emailTaken
+                }
+                try await db.exec(
+                    """
+                    INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, is_admin, created_at)
+                    VALUES (\(bind: id), \(bind: new.username), \(bind: usernameKey), \(bind: new.email), \(bind: emailKey),
+                            \(bind: new.passwordHash), \(bind: new.displayName), \(bind: new.isAdmin), \(bind: Timestamp.now.milliseconds))
+                    """)
+            }
+        } catch where Dialect.isUniqueViolation(error) {
+            throw Self.usernameTaken
+        }
+        return id
+    }
+
+    static let usernameTaken = PlazaError(.conflict, "username_taken", "That username is taken.", field: "username")
+    static let emailTaken = PlazaError(.conflict, "email_taken", "An account with that email exists.", field: "email")
+
+    /// The user and password hash for a username or email.
+    func credentials(login: String) async throws -> (id: Int64, hash: String)? {
+        let key = login.lowercased()
+        let column: SQLQueryString = key.contains("@") ? "email_key" : "username_key"
+        guard let row = try await db.read({ db in
+            try await db.first("SELECT id, password_hash FROM users WHERE \(column) = \(bind: key)")
+        }) else { return nil }
+        return (try row.decode(column: "id", as: Int64.self), try row.decode(column: "password_hash", as: String.self))
+    }
+
+    func passwordHash(userID: Int64) async throws -> String? {
+        try await db.read { db in
+            try await db.first("SELECT password_hash FROM users WHERE id = \(bind: userID)")?.decode(column: "password_hash", as: String.self)
+        }
+    }
+
+    func setPassword(userID: Int64, hash: String, keepingSession sessionID: Int64) async throws {
+        try await db.write { db in
+            try await db.exec("UPDATE users SET password_hash = \(bind: hash) WHERE id = \(bind: userID)")
+            try await db.exec("DELETE FROM sessions WHERE user_id = \(bind: userID) AND id <> \(bind: sessionID)")
+        }
+    }
+
+    // MARK: sessions
+
+    /// Starts a session and returns its token (shown once; only its hash is stored).
+    func createSession(userID: Int64, userAgent: String?, ip: String?) async throws -> String {
+        let token = SessionToken.make()
+        let now = Timestamp.now.milliseconds
+        let id = ids.next()
+        try await db.write { db in
+            try await db.exec(
+                """
+                INSERT INTO sessions (id, user_id, token_hash, created_at, last_used_at, user_agent, ip)
+                VALUES (\(bind: id), \(bind: userID), \(bind: SessionToken.hash(token)), \(bind: now), \(bind: now),
+                        \(bind: userAgent.map { String($0.prefix(300)) }), \(bind: ip))
+                """)
+        }
+        return token
+    }
+
+    /// The identity behind a token, if the session exists and has not been idle too long.
+    /// Refreshes the session's last use at most once a minute.
+    func identity(token: String) async throws -> Identity? {
+        let now = Timestamp.now.milliseconds
+        let hash = SessionToken.hash(token)
+        guard let row = try await db.read({ db in
+            try await db.first(
+                """
+                SELECT s.id, s.user_id, s.last_used_at, u.is_admin FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.token_hash = \(bind: hash)
+                """)
+        }) else { return nil }
+        let sessionID = try row.decode(column: "id", as: Int64.self)
+        let lastUsed = try row.decode(column: "last_used_at", as: Int64.self)
+        guard now - lastUsed < sessionIdleMillis else { return nil }
+        if now - lastUsed > 60_000 {
+            try await db.write { db in
+                try await db.exec("UPDATE sessions SET last_used_at = \(bind: now) WHERE id = \(bind: sessionID)")
+            }
+        }
+        return Identity(
+            userID: try row.decode(column: "user_id", as: Int64.self), sessionID: sessionID,
+            isAdmin: try row.decode(column: "is_admin", as: Bool.self))
+    }
+
+    func sessions(userID: Int64, current: Int64) async throws -> [Session] {
+        let idle = sessionIdleMillis
+        let rows = try await db.read { db in
+            try await db.rows(
+                "SELECT id, created_at, last_used_at, user_agent, ip FROM sessions WHERE user_id = \(bind: userID) ORDER BY id DESC LIMIT 200")
+        }
+        return try rows.map { row in
+            let id = try row.decode(column: "id", as: Int64.self)
+            let lastUsed = try row.decode(column: "last_used_at", as: Int64.self)
+            return Session(
+                id: String(id), createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
+                lastUsedAt: Timestamp(milliseconds: lastUsed), expiresAt: Timestamp(milliseconds: lastUsed + idle),
+                userAgent: try row.decode(column: "user_agent", as: String?.self), ip: try row.decode(column: "ip", as: String?.self),
+                current: id == current)
+        }
+    }
+
+    /// Ends one of the user's sessions; false when it is not theirs or does not exist.
+    func deleteSession(id: Int64, userID: Int64) async throws -> Bool {
+        try await db.write { db in
+            try await db.first("DELETE FROM sessions WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id") != nil
+        }
+    }
+
+    func deleteIdleSessions(now: Timestamp = .now) async throws {
+        let cutoff = now.milliseconds - sessionIdleMillis
+        try await db.write { db in try await db.exec("DELETE FROM sessions WHERE last_used_at < \(bind: cutoff)") }
+    }
+
+    // MARK: me
+
+    func me(userID: Int64) async throws -> Me {
+        guard let row = try await db.read({ db in
+            try await db.first("SELECT \(UserRecord.columns()), u.email, u.preferences, u.is_admin FROM users u WHERE u.id = \(bind: userID)")
+        }) else { throw PlazaError.unauthorized }
+        let preferences = try row.decode(column: "preferences", as: String.self)
+        return Me(
+            user: try UserRecord(row: row).user(viewer: nil),
+            email: try row.decode(column: "email", as: String.self),
+            preferences: (try? JSONDecoder().decode(JSONValue.self, from: Data(preferences.utf8))) ?? .object([:]),
+            isAdmin: try row.decode(column: "is_admin", as: Bool.self))
+    }
+
+    func updateProfile(userID: Int64, displayName: String?, bio: String?, status: FieldUpdate<StatusInput>) async throws {
+        var sets: [SQLQueryString] = []
+        if let displayName { sets.append("display_name = \(bind: displayName)") }
+        if let bio { sets.append("bio = \(bind: bio)") }
+        switch status {
+        case .keep: break
+        case .clear: sets.append("status_kind = NULL, status_text = NULL, status_updated_at = NULL")
+        case .set(let s):
+            sets.append("status_kind = \(bind: s.kind), status_text = \(bind: s.text), status_updated_at = \(bind: Timestamp.now.milliseconds)")
+        }
+        guard !sets.isEmpty else { return }
+        let assignments = sets.joined(separator: ", ")
+        try await db.write { db in
+            try await db.exec("UPDATE users SET \(assignments) WHERE id = \(bind: userID)")
+        }
+    }
+
+    func setPreferences(userID: Int64, json: String) async throws {
+        try await db.write { db in try await db.exec("UPDATE users SET preferences = \(bind: json) WHERE id = \(bind: userID)") }
+    }
+}

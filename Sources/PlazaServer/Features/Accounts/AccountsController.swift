@@ -1,0 +1,132 @@
+import Foundation
+import Hummingbird
+import PlazaAPI
+
+extension AuthResponse: ResponseEncodable {}
+extension Me: ResponseEncodable {}
+extension Session: ResponseEncodable {}
+extension JSONValue: ResponseEncodable {}
+
+/// Registration, sign-in and the signed-in user's own account.
+struct AccountsController {
+    let accounts: AccountStore
+    let passwords: PasswordHasher
+    let throttle: LoginThrottle
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.post("auth/register", use: register)
+        api.post("auth/login", use: login)
+        api.post("auth/logout", use: logout)
+        api.get("me", use: me)
+        api.patch("me", use: updateMe)
+        api.put("me/password", use: changePassword)
+        api.get("me/preferences", use: preferences)
+        api.put("me/preferences", use: setPreferences)
+        api.get("me/sessions", use: sessions)
+        api.delete("me/sessions/{id}", use: deleteSession)
+    }
+
+    @Sendable func register(_ request: Request, context: PlazaContext) async throws -> EditedResponse<AuthResponse> {
+        let body = try await request.decode(as: RegisterRequest.self, context: context)
+        let username = try Validate.username(body.username)
+        let email = try Validate.email(body.email)
+        try Validate.password(body.password)
+        let displayName = try Validate.text(body.displayName, field: "displayName", max: 60) ?? username
+        let hash = try await passwords.hash(body.password)
+        let userID = try await accounts.createUser(.init(username: username, email: email, passwordHash: hash, displayName: displayName))
+        let token = try await accounts.createSession(userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
+        return EditedResponse(status: .created, response: AuthResponse(user: try await accounts.me(userID: userID), token: token))
+    }
+
+    @Sendable func login(_ request: Request, context: PlazaContext) async throws -> AuthResponse {
+        let body = try await request.decode(as: LoginRequest.self, context: context)
+        let login = body.login.trimmingCharacters(in: .whitespaces)
+        guard !login.isEmpty, login.count <= 254 else { throw PlazaError.invalid("login", "login must be a username or email.") }
+        guard body.password.count <= 128 else { throw Self.invalidCredentials }
+        if let wait = throttle.retryAfter(account: login, address: context.remoteAddress) {
+            throw PlazaError.rateLimited(retryAfter: wait, message: "Too many failed sign-ins. Try again in \(wait) seconds.")
+        }
+        let account = try await accounts.credentials(login: login)
+        guard try await passwords.verify(body.password, hash: account?.hash), let account else {
+            throttle.recordFailure(account: login, address: context.remoteAddress)
+            throw Self.invalidCredentials
+        }
+        throttle.recordSuccess(account: login)
+        let token = try await accounts.createSession(userID: account.id, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
+        return AuthResponse(user: try await accounts.me(userID: account.id), token: token)
+    }
+
+    static let invalidCredentials = PlazaError(.unauthorized, "invalid_credentials", "Wrong username, email or password.")
+
+    @Sendable func logout(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        _ = try await accounts.deleteSession(id: me.sessionID, userID: me.userID)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func me(_ request: Request, context: PlazaContext) async throws -> Me {
+        try await accounts.me(userID: context.requireUser().userID)
+    }
+
+    @Sendable func updateMe(_ request: Request, context: PlazaContext) async throws -> Me {
+        let me = try context.requireUser()
+        let body = try await request.decode(as: UpdateMeRequest.self, context: context)
+        let displayName = try body.displayName.map { try Validate.text($0, field: "displayName", max: 60, required: true)! }
+        let bio = try body.bio.map { try Validate.text($0, field: "bio", max: 500) ?? "" }
+        var status = FieldUpdate<StatusInput>.keep
+        switch body.status {
+        case .keep: break
+        case .clear: status = .clear
+        case .set(let input):
+            let text = try Validate.text(input.text, field: "status.text", max: 140) ?? ""
+            status = .set(StatusInput(kind: try Validate.statusKind(input.kind), text: text))
+        }
+        try await accounts.updateProfile(userID: me.userID, displayName: displayName, bio: bio, status: status)
+        return try await accounts.me(userID: me.userID)
+    }
+
+    @Sendable func changePassword(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        let body = try await request.decode(as: ChangePasswordRequest.self, context: context)
+        try Validate.password(body.newPassword, field: "newPassword")
+        let current = try await accounts.passwordHash(userID: me.userID)
+        guard body.currentPassword.count <= 128, try await passwords.verify(body.currentPassword, hash: current) else {
+            throw PlazaError(.forbidden, "wrong_password", "The current password is not right.", field: "currentPassword")
+        }
+        let hash = try await passwords.hash(body.newPassword)
+        try await accounts.setPassword(userID: me.userID, hash: hash, keepingSession: me.sessionID)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func preferences(_ request: Request, context: PlazaContext) async throws -> JSONValue {
+        try await accounts.me(userID: context.requireUser().userID).preferences
+    }
+
+    static let maxPreferencesBytes = 4096
+
+    @Sendable func setPreferences(_ request: Request, context: PlazaContext) async throws -> JSONValue {
+        let me = try context.requireUser()
+        let value = try await request.decode(as: JSONValue.self, context: context)
+        guard case .object = value else { throw PlazaError.invalid("preferences", "preferences must be a JSON object.") }
+        let data = try JSON.encoder.encode(value)
+        guard data.count <= Self.maxPreferencesBytes else {
+            throw PlazaError.invalid("preferences", "preferences must be at most \(Self.maxPreferencesBytes) bytes of JSON.")
+        }
+        try await accounts.setPreferences(userID: me.userID, json: String(decoding: data, as: UTF8.self))
+        return value
+    }
+
+    @Sendable func sessions(_ request: Request, context: PlazaContext) async throws -> Page<Session> {
+        let me = try context.requireUser()
+        return Page(items: try await accounts.sessions(userID: me.userID, current: me.sessionID), nextCursor: nil)
+    }
+
+    @Sendable func deleteSession(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        let id = try context.parameters.id("id", "Session")
+        guard try await accounts.deleteSession(id: id, userID: me.userID) else { throw PlazaError.notFound("Session") }
+        return Response(status: .noContent)
+    }
+}
+
+extension Page: ResponseEncodable {}

@@ -1,0 +1,35 @@
+import Hummingbird
+import PlazaAPI
+
+/// Home, global and per-user feeds: newest first, keyset cursors, `since`/`until`, `kind`.
+struct FeedsController {
+    let posts: PostStore
+    let people: PeopleStore
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.get("feed/home", use: home)
+        api.get("feed/global", use: global)
+        api.get("users/{username}/posts", use: userPosts)
+    }
+
+    private func query(_ source: PostStore.FeedQuery.Source, _ request: Request) throws -> PostStore.FeedQuery {
+        PostStore.FeedQuery(
+            source: source, kind: try request.enumParameter("kind", as: PostKind.self),
+            since: try request.timestampParameter("since"), until: try request.timestampParameter("until"),
+            page: try request.pageRequest())
+    }
+
+    @Sendable func home(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
+        let me = try context.requireUser()
+        return try await posts.feed(query(.home(me.userID), request), viewer: me.userID)
+    }
+
+    @Sendable func global(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
+        try await posts.feed(query(.global, request), viewer: context.viewerID)
+    }
+
+    @Sendable func userPosts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
+        let query = try query(.author(try await people.userID(username: context.parameters.string("username"))), request)
+        return try await posts.feed(query, viewer: context.viewerID)
+    }
+}

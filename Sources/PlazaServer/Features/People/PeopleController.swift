@@ -1,0 +1,63 @@
+import Hummingbird
+import PlazaAPI
+
+extension User: ResponseEncodable {}
+
+/// Profiles, follow and block.
+struct PeopleController {
+    let people: PeopleStore
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.get("users/{username}", use: profile)
+        api.put("users/{username}/follow", use: follow)
+        api.delete("users/{username}/follow", use: unfollow)
+        api.get("users/{username}/followers", use: followers)
+        api.get("users/{username}/following", use: following)
+        api.put("users/{username}/block", use: block)
+        api.delete("users/{username}/block", use: unblock)
+    }
+
+    private func target(_ context: PlazaContext) async throws -> Int64 {
+        try await people.userID(username: context.parameters.string("username"))
+    }
+
+    @Sendable func profile(_ request: Request, context: PlazaContext) async throws -> User {
+        try await people.profile(userID: target(context), viewer: context.viewerID)
+    }
+
+    @Sendable func follow(_ request: Request, context: PlazaContext) async throws -> User {
+        let me = try context.requireUser()
+        let target = try await target(context)
+        try await people.follow(follower: me.userID, followee: target)
+        return try await people.profile(userID: target, viewer: me.userID)
+    }
+
+    @Sendable func unfollow(_ request: Request, context: PlazaContext) async throws -> User {
+        let me = try context.requireUser()
+        let target = try await target(context)
+        try await people.unfollow(follower: me.userID, followee: target)
+        return try await people.profile(userID: target, viewer: me.userID)
+    }
+
+    @Sendable func block(_ request: Request, context: PlazaContext) async throws -> User {
+        let me = try context.requireUser()
+        let target = try await target(context)
+        try await people.block(blocker: me.userID, blocked: target)
+        return try await people.profile(userID: target, viewer: me.userID)
+    }
+
+    @Sendable func unblock(_ request: Request, context: PlazaContext) async throws -> User {
+        let me = try context.requireUser()
+        let target = try await target(context)
+        try await people.unblock(blocker: me.userID, blocked: target)
+        return try await people.profile(userID: target, viewer: me.userID)
+    }
+
+    @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
+        try await people.follows(.followers, of: target(context), page: request.pageRequest(), viewer: context.viewerID)
+    }
+
+    @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Page<User> {
+        try await people.follows(.following, of: target(context), page: request.pageRequest(), viewer: context.viewerID)
+    }
+}

@@ -1,0 +1,136 @@
+import PlazaAPI
+import SQLKit
+
+/// Profiles, follows and blocks. Follower and following counts are kept on write.
+struct PeopleStore: Sendable {
+    let db: Database
+
+    /// SQL that is true when `viewer` and the user in `column` have blocked each other either way.
+    static func blockedEitherWay(viewer: Int64?, column: SQLQueryString) -> SQLQueryString {
+        guard let viewer else { return "FALSE" }
+        return """
+            (EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(bind: viewer) AND b.blocked_id = \(column)) \
+            OR EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(column) AND b.blocked_id = \(bind: viewer)))
+            """
+    }
+
+    func userID(username: String) async throws -> Int64 {
+        let key = username.lowercased()
+        guard key.utf8.count <= 30, let row = try await db.read({ db in
+            try await db.first("SELECT id FROM users WHERE username_key = \(bind: key)")
+        }) else { throw PlazaError.notFound("User") }
+        return try row.decode(column: "id", as: Int64.self)
+    }
+
+    func profile(userID: Int64, viewer: Int64?) async throws -> User {
+        guard let row = try await db.read({ db in
+            try await db.first("SELECT \(UserRecord.columns()) FROM users u WHERE u.id = \(bind: userID)")
+        }) else { throw PlazaError.notFound("User") }
+        return try await users([UserRecord(row: row)], viewer: viewer)[0]
+    }
+
+    /// Renders users with the viewer's relation to each, in three batched look-ups.
+    func users(_ records: [UserRecord], viewer: Int64?) async throws -> [User] {
+        guard let viewer, !records.isEmpty else { return records.map { $0.user(viewer: nil) } }
+        let ids = records.map(\.id)
+        let (following, followedBy, blocking) = try await db.read { db in
+            async let following = db.rows(
+                "SELECT followee_id AS id FROM follows WHERE follower_id = \(bind: viewer) AND followee_id IN (\(binds: ids))")
+            async let followedBy = db.rows(
+                "SELECT follower_id AS id FROM follows WHERE followee_id = \(bind: viewer) AND follower_id IN (\(binds: ids))")
+            async let blocking = db.rows(
+                "SELECT blocked_id AS id FROM blocks WHERE blocker_id = \(bind: viewer) AND blocked_id IN (\(binds: ids))")
+            return try await (Self.idSet(following), Self.idSet(followedBy), Self.idSet(blocking))
+        }
+        return records.map {
+            $0.user(viewer: User.Viewer(following: following.contains($0.id), followedBy: followedBy.contains($0.id), blocking: blocking.contains($0.id)))
+        }
+    }
+
+    static func idSet(_ rows: [any SQLRow]) throws -> Set<Int64> {
+        Set(try rows.map { try $0.decode(column: "id", as: Int64.self) })
+    }
+
+    func isBlockedEitherWay(_ a: Int64, _ b: Int64) async throws -> Bool {
+        try await db.read { db in
+            try await db.first(
+                "SELECT 1 AS x FROM blocks WHERE (blocker_id = \(bind: a) AND blocked_id = \(bind: b)) OR (blocker_id = \(bind: b) AND blocked_id = \(bind: a))"
+            ) != nil
+        }
+    }
+
+    static let blocked = PlazaError(.forbidden, "blocked", "You cannot interact with this user.")
+
+    func follow(follower: Int64, followee: Int64) async throws {
+        guard follower != followee else { throw PlazaError(.unprocessableContent, "cannot_follow_self", "You cannot follow yourself.") }
+        let now = Timestamp.now.milliseconds
+        try await db.write { db in
+            if try await db.first(
+                "SELECT 1 AS x FROM blocks WHERE (blocker_id = \(bind: follower) AND blocked_id = \(bind: followee)) OR (blocker_id = \(bind: followee) AND blocked_id = \(bind: follower))"
+            ) != nil { throw Self.blocked }
+            let inserted = try await db.first(
+                """
+                INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
+                ON CONFLICT DO NOTHING RETURNING follower_id
+                """)
+            if inserted != nil { try await Self.adjustFollowCounts(db, follower: follower, followee: followee, by: 1) }
+        }
+    }
+
+    func unfollow(follower: Int64, followee: Int64) async throws {
+        try await db.write { db in try await Self.removeFollow(db, follower: follower, followee: followee) }
+    }
+
+    private static func removeFollow(_ db: any SQLDatabase, follower: Int64, followee: Int64) async throws {
+        let deleted = try await db.first(
+            "DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee) RETURNING follower_id")
+        if deleted != nil { try await adjustFollowCounts(db, follower: follower, followee: followee, by: -1) }
+    }
+
+    private static func adjustFollowCounts(_ db: any SQLDatabase, follower: Int64, followee: Int64, by delta: Int) async throws {
+        try await db.exec("UPDATE users SET following_count = following_count + \(bind: delta) WHERE id = \(bind: follower)")
+        try await db.exec("UPDATE users SET followers_count = followers_count + \(bind: delta) WHERE id = \(bind: followee)")
+    }
+
+    /// Blocks `blocked`: ends follows both ways; their content disappears for each other.
+    func block(blocker: Int64, blocked: Int64) async throws {
+        guard blocker != blocked else { throw PlazaError(.unprocessableContent, "cannot_block_self", "You cannot block yourself.") }
+        let now = Timestamp.now.milliseconds
+        try await db.write { db in
+            try await db.exec(
+                "INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (\(bind: blocker), \(bind: blocked), \(bind: now)) ON CONFLICT DO NOTHING")
+            try await Self.removeFollow(db, follower: blocker, followee: blocked)
+            try await Self.removeFollow(db, follower: blocked, followee: blocker)
+        }
+    }
+
+    func unblock(blocker: Int64, blocked: Int64) async throws {
+        try await db.write { db in
+            try await db.exec("DELETE FROM blocks WHERE blocker_id = \(bind: blocker) AND blocked_id = \(bind: blocked)")
+        }
+    }
+
+    enum Direction { case followers, following }
+
+    /// Who follows `userID` (or whom it follows), newest follow first, hiding users the viewer
+    /// has a block with.
+    func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
+        let (match, other): (SQLQueryString, SQLQueryString) =
+            direction == .followers ? ("f.followee_id", "f.follower_id") : ("f.follower_id", "f.followee_id")
+        var sql: SQLQueryString = """
+            SELECT \(UserRecord.columns()), f.created_at AS followed_at FROM follows f JOIN users u ON u.id = \(other)
+            WHERE \(match) = \(bind: userID)
+            """
+        if let cursor = page.cursor { sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if viewer != nil { sql += " AND NOT \(Self.blockedEitherWay(viewer: viewer, column: other))" }
+        sql += " ORDER BY f.created_at DESC, \(other) DESC LIMIT \(bind: page.limit + 1)"
+        let query = sql
+        let rows = try await db.read { db in try await db.rows(query) }
+        let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
+        var next: String?
+        if rows.count > page.limit, let last = rows.prefix(page.limit).last {
+            next = Cursor(time: try last.decode(column: "followed_at", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
+        }
+        return Page(items: try await users(records, viewer: viewer), nextCursor: next)
+    }
+}

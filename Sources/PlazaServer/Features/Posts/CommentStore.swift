@@ -1,0 +1,68 @@
+import PlazaAPI
+import SQLKit
+
+/// Comments; a post's comment count is kept on write.
+struct CommentStore: Sendable {
+    let db: Database
+    let ids: IDGenerator
+
+    static let columns: SQLQueryString = "c.id, c.post_id, c.author_id, c.body, c.created_at, \(UserSummary.columns)"
+
+    static func comment(_ row: any SQLRow) throws -> Comment {
+        Comment(
+            id: String(try row.decode(column: "id", as: Int64.self)),
+            postId: String(try row.decode(column: "post_id", as: Int64.self)),
+            author: try UserSummary(authorIn: row, id: try row.decode(column: "author_id", as: Int64.self)),
+            body: try row.decode(column: "body", as: String.self),
+            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
+    }
+
+    /// Comments of a post, oldest first, without those by users the viewer has a block with.
+    func comments(post: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<Comment> {
+        var sql: SQLQueryString = "SELECT \(Self.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
+        if let cursor = page.cursor { sql += " AND (c.created_at, c.id) > (\(bind: cursor.time), \(bind: cursor.id))" }
+        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))" }
+        sql += " ORDER BY c.created_at ASC, c.id ASC LIMIT \(bind: page.limit + 1)"
+        let query = sql
+        let rows = try await db.read { db in try await db.rows(query) }
+        let items = try rows.prefix(page.limit).map(Self.comment)
+        let next = rows.count > page.limit ? items.last.map { Cursor(time: $0.createdAt.milliseconds, id: Int64($0.id)!).encoded } : nil
+        return Page(items: items, nextCursor: next)
+    }
+
+    func create(post: Int64, author: Int64, body: String) async throws -> Comment {
+        let id = ids.next()
+        let now = Timestamp.now.milliseconds
+        let row = try await db.write { db in
+            try await db.exec(
+                "INSERT INTO comments (id, post_id, author_id, body, created_at) VALUES (\(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now))")
+            try await db.exec("UPDATE posts SET comments_count = comments_count + 1 WHERE id = \(bind: post)")
+            return try await db.first("SELECT \(Self.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id = \(bind: id)")
+        }
+        guard let row else { throw PlazaError.notFound("Comment") }
+        return try Self.comment(row)
+    }
+
+    /// The comment's author and its post's author, if the viewer may see the comment.
+    func owners(comment: Int64, viewer: Int64) async throws -> (commentAuthor: Int64, postAuthor: Int64, post: Int64)? {
+        guard let row = try await db.read({ db in
+            try await db.first(
+                """
+                SELECT c.author_id, c.post_id, p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id
+                WHERE c.id = \(bind: comment)
+                AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))
+                AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))
+                """)
+        }) else { return nil }
+        return (try row.decode(column: "author_id", as: Int64.self), try row.decode(column: "post_author_id", as: Int64.self),
+                try row.decode(column: "post_id", as: Int64.self))
+    }
+
+    func delete(comment: Int64, post: Int64) async throws {
+        try await db.write { db in
+            if try await db.first("DELETE FROM comments WHERE id = \(bind: comment) RETURNING id") != nil {
+                try await db.exec("UPDATE posts SET comments_count = comments_count - 1 WHERE id = \(bind: post)")
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import PlazaAPI
+import SQLKit
+
+/// Likes; a post's like count is kept on write.
+struct LikeStore: Sendable {
+    let db: Database
+
+    /// Likes or unlikes (idempotently) and returns the new state.
+    func set(post: Int64, user: Int64, liked: Bool) async throws -> LikeState {
+        let now = Timestamp.now.milliseconds
+        return try await db.write { db in
+            if liked {
+                let inserted = try await db.first(
+                    "INSERT INTO likes (post_id, user_id, created_at) VALUES (\(bind: post), \(bind: user), \(bind: now)) ON CONFLICT DO NOTHING RETURNING post_id")
+                if inserted != nil { try await db.exec("UPDATE posts SET likes_count = likes_count + 1 WHERE id = \(bind: post)") }
+            } else {
+                let deleted = try await db.first("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING post_id")
+                if deleted != nil { try await db.exec("UPDATE posts SET likes_count = likes_count - 1 WHERE id = \(bind: post)") }
+            }
+            let count = try await db.first("SELECT likes_count FROM posts WHERE id = \(bind: post)")?.decode(column: "likes_count", as: Int.self)
+            return LikeState(liked: liked, likes: count ?? 0)
+        }
+    }
+
+    /// Who liked a post, newest like first, without users the viewer has a block with.
+    func likers(post: Int64, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws -> Page<User> {
+        var sql: SQLQueryString = """
+            SELECT \(UserRecord.columns()), l.created_at AS liked_at FROM likes l JOIN users u ON u.id = l.user_id
+            WHERE l.post_id = \(bind: post)
+            """
+        if let cursor = page.cursor { sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "l.user_id"))" }
+        sql += " ORDER BY l.created_at DESC, l.user_id DESC LIMIT \(bind: page.limit + 1)"
+        let query = sql
+        let rows = try await db.read { db in try await db.rows(query) }
+        let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
+        var next: String?
+        if rows.count > page.limit, let last = rows.prefix(page.limit).last {
+            next = Cursor(time: try last.decode(column: "liked_at", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
+        }
+        return Page(items: try await people.users(records, viewer: viewer), nextCursor: next)
+    }
+}

@@ -1,0 +1,57 @@
+import PlazaAPI
+import SQLKit
+
+/// A row of `posts` joined with its author, as the API shows it.
+struct PostRecord: Sendable {
+    /// The columns every post query selects (`p` = posts, `u` = the author).
+    static let columns: SQLQueryString = """
+        p.id, p.author_id, p.kind, p.title, p.body, p.link_url, p.link_title, p.link_description, p.link_image_url, \
+        p.link_site_name, p.link_fetched_at, p.latitude, p.longitude, p.location_name, p.activity_type, p.activity_emoji, \
+        p.activity_color, p.activity_progress, p.activity_completed_at, p.price, p.likes_count, p.comments_count, \
+        p.created_at, p.edited_at, \(UserSummary.columns)
+        """
+
+    var id: Int64
+    var authorID: Int64
+    var post: Post
+
+    init(row: any SQLRow) throws {
+        id = try row.decode(column: "id", as: Int64.self)
+        authorID = try row.decode(column: "author_id", as: Int64.self)
+        let kind = PostKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .text
+        var link: LinkPreview?
+        if let url = try row.decode(column: "link_url", as: String?.self) {
+            link = LinkPreview(
+                url: url, title: try row.decode(column: "link_title", as: String?.self),
+                description: try row.decode(column: "link_description", as: String?.self),
+                imageURL: try row.decode(column: "link_image_url", as: String?.self),
+                siteName: try row.decode(column: "link_site_name", as: String?.self),
+                fetchedAt: try row.decode(column: "link_fetched_at", as: Int64?.self).map(Timestamp.init(milliseconds:)))
+        }
+        var location: Location?
+        if let latitude = try row.decode(column: "latitude", as: Double?.self),
+            let longitude = try row.decode(column: "longitude", as: Double?.self)
+        {
+            location = Location(latitude: latitude, longitude: longitude, name: try row.decode(column: "location_name", as: String?.self))
+        }
+        var activity: Activity?
+        if let type = try row.decode(column: "activity_type", as: String?.self) {
+            activity = Activity(
+                type: type, emoji: try row.decode(column: "activity_emoji", as: String?.self),
+                color: try row.decode(column: "activity_color", as: String?.self),
+                progress: try row.decode(column: "activity_progress", as: Int?.self) ?? 0,
+                completedAt: try row.decode(column: "activity_completed_at", as: Int64?.self).map(Timestamp.init(milliseconds:)))
+        }
+        post = Post(
+            id: String(id), kind: kind, author: try UserSummary(authorIn: row, id: authorID),
+            title: try row.decode(column: "title", as: String?.self), body: try row.decode(column: "body", as: String?.self),
+            spaces: [], media: [], link: link, location: location, activity: activity,
+            price: try row.decode(column: "price", as: String?.self),
+            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
+            editedAt: try row.decode(column: "edited_at", as: Int64?.self).map(Timestamp.init(milliseconds:)),
+            counts: Post.Counts(likes: try row.decode(column: "likes_count", as: Int.self), comments: try row.decode(column: "comments_count", as: Int.self)),
+            viewer: Post.Viewer(liked: false, saved: false))
+    }
+
+    var cursor: Cursor { Cursor(time: post.createdAt.milliseconds, id: id) }
+}

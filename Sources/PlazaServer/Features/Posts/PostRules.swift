@@ -1,0 +1,112 @@
+import PlazaAPI
+
+/// What makes a post valid, per kind, and how edits apply.
+enum PostRules {
+    static let maxTitleLength = 300
+    static let maxBodyLength = 10_000
+    static let maxCommentLength = 5_000
+    static let maxPriceLength = 32
+    static let maxLocationNameLength = 200
+
+    static func draft(_ body: CreatePostRequest) throws -> PostStore.Draft {
+        var draft = PostStore.Draft(
+            kind: body.kind,
+            title: try Validate.text(body.title, field: "title", max: maxTitleLength),
+            body: try Validate.text(body.body, field: "body", max: maxBodyLength),
+            location: try body.location.map(location),
+            price: try Validate.text(body.price, field: "price", max: maxPriceLength))
+        try checkSpaces(body.spaces)
+        if let mediaIds = body.mediaIds, !mediaIds.isEmpty {
+            // Media uploads arrive with the media pipeline; until then no id can name one.
+            throw PlazaError.invalid("mediaIds", "Unknown media id \(mediaIds[0]).")
+        }
+        switch body.kind {
+        case .text:
+            guard draft.title != nil || draft.body != nil else {
+                throw PlazaError.invalid("body", "A text post needs a title or a body.")
+            }
+        case .photo:
+            throw PlazaError.invalid("mediaIds", "A photo post needs 1 to 10 uploaded media ids.")
+        case .link:
+            guard let link = body.link else { throw PlazaError.invalid("link.url", "A link post needs link.url.") }
+            draft.linkURL = try Validate.url(link.url, field: "link.url")
+        case .activity:
+            guard let input = body.activity else { throw PlazaError.invalid("activity", "An activity post needs activity.type.") }
+            guard let type = try Validate.text(input.type, field: "activity.type", max: 40) else {
+                throw PlazaError.invalid("activity.type", "activity.type must not be empty.")
+            }
+            draft.activity = try activity(Activity(type: type, emoji: nil, color: nil, progress: 0, completedAt: nil), applying: input)
+        }
+        if body.kind != .link, body.link != nil { throw PlazaError.invalid("link", "Only link posts take a link.") }
+        if body.kind != .activity, body.activity != nil { throw PlazaError.invalid("activity", "Only activity posts take an activity.") }
+        return draft
+    }
+
+    static func changes(_ body: UpdatePostRequest, to post: Post) throws -> PostStore.Changes {
+        var changes = PostStore.Changes()
+        changes.title = try text(body.title, field: "title", max: maxTitleLength)
+        changes.body = try text(body.body, field: "body", max: maxBodyLength)
+        changes.price = try text(body.price, field: "price", max: maxPriceLength)
+        switch body.location {
+        case .keep: break
+        case .clear: changes.location = .clear
+        case .set(let value): changes.location = .set(try location(value))
+        }
+        try checkSpaces(body.spaces)
+        if let input = body.activity {
+            guard let current = post.activity else { throw PlazaError.invalid("activity", "Only activity posts have an activity.") }
+            changes.activity = try activity(current, applying: input)
+        }
+        if post.kind == .text {
+            let title = changes.title.applied(to: post.title)
+            let text = changes.body.applied(to: post.body)
+            guard title != nil || text != nil else { throw PlazaError.invalid("body", "A text post needs a title or a body.") }
+        }
+        return changes
+    }
+
+    /// Applies the given activity fields; `completedAt` is set on reaching 100 and cleared below it.
+    static func activity(_ current: Activity, applying input: ActivityInput, now: Timestamp = .now) throws -> Activity {
+        var activity = current
+        if let type = input.type {
+            guard let value = try Validate.text(type, field: "activity.type", max: 40) else {
+                throw PlazaError.invalid("activity.type", "activity.type must not be empty.")
+            }
+            activity.type = value
+        }
+        if let emoji = input.emoji { activity.emoji = try Validate.text(emoji, field: "activity.emoji", max: 16) }
+        if let color = input.color { activity.color = try Validate.color(color) }
+        if let progress = input.progress {
+            guard (0...100).contains(progress) else { throw PlazaError.invalid("activity.progress", "activity.progress must be from 0 to 100.") }
+            activity.progress = progress
+        }
+        if activity.progress == 100 {
+            activity.completedAt = activity.completedAt ?? now
+        } else {
+            activity.completedAt = nil
+        }
+        return activity
+    }
+
+    static func location(_ value: Location) throws -> Location {
+        guard value.latitude.isFinite, (-90...90).contains(value.latitude) else {
+            throw PlazaError.invalid("location.latitude", "location.latitude must be from -90 to 90.")
+        }
+        guard value.longitude.isFinite, (-180...180).contains(value.longitude) else {
+            throw PlazaError.invalid("location.longitude", "location.longitude must be from -180 to 180.")
+        }
+        return Location(
+            latitude: value.latitude, longitude: value.longitude,
+            name: try Validate.text(value.name, field: "location.name", max: maxLocationNameLength))
+    }
+
+    private static func text(_ update: FieldUpdate<String>, field: String, max: Int) throws -> FieldUpdate<String> {
+        guard case .set(let value) = update else { return update }
+        return try Validate.text(value, field: field, max: max).map(FieldUpdate.set) ?? .clear
+    }
+
+    private static func checkSpaces(_ slugs: [String]?) throws {
+        // Spaces arrive with their own step; until then no slug names one.
+        if let slug = slugs?.first { throw PlazaError(.unprocessableContent, "unknown_space", "There is no space \(slug).", field: "spaces") }
+    }
+}

@@ -1,0 +1,159 @@
+import PlazaAPI
+import SQLKit
+
+/// Posts and the feeds made of them. Every read applies the viewer's blocks, so no route can
+/// show a post to someone who may not see it.
+struct PostStore: Sendable {
+    let db: Database
+    let ids: IDGenerator
+
+    /// A validated new post.
+    struct Draft: Sendable {
+        var kind: PostKind
+        var title: String?
+        var body: String?
+        var linkURL: String?
+        var location: Location?
+        var activity: Activity?
+        var price: String?
+    }
+
+    func create(author: Int64, _ draft: Draft) async throws -> Int64 {
+        let id = ids.next()
+        let now = Timestamp.now.milliseconds
+        try await db.write { db in
+            try await db.exec(
+                """
+                INSERT INTO posts (id, author_id, kind, title, body, link_url, latitude, longitude, location_name,
+                    activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, created_at)
+                VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
+                    \(bind: draft.linkURL), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
+                    \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
+                    \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
+                    \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: now))
+                """)
+            try await db.exec("UPDATE users SET posts_count = posts_count + 1 WHERE id = \(bind: author)")
+        }
+        return id
+    }
+
+    /// One post as `viewer` may see it, or 404.
+    func post(id: Int64, viewer: Int64?) async throws -> Post {
+        guard let record = try await record(id: id, viewer: viewer) else { throw PlazaError.notFound("Post") }
+        return try await render([record], viewer: viewer)[0]
+    }
+
+    func record(id: Int64, viewer: Int64?) async throws -> PostRecord? {
+        let row = try await db.read { db in
+            try await db.first(
+                """
+                SELECT \(PostRecord.columns) FROM posts p JOIN users u ON u.id = p.author_id
+                WHERE p.id = \(bind: id) AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))
+                """)
+        }
+        return try row.map(PostRecord.init(row:))
+    }
+
+    /// Fills in what the viewer's relation adds (liked) with one batched look-up.
+    func render(_ records: [PostRecord], viewer: Int64?) async throws -> [Post] {
+        guard let viewer, !records.isEmpty else { return records.map(\.post) }
+        let ids = records.map(\.id)
+        let liked = try await db.read { db in
+            try PeopleStore.idSet(
+                await db.rows("SELECT post_id AS id FROM likes WHERE user_id = \(bind: viewer) AND post_id IN (\(binds: ids))"))
+        }
+        return records.map { record in
+            var post = record.post
+            post.viewer.liked = liked.contains(record.id)
+            return post
+        }
+    }
+
+    /// The author's changes; `activity` is the whole new activity value (already merged).
+    struct Changes: Sendable {
+        var title: FieldUpdate<String> = .keep
+        var body: FieldUpdate<String> = .keep
+        var location: FieldUpdate<Location> = .keep
+        var price: FieldUpdate<String> = .keep
+        var activity: Activity?
+    }
+
+    func update(id: Int64, _ changes: Changes) async throws {
+        var sets: [SQLQueryString] = ["edited_at = \(bind: Timestamp.now.milliseconds)"]
+        func set<V: Encodable & Sendable>(_ column: String, _ update: FieldUpdate<V>) {
+            switch update {
+            case .keep: break
+            case .clear: sets.append("\(unsafeRaw: column) = NULL")
+            case .set(let value): sets.append("\(unsafeRaw: column) = \(bind: value)")
+            }
+        }
+        set("title", changes.title)
+        set("body", changes.body)
+        set("price", changes.price)
+        switch changes.location {
+        case .keep: break
+        case .clear: sets.append("latitude = NULL, longitude = NULL, location_name = NULL")
+        case .set(let l): sets.append("latitude = \(bind: l.latitude), longitude = \(bind: l.longitude), location_name = \(bind: l.name)")
+        }
+        if let a = changes.activity {
+            sets.append(
+                """
+                activity_type = \(bind: a.type), activity_emoji = \(bind: a.emoji), activity_color = \(bind: a.color), \
+                activity_progress = \(bind: a.progress), activity_completed_at = \(bind: a.completedAt?.milliseconds)
+                """)
+        }
+        let assignments = sets.joined(separator: ", ")
+        try await db.write { db in try await db.exec("UPDATE posts SET \(assignments) WHERE id = \(bind: id)") }
+    }
+
+    /// Deletes a post with its comments and likes (by foreign-key cascade).
+    func delete(id: Int64, author: Int64) async throws {
+        try await db.write { db in
+            if try await db.first("DELETE FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author) RETURNING id") != nil {
+                try await db.exec("UPDATE users SET posts_count = posts_count - 1 WHERE id = \(bind: author)")
+            }
+        }
+    }
+
+    // MARK: feeds
+
+    struct FeedQuery: Sendable {
+        enum Source: Sendable {
+            case global
+            /// Posts by the user and the people they follow.
+            case home(Int64)
+            case author(Int64)
+        }
+        var source: Source
+        var kind: PostKind?
+        var since: Timestamp?
+        var until: Timestamp?
+        var page: PageRequest
+    }
+
+    /// One page of a feed, newest first: a single keyset query plus batched look-ups.
+    func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
+        let sql = Self.feedSQL(query, viewer: viewer)
+        let rows = try await db.read { db in try await db.rows(sql) }
+        let records = try rows.prefix(query.page.limit).map(PostRecord.init(row:))
+        let next = rows.count > query.page.limit ? records.last?.cursor.encoded : nil
+        return Page(items: try await render(records, viewer: viewer), nextCursor: next)
+    }
+
+    static func feedSQL(_ query: FeedQuery, viewer: Int64?) -> SQLQueryString {
+        var sql: SQLQueryString = "SELECT \(PostRecord.columns) FROM posts p JOIN users u ON u.id = p.author_id WHERE "
+        switch query.source {
+        case .global: sql += "TRUE"
+        case .author(let id): sql += "p.author_id = \(bind: id)"
+        case .home(let id):
+            sql += "p.author_id IN (SELECT followee_id FROM follows WHERE follower_id = \(bind: id) UNION ALL SELECT \(bind: id))"
+        }
+        if let kind = query.kind { sql += " AND p.kind = \(bind: kind.rawValue)" }
+        if let since = query.since { sql += " AND p.created_at >= \(bind: since.milliseconds)" }
+        if let until = query.until { sql += " AND p.created_at < \(bind: until.milliseconds)" }
+        if let cursor = query.page.cursor { sql += " AND (p.created_at, p.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
+        sql += " ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: query.page.limit + 1)"
+        return sql
+    }
+}

@@ -1,0 +1,107 @@
+import Hummingbird
+import PlazaAPI
+
+extension Post: ResponseEncodable {}
+extension Comment: ResponseEncodable {}
+extension LikeState: ResponseEncodable {}
+
+/// Posts, their comments and likes.
+struct PostsController {
+    let posts: PostStore
+    let comments: CommentStore
+    let likes: LikeStore
+    let people: PeopleStore
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.post("posts", use: create)
+        api.get("posts/{id}", use: get)
+        api.patch("posts/{id}", use: update)
+        api.delete("posts/{id}", use: delete)
+        api.get("posts/{id}/comments", use: listComments)
+        api.post("posts/{id}/comments", use: createComment)
+        api.delete("comments/{id}", use: deleteComment)
+        api.put("posts/{id}/like", use: like)
+        api.delete("posts/{id}/like", use: unlike)
+        api.get("posts/{id}/likes", use: likers)
+    }
+
+    /// The post named in the path if the viewer may see it, else 404.
+    private func visiblePost(_ context: PlazaContext) async throws -> PostRecord {
+        let id = try context.parameters.id("id", "Post")
+        guard let record = try await posts.record(id: id, viewer: context.viewerID) else { throw PlazaError.notFound("Post") }
+        return record
+    }
+
+    @Sendable func create(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Post> {
+        let me = try context.requireUser()
+        let body = try await request.decode(as: CreatePostRequest.self, context: context)
+        let draft = try PostRules.draft(body)
+        let id = try await posts.create(author: me.userID, draft)
+        return EditedResponse(status: .created, response: try await posts.post(id: id, viewer: me.userID))
+    }
+
+    @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Post {
+        try await posts.render([visiblePost(context)], viewer: context.viewerID)[0]
+    }
+
+    @Sendable func update(_ request: Request, context: PlazaContext) async throws -> Post {
+        let me = try context.requireUser()
+        let record = try await visiblePost(context)
+        guard record.authorID == me.userID else {
+            throw PlazaError(.forbidden, "not_author", "Only the author can edit this post.")
+        }
+        let body = try await request.decode(as: UpdatePostRequest.self, context: context)
+        let changes = try PostRules.changes(body, to: record.post)
+        try await posts.update(id: record.id, changes)
+        return try await posts.post(id: record.id, viewer: me.userID)
+    }
+
+    @Sendable func delete(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        let record = try await visiblePost(context)
+        guard record.authorID == me.userID else {
+            throw PlazaError(.forbidden, "not_author", "Only the author can delete this post.")
+        }
+        try await posts.delete(id: record.id, author: me.userID)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func listComments(_ request: Request, context: PlazaContext) async throws -> Page<Comment> {
+        let record = try await visiblePost(context)
+        return try await comments.comments(post: record.id, page: request.pageRequest(), viewer: context.viewerID)
+    }
+
+    @Sendable func createComment(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Comment> {
+        let me = try context.requireUser()
+        let record = try await visiblePost(context)
+        let body = try await request.decode(as: CreateCommentRequest.self, context: context)
+        let text = try Validate.text(body.body, field: "body", max: PostRules.maxCommentLength, required: true)!
+        return EditedResponse(status: .created, response: try await comments.create(post: record.id, author: me.userID, body: text))
+    }
+
+    @Sendable func deleteComment(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        let id = try context.parameters.id("id", "Comment")
+        guard let owners = try await comments.owners(comment: id, viewer: me.userID) else { throw PlazaError.notFound("Comment") }
+        guard owners.commentAuthor == me.userID || owners.postAuthor == me.userID else {
+            throw PlazaError(.forbidden, "not_allowed", "Only the comment's author or the post's author can delete it.")
+        }
+        try await comments.delete(comment: id, post: owners.post)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func like(_ request: Request, context: PlazaContext) async throws -> LikeState {
+        let me = try context.requireUser()
+        return try await likes.set(post: visiblePost(context).id, user: me.userID, liked: true)
+    }
+
+    @Sendable func unlike(_ request: Request, context: PlazaContext) async throws -> LikeState {
+        let me = try context.requireUser()
+        return try await likes.set(post: visiblePost(context).id, user: me.userID, liked: false)
+    }
+
+    @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
+        let record = try await visiblePost(context)
+        return try await likes.likers(post: record.id, page: request.pageRequest(), viewer: context.viewerID, people: people)
+    }
+}

@@ -1,0 +1,122 @@
+import ArgumentParser
+import Configuration
+import Foundation
+import Hummingbird
+import Logging
+import PlazaServer
+
+@main
+struct Plaza: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plaza",
+        abstract: "A self-hosted social backend and web app.",
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, Seed.self]
+    )
+}
+
+/// The server options. Each also reads `PLAZA_<NAME>` from the environment; the command line wins.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "Address to listen on (PLAZA_HOST, default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on (PLAZA_PORT, default 8080).") var port: Int?
+    @Option(help: "Folder for the SQLite database and media (PLAZA_DATA_DIR, default ./data).") var dataDir: String?
+    @Option(help: "postgres://user:password@host:port/database switches to PostgreSQL (PLAZA_DATABASE_URL).") var databaseURL: String?
+    @Option(help: "General rate limits, on or off (PLAZA_RATE_LIMITS, default on).") var rateLimits: String?
+    @Option(help: "trace, debug, info, notice, warning, error (PLAZA_LOG_LEVEL, default info).") var logLevel: String?
+
+    func config() throws -> PlazaConfig {
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        func put(_ key: String, _ value: ConfigContent?) {
+            if let value { values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(value, isSecret: false) }
+        }
+        put("plaza.host", host.map { .string($0) })
+        put("plaza.port", port.map { .int($0) })
+        put("plaza.data.dir", dataDir.map { .string($0) })
+        put("plaza.database.url", databaseURL.map { .string($0) })
+        put("plaza.rate.limits", rateLimits.map { .string($0) })
+        put("plaza.log.level", logLevel.map { .string($0) })
+        let reader = ConfigReader(providers: [
+            InMemoryProvider(name: "command line", values: values),
+            EnvironmentVariablesProvider(),
+        ])
+        do {
+            return try PlazaConfig(reader: reader)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+
+    func logger() throws -> Logger {
+        var logger = Logger(label: "plaza")
+        logger.logLevel = try config().logLevel
+        return logger
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server (stops gracefully on SIGTERM or SIGINT).")
+    @OptionGroup var options: ServerOptions
+
+    func run() async throws {
+        let config = try options.config()
+        let logger = try options.logger()
+        let app = try await buildApplication(config: config, logger: logger)
+        logger.info("Plaza on http://\(config.host):\(config.port) with \(config.databaseURL == nil ? "SQLite in \(config.dataDir)" : "PostgreSQL")")
+        try await app.runService()
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply pending database migrations.")
+    @OptionGroup var options: ServerOptions
+
+    func run() async throws {
+        let applied = try await Admin.migrate(config: try options.config(), logger: try options.logger())
+        print(applied.isEmpty ? "The database is up to date." : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
+    }
+}
+
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage accounts.", subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an account.")
+        @OptionGroup var options: ServerOptions
+        @Option(help: "Username (3–30 of a–z, 0–9, _).") var username: String
+        @Option(help: "Email address.") var email: String
+        @Option(help: "Password (8–128 characters); default: PLAZA_USER_PASSWORD or asked on standard input.") var password: String?
+        @Option(help: "Display name.") var displayName: String?
+        @Flag(help: "Make the account an administrator.") var admin = false
+
+        func run() async throws {
+            var secret = password ?? ProcessInfo.processInfo.environment["PLAZA_USER_PASSWORD"]
+            if secret == nil {
+                print("Password: ", terminator: "")
+                secret = readLine(strippingNewline: true)
+            }
+            guard let secret, !secret.isEmpty else { throw ValidationError("A password is needed.") }
+            do {
+                let id = try await Admin.createUser(
+                    config: try options.config(), username: username, email: email, password: secret, displayName: displayName,
+                    admin: admin, logger: try options.logger())
+                print("Created \(admin ? "administrator" : "user") \(username.lowercased()) (id \(id)).")
+            } catch let error as PlazaError {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+}
+
+struct Seed: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Fill the instance with sample content.")
+    @OptionGroup var options: ServerOptions
+    @Flag(help: "The demo world: a course board, friends tracking activities, memes and food posts.") var demo = false
+
+    func run() async throws {
+        guard demo else { throw ValidationError("Say what to seed: plaza seed --demo") }
+        switch try await Admin.seedDemo(config: try options.config(), logger: try options.logger()) {
+        case .alreadySeeded: print("The demo world is already there.")
+        case .seeded(let users, let posts): print("Seeded \(users) people and \(posts) posts.")
+        }
+        print("Demo account: \(DemoSeeder.demoUsername) / \(DemoSeeder.demoPassword)")
+    }
+}
