@@ -73,11 +73,14 @@ final class SQLiteDriver: DatabaseDriver {
 
     func run() async throws {
         try? await gracefulShutdown()
-        await writeTurn.withTurn {
-            for reader in readers { try? await reader.close() }
-            try? await writer.sql().raw("PRAGMA optimize").run()
-            try? await writer.close()
-        }
+        // Closing must finish even when shutdown came as cancellation, so it runs in its own task.
+        await Task {
+            await writeTurn.withTurn {
+                for reader in readers { try? await reader.close() }
+                try? await writer.sql().raw("PRAGMA optimize").run()
+                try? await writer.close()
+            }
+        }.value
     }
 }
 

@@ -1,0 +1,140 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+/// The database the suite runs on: SQLite in a temp folder, or, when
+/// `PLAZA_TEST_DATABASE_URL` is set, a fresh PostgreSQL database per test.
+enum TestDatabase {
+    static let postgresURL = ProcessInfo.processInfo.environment["PLAZA_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+
+    static func config(_ adjust: (inout PlazaConfig) -> Void = { _ in }) async throws -> PlazaConfig {
+        var config = PlazaConfig()
+        config.dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-test-\(UUID().uuidString)").path
+        config.port = 0
+        config.bcryptCost = 10
+        config.rateLimits = false
+        config.logLevel = .warning
+        config.nodeID = 1
+        if let url = postgresURL { config.databaseURL = try await createDatabase(adminURL: url) }
+        adjust(&config)
+        return config
+    }
+
+    /// Creates an empty database on the test server and returns its URL.
+    static func createDatabase(adminURL: String) async throws -> String {
+        let components = URLComponents(string: adminURL)!
+        let name = "plaza_t_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
+        let configuration = PostgresConnection.Configuration(
+            host: components.host!, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: String(components.path.dropFirst()), tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "test"))
+        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Logger(label: "test"))
+        try await connection.close()
+        var url = components
+        url.path = "/\(name)"
+        return url.string!
+    }
+}
+
+/// Runs `body` against a fresh application through the router (no sockets).
+func withApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI) async throws -> Void) async throws {
+    let config = try await TestDatabase.config(adjust)
+    let app = try await buildApplication(config: config, logger: Logger(label: "test"))
+    try await app.test(.router) { client in try await body(TestAPI(client: client)) }
+}
+
+/// Runs `body` with a migrated database (for store-level tests).
+func withDatabase(_ body: @Sendable (Database, PlazaConfig) async throws -> Void) async throws {
+    let config = try await TestDatabase.config()
+    let db = try await Database.open(config.database, logger: Logger(label: "test"))
+    try await db.withRunning { db in
+        try await Migrations.run(on: db, logger: Logger(label: "test"))
+        try await body(db, config)
+    }
+}
+
+struct TestResponse: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let body: ByteBuffer
+
+    func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
+        } catch {
+            Issue.record("Could not decode \(T.self) from \(status.code) \(String(buffer: body)): \(error)")
+            throw error
+        }
+    }
+
+    var error: ErrorBody.Detail? { (try? JSONDecoder().decode(ErrorBody.self, from: Data(body.readableBytesView)))?.error }
+    var text: String { String(buffer: body) }
+}
+
+/// A signed-in test user.
+struct Account: Sendable {
+    let token: String
+    let me: Me
+    let password: String
+    var username: String { me.user.username }
+    var id: String { me.user.id }
+}
+
+/// Small typed helpers over the test client.
+struct TestAPI: Sendable {
+    let client: any TestClientProtocol
+
+    @discardableResult
+    func call(_ method: HTTPRequest.Method, _ path: String, as account: Account? = nil, token: String? = nil, json: (any Encodable & Sendable)? = nil, raw: String? = nil, headers extra: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = extra
+        if let token = token ?? account?.token { headers[.authorization] = "Bearer \(token)" }
+        var body: ByteBuffer?
+        if let json {
+            body = ByteBuffer(data: try JSONEncoder().encode(json))
+            headers[.contentType] = "application/json"
+        } else if let raw {
+            body = ByteBuffer(string: raw)
+            if headers[.contentType] == nil { headers[.contentType] = "application/json" }
+        }
+        let response = try await client.execute(uri: "/api/v1" + path, method: method, headers: headers, body: body)
+        return TestResponse(status: response.status, headers: response.headers, body: response.body)
+    }
+
+    func get(_ path: String, as account: Account? = nil) async throws -> TestResponse { try await call(.get, path, as: account) }
+
+    func register(_ username: String, password: String = "correct horse battery") async throws -> Account {
+        let response = try await call(.post, "/auth/register", json: RegisterRequest(username: username, email: "\(username)@example.com", password: password))
+        #expect(response.status == .created, "register \(username): \(response.text)")
+        let auth = try response.decode(AuthResponse.self)
+        return Account(token: auth.token, me: auth.user, password: password)
+    }
+
+    func post(_ account: Account, _ body: CreatePostRequest) async throws -> Post {
+        let response = try await call(.post, "/posts", as: account, json: body)
+        #expect(response.status == .created, "create post: \(response.text)")
+        return try response.decode(Post.self)
+    }
+
+    func textPost(_ account: Account, _ text: String, title: String? = nil) async throws -> Post {
+        try await post(account, CreatePostRequest(kind: .text, title: title, body: text))
+    }
+
+    func follow(_ account: Account, _ username: String) async throws {
+        let response = try await call(.put, "/users/\(username)/follow", as: account)
+        #expect(response.status == .ok, "follow: \(response.text)")
+    }
+
+    func page<T: Codable & Sendable>(_ path: String, as account: Account? = nil, of: T.Type = T.self) async throws -> Page<T> {
+        let response = try await get(path, as: account)
+        #expect(response.status == .ok, "\(path): \(response.text)")
+        return try response.decode(Page<T>.self)
+    }
+}
