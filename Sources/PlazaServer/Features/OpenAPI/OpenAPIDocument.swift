@@ -1,5 +1,165 @@
 import Foundation
 
+/// The OpenAPI 3.1 description of every route. `OpenAPITests` fails when a registered route
+/// is missing here or this names one that does not exist.
 enum OpenAPIDocument {
-    static let json: [UInt8] = Array("{}".utf8)
+    static let json: [UInt8] = Array(try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]))
+
+    typealias Object = [String: Any]
+
+    static var document: Object {
+        [
+            "openapi": "3.1.0",
+            "info": [
+                "title": "Plaza API", "version": "1.0.0",
+                "description": "The HTTP API of Plaza, a self-hosted social backend. Lists are keyset-paginated; errors are {\"error\": {code, message, field?}}.",
+            ] as Object,
+            "servers": [["url": "/"]],
+            "paths": paths,
+            "components": [
+                "schemas": Schemas.all,
+                "securitySchemes": ["bearerAuth": ["type": "http", "scheme": "bearer"] as Object] as Object,
+            ] as Object,
+        ]
+    }
+
+    // MARK: paths
+
+    enum Auth { case none, optional, required }
+
+    struct Operation {
+        var method: String
+        var summary: String
+        var auth: Auth
+        var query: [Object] = []
+        var body: String? = nil
+        var status = 200
+        var response: Object? = nil
+        var errors: [Int] = []
+    }
+
+    static let v1 = "/api/v1"
+
+    static var operations: [(String, Operation)] {
+        let page = [Params.limit, Params.cursor]
+        let feed = page + [Params.since, Params.until, Params.kind]
+        return [
+            ("/healthz", Operation(method: "get", summary: "Health check: 200 when the database answers", auth: .none, response: ref("Health"), errors: [503])),
+            ("\(v1)/openapi.json", Operation(method: "get", summary: "This document", auth: .none, response: ["type": "object"])),
+            // Accounts and sessions
+            ("\(v1)/auth/register", Operation(method: "post", summary: "Create an account and sign in", auth: .none, body: "RegisterRequest", status: 201, response: ref("AuthResponse"), errors: [409])),
+            ("\(v1)/auth/login", Operation(method: "post", summary: "Sign in with username or email", auth: .none, body: "LoginRequest", response: ref("AuthResponse"))),
+            ("\(v1)/auth/logout", Operation(method: "post", summary: "Revoke this session's token", auth: .required, status: 204)),
+            ("\(v1)/me", Operation(method: "get", summary: "The signed-in user", auth: .required, response: ref("Me"))),
+            ("\(v1)/me", Operation(method: "patch", summary: "Edit my profile; null clears the status", auth: .required, body: "UpdateMeRequest", response: ref("Me"))),
+            ("\(v1)/me/password", Operation(method: "put", summary: "Change my password; revokes my other sessions", auth: .required, body: "ChangePasswordRequest", status: 204, errors: [403])),
+            ("\(v1)/me/preferences", Operation(method: "get", summary: "My app preferences", auth: .required, response: ref("Preferences"))),
+            ("\(v1)/me/preferences", Operation(method: "put", summary: "Replace my app preferences (a JSON object, at most 4 KB)", auth: .required, body: "Preferences", response: ref("Preferences"))),
+            ("\(v1)/me/sessions", Operation(method: "get", summary: "My sessions", auth: .required, response: pageOf("Session"))),
+            ("\(v1)/me/sessions/{id}", Operation(method: "delete", summary: "Revoke one of my sessions", auth: .required, status: 204, errors: [404])),
+            // People
+            ("\(v1)/users/{username}", Operation(method: "get", summary: "A profile", auth: .optional, response: ref("User"), errors: [404])),
+            ("\(v1)/users/{username}/posts", Operation(method: "get", summary: "A user's posts, newest first", auth: .optional, query: feed, response: pageOf("Post"), errors: [404])),
+            ("\(v1)/users/{username}/follow", Operation(method: "put", summary: "Follow (idempotent)", auth: .required, response: ref("User"), errors: [403, 404])),
+            ("\(v1)/users/{username}/follow", Operation(method: "delete", summary: "Unfollow (idempotent)", auth: .required, response: ref("User"), errors: [404])),
+            ("\(v1)/users/{username}/followers", Operation(method: "get", summary: "Followers, newest first", auth: .optional, query: page, response: pageOf("User"), errors: [404])),
+            ("\(v1)/users/{username}/following", Operation(method: "get", summary: "Whom the user follows, newest first", auth: .optional, query: page, response: pageOf("User"), errors: [404])),
+            ("\(v1)/users/{username}/block", Operation(method: "put", summary: "Block: hides each side's content from the other and ends follows", auth: .required, response: ref("User"), errors: [404])),
+            ("\(v1)/users/{username}/block", Operation(method: "delete", summary: "Unblock", auth: .required, response: ref("User"), errors: [404])),
+            // Posts, comments, likes
+            ("\(v1)/posts", Operation(method: "post", summary: "Create a post", auth: .required, body: "CreatePostRequest", status: 201, response: ref("Post"))),
+            ("\(v1)/posts/{id}", Operation(method: "get", summary: "One post", auth: .optional, response: ref("Post"), errors: [404])),
+            ("\(v1)/posts/{id}", Operation(method: "patch", summary: "Edit my post; null clears a field", auth: .required, body: "UpdatePostRequest", response: ref("Post"), errors: [403, 404])),
+            ("\(v1)/posts/{id}", Operation(method: "delete", summary: "Delete my post with its comments and likes", auth: .required, status: 204, errors: [403, 404])),
+            ("\(v1)/posts/{id}/comments", Operation(method: "get", summary: "Comments, oldest first", auth: .optional, query: page, response: pageOf("Comment"), errors: [404])),
+            ("\(v1)/posts/{id}/comments", Operation(method: "post", summary: "Comment on a post", auth: .required, body: "CreateCommentRequest", status: 201, response: ref("Comment"), errors: [404])),
+            ("\(v1)/comments/{id}", Operation(method: "delete", summary: "Delete a comment (its author or the post's author)", auth: .required, status: 204, errors: [403, 404])),
+            ("\(v1)/posts/{id}/like", Operation(method: "put", summary: "Like (idempotent)", auth: .required, response: ref("LikeState"), errors: [404])),
+            ("\(v1)/posts/{id}/like", Operation(method: "delete", summary: "Unlike (idempotent)", auth: .required, response: ref("LikeState"), errors: [404])),
+            ("\(v1)/posts/{id}/likes", Operation(method: "get", summary: "Who liked the post, newest first", auth: .optional, query: page, response: pageOf("User"), errors: [404])),
+            // Feeds
+            ("\(v1)/feed/home", Operation(method: "get", summary: "My posts and those of people I follow, newest first", auth: .required, query: feed, response: pageOf("Post"))),
+            ("\(v1)/feed/global", Operation(method: "get", summary: "All posts, newest first", auth: .optional, query: feed, response: pageOf("Post"))),
+        ]
+    }
+
+    static var paths: Object {
+        var paths: Object = [:]
+        for (path, operation) in operations {
+            var item = paths[path] as? Object ?? [:]
+            item[operation.method] = render(operation, path: path)
+            paths[path] = item
+        }
+        return paths
+    }
+
+    static func render(_ op: Operation, path: String) -> Object {
+        var result: Object = ["summary": op.summary, "operationId": operationID(op.method, path)]
+        var parameters: [Object] = pathParameters(path)
+        parameters += op.query
+        if !parameters.isEmpty { result["parameters"] = parameters }
+        switch op.auth {
+        case .none: result["security"] = [Object]()
+        case .optional: result["security"] = [Object(), ["bearerAuth": [String]()]]
+        case .required: result["security"] = [["bearerAuth": [String]()]]
+        }
+        if let body = op.body {
+            result["requestBody"] = ["required": true, "content": ["application/json": ["schema": ref(body)]]] as Object
+        }
+        var responses: Object = [:]
+        responses[String(op.status)] = op.response.map { ["description": "OK", "content": ["application/json": ["schema": $0]]] as Object }
+            ?? ["description": "Done"] as Object
+        var errors = Set(op.errors + [400, 422, 429])
+        if op.auth != .none || path.hasPrefix(v1) { errors.insert(401) }
+        if op.body != nil { errors.formUnion([413, 415]) }
+        if path.contains("{") { errors.insert(404) }
+        for code in errors.sorted() {
+            var error: Object = ["description": errorDescription(code), "content": ["application/json": ["schema": ref("Error")]]]
+            if code == 429 { error["headers"] = ["Retry-After": ["schema": ["type": "integer"], "description": "Seconds to wait"] as Object] as Object }
+            responses[String(code)] = error
+        }
+        result["responses"] = responses
+        return result
+    }
+
+    static func pathParameters(_ path: String) -> [Object] {
+        path.split(separator: "/").filter { $0.hasPrefix("{") }.map { segment in
+            let name = String(segment.dropFirst().dropLast())
+            return ["name": name, "in": "path", "required": true, "schema": ["type": "string"]] as Object
+        }
+    }
+
+    static func operationID(_ method: String, _ path: String) -> String {
+        let words = path.replacingOccurrences(of: v1, with: "").split(whereSeparator: { "/{}.".contains($0) })
+        return method + words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+    }
+
+    static func errorDescription(_ code: Int) -> String {
+        switch code {
+        case 400: "Malformed request (bad JSON or cursor)"
+        case 401: "Not signed in, or the token is invalid or expired"
+        case 403: "Not allowed"
+        case 404: "Not found or not visible to you"
+        case 409: "Conflict (username or email taken)"
+        case 413: "Body too large"
+        case 415: "Body is not application/json"
+        case 422: "A field is invalid; `field` names it"
+        case 429: "Rate limited; see Retry-After"
+        case 503: "The database does not answer"
+        default: "Error"
+        }
+    }
+
+    // MARK: schema helpers
+
+    static func ref(_ name: String) -> Object { ["$ref": "#/components/schemas/\(name)"] }
+    static func pageOf(_ name: String) -> Object { ref("\(name)Page") }
+
+    enum Params {
+        static var limit: Object {  ["name": "limit", "in": "query", "schema": ["type": "integer", "minimum": 1, "maximum": 100, "default": 20] as Object] }
+        static var cursor: Object {  ["name": "cursor", "in": "query", "description": "nextCursor of the previous page", "schema": ["type": "string"]] }
+        static var since: Object {  ["name": "since", "in": "query", "description": "Only posts created at or after (RFC 3339)", "schema": ["type": "string", "format": "date-time"]] }
+        static var until: Object {  ["name": "until", "in": "query", "description": "Only posts created before (RFC 3339)", "schema": ["type": "string", "format": "date-time"]] }
+        static var kind: Object {  ["name": "kind", "in": "query", "schema": ["type": "string", "enum": ["text", "photo", "link", "activity"]] as Object] }
+    }
 }

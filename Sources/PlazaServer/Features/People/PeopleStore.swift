@@ -16,10 +16,13 @@ struct PeopleStore: Sendable {
 
     func userID(username: String) async throws -> Int64 {
         let key = username.lowercased()
-        guard key.utf8.count <= 30, let row = try await db.read({ db in
-            try await db.first("SELECT id FROM users WHERE username_key = \(bind: key)")
-        }) else { throw PlazaError.notFound("User") }
+        guard key.utf8.count <= 30, let row = try await db.read({ db in try await db.first(Self.userIDSQL(usernameKey: key)) })
+        else { throw PlazaError.notFound("User") }
         return try row.decode(column: "id", as: Int64.self)
+    }
+
+    static func userIDSQL(usernameKey: String) -> SQLQueryString {
+        "SELECT id FROM users WHERE username_key = \(bind: usernameKey)"
     }
 
     func profile(userID: Int64, viewer: Int64?) async throws -> User {
@@ -115,6 +118,17 @@ struct PeopleStore: Sendable {
     /// Who follows `userID` (or whom it follows), newest follow first, hiding users the viewer
     /// has a block with.
     func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
+        let query = Self.followsSQL(direction, of: userID, page: page, viewer: viewer)
+        let rows = try await db.read { db in try await db.rows(query) }
+        let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
+        var next: String?
+        if rows.count > page.limit, let last = rows.prefix(page.limit).last {
+            next = Cursor(time: try last.decode(column: "followed_at", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
+        }
+        return Page(items: try await users(records, viewer: viewer), nextCursor: next)
+    }
+
+    static func followsSQL(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
         let (match, other): (SQLQueryString, SQLQueryString) =
             direction == .followers ? ("f.followee_id", "f.follower_id") : ("f.follower_id", "f.followee_id")
         var sql: SQLQueryString = """
@@ -124,13 +138,6 @@ struct PeopleStore: Sendable {
         if let cursor = page.cursor { sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))" }
         if viewer != nil { sql += " AND NOT \(Self.blockedEitherWay(viewer: viewer, column: other))" }
         sql += " ORDER BY f.created_at DESC, \(other) DESC LIMIT \(bind: page.limit + 1)"
-        let query = sql
-        let rows = try await db.read { db in try await db.rows(query) }
-        let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
-        var next: String?
-        if rows.count > page.limit, let last = rows.prefix(page.limit).last {
-            next = Cursor(time: try last.decode(column: "followed_at", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
-        }
-        return Page(items: try await users(records, viewer: viewer), nextCursor: next)
+        return sql
     }
 }

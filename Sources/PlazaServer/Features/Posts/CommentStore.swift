@@ -19,15 +19,19 @@ struct CommentStore: Sendable {
 
     /// Comments of a post, oldest first, without those by users the viewer has a block with.
     func comments(post: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<Comment> {
-        var sql: SQLQueryString = "SELECT \(Self.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
-        if let cursor = page.cursor { sql += " AND (c.created_at, c.id) > (\(bind: cursor.time), \(bind: cursor.id))" }
-        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))" }
-        sql += " ORDER BY c.created_at ASC, c.id ASC LIMIT \(bind: page.limit + 1)"
-        let query = sql
+        let query = Self.listSQL(post: post, page: page, viewer: viewer)
         let rows = try await db.read { db in try await db.rows(query) }
         let items = try rows.prefix(page.limit).map(Self.comment)
         let next = rows.count > page.limit ? items.last.map { Cursor(time: $0.createdAt.milliseconds, id: Int64($0.id)!).encoded } : nil
         return Page(items: items, nextCursor: next)
+    }
+
+    static func listSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
+        var sql: SQLQueryString = "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
+        if let cursor = page.cursor { sql += " AND (c.created_at, c.id) > (\(bind: cursor.time), \(bind: cursor.id))" }
+        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))" }
+        sql += " ORDER BY c.created_at ASC, c.id ASC LIMIT \(bind: page.limit + 1)"
+        return sql
     }
 
     func create(post: Int64, author: Int64, body: String) async throws -> Comment {

@@ -24,14 +24,7 @@ struct LikeStore: Sendable {
 
     /// Who liked a post, newest like first, without users the viewer has a block with.
     func likers(post: Int64, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws -> Page<User> {
-        var sql: SQLQueryString = """
-            SELECT \(UserRecord.columns()), l.created_at AS liked_at FROM likes l JOIN users u ON u.id = l.user_id
-            WHERE l.post_id = \(bind: post)
-            """
-        if let cursor = page.cursor { sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "l.user_id"))" }
-        sql += " ORDER BY l.created_at DESC, l.user_id DESC LIMIT \(bind: page.limit + 1)"
-        let query = sql
+        let query = Self.likersSQL(post: post, page: page, viewer: viewer)
         let rows = try await db.read { db in try await db.rows(query) }
         let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
         var next: String?
@@ -39,5 +32,16 @@ struct LikeStore: Sendable {
             next = Cursor(time: try last.decode(column: "liked_at", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
         }
         return Page(items: try await people.users(records, viewer: viewer), nextCursor: next)
+    }
+
+    static func likersSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
+        var sql: SQLQueryString = """
+            SELECT \(UserRecord.columns()), l.created_at AS liked_at FROM likes l JOIN users u ON u.id = l.user_id
+            WHERE l.post_id = \(bind: post)
+            """
+        if let cursor = page.cursor { sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "l.user_id"))" }
+        sql += " ORDER BY l.created_at DESC, l.user_id DESC LIMIT \(bind: page.limit + 1)"
+        return sql
     }
 }

@@ -1,0 +1,55 @@
+import Foundation
+import Hummingbird
+import Logging
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+@Suite("OpenAPI document")
+struct OpenAPITests {
+    /// Every registered route is documented and every documented route exists.
+    @Test func documentMatchesTheRouter() async throws {
+        try await withDatabase { db, config in
+            let router = buildRouter(AppServices(config: config, db: db), config: config)
+            let registered = Set(router.routes.map { "\($0.method.rawValue.lowercased()) \(Self.normalise($0.path.description))" })
+            let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
+            let paths = document["paths"] as! [String: [String: Any]]
+            let documented = Set(paths.flatMap { path, item in item.keys.map { "\($0) \(path)" } })
+            #expect(registered.subtracting(documented).sorted() == [], "routes missing from the OpenAPI document")
+            #expect(documented.subtracting(registered).sorted() == [], "documented routes that do not exist")
+            #expect(registered.count > 25)
+        }
+    }
+
+    /// `:name` and `{name}` both become `{name}`, with a leading slash.
+    static func normalise(_ path: String) -> String {
+        "/" + path.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+    }
+
+    @Test func everySchemaReferenceResolves() throws {
+        let text = String(decoding: OpenAPIDocument.json, as: UTF8.self)
+        let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
+        let schemas = (document["components"] as! [String: Any])["schemas"] as! [String: Any]
+        let refs = text.matches(of: /#\/components\/schemas\/([A-Za-z]+)/).map { String($0.1) }
+        #expect(!refs.isEmpty)
+        for name in Set(refs) { #expect(schemas[name] != nil, "unresolved $ref \(name)") }
+    }
+
+    @Test func isServedAtItsAddress() async throws {
+        try await withApp { api async throws in
+            let response = try await api.get("/openapi.json")
+            #expect(response.status == .ok)
+            let document = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+            #expect(document?["openapi"] as? String == "3.1.0")
+        }
+    }
+
+    @Test func healthzAnswersWhenTheDatabaseDoes() async throws {
+        try await withApp { api async throws in
+            let response = try await api.client.execute(uri: "/healthz", method: .get, headers: [:], body: nil)
+            #expect(response.status == .ok)
+            #expect(String(buffer: response.body) == #"{"status":"ok"}"#)
+        }
+    }
+}

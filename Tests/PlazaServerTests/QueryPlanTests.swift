@@ -1,0 +1,61 @@
+import SQLKit
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+/// The hot queries must be answered from indexes: EXPLAIN must show no full scan of a table.
+/// (On PostgreSQL sequential scans are disabled for the check, since on a small table the
+/// planner would rightly prefer one; what matters is that an index can serve the query.)
+@Suite("Query plans")
+struct QueryPlanTests {
+    static let viewer: Int64 = 7
+    static let cursor = Cursor(time: 1_800_000_000_000, id: 99)
+
+    static let queries: [(String, SQLQueryString)] = [
+        ("global feed", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20)), viewer: nil)),
+        ("global feed, signed in, deep page", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("global feed by kind", PostStore.feedSQL(.init(source: .global, kind: .activity, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("global feed date range", PostStore.feedSQL(.init(source: .global, since: Timestamp(milliseconds: 1), until: Timestamp(milliseconds: 2), page: PageRequest(limit: 20)), viewer: nil)),
+        ("home feed", PostStore.feedSQL(.init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("user's posts", PostStore.feedSQL(.init(source: .author(3), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("profile by username", PeopleStore.userIDSQL(usernameKey: "ana")),
+        ("followers", PeopleStore.followsSQL(.followers, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)),
+        ("following", PeopleStore.followsSQL(.following, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)),
+        ("comments of a post", CommentStore.listSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)),
+        ("likers of a post", LikeStore.likersSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)),
+    ]
+
+    @Test func hotQueriesUseIndexes() async throws {
+        try await withDatabase { db, _ in
+            for (name, query) in Self.queries {
+                let plan = try await db.read { sql in
+                    if db.kind == .postgres { try await sql.exec("SET enable_seqscan = off") }
+                    defer { if db.kind == .postgres { Task { try? await sql.exec("RESET enable_seqscan") } } }
+                    return try await db.dialect.explain(query, on: sql)
+                }
+                let fullScans = plan.filter { Self.isFullScan($0, kind: db.kind) }
+                #expect(fullScans.isEmpty, "\(name) scans a whole table:\n\(plan.joined(separator: "\n"))")
+            }
+        }
+    }
+
+    /// SQLite: `SCAN t` without an index. A `SCAN t USING INDEX` walk in index order is fine:
+    /// it reads only as many rows as the page needs. PostgreSQL: any `Seq Scan`.
+    static func isFullScan(_ line: String, kind: DatabaseKind) -> Bool {
+        switch kind {
+        case .sqlite: line.hasPrefix("SCAN ") && !line.contains("USING INDEX") && !line.contains("USING COVERING INDEX") && !line.contains("CONSTANT ROW")
+        case .postgres: line.contains("Seq Scan")
+        }
+    }
+
+    @Test func theCheckRecognisesAFullScan() async throws {
+        try await withDatabase { db, _ in
+            let plan = try await db.read { sql in
+                try await db.dialect.explain("SELECT * FROM posts WHERE body = \(bind: "x")", on: sql)
+            }
+            if db.kind == .sqlite { #expect(plan.contains { Self.isFullScan($0, kind: .sqlite) }, "\(plan)") }
+            else { #expect(plan.contains { Self.isFullScan($0, kind: .postgres) }, "\(plan)") }
+        }
+    }
+}
