@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+@Suite("Support: timestamps, cursors, IDs, rate limits")
+struct SupportTests {
+    @Test(arguments: [
+        (Int64(0), "1970-01-01T00:00:00.000Z"),
+        (Int64(1_795_253_400_123), "2026-11-21T09:30:00.123Z"),
+        (Int64(951_782_400_000), "2000-02-29T00:00:00.000Z"),
+        (Int64(-1), "1969-12-31T23:59:59.999Z"),
+    ])
+    func timestampsFormatAsRFC3339WithMilliseconds(ms: Int64, text: String) {
+        #expect(Timestamp(milliseconds: ms).description == text)
+        #expect(Timestamp(rfc3339: text)?.milliseconds == ms)
+    }
+
+    @Test func timestampParsingAcceptsOffsetsAndRejectsNonsense() {
+        #expect(Timestamp(rfc3339: "2026-11-21T10:30:00+01:00")?.description == "2026-11-21T09:30:00.000Z")
+        #expect(Timestamp(rfc3339: "2026-11-21T09:30:00.5Z")?.description == "2026-11-21T09:30:00.500Z")
+        #expect(Timestamp(rfc3339: "2026-11-21t09:30:00.123456z")?.description == "2026-11-21T09:30:00.123Z")
+        for bad in ["", "yesterday", "2026-11-21", "2026-13-01T00:00:00Z", "2026-11-21T25:00:00Z", "2026-11-21T09:30:00", "2026-11-21T09:30:00.Z", "2026-11-21T09:30:00Zjunk"] {
+            #expect(Timestamp(rfc3339: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func patchFieldsDistinguishMissingNullAndValue() throws {
+        let decode = { (json: String) in try JSONDecoder().decode(UpdatePostRequest.self, from: Data(json.utf8)) }
+        #expect(try decode("{}").title == .keep)
+        #expect(try decode(#"{"title": null}"#).title == .clear)
+        #expect(try decode(#"{"title": "x"}"#).title == .set("x"))
+        let encoded = String(decoding: try JSONEncoder().encode(UpdatePostRequest(title: .clear, body: .set("b"))), as: UTF8.self)
+        #expect(encoded.contains(#""title":null"#) && encoded.contains(#""body":"b""#) && !encoded.contains("price"))
+    }
+
+    @Test func cursorsRoundTripAndRejectForgeries() {
+        let cursor = Cursor(time: 1_795_253_400_123, id: 382_464_562_405_466_112)
+        #expect(Cursor(encoded: cursor.encoded) == cursor)
+        for bad in ["", "!!!", "MTIz", String(repeating: "A", count: 100), Data("a:b".utf8).base64EncodedString()] {
+            #expect(Cursor(encoded: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func idsAreUniqueAndIncreaseWithTime() {
+        let generator = IDGenerator(node: 5)
+        let now = Timestamp.now
+        let ids = (0..<10_000).map { _ in generator.next(at: now) }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids == ids.sorted())
+        let later = generator.next(at: Timestamp(milliseconds: now.milliseconds + 5))
+        #expect(later > ids.last!)
+        // A clock that steps back does not produce smaller IDs.
+        #expect(generator.next(at: Timestamp(milliseconds: now.milliseconds - 1000)) > later)
+        #expect(IDGenerator(node: 6).next(at: now) != IDGenerator(node: 5).next(at: now))
+    }
+
+    @Test func tokenBucketRefillsOverTime() {
+        let limiter = RateLimiter(policy: .standard)
+        let limit = RateLimiter.Limit(burst: 2, perMinute: 60)
+        let t0 = Timestamp(milliseconds: 1_000_000)
+        #expect(limiter.take("k", limit: limit, now: t0) == nil)
+        #expect(limiter.take("k", limit: limit, now: t0) == nil)
+        #expect(limiter.take("k", limit: limit, now: t0) == 1)
+        #expect(limiter.take("other", limit: limit, now: t0) == nil)
+        #expect(limiter.take("k", limit: limit, now: Timestamp(milliseconds: 1_001_000)) == nil)
+    }
+
+    @Test func rateLimitsAnswer429WithRetryAfterAndCanBeTurnedOff() async throws {
+        let tight = RateLimiter.Policy(
+            reads: .init(burst: 3, perMinute: 1), writes: .init(burst: 2, perMinute: 1), registrations: .init(burst: 2, perMinute: 1))
+        try await withApp({ $0.rateLimits = true; $0.rateLimitPolicy = tight }) { api async throws in
+            let ana = try await api.register("ana")
+            _ = try await api.register("bob")
+            let third = try await api.call(.post, "/auth/register", json: RegisterRequest(username: "carol", email: "c@example.com", password: "long enough"))
+            #expect(third.status == .tooManyRequests)
+            #expect(Int(third.headers[.retryAfter] ?? "") ?? 0 > 0)
+            for _ in 0..<3 { #expect(try await api.get("/feed/global", as: ana).status == .ok) }
+            let limited = try await api.get("/feed/global", as: ana)
+            #expect(limited.status == .tooManyRequests)
+            #expect(limited.error?.code == "rate_limited")
+        }
+        try await withApp({ $0.rateLimits = false; $0.rateLimitPolicy = tight }) { api async throws in
+            for i in 0..<4 { _ = try await api.register("user\(i)") }
+            for _ in 0..<10 { #expect(try await api.get("/feed/global").status == .ok) }
+        }
+    }
+}
