@@ -31,8 +31,9 @@ struct QueryPlanTests {
             for (name, query) in Self.queries {
                 let plan = try await db.read { sql in
                     if db.kind == .postgres { try await sql.exec("SET enable_seqscan = off") }
-                    defer { if db.kind == .postgres { Task { try? await sql.exec("RESET enable_seqscan") } } }
-                    return try await db.dialect.explain(query, on: sql)
+                    let plan = try await db.dialect.explain(query, on: sql)
+                    if db.kind == .postgres { try await sql.exec("RESET enable_seqscan") }
+                    return plan
                 }
                 let fullScans = plan.filter { Self.isFullScan($0, kind: db.kind) }
                 #expect(fullScans.isEmpty, "\(name) scans a whole table:\n\(plan.joined(separator: "\n"))")

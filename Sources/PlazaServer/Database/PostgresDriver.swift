@@ -37,8 +37,13 @@ final class PostgresDriver: DatabaseDriver {
     }
 
     func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await client.withTransaction(logger: logger) { connection in
-            try await body(connection.sql(queryLogLevel: nil, logger: self.logger))
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await body(connection.sql(queryLogLevel: nil, logger: self.logger))
+            }
+        } catch let error as PostgresTransactionError {
+            // Surface what went wrong (a PlazaError from the body, a constraint violation at commit).
+            throw error.closureError ?? error.commitError ?? error.beginError ?? error
         }
     }
 

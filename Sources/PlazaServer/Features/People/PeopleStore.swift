@@ -119,11 +119,17 @@ struct PeopleStore: Sendable {
     /// has a block with.
     func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
         let query = Self.followsSQL(direction, of: userID, page: page, viewer: viewer)
+        return try await userPage(query, timeColumn: "followed_at", limit: page.limit, viewer: viewer)
+    }
+
+    /// Runs a user-list query that asked for `limit + 1` rows, each with its sort time in
+    /// `timeColumn`, and renders the page.
+    func userPage(_ query: SQLQueryString, timeColumn: String, limit: Int, viewer: Int64?) async throws -> Page<User> {
         let rows = try await db.read { db in try await db.rows(query) }
-        let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
+        let records = try rows.prefix(limit).map(UserRecord.init(row:))
         var next: String?
-        if rows.count > page.limit, let last = rows.prefix(page.limit).last {
-            next = Cursor(time: try last.decode(column: "followed_at", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
+        if rows.count > limit, let last = rows.prefix(limit).last {
+            next = Cursor(time: try last.decode(column: timeColumn, as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
         }
         return Page(items: try await users(records, viewer: viewer), nextCursor: next)
     }

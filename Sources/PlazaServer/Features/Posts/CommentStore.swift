@@ -37,11 +37,16 @@ struct CommentStore: Sendable {
     func create(post: Int64, author: Int64, body: String) async throws -> Comment {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        let row = try await db.write { db in
-            try await db.exec(
-                "INSERT INTO comments (id, post_id, author_id, body, created_at) VALUES (\(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now))")
-            try await db.exec("UPDATE posts SET comments_count = comments_count + 1 WHERE id = \(bind: post)")
-            return try await db.first("SELECT \(Self.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id = \(bind: id)")
+        let row: (any SQLRow)?
+        do {
+            row = try await db.write { db in
+                try await db.exec(
+                    "INSERT INTO comments (id, post_id, author_id, body, created_at) VALUES (\(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now))")
+                try await db.exec("UPDATE posts SET comments_count = comments_count + 1 WHERE id = \(bind: post)")
+                return try await db.first("SELECT \(Self.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id = \(bind: id)")
+            }
+        } catch where Dialect.isForeignKeyViolation(error) {
+            throw PlazaError.notFound("Post")
         }
         guard let row else { throw PlazaError.notFound("Comment") }
         return try Self.comment(row)

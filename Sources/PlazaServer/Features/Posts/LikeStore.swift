@@ -8,7 +8,15 @@ struct LikeStore: Sendable {
     /// Likes or unlikes (idempotently) and returns the new state.
     func set(post: Int64, user: Int64, liked: Bool) async throws -> LikeState {
         let now = Timestamp.now.milliseconds
-        return try await db.write { db in
+        do {
+            return try await write(post: post, user: user, liked: liked, now: now)
+        } catch where Dialect.isForeignKeyViolation(error) {
+            throw PlazaError.notFound("Post")
+        }
+    }
+
+    private func write(post: Int64, user: Int64, liked: Bool, now: Int64) async throws -> LikeState {
+        try await db.write { db in
             if liked {
                 let inserted = try await db.first(
                     "INSERT INTO likes (post_id, user_id, created_at) VALUES (\(bind: post), \(bind: user), \(bind: now)) ON CONFLICT DO NOTHING RETURNING post_id")
@@ -25,13 +33,7 @@ struct LikeStore: Sendable {
     /// Who liked a post, newest like first, without users the viewer has a block with.
     func likers(post: Int64, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws -> Page<User> {
         let query = Self.likersSQL(post: post, page: page, viewer: viewer)
-        let rows = try await db.read { db in try await db.rows(query) }
-        let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
-        var next: String?
-        if rows.count > page.limit, let last = rows.prefix(page.limit).last {
-            next = Cursor(time: try last.decode(column: "liked_at", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
-        }
-        return Page(items: try await people.users(records, viewer: viewer), nextCursor: next)
+        return try await people.userPage(query, timeColumn: "liked_at", limit: page.limit, viewer: viewer)
     }
 
     static func likersSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
