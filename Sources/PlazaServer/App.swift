@@ -28,6 +28,7 @@ struct AppServices: Sendable {
 /// Builds the router with every route of the API.
 func buildRouter(_ services: AppServices, config: PlazaConfig) -> Router<PlazaContext> {
     let router = Router(context: PlazaContext.self)
+    router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: BodyLimitMiddleware(limit: config.maxBodyBytes))
     HealthController(db: services.db).register(to: router)

@@ -25,32 +25,29 @@ struct PeopleController {
         try await people.profile(userID: target(context), viewer: context.viewerID)
     }
 
-    @Sendable func follow(_ request: Request, context: PlazaContext) async throws -> User {
+    /// Applies a change from the signed-in user to the user in the path and returns their
+    /// profile as the signed-in user now sees it.
+    private func relate(_ context: PlazaContext, _ change: @Sendable (_ me: Int64, _ target: Int64) async throws -> Void) async throws -> User {
         let me = try context.requireUser()
         let target = try await target(context)
-        try await people.follow(follower: me.userID, followee: target)
+        try await change(me.userID, target)
         return try await people.profile(userID: target, viewer: me.userID)
+    }
+
+    @Sendable func follow(_ request: Request, context: PlazaContext) async throws -> User {
+        try await relate(context) { try await people.follow(follower: $0, followee: $1) }
     }
 
     @Sendable func unfollow(_ request: Request, context: PlazaContext) async throws -> User {
-        let me = try context.requireUser()
-        let target = try await target(context)
-        try await people.unfollow(follower: me.userID, followee: target)
-        return try await people.profile(userID: target, viewer: me.userID)
+        try await relate(context) { try await people.unfollow(follower: $0, followee: $1) }
     }
 
     @Sendable func block(_ request: Request, context: PlazaContext) async throws -> User {
-        let me = try context.requireUser()
-        let target = try await target(context)
-        try await people.block(blocker: me.userID, blocked: target)
-        return try await people.profile(userID: target, viewer: me.userID)
+        try await relate(context) { try await people.block(blocker: $0, blocked: $1) }
     }
 
     @Sendable func unblock(_ request: Request, context: PlazaContext) async throws -> User {
-        let me = try context.requireUser()
-        let target = try await target(context)
-        try await people.unblock(blocker: me.userID, blocked: target)
-        return try await people.profile(userID: target, viewer: me.userID)
+        try await relate(context) { try await people.unblock(blocker: $0, blocked: $1) }
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
