@@ -1,0 +1,41 @@
+# Plaza's everyday commands.
+#   make run     build (release), seed the demo world into ./data, serve on http://127.0.0.1:8080
+#   make build   the release binary, .build/release/plaza
+#   make test    Swift tests on SQLite and on PostgreSQL, end-to-end tests, schemathesis
+#   make clean   build products (./data, your instance's data, stays)
+# Override with e.g. `make run PORT=9000 DATA_DIR=/srv/plaza`.
+SWIFT ?= swift
+DATA_DIR ?= ./data
+PORT ?= 8080
+PLAZA := ./.build/release/plaza
+
+.PHONY: run build test clean
+
+run: build
+	@echo "==> Seeding the demo world into $(DATA_DIR)"
+	$(PLAZA) seed --demo --data-dir "$(DATA_DIR)"
+	@echo "==> Serving on http://127.0.0.1:$(PORT) (Ctrl-C stops)"
+	exec $(PLAZA) serve --data-dir "$(DATA_DIR)" --port $(PORT)
+
+build:
+	@scripts/install-deps.sh
+	@echo "==> Building plaza (release)"
+	$(SWIFT) build -c release --product plaza
+
+test:
+	@echo "==> Installing test dependencies"
+	scripts/install-deps.sh test
+	@echo "==> Building (debug) with tests"
+	$(SWIFT) build --build-tests
+	@echo "==> Swift tests on SQLite"
+	env -u PLAZA_TEST_DATABASE_URL $(SWIFT) test --skip-build
+	@echo "==> Swift tests on PostgreSQL"
+	scripts/with-postgres.sh $(SWIFT) test --skip-build
+	@echo "==> End-to-end tests (e2e/)"
+	PLAZA_BIN=.build/debug/plaza scripts/e2e.sh
+	@echo "==> Schemathesis against the OpenAPI document"
+	PLAZA_BIN=.build/debug/plaza scripts/schemathesis.sh
+
+clean:
+	$(SWIFT) package clean
+	rm -rf .pytest_cache e2e/__pycache__ .hypothesis

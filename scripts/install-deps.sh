@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Installs what building and testing Plaza needs, and only what is missing.
+#   scripts/install-deps.sh        what `make run` / `make build` need
+#   scripts/install-deps.sh test   plus PostgreSQL and the Python test tools (`make test`)
+# Debian/Ubuntu use apt-get, macOS uses Homebrew. Safe to run again: with everything present
+# it only checks and returns. Written for bash 3.2 too (macOS's /bin/bash).
+set -euo pipefail
+
+mode="${1:-run}"
+case "$mode" in
+  run | test) ;;
+  *) echo "usage: $0 [test]" >&2; exit 2 ;;
+esac
+
+# Swift itself cannot be installed from the package managers we use.
+if ! command -v swift >/dev/null 2>&1; then
+  echo "error: 'swift' is not on PATH. Install Swift 6 (https://www.swift.org/install/), then run this again." >&2
+  exit 1
+fi
+
+# Package lists, space-separated. The build links no system library yet (SQLite and BoringSSL
+# come with the Swift packages); add e.g. libvips-dev / vips to the *_build lists when one does.
+apt_build=""
+brew_build=""
+apt_test="postgresql curl"
+brew_test="postgresql@16"
+
+sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+want_system="$apt_build"
+case "$(uname -s)" in
+  Linux)
+    command -v apt-get >/dev/null 2>&1 || { echo "error: on Linux only Debian/Ubuntu (apt-get) is supported." >&2; exit 1; }
+    if [ "$mode" = test ]; then
+      want_system="$want_system $apt_test"
+      command -v python3 >/dev/null 2>&1 || want_system="$want_system python3"
+      python3 -m pip --version >/dev/null 2>&1 || want_system="$want_system python3-pip"
+    fi
+    missing=""
+    for pkg in $want_system; do
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing="$missing $pkg"
+    done
+    if [ -n "$missing" ]; then
+      echo "install-deps: apt-get install$missing"
+      sudo_if_needed apt-get update -qq
+      # shellcheck disable=SC2086 # word splitting of the package list is intended
+      sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+    fi
+    ;;
+  Darwin)
+    command -v brew >/dev/null 2>&1 || { echo "error: on macOS Homebrew (https://brew.sh) is needed." >&2; exit 1; }
+    want_system="$brew_build"
+    [ "$mode" = test ] && want_system="$want_system $brew_test"
+    for pkg in $want_system; do
+      brew list --versions "$pkg" >/dev/null 2>&1 || brew install "$pkg"
+    done
+    ;;
+  *)
+    echo "warning: unknown system $(uname -s); install PostgreSQL and Python 3 yourself." >&2
+    ;;
+esac
+
+if [ "$mode" = test ]; then
+  # find_spec looks for the modules without importing them (fast).
+  pips=$(python3 -c '
+import importlib.util as u
+print(" ".join(m for m in ("pytest", "requests") if u.find_spec(m) is None))')
+  # scripts/schemathesis.sh speaks schemathesis 4's command line.
+  case "$(schemathesis --version 2>/dev/null || true)" in
+    *" 4."*) ;;
+    *) pips="$pips schemathesis>=4,<5" ;;
+  esac
+  if [ -n "${pips// /}" ]; then
+    echo "install-deps: pip install $pips"
+    # PIP_BREAK_SYSTEM_PACKAGES: a distribution's own Python (PEP 668) refuses plain pip installs.
+    # shellcheck disable=SC2086
+    PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore \
+      python3 -m pip install --quiet --disable-pip-version-check $pips
+    # pyenv's shims only see new commands after a rehash.
+    if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
+  fi
+fi
+echo "install-deps: ok ($mode)"
