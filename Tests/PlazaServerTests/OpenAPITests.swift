@@ -36,6 +36,15 @@ struct OpenAPITests {
         for name in Set(refs) { #expect(schemas[name] != nil, "unresolved $ref \(name)") }
     }
 
+    @Test func linksNameExistingOperations() throws {
+        let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
+        let operations = (document["paths"] as! [String: [String: Any]]).values.flatMap { $0.values.compactMap { ($0 as? [String: Any])?["operationId"] as? String } }
+        #expect(Set(operations).count == operations.count, "operation ids are unique")
+        let linked = OpenAPIDocument.operations.flatMap { $0.1.links.map(\.operationID) }
+        #expect(!linked.isEmpty)
+        for id in linked { #expect(operations.contains(id), "link to unknown operation \(id)") }
+    }
+
     @Test func isServedAtItsAddress() async throws {
         try await withApp { api async throws in
             let response = try await api.get("/openapi.json")

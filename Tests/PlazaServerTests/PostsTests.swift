@@ -185,6 +185,31 @@ struct PostsTests {
         }
     }
 
+    @Test func concurrentWritesKeepCountsExact() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let post = try await api.textPost(ana, "popular")
+            var fans: [Account] = []
+            for i in 0..<12 { fans.append(try await api.register("fan\(i)")) }
+            let statuses = try await withThrowingTaskGroup(of: [HTTPResponse.Status].self) { group in
+                for fan in fans {
+                    group.addTask {
+                        [
+                            try await api.call(.put, "/posts/\(post.id)/like", as: fan).status,
+                            try await api.call(.post, "/posts/\(post.id)/comments", as: fan, json: CreateCommentRequest(body: "me too")).status,
+                            try await api.call(.put, "/users/ana/follow", as: fan).status,
+                        ]
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(statuses.allSatisfy { $0 == .ok || $0 == .created }, "\(statuses)")
+            let after = try await api.get("/posts/\(post.id)").decode(Post.self)
+            #expect(after.counts == Post.Counts(likes: 12, comments: 12))
+            #expect(try await api.get("/users/ana").decode(User.self).counts.followers == 12)
+        }
+    }
+
     @Test func oversizedBodiesAre413AndNothingIsStored() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")

@@ -36,7 +36,15 @@ enum OpenAPIDocument {
         var status = 200
         var response: Object? = nil
         var errors: [Int] = []
+        /// OpenAPI links from this response to operations taking `parameter` from `expression`
+        /// (lets clients and fuzzers follow a created object to what can be done with it).
+        var links: [(operationID: String, parameter: String, expression: String)] = []
     }
+
+    static let postLinks = ["getPostsId", "patchPostsId", "deletePostsId", "getPostsIdComments", "postPostsIdComments", "putPostsIdLike", "deletePostsIdLike", "getPostsIdLikes"]
+        .map { (operationID: $0, parameter: "id", expression: "$response.body#/id") }
+    static let userLinks = ["getUsersUsername", "getUsersUsernamePosts", "getUsersUsernameFollowers", "getUsersUsernameFollowing"]
+        .map { (operationID: $0, parameter: "username", expression: "$response.body#/user/username") }
 
     static let v1 = "/api/v1"
 
@@ -47,7 +55,7 @@ enum OpenAPIDocument {
             ("/healthz", Operation(method: "get", summary: "Health check: 200 when the database answers", auth: .none, response: ref("Health"), errors: [503])),
             ("\(v1)/openapi.json", Operation(method: "get", summary: "This document", auth: .none, response: ["type": "object"])),
             // Accounts and sessions
-            ("\(v1)/auth/register", Operation(method: "post", summary: "Create an account and sign in", auth: .none, body: "RegisterRequest", status: 201, response: ref("AuthResponse"), errors: [409])),
+            ("\(v1)/auth/register", Operation(method: "post", summary: "Create an account and sign in", auth: .none, body: "RegisterRequest", status: 201, response: ref("AuthResponse"), errors: [409], links: userLinks)),
             ("\(v1)/auth/login", Operation(method: "post", summary: "Sign in with username or email", auth: .none, body: "LoginRequest", response: ref("AuthResponse"))),
             ("\(v1)/auth/logout", Operation(method: "post", summary: "Revoke this session's token", auth: .required, status: 204)),
             ("\(v1)/me", Operation(method: "get", summary: "The signed-in user", auth: .required, response: ref("Me"))),
@@ -67,12 +75,13 @@ enum OpenAPIDocument {
             ("\(v1)/users/{username}/block", Operation(method: "put", summary: "Block: hides each side's content from the other and ends follows", auth: .required, response: ref("User"), errors: [404])),
             ("\(v1)/users/{username}/block", Operation(method: "delete", summary: "Unblock", auth: .required, response: ref("User"), errors: [404])),
             // Posts, comments, likes
-            ("\(v1)/posts", Operation(method: "post", summary: "Create a post", auth: .required, body: "CreatePostRequest", status: 201, response: ref("Post"))),
+            ("\(v1)/posts", Operation(method: "post", summary: "Create a post", auth: .required, body: "CreatePostRequest", status: 201, response: ref("Post"), links: postLinks)),
             ("\(v1)/posts/{id}", Operation(method: "get", summary: "One post", auth: .optional, response: ref("Post"), errors: [404])),
             ("\(v1)/posts/{id}", Operation(method: "patch", summary: "Edit my post; null clears a field", auth: .required, body: "UpdatePostRequest", response: ref("Post"), errors: [403, 404])),
             ("\(v1)/posts/{id}", Operation(method: "delete", summary: "Delete my post with its comments and likes", auth: .required, status: 204, errors: [403, 404])),
             ("\(v1)/posts/{id}/comments", Operation(method: "get", summary: "Comments, oldest first", auth: .optional, query: page, response: pageOf("Comment"), errors: [404])),
-            ("\(v1)/posts/{id}/comments", Operation(method: "post", summary: "Comment on a post", auth: .required, body: "CreateCommentRequest", status: 201, response: ref("Comment"), errors: [404])),
+            ("\(v1)/posts/{id}/comments", Operation(method: "post", summary: "Comment on a post", auth: .required, body: "CreateCommentRequest", status: 201, response: ref("Comment"), errors: [404],
+                links: [(operationID: "deleteCommentsId", parameter: "id", expression: "$response.body#/id")])),
             ("\(v1)/comments/{id}", Operation(method: "delete", summary: "Delete a comment (its author or the post's author)", auth: .required, status: 204, errors: [403, 404])),
             ("\(v1)/posts/{id}/like", Operation(method: "put", summary: "Like (idempotent)", auth: .required, response: ref("LikeState"), errors: [404])),
             ("\(v1)/posts/{id}/like", Operation(method: "delete", summary: "Unlike (idempotent)", auth: .required, response: ref("LikeState"), errors: [404])),
@@ -106,9 +115,14 @@ enum OpenAPIDocument {
         if let body = op.body {
             result["requestBody"] = ["required": true, "content": ["application/json": ["schema": ref(body)]]] as Object
         }
-        var responses: Object = [:]
-        responses[String(op.status)] = op.response.map { ["description": "OK", "content": ["application/json": ["schema": $0]]] as Object }
+        var success: Object = op.response.map { ["description": "OK", "content": ["application/json": ["schema": $0]]] as Object }
             ?? ["description": "Done"] as Object
+        if !op.links.isEmpty {
+            success["links"] = Dictionary(uniqueKeysWithValues: op.links.map { link in
+                (link.operationID, ["operationId": link.operationID, "parameters": [link.parameter: link.expression]] as Object)
+            })
+        }
+        var responses: Object = [String(op.status): success]
         var errors = Set(op.errors + [400, 422, 429])
         if op.auth != .none || path.hasPrefix(v1) { errors.insert(401) }
         if op.body != nil { errors.formUnion([413, 415]) }
