@@ -1,5 +1,7 @@
 import Hummingbird
 import NIOCore
+import NIOFoundationCompat
+import PlazaAPI
 
 /// Who is signed in on this request.
 public struct Identity: Sendable {
@@ -37,11 +39,16 @@ public struct PlazaContext: RequestContext {
 /// Encodes handler results as compact UTF-8 JSON.
 public struct PlazaResponseEncoder: ResponseEncoder {
     public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
-        let data = try JSON.encoder.encode(value)
+        let body: ByteBuffer
+        if let writable = value as? any JSONWritable {
+            body = ByteBuffer(bytes: JSONWriter.encode(writable, capacity: 4096))
+        } else {
+            body = ByteBuffer(data: try JSON.encoder.encode(value))
+        }
         return Response(
             status: .ok,
             headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
+            body: .init(byteBuffer: body)
         )
     }
 }

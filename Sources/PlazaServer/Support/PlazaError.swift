@@ -29,8 +29,7 @@ public struct PlazaError: HTTPResponseError, CustomStringConvertible {
     static func jsonResponse(status: HTTPResponse.Status, body: ErrorBody, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
-        let data = (try? JSON.encoder.encode(body)) ?? Data(#"{"error":{"code":"internal_error","message":"error"}}"#.utf8)
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(body, capacity: 256))))
     }
 
     // MARK: common errors
