@@ -11,9 +11,9 @@ public enum DatabaseKind: String, Sendable {
 protocol DatabaseDriver: Sendable {
     var kind: DatabaseKind { get }
     /// Runs `body` on a connection for reading.
-    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T
     /// Runs `body` in a write transaction: all of it or none of it.
-    func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T
     /// Keeps the connections alive until graceful shutdown, then closes them.
     func run() async throws
 }
@@ -26,11 +26,11 @@ public struct Database: Sendable, Service {
 
     init(driver: any DatabaseDriver) { self.driver = driver }
 
-    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
         try await driver.read(body)
     }
 
-    func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
         try await driver.write(body)
     }
 
@@ -70,20 +70,5 @@ public struct DatabaseConfig: Sendable {
         self.readers = readers
         self.poolSize = poolSize
         self.sqliteSynchronous = sqliteSynchronous
-    }
-}
-
-extension SQLDatabase {
-    /// Runs a statement and returns its rows.
-    func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
-        try await self.raw(query).all()
-    }
-
-    func first(_ query: SQLQueryString) async throws -> (any SQLRow)? {
-        try await self.raw(query).first()
-    }
-
-    func exec(_ query: SQLQueryString) async throws {
-        try await self.raw(query).run()
     }
 }

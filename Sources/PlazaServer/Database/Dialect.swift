@@ -18,13 +18,13 @@ struct Dialect: Sendable {
     }
 
     /// The plan of a query as text lines, for tests that forbid full scans.
-    func explain(_ query: SQLQueryString, on db: any SQLDatabase) async throws -> [String] {
+    func explain(_ query: SQLQueryString, on db: Connection) async throws -> [String] {
         switch kind {
         case .sqlite:
-            let rows = try await db.raw(SQLQueryString("EXPLAIN QUERY PLAN ") + query).all()
+            let rows = try await db.rows(SQLQueryString("EXPLAIN QUERY PLAN ") + query)
             return try rows.map { try $0.decode(column: "detail", as: String.self) }
         case .postgres:
-            let rows = try await db.raw(SQLQueryString("EXPLAIN ") + query).all()
+            let rows = try await db.rows(SQLQueryString("EXPLAIN ") + query)
             return try rows.map { try $0.decode(column: "QUERY PLAN", as: String.self) }
         }
     }

@@ -30,16 +30,16 @@ final class PostgresDriver: DatabaseDriver {
         self.logger = logger
     }
 
-    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
         try await client.withConnection { connection in
-            try await body(connection.sql(queryLogLevel: nil, logger: self.logger))
+            try await body(Connection(postgres: connection, logger: self.logger))
         }
     }
 
-    func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
         do {
             return try await client.withTransaction(logger: logger) { connection in
-                try await body(connection.sql(queryLogLevel: nil, logger: self.logger))
+                try await body(Connection(postgres: connection, logger: self.logger))
             }
         } catch let error as PostgresTransactionError {
             // Surface what went wrong (a PlazaError from the body, a constraint violation at commit).

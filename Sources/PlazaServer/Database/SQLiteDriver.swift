@@ -12,14 +12,17 @@ import ServiceLifecycle
 /// (so load never surfaces SQLITE_BUSY), and a small set of read-only connections.
 final class SQLiteDriver: DatabaseDriver {
     let kind = DatabaseKind.sqlite
-    private let writer: SQLiteConnection
-    private let readers: [SQLiteConnection]
+    private let writer: Connection
+    private let readers: [Connection]
     private let nextReader = NIOLockedValueBox(0)
     private let writeTurn = AsyncTurnstile()
 
-    private init(writer: SQLiteConnection, readers: [SQLiteConnection]) {
-        self.writer = writer
-        self.readers = readers
+    private let connections: [SQLiteConnection]
+
+    private init(writer: SQLiteConnection, readers: [SQLiteConnection], logger: Logger) {
+        self.writer = Connection(sqlite: writer, logger: logger)
+        self.readers = readers.map { Connection(sqlite: $0, logger: logger) }
+        self.connections = [writer] + readers
     }
 
     static func open(path: String, readers readerCount: Int, synchronous: String, logger: Logger) async throws -> SQLiteDriver {
@@ -45,27 +48,26 @@ final class SQLiteDriver: DatabaseDriver {
         let writer = try await connect(readOnly: false)
         var readers: [SQLiteConnection] = []
         for _ in 0..<max(1, readerCount) { readers.append(try await connect(readOnly: true)) }
-        return SQLiteDriver(writer: writer, readers: readers)
+        return SQLiteDriver(writer: writer, readers: readers, logger: logger)
     }
 
-    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
         let index = nextReader.withLockedValue { value in
             value = (value + 1) % readers.count
             return value
         }
-        return try await body(readers[index].sql())
+        return try await body(readers[index])
     }
 
-    func write<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
         try await writeTurn.withTurn {
-            let db = writer.sql()
-            try await db.raw("BEGIN IMMEDIATE").run()
+            try await writer.exec("BEGIN IMMEDIATE")
             do {
-                let result = try await body(db)
-                try await db.raw("COMMIT").run()
+                let result = try await body(writer)
+                try await writer.exec("COMMIT")
                 return result
             } catch {
-                try? await db.raw("ROLLBACK").run()
+                try? await writer.exec("ROLLBACK")
                 throw error
             }
         }
@@ -76,9 +78,8 @@ final class SQLiteDriver: DatabaseDriver {
         // Closing must finish even when shutdown came as cancellation, so it runs in its own task.
         await Task {
             await writeTurn.withTurn {
-                for reader in readers { try? await reader.close() }
-                try? await writer.sql().raw("PRAGMA optimize").run()
-                try? await writer.close()
+                try? await writer.exec("PRAGMA optimize")
+                for connection in connections { try? await connection.close() }
             }
         }.value
     }

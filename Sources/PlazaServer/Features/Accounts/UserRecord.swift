@@ -22,7 +22,7 @@ struct UserRecord: Sendable {
     var counts: User.Counts
     var createdAt: Timestamp
 
-    init(row: any SQLRow) throws {
+    init(row: Row) throws {
         id = try row.decode(column: "id", as: Int64.self)
         username = try row.decode(column: "username", as: String.self)
         displayName = try row.decode(column: "display_name", as: String.self)
@@ -52,7 +52,7 @@ extension UserSummary {
     /// The author columns a post or comment query selects as `author_*`.
     static let columns: SQLQueryString = "u.username AS author_username, u.display_name AS author_display_name, u.avatar_media_id AS author_avatar_media_id"
 
-    init(authorIn row: any SQLRow, id: Int64) throws {
+    init(authorIn row: Row, id: Int64) throws {
         self.init(
             id: String(id),
             username: try row.decode(column: "author_username", as: String.self),

@@ -50,7 +50,7 @@ struct PeopleStore: Sendable {
         }
     }
 
-    static func idSet(_ rows: [any SQLRow]) throws -> Set<Int64> {
+    static func idSet(_ rows: [Row]) throws -> Set<Int64> {
         Set(try rows.map { try $0.decode(column: "id", as: Int64.self) })
     }
 
@@ -84,13 +84,13 @@ struct PeopleStore: Sendable {
         try await db.write { db in try await Self.removeFollow(db, follower: follower, followee: followee) }
     }
 
-    private static func removeFollow(_ db: any SQLDatabase, follower: Int64, followee: Int64) async throws {
+    private static func removeFollow(_ db: Connection, follower: Int64, followee: Int64) async throws {
         let deleted = try await db.first(
             "DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee) RETURNING follower_id")
         if deleted != nil { try await adjustFollowCounts(db, follower: follower, followee: followee, by: -1) }
     }
 
-    private static func adjustFollowCounts(_ db: any SQLDatabase, follower: Int64, followee: Int64, by delta: Int) async throws {
+    private static func adjustFollowCounts(_ db: Connection, follower: Int64, followee: Int64, by delta: Int) async throws {
         try await db.exec("UPDATE users SET following_count = following_count + \(bind: delta) WHERE id = \(bind: follower)")
         try await db.exec("UPDATE users SET followers_count = followers_count + \(bind: delta) WHERE id = \(bind: followee)")
     }

@@ -8,7 +8,7 @@ struct CommentStore: Sendable {
 
     static let columns: SQLQueryString = "c.id, c.post_id, c.author_id, c.body, c.created_at, \(UserSummary.columns)"
 
-    static func comment(_ row: any SQLRow) throws -> Comment {
+    static func comment(_ row: Row) throws -> Comment {
         Comment(
             id: String(try row.decode(column: "id", as: Int64.self)),
             postId: String(try row.decode(column: "post_id", as: Int64.self)),
@@ -37,7 +37,7 @@ struct CommentStore: Sendable {
     func create(post: Int64, author: Int64, body: String) async throws -> Comment {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        let row: (any SQLRow)?
+        let row: (Row)?
         do {
             row = try await db.write { db in
                 try await db.exec(

@@ -15,7 +15,7 @@ struct PostRecord: Sendable {
     var authorID: Int64
     var post: Post
 
-    init(row: any SQLRow) throws {
+    init(row: Row) throws {
         id = try row.decode(column: "id", as: Int64.self)
         authorID = try row.decode(column: "author_id", as: Int64.self)
         let kind = PostKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .text

@@ -1,0 +1,183 @@
+import Logging
+import PostgresKit
+import PostgresNIO
+import SQLKit
+import SQLiteKit
+import SQLiteNIO
+
+/// A database connection as the stores see it. Statements are written once with SQLKit's
+/// `SQLQueryString` (so binds and quoting follow the dialect) and run straight on the driver;
+/// rows are read by column without going through `Codable` decoders, which dominated the cost
+/// of a feed page.
+struct Connection: Sendable {
+    enum Backend: Sendable {
+        case sqlite(SQLiteConnection)
+        case postgres(PostgresConnection)
+    }
+
+    let backend: Backend
+    /// SQLKit's view of the same connection, used to serialise queries in its dialect.
+    let sql: any SQLDatabase
+    let logger: Logger
+
+    init(sqlite connection: SQLiteConnection, logger: Logger) {
+        backend = .sqlite(connection)
+        sql = connection.sql(queryLogLevel: nil)
+        self.logger = logger
+    }
+
+    init(postgres connection: PostgresConnection, logger: Logger) {
+        backend = .postgres(connection)
+        sql = connection.sql(queryLogLevel: nil, logger: logger)
+        self.logger = logger
+    }
+
+    func rows(_ query: SQLQueryString) async throws -> [Row] {
+        var serializer = SQLSerializer(database: sql)
+        query.serialize(to: &serializer)
+        switch backend {
+        case .sqlite(let connection):
+            let binds = try serializer.binds.map(Self.sqliteData)
+            return try await connection.query(serializer.sql, binds).map { Row(.sqlite($0)) }
+        case .postgres(let connection):
+            var bindings = PostgresBindings(capacity: serializer.binds.count)
+            for bind in serializer.binds { try Self.append(bind, to: &bindings) }
+            var rows: [Row] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: logger) {
+                rows.append(Row(.postgres(row.makeRandomAccess())))
+            }
+            return rows
+        }
+    }
+
+    func first(_ query: SQLQueryString) async throws -> Row? {
+        try await rows(query).first
+    }
+
+    func exec(_ query: SQLQueryString) async throws {
+        _ = try await rows(query)
+    }
+
+    // MARK: binds
+
+    struct UnsupportedBind: Error, CustomStringConvertible {
+        let value: any Sendable
+        var description: String { "Cannot bind a \(type(of: value)) to SQL" }
+    }
+
+    static func sqliteData(_ value: any Encodable & Sendable) throws -> SQLiteData {
+        if let optional = value as? any OptionalValue, optional.isNone { return .null }
+        switch value {
+        case let v as Int64: return .integer(SQLiteInt64(v))
+        case let v as Int: return .integer(SQLiteInt64(v))
+        case let v as String: return .text(v)
+        case let v as Double: return .float(v)
+        case let v as Bool: return .integer(v ? 1 : 0)
+        default: throw UnsupportedBind(value: value)
+        }
+    }
+
+    static func append(_ value: any Encodable & Sendable, to bindings: inout PostgresBindings) throws {
+        if let optional = value as? any OptionalValue, optional.isNone { return bindings.appendNull() }
+        switch value {
+        case let v as Int64: bindings.append(v)
+        case let v as Int: bindings.append(Int64(v))
+        case let v as String: bindings.append(v)
+        case let v as Double: bindings.append(v)
+        case let v as Bool: bindings.append(v)
+        default: throw UnsupportedBind(value: value)
+        }
+    }
+}
+
+private protocol OptionalValue {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    var isNone: Bool { self == nil }
+}
+
+/// One result row; `decode(column:as:)` reads a column as a Swift value.
+struct Row: Sendable {
+    enum Storage: Sendable {
+        case sqlite(SQLiteRow)
+        case postgres(PostgresRandomAccessRow)
+    }
+
+    let storage: Storage
+    init(_ storage: Storage) { self.storage = storage }
+
+    struct ColumnError: Error, CustomStringConvertible {
+        let column: String
+        let type: Any.Type
+        var description: String { "Column \(column) is missing or is not a \(type)" }
+    }
+
+    func decode<T: ColumnValue>(column: String, as type: T.Type = T.self) throws -> T {
+        switch storage {
+        case .sqlite(let row):
+            guard let data = row.column(column), let value = T(sqlite: data) else { throw ColumnError(column: column, type: T.self) }
+            return value
+        case .postgres(let row):
+            guard row.contains(column) else { throw ColumnError(column: column, type: T.self) }
+            return try row[column].decode(T.self)
+        }
+    }
+}
+
+/// A Swift type a column can be read as.
+protocol ColumnValue: PostgresDecodable {
+    /// nil when the SQLite value cannot be this type.
+    init?(sqlite data: SQLiteData)
+}
+
+extension Int64: ColumnValue {
+    init?(sqlite data: SQLiteData) {
+        guard case .integer(let v) = data else { return nil }
+        self = Int64(v)
+    }
+}
+
+extension Int: ColumnValue {
+    init?(sqlite data: SQLiteData) {
+        guard case .integer(let v) = data else { return nil }
+        self = Int(v)
+    }
+}
+
+extension Double: ColumnValue {
+    init?(sqlite data: SQLiteData) {
+        switch data {
+        case .float(let v): self = v
+        case .integer(let v): self = Double(v)
+        default: return nil
+        }
+    }
+}
+
+extension String: ColumnValue {
+    init?(sqlite data: SQLiteData) {
+        guard case .text(let v) = data else { return nil }
+        self = v
+    }
+}
+
+extension Bool: ColumnValue {
+    init?(sqlite data: SQLiteData) {
+        guard case .integer(let v) = data else { return nil }
+        self = v != 0
+    }
+}
+
+extension Optional: ColumnValue where Wrapped: ColumnValue, Wrapped == Wrapped._DecodableType {
+    init?(sqlite data: SQLiteData) {
+        if case .null = data {
+            self = .none
+        } else if let value = Wrapped(sqlite: data) {
+            self = .some(value)
+        } else {
+            return nil
+        }
+    }
+}
