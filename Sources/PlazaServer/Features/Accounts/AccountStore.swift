@@ -7,6 +7,7 @@ struct AccountStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let sessionIdleMillis: Int64
+    let sessionCache = SessionCache()
 
     struct NewUser: Sendable {
         var username: String
@@ -65,6 +66,7 @@ struct AccountStore: Sendable {
             try await db.exec("UPDATE users SET password_hash = \(bind: hash) WHERE id = \(bind: userID)")
             try await db.exec("DELETE FROM sessions WHERE user_id = \(bind: userID) AND id <> \(bind: sessionID)")
         }
+        sessionCache.forget(userID: userID, except: sessionID)
     }
 
     // MARK: sessions
@@ -90,6 +92,9 @@ struct AccountStore: Sendable {
     func identity(token: String) async throws -> Identity? {
         let now = Timestamp.now.milliseconds
         let hash = SessionToken.hash(token)
+        if let cached = sessionCache.get(hash, now: now), now - cached.lastUsed < sessionIdleMillis {
+            return cached.identity
+        }
         guard let row = try await db.read({ db in
             try await db.first(
                 """
@@ -100,14 +105,18 @@ struct AccountStore: Sendable {
         let sessionID = try row.decode(column: "id", as: Int64.self)
         let lastUsed = try row.decode(column: "last_used_at", as: Int64.self)
         guard now - lastUsed < sessionIdleMillis else { return nil }
+        var used = lastUsed
         if now - lastUsed > 60_000 {
             try await db.write { db in
                 try await db.exec("UPDATE sessions SET last_used_at = \(bind: now) WHERE id = \(bind: sessionID)")
             }
+            used = now
         }
-        return Identity(
+        let identity = Identity(
             userID: try row.decode(column: "user_id", as: Int64.self), sessionID: sessionID,
             isAdmin: try row.decode(column: "is_admin", as: Bool.self))
+        sessionCache.put(hash, .init(identity: identity, lastUsed: used, cachedAt: now))
+        return identity
     }
 
     func sessions(userID: Int64, current: Int64) async throws -> [Session] {
@@ -129,9 +138,11 @@ struct AccountStore: Sendable {
 
     /// Ends one of the user's sessions; false when it is not theirs or does not exist.
     func deleteSession(id: Int64, userID: Int64) async throws -> Bool {
-        try await db.write { db in
+        let deleted = try await db.write { db in
             try await db.first("DELETE FROM sessions WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id") != nil
         }
+        sessionCache.forget(userID: userID, sessionID: id)
+        return deleted
     }
 
     func deleteIdleSessions(now: Timestamp = .now) async throws {

@@ -52,7 +52,7 @@ public struct DemoSeeder: Sendable {
 
         var posts = 0
         func post(_ author: String, _ draft: PostStore.Draft, comments: [(String, String)] = [], likedBy: [String] = []) async throws {
-            let postID = try await services.posts.create(author: id(author), draft)
+            let postID = try parseID(await services.posts.create(author: id(author), draft).id)!
             for (who, text) in comments { _ = try await services.comments.create(post: postID, author: id(who), body: text) }
             for who in likedBy { _ = try await services.likes.set(post: postID, user: id(who), liked: true) }
             posts += 1

@@ -17,16 +17,17 @@ struct LikeStore: Sendable {
 
     private func write(post: Int64, user: Int64, liked: Bool, now: Int64) async throws -> LikeState {
         try await db.write { db in
-            if liked {
-                let inserted = try await db.first(
+            let changed =
+                liked
+                ? try await db.first(
                     "INSERT INTO likes (post_id, user_id, created_at) VALUES (\(bind: post), \(bind: user), \(bind: now)) ON CONFLICT DO NOTHING RETURNING post_id")
-                if inserted != nil { try await db.exec("UPDATE posts SET likes_count = likes_count + 1 WHERE id = \(bind: post)") }
-            } else {
-                let deleted = try await db.first("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING post_id")
-                if deleted != nil { try await db.exec("UPDATE posts SET likes_count = likes_count - 1 WHERE id = \(bind: post)") }
-            }
-            let count = try await db.first("SELECT likes_count FROM posts WHERE id = \(bind: post)")?.decode(column: "likes_count", as: Int.self)
-            return LikeState(liked: liked, likes: count ?? 0)
+                : try await db.first("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING post_id")
+            let delta = changed == nil ? 0 : liked ? 1 : -1
+            let count: Row? =
+                delta == 0
+                ? try await db.first("SELECT likes_count FROM posts WHERE id = \(bind: post)")
+                : try await db.first("UPDATE posts SET likes_count = likes_count + \(bind: delta) WHERE id = \(bind: post) RETURNING likes_count")
+            return LikeState(liked: liked, likes: try count?.decode(column: "likes_count", as: Int.self) ?? 0)
         }
     }
 

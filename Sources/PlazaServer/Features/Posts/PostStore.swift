@@ -18,10 +18,11 @@ struct PostStore: Sendable {
         var price: String?
     }
 
-    func create(author: Int64, _ draft: Draft) async throws -> Int64 {
+    /// Stores a new post and returns it as its author sees it, without reading it back.
+    func create(author: Int64, _ draft: Draft) async throws -> Post {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        try await db.write { db in
+        let authorRow = try await db.write { db in
             try await db.exec(
                 """
                 INSERT INTO posts (id, author_id, kind, title, body, link_url, latitude, longitude, location_name,
@@ -32,9 +33,18 @@ struct PostStore: Sendable {
                     \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
                     \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: now))
                 """)
-            try await db.exec("UPDATE users SET posts_count = posts_count + 1 WHERE id = \(bind: author)")
+            return try await db.first(
+                """
+                UPDATE users SET posts_count = posts_count + 1 WHERE id = \(bind: author)
+                RETURNING username AS author_username, display_name AS author_display_name, avatar_media_id AS author_avatar_media_id
+                """)
         }
-        return id
+        guard let authorRow else { throw PlazaError.unauthorized }
+        return Post(
+            id: String(id), kind: draft.kind, author: try UserSummary(authorIn: authorRow, id: author), title: draft.title, body: draft.body,
+            spaces: [], media: [], link: draft.linkURL.map { LinkPreview(url: $0) }, location: draft.location, activity: draft.activity,
+            price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil, counts: Post.Counts(likes: 0, comments: 0),
+            viewer: Post.Viewer(liked: false, saved: false))
     }
 
     /// One post as `viewer` may see it, or 404.

@@ -36,8 +36,7 @@ struct PostsController {
         let me = try context.requireUser()
         let body = try await request.decode(as: CreatePostRequest.self, context: context)
         let draft = try PostRules.draft(body)
-        let id = try await posts.create(author: me.userID, draft)
-        return EditedResponse(status: .created, response: try await posts.post(id: id, viewer: me.userID))
+        return EditedResponse(status: .created, response: try await posts.create(author: me.userID, draft))
     }
 
     @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Post {
