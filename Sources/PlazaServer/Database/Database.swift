@@ -14,6 +14,8 @@ protocol DatabaseDriver: Sendable {
     func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T
     /// Runs `body` in a write transaction: all of it or none of it.
     func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T
+    /// Runs one statement, atomic on its own, on the write path (no explicit transaction).
+    func write(_ statement: SQLQueryString) async throws -> [Row]
     /// Keeps the connections alive until graceful shutdown, then closes them.
     func run() async throws
 }
@@ -32,6 +34,13 @@ public struct Database: Sendable, Service {
 
     func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
         try await driver.write(body)
+    }
+
+    /// One statement on the write path, e.g. an INSERT whose counters triggers keep: cheaper
+    /// than a transaction and just as atomic.
+    @discardableResult
+    func write(_ statement: SQLQueryString) async throws -> [Row] {
+        try await driver.write(statement)
     }
 
     public func run() async throws { try await driver.run() }

@@ -17,6 +17,31 @@ struct Dialect: Sendable {
         }
     }
 
+    /// The triggers that keep a `Counter`.
+    func triggers(for counter: Counter) -> [String] {
+        let name = "\(counter.table)_\(counter.key)_counts"
+        let increment = "UPDATE \(counter.target) SET \(counter.column) = \(counter.column) + 1 WHERE id = NEW.\(counter.key);"
+        let decrement = "UPDATE \(counter.target) SET \(counter.column) = \(counter.column) - 1 WHERE id = OLD.\(counter.key);"
+        switch kind {
+        case .sqlite:
+            return [
+                "CREATE TRIGGER \(name)_insert AFTER INSERT ON \(counter.table) BEGIN \(increment) END",
+                "CREATE TRIGGER \(name)_delete AFTER DELETE ON \(counter.table) BEGIN \(decrement) END",
+            ]
+        case .postgres:
+            return [
+                """
+                CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'INSERT' THEN \(increment) ELSE \(decrement) END IF;
+                    RETURN NULL;
+                END $$
+                """,
+                "CREATE TRIGGER \(name) AFTER INSERT OR DELETE ON \(counter.table) FOR EACH ROW EXECUTE FUNCTION \(name)()",
+            ]
+        }
+    }
+
     /// The plan of a query as text lines, for tests that forbid full scans.
     func explain(_ query: SQLQueryString, on db: Connection) async throws -> [String] {
         switch kind {

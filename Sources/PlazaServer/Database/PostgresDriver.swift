@@ -47,6 +47,12 @@ final class PostgresDriver: DatabaseDriver {
         }
     }
 
+    func write(_ statement: SQLQueryString) async throws -> [Row] {
+        try await client.withConnection { connection in
+            try await Connection(postgres: connection, logger: self.logger).rows(statement)
+        }
+    }
+
     func run() async throws {
         await client.run()
     }

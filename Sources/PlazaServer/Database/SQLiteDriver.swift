@@ -73,6 +73,10 @@ final class SQLiteDriver: DatabaseDriver {
         }
     }
 
+    func write(_ statement: SQLQueryString) async throws -> [Row] {
+        try await writeTurn.withTurn { try await writer.rows(statement) }
+    }
+
     func run() async throws {
         try? await gracefulShutdown()
         // Closing must finish even when shutdown came as cancellation, so it runs in its own task.

@@ -1,5 +1,5 @@
 /// Accounts, sessions, follows, blocks, posts, comments and likes.
-/// Times are milliseconds since 1970 (BIGINT) in both dialects; counts are kept on write.
+/// Times are milliseconds since 1970 (BIGINT) in both dialects; counts are kept on write by triggers.
 enum Migration001 {
     static let migration = Migration(
         version: 1,
@@ -110,6 +110,13 @@ enum Migration001 {
             """,
             "CREATE INDEX likes_post_time ON likes (post_id, created_at, user_id)",
             "CREATE INDEX likes_user ON likes (user_id, post_id)",
+        ],
+        counters: [
+            Counter(table: "posts", key: "author_id", target: "users", column: "posts_count"),
+            Counter(table: "follows", key: "follower_id", target: "users", column: "following_count"),
+            Counter(table: "follows", key: "followee_id", target: "users", column: "followers_count"),
+            Counter(table: "likes", key: "post_id", target: "posts", column: "likes_count"),
+            Counter(table: "comments", key: "post_id", target: "posts", column: "comments_count"),
         ]
     )
 }

@@ -7,6 +7,17 @@ struct Migration: Sendable {
     let version: Int
     let name: String
     let statements: [String]
+    /// Counts kept by the database itself, after the statements run.
+    var counters: [Counter] = []
+}
+
+/// `target.column` counts the rows of `table` whose `key` is the target's id, kept up to date
+/// by triggers on insert and delete (including cascades), so no code path can forget it.
+struct Counter: Sendable {
+    let table: String
+    let key: String
+    let target: String
+    let column: String
 }
 
 enum Migrations {
@@ -34,8 +45,8 @@ enum Migrations {
                 }
                 let seen = try await db.first("SELECT version FROM plaza_migrations WHERE version = \(bind: migration.version)")
                 if seen != nil { return false }
-                for statement in migration.statements {
-                    try await db.exec(SQLQueryString(dialect.ddl(statement)))
+                for statement in migration.statements.map(dialect.ddl) + migration.counters.flatMap(dialect.triggers) {
+                    try await db.exec(SQLQueryString(statement))
                 }
                 try await db.exec(
                     "INSERT INTO plaza_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), \(bind: Timestamp.now.milliseconds))"

@@ -71,28 +71,16 @@ struct PeopleStore: Sendable {
             if try await db.first(
                 "SELECT 1 AS x FROM blocks WHERE (blocker_id = \(bind: follower) AND blocked_id = \(bind: followee)) OR (blocker_id = \(bind: followee) AND blocked_id = \(bind: follower))"
             ) != nil { throw Self.blocked }
-            let inserted = try await db.first(
+            try await db.exec(
                 """
                 INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
-                ON CONFLICT DO NOTHING RETURNING follower_id
+                ON CONFLICT DO NOTHING
                 """)
-            if inserted != nil { try await Self.adjustFollowCounts(db, follower: follower, followee: followee, by: 1) }
         }
     }
 
     func unfollow(follower: Int64, followee: Int64) async throws {
-        try await db.write { db in try await Self.removeFollow(db, follower: follower, followee: followee) }
-    }
-
-    private static func removeFollow(_ db: Connection, follower: Int64, followee: Int64) async throws {
-        let deleted = try await db.first(
-            "DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee) RETURNING follower_id")
-        if deleted != nil { try await adjustFollowCounts(db, follower: follower, followee: followee, by: -1) }
-    }
-
-    private static func adjustFollowCounts(_ db: Connection, follower: Int64, followee: Int64, by delta: Int) async throws {
-        try await db.exec("UPDATE users SET following_count = following_count + \(bind: delta) WHERE id = \(bind: follower)")
-        try await db.exec("UPDATE users SET followers_count = followers_count + \(bind: delta) WHERE id = \(bind: followee)")
+        try await db.write("DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)")
     }
 
     /// Blocks `blocked`: ends follows both ways; their content disappears for each other.
@@ -102,8 +90,11 @@ struct PeopleStore: Sendable {
         try await db.write { db in
             try await db.exec(
                 "INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (\(bind: blocker), \(bind: blocked), \(bind: now)) ON CONFLICT DO NOTHING")
-            try await Self.removeFollow(db, follower: blocker, followee: blocked)
-            try await Self.removeFollow(db, follower: blocked, followee: blocker)
+            try await db.exec(
+                """
+                DELETE FROM follows WHERE (follower_id = \(bind: blocker) AND followee_id = \(bind: blocked))
+                OR (follower_id = \(bind: blocked) AND followee_id = \(bind: blocker))
+                """)
         }
     }
 

@@ -37,41 +37,35 @@ struct CommentStore: Sendable {
     func create(post: Int64, author: Int64, body: String) async throws -> Comment {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        let row: (Row)?
         do {
-            row = try await db.write { db in
-                try await db.exec(
-                    "INSERT INTO comments (id, post_id, author_id, body, created_at) VALUES (\(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now))")
-                try await db.exec("UPDATE posts SET comments_count = comments_count + 1 WHERE id = \(bind: post)")
-                return try await db.first("SELECT \(Self.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id = \(bind: id)")
-            }
+            let rows = try await db.write(
+                """
+                INSERT INTO comments (id, post_id, author_id, body, created_at)
+                VALUES (\(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now))
+                RETURNING id, post_id, author_id, body, created_at, \(PostStore.authorColumns)
+                """)
+            guard let row = rows.first else { throw PlazaError.notFound("Post") }
+            return try Self.comment(row)
         } catch where Dialect.isForeignKeyViolation(error) {
             throw PlazaError.notFound("Post")
         }
-        guard let row else { throw PlazaError.notFound("Comment") }
-        return try Self.comment(row)
     }
 
     /// The comment's author and its post's author, if the viewer may see the comment.
-    func owners(comment: Int64, viewer: Int64) async throws -> (commentAuthor: Int64, postAuthor: Int64, post: Int64)? {
+    func owners(comment: Int64, viewer: Int64) async throws -> (commentAuthor: Int64, postAuthor: Int64)? {
         guard let row = try await db.read({ db in
             try await db.first(
                 """
-                SELECT c.author_id, c.post_id, p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id
+                SELECT c.author_id, p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id
                 WHERE c.id = \(bind: comment)
                 AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))
                 AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))
                 """)
         }) else { return nil }
-        return (try row.decode(column: "author_id", as: Int64.self), try row.decode(column: "post_author_id", as: Int64.self),
-                try row.decode(column: "post_id", as: Int64.self))
+        return (try row.decode(column: "author_id", as: Int64.self), try row.decode(column: "post_author_id", as: Int64.self))
     }
 
-    func delete(comment: Int64, post: Int64) async throws {
-        try await db.write { db in
-            if try await db.first("DELETE FROM comments WHERE id = \(bind: comment) RETURNING id") != nil {
-                try await db.exec("UPDATE posts SET comments_count = comments_count - 1 WHERE id = \(bind: post)")
-            }
-        }
+    func delete(comment: Int64) async throws {
+        try await db.write("DELETE FROM comments WHERE id = \(bind: comment)")
     }
 }

@@ -5,30 +5,24 @@ import SQLKit
 struct LikeStore: Sendable {
     let db: Database
 
-    /// Likes or unlikes (idempotently) and returns the new state.
+    /// Likes or unlikes (idempotently) and returns the new state. One statement on the write
+    /// path; the count (kept by a trigger) is read back from a reader.
     func set(post: Int64, user: Int64, liked: Bool) async throws -> LikeState {
         let now = Timestamp.now.milliseconds
         do {
-            return try await write(post: post, user: user, liked: liked, now: now)
+            if liked {
+                try await db.write(
+                    "INSERT INTO likes (post_id, user_id, created_at) VALUES (\(bind: post), \(bind: user), \(bind: now)) ON CONFLICT DO NOTHING")
+            } else {
+                try await db.write("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user)")
+            }
         } catch where Dialect.isForeignKeyViolation(error) {
             throw PlazaError.notFound("Post")
         }
-    }
-
-    private func write(post: Int64, user: Int64, liked: Bool, now: Int64) async throws -> LikeState {
-        try await db.write { db in
-            let changed =
-                liked
-                ? try await db.first(
-                    "INSERT INTO likes (post_id, user_id, created_at) VALUES (\(bind: post), \(bind: user), \(bind: now)) ON CONFLICT DO NOTHING RETURNING post_id")
-                : try await db.first("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING post_id")
-            let delta = changed == nil ? 0 : liked ? 1 : -1
-            let count: Row? =
-                delta == 0
-                ? try await db.first("SELECT likes_count FROM posts WHERE id = \(bind: post)")
-                : try await db.first("UPDATE posts SET likes_count = likes_count + \(bind: delta) WHERE id = \(bind: post) RETURNING likes_count")
-            return LikeState(liked: liked, likes: try count?.decode(column: "likes_count", as: Int.self) ?? 0)
+        let count = try await db.read { db in
+            try await db.first("SELECT likes_count FROM posts WHERE id = \(bind: post)")?.decode(column: "likes_count", as: Int.self)
         }
+        return LikeState(liked: liked, likes: count ?? 0)
     }
 
     /// Who liked a post, newest like first, without users the viewer has a block with.

@@ -22,23 +22,18 @@ struct PostStore: Sendable {
     func create(author: Int64, _ draft: Draft) async throws -> Post {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        let authorRow = try await db.write { db in
-            try await db.exec(
-                """
-                INSERT INTO posts (id, author_id, kind, title, body, link_url, latitude, longitude, location_name,
-                    activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, created_at)
-                VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
-                    \(bind: draft.linkURL), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
-                    \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
-                    \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
-                    \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: now))
-                """)
-            return try await db.first(
-                """
-                UPDATE users SET posts_count = posts_count + 1 WHERE id = \(bind: author)
-                RETURNING username AS author_username, display_name AS author_display_name, avatar_media_id AS author_avatar_media_id
-                """)
-        }
+        let authorRow = try await db.write(
+            """
+            INSERT INTO posts (id, author_id, kind, title, body, link_url, latitude, longitude, location_name,
+                activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, created_at)
+            VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
+                \(bind: draft.linkURL), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
+                \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
+                \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
+                \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: now))
+            RETURNING \(Self.authorColumns)
+            """
+        ).first
         guard let authorRow else { throw PlazaError.unauthorized }
         return Post(
             id: String(id), kind: draft.kind, author: try UserSummary(authorIn: authorRow, id: author), title: draft.title, body: draft.body,
@@ -118,12 +113,15 @@ struct PostStore: Sendable {
 
     /// Deletes a post with its comments and likes (by foreign-key cascade).
     func delete(id: Int64, author: Int64) async throws {
-        try await db.write { db in
-            if try await db.first("DELETE FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author) RETURNING id") != nil {
-                try await db.exec("UPDATE users SET posts_count = posts_count - 1 WHERE id = \(bind: author)")
-            }
-        }
+        try await db.write("DELETE FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author)")
     }
+
+    /// The author's summary columns of a row that has `author_id`, for a RETURNING clause.
+    static let authorColumns: SQLQueryString = """
+        (SELECT username FROM users WHERE users.id = author_id) AS author_username, \
+        (SELECT display_name FROM users WHERE users.id = author_id) AS author_display_name, \
+        (SELECT avatar_media_id FROM users WHERE users.id = author_id) AS author_avatar_media_id
+        """
 
     // MARK: feeds
 

@@ -85,7 +85,7 @@ struct PostsController {
         guard owners.commentAuthor == me.userID || owners.postAuthor == me.userID else {
             throw PlazaError(.forbidden, "not_allowed", "Only the comment's author or the post's author can delete it.")
         }
-        try await comments.delete(comment: id, post: owners.post)
+        try await comments.delete(comment: id)
         return Response(status: .noContent)
     }
 
