@@ -17,7 +17,9 @@ struct QueryPlanTests {
         ("global feed, signed in, deep page", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
         ("global feed by kind", PostStore.feedSQL(.init(source: .global, kind: .activity, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
         ("global feed date range", PostStore.feedSQL(.init(source: .global, since: Timestamp(milliseconds: 1), until: Timestamp(milliseconds: 2), page: PageRequest(limit: 20)), viewer: nil)),
-        ("home feed", PostStore.feedSQL(.init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("home feed", PostStore.feedSQL(.init(source: .authors([3, 4, 5, viewer]), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("home feed by kind", PostStore.feedSQL(.init(source: .authors([3, viewer]), kind: .text, page: PageRequest(limit: 20)), viewer: viewer)),
+        ("home feed, many follows", PostStore.feedSQL(.init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
         ("user's posts", PostStore.feedSQL(.init(source: .author(3), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
         ("profile by username", PeopleStore.userIDSQL(usernameKey: "ana")),
         ("followers", PeopleStore.followsSQL(.followers, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)),
@@ -41,11 +43,17 @@ struct QueryPlanTests {
         }
     }
 
-    /// SQLite: `SCAN t` without an index. A `SCAN t USING INDEX` walk in index order is fine:
-    /// it reads only as many rows as the page needs. PostgreSQL: any `Seq Scan`.
+    /// The tables of the schema and the aliases the queries give them.
+    static let tables: Set<String> = ["users", "sessions", "follows", "blocks", "posts", "comments", "likes", "u", "s", "f", "b", "p", "c", "l"]
+
+    /// SQLite: `SCAN t` of a table without an index (a scan of a subquery's few rows is fine, and
+    /// so is a `SCAN t USING INDEX` walk in index order: it reads only the rows the page needs).
+    /// PostgreSQL: any `Seq Scan`.
     static func isFullScan(_ line: String, kind: DatabaseKind) -> Bool {
         switch kind {
-        case .sqlite: line.hasPrefix("SCAN ") && !line.contains("USING INDEX") && !line.contains("USING COVERING INDEX") && !line.contains("CONSTANT ROW")
+        case .sqlite:
+            line.hasPrefix("SCAN ") && tables.contains(String(line.split(separator: " ")[1]))
+                && !line.contains("USING INDEX") && !line.contains("USING COVERING INDEX")
         case .postgres: line.contains("Seq Scan")
         }
     }
