@@ -45,33 +45,18 @@ struct PostStore: Sendable {
     /// One post as `viewer` may see it, or 404.
     func post(id: Int64, viewer: Int64?) async throws -> Post {
         guard let record = try await record(id: id, viewer: viewer) else { throw PlazaError.notFound("Post") }
-        return try await render([record], viewer: viewer)[0]
+        return record.post
     }
 
     func record(id: Int64, viewer: Int64?) async throws -> PostRecord? {
         let row = try await db.read { db in
             try await db.first(
                 """
-                SELECT \(PostRecord.columns) FROM posts p JOIN users u ON u.id = p.author_id
+                SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id
                 WHERE p.id = \(bind: id) AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))
                 """)
         }
         return try row.map(PostRecord.init(row:))
-    }
-
-    /// Fills in what the viewer's relation adds (liked) with one batched look-up.
-    func render(_ records: [PostRecord], viewer: Int64?) async throws -> [Post] {
-        guard let viewer, !records.isEmpty else { return records.map(\.post) }
-        let ids = records.map(\.id)
-        let liked = try await db.read { db in
-            try PeopleStore.idSet(
-                await db.rows("SELECT post_id AS id FROM likes WHERE user_id = \(bind: viewer) AND post_id IN (\(binds: ids))"))
-        }
-        return records.map { record in
-            var post = record.post
-            post.viewer.liked = liked.contains(record.id)
-            return post
-        }
     }
 
     /// The author's changes; `activity` is the whole new activity value (already merged).
@@ -142,7 +127,7 @@ struct PostStore: Sendable {
         var page: PageRequest
     }
 
-    /// One page of a feed, newest first: a single keyset query plus batched look-ups.
+    /// One page of a feed, newest first: a single keyset query.
     func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
         var query = query
         if case .home(let user) = query.source {
@@ -157,13 +142,13 @@ struct PostStore: Sendable {
         let rows = try await db.read { db in try await db.rows(sql) }
         let records = try rows.prefix(query.page.limit).map(PostRecord.init(row:))
         let next = rows.count > query.page.limit ? records.last?.cursor.encoded : nil
-        return Page(items: try await render(records, viewer: viewer), nextCursor: next)
+        return Page(items: records.map(\.post), nextCursor: next)
     }
 
     static let maxMergedAuthors = 200
 
     static func feedSQL(_ query: FeedQuery, viewer: Int64?) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT \(PostRecord.columns) FROM posts p JOIN users u ON u.id = p.author_id WHERE "
+        var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id WHERE "
         switch query.source {
         case .global: sql += "TRUE" + filters(query, "p.")
         case .author(let id): sql += "p.author_id = \(bind: id)" + filters(query, "p.")

@@ -40,7 +40,7 @@ struct PostsController {
     }
 
     @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Post {
-        try await posts.render([visiblePost(context)], viewer: context.viewerID)[0]
+        try await visiblePost(context).post
     }
 
     @Sendable func update(_ request: Request, context: PlazaContext) async throws -> Post {
