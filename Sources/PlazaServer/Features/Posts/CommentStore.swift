@@ -34,21 +34,19 @@ struct CommentStore: Sendable {
         return sql
     }
 
+    /// Comments on a post the author may see (else 404), in one statement.
     func create(post: Int64, author: Int64, body: String) async throws -> Comment {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        do {
-            let rows = try await db.write(
-                """
-                INSERT INTO comments (id, post_id, author_id, body, created_at)
-                VALUES (\(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now))
-                RETURNING id, post_id, author_id, body, created_at, \(PostStore.authorColumns)
-                """)
-            guard let row = rows.first else { throw PlazaError.notFound("Post") }
-            return try Self.comment(row)
-        } catch where Dialect.isForeignKeyViolation(error) {
-            throw PlazaError.notFound("Post")
-        }
+        let rows = try await db.write(
+            """
+            INSERT INTO comments (id, post_id, author_id, body, created_at)
+            SELECT \(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now)
+            WHERE \(PostStore.visible(post: post, to: author))
+            RETURNING id, post_id, author_id, body, created_at, \(PostStore.authorColumns)
+            """)
+        guard let row = rows.first else { throw PlazaError.notFound("Post") }
+        return try Self.comment(row)
     }
 
     /// The comment's author and its post's author, if the viewer may see the comment.

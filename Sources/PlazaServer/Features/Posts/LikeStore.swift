@@ -5,24 +5,28 @@ import SQLKit
 struct LikeStore: Sendable {
     let db: Database
 
-    /// Likes or unlikes (idempotently) and returns the new state. One statement on the write
-    /// path; the count (kept by a trigger) is read back from a reader.
+    /// Likes or unlikes (idempotently) a post the user may see (else 404) and returns the new
+    /// state: one statement on the write path, then the count (kept by a trigger) from a reader.
     func set(post: Int64, user: Int64, liked: Bool) async throws -> LikeState {
         let now = Timestamp.now.milliseconds
-        do {
-            if liked {
-                try await db.write(
-                    "INSERT INTO likes (post_id, user_id, created_at) VALUES (\(bind: post), \(bind: user), \(bind: now)) ON CONFLICT DO NOTHING")
-            } else {
-                try await db.write("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user)")
-            }
-        } catch where Dialect.isForeignKeyViolation(error) {
-            throw PlazaError.notFound("Post")
+        if liked {
+            try await db.write(
+                """
+                INSERT INTO likes (post_id, user_id, created_at) SELECT \(bind: post), \(bind: user), \(bind: now)
+                WHERE \(PostStore.visible(post: post, to: user)) ON CONFLICT DO NOTHING
+                """)
+        } else {
+            try await db.write("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user)")
         }
         let count = try await db.read { db in
-            try await db.first("SELECT likes_count FROM posts WHERE id = \(bind: post)")?.decode(column: "likes_count", as: Int.self)
+            try await db.first(
+                """
+                SELECT likes_count FROM posts p WHERE p.id = \(bind: post)
+                AND NOT \(PeopleStore.blockedEitherWay(viewer: user, column: "p.author_id"))
+                """)?.decode(column: "likes_count", as: Int.self)
         }
-        return LikeState(liked: liked, likes: count ?? 0)
+        guard let count else { throw PlazaError.notFound("Post") }
+        return LikeState(liked: liked, likes: count)
     }
 
     /// Who liked a post, newest like first, without users the viewer has a block with.

@@ -101,6 +101,14 @@ struct PostStore: Sendable {
         try await db.write("DELETE FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author)")
     }
 
+    /// SQL that is true when `post` exists and `viewer` may see it (no block either way).
+    static func visible(post: Int64, to viewer: Int64) -> SQLQueryString {
+        """
+        EXISTS (SELECT 1 FROM posts vp WHERE vp.id = \(bind: post) \
+        AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "vp.author_id")))
+        """
+    }
+
     /// The author's summary columns of a row that has `author_id`, for a RETURNING clause.
     static let authorColumns: SQLQueryString = """
         (SELECT username FROM users WHERE users.id = author_id) AS author_username, \

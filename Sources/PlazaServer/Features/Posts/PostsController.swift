@@ -72,10 +72,10 @@ struct PostsController {
 
     @Sendable func createComment(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Comment> {
         let me = try context.requireUser()
-        let record = try await visiblePost(context)
+        let post = try context.parameters.id("id", "Post")
         let body = try await request.decode(as: CreateCommentRequest.self, context: context)
         let text = try Validate.text(body.body, field: "body", max: PostRules.maxCommentLength, required: true)!
-        return EditedResponse(status: .created, response: try await comments.create(post: record.id, author: me.userID, body: text))
+        return EditedResponse(status: .created, response: try await comments.create(post: post, author: me.userID, body: text))
     }
 
     @Sendable func deleteComment(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -91,12 +91,12 @@ struct PostsController {
 
     @Sendable func like(_ request: Request, context: PlazaContext) async throws -> LikeState {
         let me = try context.requireUser()
-        return try await likes.set(post: visiblePost(context).id, user: me.userID, liked: true)
+        return try await likes.set(post: context.parameters.id("id", "Post"), user: me.userID, liked: true)
     }
 
     @Sendable func unlike(_ request: Request, context: PlazaContext) async throws -> LikeState {
         let me = try context.requireUser()
-        return try await likes.set(post: visiblePost(context).id, user: me.userID, liked: false)
+        return try await likes.set(post: context.parameters.id("id", "Post"), user: me.userID, liked: false)
     }
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
