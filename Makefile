@@ -3,13 +3,14 @@
 #   make build   the release binary, .build/release/plaza
 #   make test    Swift tests on SQLite and on PostgreSQL, end-to-end tests, schemathesis
 #   make clean   build products (./data, your instance's data, stays)
+#   make bench   Plaza vs PocketBase benchmark (bench/README.md); flags via BENCH_ARGS="--duration 5 ..."
 # Override with e.g. `make run PORT=9000 DATA_DIR=/srv/plaza`.
 SWIFT ?= swift
 DATA_DIR ?= ./data
 PORT ?= 8080
 PLAZA := ./.build/release/plaza
 
-.PHONY: run build test clean
+.PHONY: run build test clean bench
 
 run: build
 	@echo "==> Seeding the demo world into $(DATA_DIR)"
@@ -35,6 +36,11 @@ test:
 	PLAZA_BIN=.build/debug/plaza scripts/e2e.sh
 	@echo "==> Schemathesis against the OpenAPI document"
 	PLAZA_BIN=.build/debug/plaza scripts/schemathesis.sh
+
+bench: build
+	@bench/install.sh
+	@echo "==> Benchmark: Plaza vs PocketBase (bench/README.md)"
+	python3 bench/bench.py $(BENCH_ARGS)
 
 clean:
 	$(SWIFT) package clean

@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+"""Plaza vs PocketBase on the same machine and the same data. See bench/README.md.
+
+    python3 bench/bench.py                       # default sizes, every scenario
+    python3 bench/bench.py --users 50 --posts 2000 --comments 500 --duration 3
+    python3 bench/bench.py --growth              # page latency at 10k, 100k, 1M posts
+
+Both servers listen on 127.0.0.1 only, get fresh data directories, and are stopped at the end
+(also on errors and Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchlib import report, scenarios, servers, wrk  # noqa: E402
+from benchlib.dataset import Dataset, Sizes  # noqa: E402
+from benchlib.seed import PlazaSeeder, PocketBaseSeeder  # noqa: E402
+
+RESULTS = servers.BENCH_DIR / "results"
+SCENARIO_KEYS = ["feed_global", "feed_deep", "feed_home", "post_detail", "comments", "search",
+                 "create_post", "create_comment", "like", "login"]
+GROWTH_KEYS = ["feed_global", "feed_home", "search"]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = ap.add_argument_group("dataset")
+    d.add_argument("--users", type=int, default=1000)
+    d.add_argument("--posts", type=int, default=100_000)
+    d.add_argument("--follows", type=int, default=20, help="follows per user")
+    d.add_argument("--comments", type=int, default=25_000)
+    d.add_argument("--seed", type=int, default=42, help="dataset RNG seed")
+    d.add_argument("--search-rank", type=int, default=20, help="Zipf rank of the word the search scenario looks for")
+    w = ap.add_argument_group("load")
+    w.add_argument("--duration", type=float, default=15, help="seconds per measured run")
+    w.add_argument("--warmup", type=float, default=3, help="seconds of warm-up before each run")
+    w.add_argument("--rounds", type=int, default=2, help="runs per system per scenario, alternating A B A B")
+    w.add_argument("--connections", type=int, default=32)
+    w.add_argument("--login-connections", type=int, default=8, help="connections for the CPU-bound login scenario")
+    w.add_argument("--threads", type=int, default=2, help="wrk threads")
+    w.add_argument("--timeout", type=float, default=10, help="wrk: requests slower than this count as errors")
+    w.add_argument("--pin", action="store_true", help="pin each server to core 0 and wrk to core 1 (taskset) for the runs")
+    w.add_argument("--retry-busy", type=int, default=2,
+                   help="run again (at most this often) when other processes used over 0.15 cores during a run")
+    w.add_argument("--retry-wait", type=float, default=20, help="seconds to wait before such a retry")
+    w.add_argument("--only", default="", help=f"comma-separated scenarios ({','.join(SCENARIO_KEYS)})")
+    w.add_argument("--deep", type=int, default=2500, help="posts deep for the deep-page scenario")
+    w.add_argument("--pb-home", choices=["backrel", "list"], default="list",
+                   help="PocketBase home-feed filter measured in the table (the other runs once as an extra row); "
+                        "'list' names the followed users and is much faster than the 'backrel' back-relation filter")
+    s = ap.add_argument_group("servers")
+    s.add_argument("--plaza-bin", type=Path, default=servers.REPO / ".build" / "release" / "plaza")
+    s.add_argument("--bcrypt-cost", type=int, default=0,
+                   help="Plaza's bcrypt cost (default: the cost read from PocketBase's stored password hashes)")
+    s.add_argument("--pb-request-logs", action="store_true",
+                   help="keep PocketBase's request log on (its default); off by default because Plaza logs no requests at info level")
+    s.add_argument("--loader-processes", type=int, default=2)
+    s.add_argument("--loader-threads", type=int, default=8, help="seeding threads per loader process")
+    s.add_argument("--workdir", type=Path, default=None, help="where data dirs and request files go (default: a temp dir, removed)")
+    s.add_argument("--keep", action="store_true", help="keep the work dir")
+    g = ap.add_argument_group("growth")
+    g.add_argument("--growth", action="store_true", help="cost-growth mode instead of the comparison")
+    g.add_argument("--growth-sizes", default="10000,100000,1000000")
+    g.add_argument("--growth-pocketbase", choices=["auto", "yes", "no"], default="auto",
+                   help="auto: load PocketBase too unless the next size would take over --growth-pb-budget seconds")
+    g.add_argument("--growth-pb-budget", type=float, default=600)
+    g.add_argument("--out", type=Path, default=None, help="report file (default bench/results/YYYY-MM-DD-HHMM[-growth].md)")
+    a = ap.parse_args(argv)
+    a.only = {k.strip() for k in a.only.split(",") if k.strip()}
+    unknown = a.only - set(SCENARIO_KEYS)
+    if unknown:
+        ap.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
+    if a.comments > 0 and a.posts < 1:
+        ap.error("comments need posts")
+    return a
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.servers: list[servers.Server] = []
+        self.closers: list = []
+        self.tmp = args.workdir or Path(tempfile.mkdtemp(prefix="plaza-bench-"))
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.wrk = wrk.WrkSettings(threads=args.threads, connections=args.connections, duration=args.duration,
+                                   warmup=args.warmup, timeout=args.timeout, cpus="1" if args.pin else None)
+        self.bcrypt_note = ""
+
+    # ---- lifecycle ------------------------------------------------------------------------
+    def close(self) -> None:
+        for c in reversed(self.closers):
+            try:
+                c()
+            except Exception as exc:  # keep stopping the rest
+                print(f"warning: {exc}", file=sys.stderr)
+        for s in reversed(self.servers):
+            s.stop()
+        if not self.args.keep and self.args.workdir is None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        elif self.args.keep:
+            print(f"work dir kept: {self.tmp}")
+
+    def preconditions(self) -> Path:
+        if shutil.which("wrk") is None:
+            sys.exit("wrk is not installed: `apt-get install -y wrk` (or run `make bench`)")
+        if not self.args.plaza_bin.is_file():
+            sys.exit(f"no Plaza binary at {self.args.plaza_bin}: `swift build -c release --product plaza` (or `make bench`)")
+        return servers.ensure_pocketbase()
+
+    def start_pocketbase(self, binary: Path) -> servers.PocketBase:
+        pb = servers.PocketBase(binary, self.tmp / "pb_data")
+        pb.prepare()
+        self.servers.append(pb)
+        pb.start()
+        su = pb.superuser_token()
+        if not self.args.pb_request_logs:  # logs.maxDays = 0 turns PocketBase's request log off
+            r = requests.patch(pb.base + "/api/settings", json={"logs": {"maxDays": 0}},
+                               headers={"Authorization": su}, timeout=30)
+            r.raise_for_status()
+        return pb
+
+    def pocketbase_bcrypt_cost(self, pb: servers.PocketBase) -> int:
+        """Reads the cost from a stored hash ($2a$NN$...) of a user the seeding created."""
+        con = sqlite3.connect(f"file:{pb.data_dir / 'data.db'}?mode=ro", uri=True, timeout=30)
+        try:
+            (h,) = con.execute("SELECT password FROM users LIMIT 1").fetchone()
+        finally:
+            con.close()
+        cost = int(h.split("$")[2])
+        self.bcrypt_note = f"{cost} (read from PocketBase's stored hash `{h[:7]}…`; Plaza started with PLAZA_BCRYPT_COST={cost})"
+        return cost
+
+    def start_plaza(self, cost: int) -> servers.Plaza:
+        if self.args.bcrypt_cost:
+            cost = self.args.bcrypt_cost
+            self.bcrypt_note += f"; overridden: Plaza runs at cost {cost}"
+        if not 10 <= cost <= 16:
+            raise RuntimeError(f"bcrypt cost {cost} is outside Plaza's 10–16")
+        plaza = servers.Plaza(self.args.plaza_bin, self.tmp / "plaza_data", cost)
+        self.servers.append(plaza)
+        plaza.start()
+        return plaza
+
+    def pin(self, server: servers.Server, cpus: str = "0") -> None:
+        """With --pin, moves every thread of the server onto `cpus` (before runs; "0,1" again before seeding)."""
+        if self.args.pin:
+            subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(server.pid)], check=True, capture_output=True, timeout=30)
+            server.cpus = cpus
+
+    # ---- one wrk run ------------------------------------------------------------------------
+    def run_side(self, server: servers.Server, side: scenarios.Side, connections: int) -> wrk.RunResult:
+        """Warm-up, then one measured run. When other processes used more than 0.15 cores meanwhile
+        (a build next to the benchmark), waits and runs again, up to --retry-busy times, and keeps
+        the least disturbed run."""
+        runs: list[wrk.RunResult] = []
+        for attempt in range(1 + max(0, self.args.retry_busy)):
+            if attempt:
+                print(f"      machine busy (other processes used {runs[-1].other_cpu:.2f} cores); "
+                      f"again in {self.args.retry_wait:g} s", flush=True)
+                time.sleep(self.args.retry_wait)
+            if self.wrk.warmup > 0:
+                warm = wrk.run(server.base, side.script, side.args(), self.wrk, connections=connections,
+                               duration=self.wrk.warmup)
+                if side.after_run:
+                    side.after_run(warm.max_sent)
+            res = wrk.run(server.base, side.script, side.args(), self.wrk, connections=connections,
+                          duration=self.wrk.duration, pid=server.pid)
+            if side.after_run:
+                side.after_run(res.max_sent)
+            res.extra["attempts"] = attempt + 1
+            runs.append(res)
+            if res.other_cpu <= report.OTHER_CPU_WARN:
+                break
+        return min(runs, key=lambda r: r.other_cpu)
+
+    def run_scenario(self, sc: scenarios.Scenario, plaza: servers.Plaza, pb: servers.PocketBase) -> report.ScenarioResult:
+        scenarios.preflight(plaza.base, sc.plaza)
+        scenarios.preflight(pb.base, sc.pocketbase)
+        res = report.ScenarioResult(sc, report.SideResult(sc.plaza), report.SideResult(sc.pocketbase))
+        for rnd in range(self.args.rounds):
+            for server, sr in ((plaza, res.plaza), (pb, res.pocketbase)):
+                if sr.side.unavailable:
+                    if rnd == 0:
+                        print(f"    {server.name}: {sr.side.unavailable}", flush=True)
+                    continue
+                r = self.run_side(server, sr.side, sc.connections)
+                sr.runs.append(r)
+                print(f"    {server.name:<10} round {rnd + 1}: {r.rps:>9,.0f} req/s  p50 {r.p50_ms:7.2f} ms  "
+                      f"p99 {r.p99_ms:8.2f} ms  errors {r.errors:,}  peak RSS {r.peak_rss_kb / 1024:.1f} MB  "
+                      f"cpu {r.server_cpu:.2f}/{r.wrk_cpu:.2f}/{r.other_cpu:.2f}", flush=True)
+        for label, system, side in sc.extras:
+            server = plaza if system == "plaza" else pb
+            scenarios.preflight(server.base, side)
+            sr = report.SideResult(side)
+            if not side.unavailable:
+                r = self.run_side(server, side, sc.connections)
+                sr.runs.append(r)
+                print(f"    {label} (extra): {r.rps:,.0f} req/s  p50 {r.p50_ms:.2f} ms  p99 {r.p99_ms:.2f} ms  "
+                      f"errors {r.errors:,}", flush=True)
+            res.extras.append((label, sr))
+        return res
+
+    # ---- the comparison ---------------------------------------------------------------------------
+    def compare(self) -> str:
+        a = self.args
+        pb_bin = self.preconditions()
+        sizes = Sizes(a.users, a.posts, a.follows, a.comments)
+        ds = Dataset(sizes, seed=a.seed, search_rank=a.search_rank)
+        print(f"==> Dataset: {a.users:,} users, {a.posts:,} posts, {a.follows} follows/user, {a.comments:,} comments "
+              f"(seed {a.seed}; search word '{ds.search_word}')", flush=True)
+
+        print("==> PocketBase: migrate, start, seed", flush=True)
+        pb = self.start_pocketbase(pb_bin)
+        pbs = PocketBaseSeeder(pb, ds, processes=a.loader_processes, threads=a.loader_threads)
+        self.closers.append(pbs.close)
+        pbs.users_and_follows()
+        cost = self.pocketbase_bcrypt_cost(pb)
+        pbs.posts(0, a.posts)
+        if a.comments:
+            pbs.comments()
+        pbs.close()
+
+        print(f"==> Plaza: start (bcrypt cost {cost}), seed", flush=True)
+        plaza = self.start_plaza(cost)
+        pls = PlazaSeeder(plaza, ds, processes=a.loader_processes, threads=a.loader_threads)
+        self.closers.append(pls.close)
+        pls.users_and_follows()
+        pls.posts(0, a.posts)
+        if a.comments:
+            pls.comments()
+        pls.close()
+
+        time.sleep(3)
+        idle = {"Plaza": plaza.memory_kb(), "PocketBase": pb.memory_kb()}
+        print(f"==> Idle RSS: Plaza {servers.rss_text(idle['Plaza'])}, PocketBase {servers.rss_text(idle['PocketBase'])}",
+              flush=True)
+        self.pin(plaza)
+        self.pin(pb)
+
+        scs = scenarios.build(ds, pls.seeded, pbs.seeded, plaza.base, pb.base, self.tmp / "requests",
+                              threads=a.threads, connections=a.connections, login_connections=a.login_connections,
+                              deep=a.deep, pb_home=a.pb_home, only=a.only or None)
+        results = []
+        for sc in scs:
+            print(f"==> {sc.title}", flush=True)
+            results.append(self.run_scenario(sc, plaza, pb))
+
+        meta = self.meta(ds, pb_bin)
+        lines = report.header("Plaza vs PocketBase", meta, self.settings_lines())
+        lines += report.busy_warning([r for res in results for sr in (res.plaza, res.pocketbase) for r in sr.runs])
+        lines += report.summary_table(results)
+        lines += ["## Scenarios", ""]
+        for r in results:
+            lines += report.scenario_section(r, a.rounds)
+        lines += report.seeding_section([pls.seeded, pbs.seeded], idle)
+        lines += self.method_notes()
+        return "\n".join(lines)
+
+    # ---- growth ------------------------------------------------------------------------------
+    def growth(self) -> str:
+        a = self.args
+        pb_bin = self.preconditions()
+        stages = sorted({int(x) for x in a.growth_sizes.split(",") if x.strip()})
+        sizes = Sizes(a.users, stages[-1], a.follows, 0)
+        ds = Dataset(sizes, seed=a.seed, search_rank=a.search_rank)
+        print(f"==> Growth: {a.users:,} users, {a.follows} follows/user; posts at {', '.join(f'{s:,}' for s in stages)}", flush=True)
+
+        use_pb = a.growth_pocketbase != "no"
+        pb = pbs = None
+        cost = a.bcrypt_cost or 10
+        pb_note = ""
+        if use_pb:
+            pb = self.start_pocketbase(pb_bin)
+            pbs = PocketBaseSeeder(pb, ds, processes=a.loader_processes, threads=a.loader_threads)
+            self.closers.append(pbs.close)
+            pbs.users_and_follows()
+            cost = self.pocketbase_bcrypt_cost(pb)
+        else:
+            pb_note = "PocketBase was not loaded (--growth-pocketbase no)."
+        plaza = self.start_plaza(cost)
+        pls = PlazaSeeder(plaza, ds, processes=a.loader_processes, threads=a.loader_threads)
+        self.closers.append(pls.close)
+        pls.users_and_follows()
+
+        points: list[report.GrowthPoint] = []
+        all_runs: list = []
+        titles = {}
+        loaded = 0
+        for n in stages:
+            print(f"==> {n:,} posts", flush=True)
+            every_core = f"0-{(os.cpu_count() or 1) - 1}"
+            self.pin(plaza, every_core)  # seeding may use every core
+            if use_pb:
+                self.pin(pb, every_core)
+            pls.posts(loaded, n)
+            if use_pb and pbs is not None:
+                rate = next((ph.rate for ph in reversed(pbs.seeded.phases) if ph.name.startswith("posts")), 0)
+                estimate = (n - loaded) / rate if rate else 0
+                if a.growth_pocketbase == "auto" and estimate > a.growth_pb_budget:
+                    pb_note = (f"PocketBase stopped at {loaded:,} posts: loading {n - loaded:,} more at its measured "
+                               f"{rate:,.0f} posts/s would take ~{estimate / 60:.0f} min (budget {a.growth_pb_budget / 60:.0f} min).")
+                    print(f"    {pb_note}", flush=True)
+                    use_pb = False
+                    pb.stop()
+                else:
+                    pbs.posts(loaded, n)
+            loaded = n
+            time.sleep(2)
+            self.pin(plaza)
+            if use_pb:
+                self.pin(pb)
+            # Both seeded objects must cover the same posts for build(); a stopped PocketBase gets a stand-in.
+            pb_seeded = pbs.seeded if use_pb else _mirror(pls.seeded)
+            scs = scenarios.build(ds, pls.seeded, pb_seeded, plaza.base, pb.base if use_pb else plaza.base,
+                                  self.tmp / f"requests_{n}", threads=a.threads, connections=a.connections,
+                                  login_connections=a.login_connections, deep=a.deep, pb_home=a.pb_home,
+                                  only=set(GROWTH_KEYS))
+            for sc in scs:
+                titles[sc.key] = sc.title.split(" (")[0] if sc.key != "search" else "Search posts for a common word"
+                print(f"  -> {sc.title}", flush=True)
+                entries = []
+                for system, server, side in (("Plaza", plaza, sc.plaza), ("PocketBase", pb, sc.pocketbase)):
+                    if system == "PocketBase" and not use_pb:
+                        points.append(report.GrowthPoint(n, sc.key, system, None, "not loaded"))
+                        continue
+                    scenarios.preflight(server.base, side)
+                    if side.unavailable:
+                        print(f"    {system}: {side.unavailable}", flush=True)
+                        points.append(report.GrowthPoint(n, sc.key, system, None, "n/a"))
+                        continue
+                    entries.append([system, server, side, None])
+                for _ in range(a.rounds):  # alternating, as in the comparison
+                    for entry in entries:
+                        r = self.run_side(entry[1], entry[2], sc.connections)
+                        all_runs.append(r)
+                        entry[3] = r if entry[3] is None or r.rps > entry[3].rps else entry[3]
+                for system, _, _, best in entries:
+                    print(f"    {system:<10} {best.rps:>9,.0f} req/s  p50 {best.p50_ms:7.2f} ms  p99 {best.p99_ms:8.2f} ms  "
+                          f"errors {best.errors:,}", flush=True)
+                    points.append(report.GrowthPoint(n, sc.key, system, best))
+            titles = {k: titles[k] for k in GROWTH_KEYS if k in titles}
+
+        seeding = ["| system | phase | records | seconds | records/s |", "|---|---|---:|---:|---:|"]
+        for s in [pls.seeded] + ([pbs.seeded] if pbs else []):
+            for ph in s.phases:
+                seeding.append(f"| {s.system} | {ph.name} | {ph.count:,} | {ph.seconds:.1f} | {ph.rate:,.0f} |")
+        meta = self.meta(ds, pb_bin, growth=True)
+        lines = report.header("Plaza cost growth", meta, self.settings_lines())
+        lines += report.busy_warning(all_runs)
+        lines += report.growth_section(points, titles, pb_note, seeding)
+        lines += self.method_notes()
+        return "\n".join(lines)
+
+    # ---- report bits --------------------------------------------------------------------------
+    def meta(self, ds: Dataset, pb_bin: Path, growth: bool = False) -> dict[str, str]:
+        a = self.args
+        sizes = (f"{a.users:,} users, posts at {a.growth_sizes}, {a.follows} follows per user" if growth else
+                 f"{a.users:,} users, {a.posts:,} posts, {a.follows} follows per user ({a.users * min(a.follows, a.users - 1):,}), "
+                 f"{a.comments:,} comments")
+        return {
+            "Versions": (f"Plaza {report.git_describe(servers.REPO)}, binary {a.plaza_bin} built "
+                         f"{dt.datetime.fromtimestamp(a.plaza_bin.stat().st_mtime).strftime('%Y-%m-%d %H:%M')} "
+                         f"({servers.version_of(['swift', '--version'])}); "
+                         f"{servers.version_of([str(pb_bin), '--version'])}; "
+                         f"{servers.version_of(['wrk', '-v'])}; Python {sys.version.split()[0]}"),
+            "Dataset": f"{sizes}; seed {a.seed}; search word '{ds.search_word}' (Zipf rank {ds.search_rank})",
+            "bcrypt cost": self.bcrypt_note or "–",
+        }
+
+    def settings_lines(self) -> list[str]:
+        a = self.args
+        pin = "server on core 0, wrk on core 1 (taskset)" if a.pin else "not pinned (servers and wrk share both cores)"
+        return [
+            f"- wrk: {a.threads} threads, {a.connections} connections ({a.login_connections} for login), keep-alive, "
+            f"{a.duration:g} s per run after {a.warmup:g} s of warm-up, timeout {a.timeout:g} s; {pin}",
+            f"- Runs: {a.rounds} per system and scenario, alternating Plaza, PocketBase, Plaza, PocketBase; "
+            + ("tables show the better run by requests/s (its p50/p99)" if a.growth else
+               "tables show the better run by requests/s (its p50/p99), errors summed over all runs, the highest RSS of any run"),
+            f"- Servers: Plaza `serve --rate-limits off` (SQLite, default settings); PocketBase `serve` with request "
+            f"logs {'on (its default)' if a.pb_request_logs else 'off (logs.maxDays = 0)'}; both fresh, on 127.0.0.1",
+        ]
+
+    def method_notes(self) -> list[str]:
+        return ["## How to read this", "",
+                "requests/s is what the server completed with the given connections; p50/p99 are wrk's latency "
+                "percentiles; errors are socket errors, timeouts and non-2xx answers; peak RSS is the highest VmRSS "
+                "sampled every 100 ms during the measured runs. See bench/README.md for what each scenario sends.", ""]
+
+
+def _mirror(seeded):
+    from benchlib.seed import Seeded
+    return Seeded("PocketBase", tokens=list(seeded.tokens), user_ids=list(seeded.user_ids), post_ids=list(seeded.post_ids))
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    bench = Bench(args)
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
+    try:
+        text = bench.growth() if args.growth else bench.compare()
+    except KeyboardInterrupt:
+        print("\ninterrupted; stopping the servers", file=sys.stderr)
+        return 130
+    finally:
+        bench.close()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y-%m-%d-%H%M")
+    out = args.out or RESULTS / f"{stamp}{'-growth' if args.growth else ''}.md"
+    out.write_text(text + "\n")
+    latest = RESULTS / ("latest-growth.md" if args.growth else "latest.md")
+    if args.out is None:
+        latest.write_text(text + "\n")
+    print("\n" + text)
+    print(f"\nwritten: {out}" + (f" and {latest}" if args.out is None else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
