@@ -124,9 +124,6 @@ struct PostStore: Sendable {
             /// Posts by the user and the people they follow.
             case home(Int64)
             case author(Int64)
-            /// Posts by any of these authors: each one's newest from its index, merged. The cost
-            /// depends on the number of authors and the page size, not on how many posts exist.
-            case authors([Int64])
         }
         var source: Source
         var kind: PostKind?
@@ -137,15 +134,6 @@ struct PostStore: Sendable {
 
     /// One page of a feed, newest first: a single keyset query.
     func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
-        var query = query
-        if case .home(let user) = query.source {
-            let authors = try await db.read { db in
-                try await db.rows("SELECT followee_id FROM follows WHERE follower_id = \(bind: user) LIMIT \(bind: Self.maxMergedAuthors)")
-                    .map { try $0.decode(column: "followee_id", as: Int64.self) }
-            }
-            // Beyond this many authors the merge costs more than walking the timeline.
-            if authors.count < Self.maxMergedAuthors { query.source = .authors(authors + [user]) }
-        }
         let sql = Self.feedSQL(query, viewer: viewer)
         let rows = try await db.read { db in try await db.rows(sql) }
         let records = try rows.prefix(query.page.limit).map(PostRecord.init(row:))
@@ -153,38 +141,20 @@ struct PostStore: Sendable {
         return Page(items: records.map(\.post), nextCursor: next)
     }
 
-    static let maxMergedAuthors = 200
-
     static func feedSQL(_ query: FeedQuery, viewer: Int64?) -> SQLQueryString {
         var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id WHERE "
         switch query.source {
-        case .global: sql += "TRUE" + filters(query, "p.")
-        case .author(let id): sql += "p.author_id = \(bind: id)" + filters(query, "p.")
+        case .global: sql += "TRUE"
+        case .author(let id): sql += "p.author_id = \(bind: id)"
         case .home(let id):
             sql += "p.author_id IN (SELECT followee_id FROM follows WHERE follower_id = \(bind: id) UNION ALL SELECT \(bind: id))"
-            sql += filters(query, "p.")
-        case .authors(let ids):
-            let arms = ids.enumerated().map { index, id -> SQLQueryString in
-                """
-                SELECT id FROM (SELECT id FROM posts WHERE author_id = \(bind: id)\(filters(query, "")) \
-                ORDER BY created_at DESC, id DESC LIMIT \(bind: query.page.limit + 1)) AS a\(unsafeRaw: String(index))
-                """
-            }
-            sql += "p.id IN (\(arms.joined(separator: " UNION ALL ")))"
         }
+        if let kind = query.kind { sql += " AND p.kind = \(bind: kind.rawValue)" }
+        if let since = query.since { sql += " AND p.created_at >= \(bind: since.milliseconds)" }
+        if let until = query.until { sql += " AND p.created_at < \(bind: until.milliseconds)" }
+        if let cursor = query.page.cursor { sql += " AND (p.created_at, p.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
         if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
         sql += " ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: query.page.limit + 1)"
-        return sql
-    }
-
-    /// The kind, date range and cursor conditions, for posts named with `prefix`.
-    private static func filters(_ query: FeedQuery, _ prefix: String) -> SQLQueryString {
-        let p = SQLQueryString(prefix)
-        var sql: SQLQueryString = ""
-        if let kind = query.kind { sql += " AND \(p)kind = \(bind: kind.rawValue)" }
-        if let since = query.since { sql += " AND \(p)created_at >= \(bind: since.milliseconds)" }
-        if let until = query.until { sql += " AND \(p)created_at < \(bind: until.milliseconds)" }
-        if let cursor = query.page.cursor { sql += " AND (\(p)created_at, \(p)id) < (\(bind: cursor.time), \(bind: cursor.id))" }
         return sql
     }
 }
