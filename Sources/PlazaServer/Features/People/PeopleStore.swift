@@ -54,14 +54,6 @@ struct PeopleStore: Sendable {
         Set(try rows.map { try $0.decode(column: "id", as: Int64.self) })
     }
 
-    func isBlockedEitherWay(_ a: Int64, _ b: Int64) async throws -> Bool {
-        try await db.read { db in
-            try await db.first(
-                "SELECT 1 AS x FROM blocks WHERE (blocker_id = \(bind: a) AND blocked_id = \(bind: b)) OR (blocker_id = \(bind: b) AND blocked_id = \(bind: a))"
-            ) != nil
-        }
-    }
-
     static let blocked = PlazaError(.forbidden, "blocked", "You cannot interact with this user.")
 
     func follow(follower: Int64, followee: Int64) async throws {
