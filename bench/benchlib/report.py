@@ -179,8 +179,9 @@ def seeding_section(seeded: list[Seeded], idle: dict[str, dict]) -> list[str]:
         lines.append(f"| **{s.system}** | **total** | | **{s.seconds:.1f}** | |")
     lines += ["", "Idle RSS after seeding (3 s after the last write): "
               + ", ".join(f"{k} {rss_text(v)}" for k, v in idle.items()), "",
-              "RSS counts anonymous memory (heap, stacks) and resident pages of mapped files (for Plaza, "
-              "SQLite's memory-mapped database file, PRAGMA mmap_size); both count against the RSS target.", ""]
+              "RSS counts anonymous memory (heap, stacks) and resident pages of mapped files (the binary's own "
+              "code, and a SQLite database file if it is memory-mapped, once per connection that maps it); "
+              "both count against the RSS target.", ""]
     return lines
 
 
