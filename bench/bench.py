@@ -47,13 +47,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--seed", type=int, default=42, help="dataset RNG seed")
     d.add_argument("--search-rank", type=int, default=20, help="Zipf rank of the word the search scenario looks for")
     w = ap.add_argument_group("load")
-    w.add_argument("--duration", type=float, default=15, help="seconds per measured run")
-    w.add_argument("--warmup", type=float, default=3, help="seconds of warm-up before each run")
+    w.add_argument("--duration", type=int, default=15, help="seconds per measured run")
+    w.add_argument("--warmup", type=int, default=3, help="seconds of warm-up before each run (0: none)")
     w.add_argument("--rounds", type=int, default=2, help="runs per system per scenario, alternating A B A B")
     w.add_argument("--connections", type=int, default=32)
     w.add_argument("--login-connections", type=int, default=8, help="connections for the CPU-bound login scenario")
     w.add_argument("--threads", type=int, default=2, help="wrk threads")
-    w.add_argument("--timeout", type=float, default=10, help="wrk: requests slower than this count as errors")
+    w.add_argument("--timeout", type=int, default=10, help="wrk: requests slower than this count as errors")
     w.add_argument("--pin", action="store_true", help="pin each server to core 0 and wrk to core 1 (taskset) for the runs")
     w.add_argument("--retry-busy", type=int, default=2,
                    help="run again (at most this often) when other processes used over 0.15 cores during a run")
@@ -100,6 +100,8 @@ class Bench:
         self.wrk = wrk.WrkSettings(threads=args.threads, connections=args.connections, duration=args.duration,
                                    warmup=args.warmup, timeout=args.timeout, cpus="1" if args.pin else None)
         self.bcrypt_note = ""
+        self.plaza_version = "Plaza (unknown)"
+        self.plaza_run_bin = args.plaza_bin
 
     # ---- lifecycle ------------------------------------------------------------------------
     def close(self) -> None:
@@ -120,6 +122,12 @@ class Bench:
             sys.exit("wrk is not installed: `apt-get install -y wrk` (or run `make bench`)")
         if not self.args.plaza_bin.is_file():
             sys.exit(f"no Plaza binary at {self.args.plaza_bin}: `swift build -c release --product plaza` (or `make bench`)")
+        # Run a copy, and describe it now: a rebuild during the benchmark must not change what runs
+        # or what the report says ran.
+        built = dt.datetime.fromtimestamp(self.args.plaza_bin.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+        self.plaza_version = (f"Plaza {report.git_describe(servers.REPO)}, binary {self.args.plaza_bin} built {built}")
+        (self.tmp / "bin").mkdir(exist_ok=True)
+        self.plaza_run_bin = Path(shutil.copy2(self.args.plaza_bin, self.tmp / "bin" / "plaza"))
         return servers.ensure_pocketbase()
 
     def start_pocketbase(self, binary: Path) -> servers.PocketBase:
@@ -151,7 +159,7 @@ class Bench:
             self.bcrypt_note += f"; overridden: Plaza runs at cost {cost}"
         if not 10 <= cost <= 16:
             raise RuntimeError(f"bcrypt cost {cost} is outside Plaza's 10–16")
-        plaza = servers.Plaza(self.args.plaza_bin, self.tmp / "plaza_data", cost)
+        plaza = servers.Plaza(self.plaza_run_bin, self.tmp / "plaza_data", cost)
         self.servers.append(plaza)
         plaza.start()
         return plaza
@@ -373,9 +381,7 @@ class Bench:
                  f"{a.users:,} users, {a.posts:,} posts, {a.follows} follows per user ({a.users * min(a.follows, a.users - 1):,}), "
                  f"{a.comments:,} comments")
         return {
-            "Versions": (f"Plaza {report.git_describe(servers.REPO)}, binary {a.plaza_bin} built "
-                         f"{dt.datetime.fromtimestamp(a.plaza_bin.stat().st_mtime).strftime('%Y-%m-%d %H:%M')} "
-                         f"({servers.version_of(['swift', '--version'])}); "
+            "Versions": (f"{self.plaza_version} ({servers.version_of(['swift', '--version'])}); "
                          f"{servers.version_of([str(pb_bin), '--version'])}; "
                          f"{servers.version_of(['wrk', '-v'])}; Python {sys.version.split()[0]}"),
             "Dataset": f"{sizes}; seed {a.seed}; search word '{ds.search_word}' (Zipf rank {ds.search_rank})",

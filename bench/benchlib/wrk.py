@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import subprocess
@@ -84,8 +85,9 @@ def run(base_url: str, script: str, script_args: list[str], settings: WrkSetting
         duration: float, pid: int | None = None) -> RunResult:
     """One wrk run; samples the server's RSS (pid) every 100 ms meanwhile."""
     threads = min(settings.threads, connections)
-    cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration:g}s",
-           "--timeout", f"{settings.timeout:g}s", "--latency", "-s", str(LUA_DIR / script), base_url,
+    # wrk takes whole seconds only
+    cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{max(1, math.ceil(duration))}s",
+           "--timeout", f"{max(1, math.ceil(settings.timeout))}s", "--latency", "-s", str(LUA_DIR / script), base_url,
            "--", *script_args]
     if settings.cpus is not None:
         cmd = ["taskset", "-c", settings.cpus, *cmd]
