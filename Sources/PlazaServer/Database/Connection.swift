@@ -1,17 +1,19 @@
 import Logging
+import NIOCore
+import NIOPosix
 import PostgresKit
 import PostgresNIO
 import SQLKit
 import SQLiteKit
-import SQLiteNIO
 
 /// A database connection as the stores see it. Statements are written once with SQLKit's
 /// `SQLQueryString` (so binds and quoting follow the dialect) and run straight on the driver;
 /// rows are read by column without going through `Codable` decoders, which dominated the cost
-/// of a feed page.
+/// of a feed page. A connection is lent to one task at a time: never use it from concurrent
+/// child tasks (`async let`, task groups).
 struct Connection: Sendable {
     enum Backend: Sendable {
-        case sqlite(SQLiteConnection)
+        case sqlite(SQLiteHandle)
         case postgres(PostgresConnection)
     }
 
@@ -20,9 +22,9 @@ struct Connection: Sendable {
     let sql: any SQLDatabase
     let logger: Logger
 
-    init(sqlite connection: SQLiteConnection, logger: Logger) {
-        backend = .sqlite(connection)
-        sql = connection.sql(queryLogLevel: nil)
+    init(sqlite handle: SQLiteHandle, logger: Logger) {
+        backend = .sqlite(handle)
+        sql = SQLiteSyntax(logger: logger)
         self.logger = logger
     }
 
@@ -36,9 +38,8 @@ struct Connection: Sendable {
         var serializer = SQLSerializer(database: sql)
         query.serialize(to: &serializer)
         switch backend {
-        case .sqlite(let connection):
-            let binds = try serializer.binds.map(Self.sqliteData)
-            return try await connection.query(serializer.sql, binds).map { Row(.sqlite($0)) }
+        case .sqlite(let handle):
+            return try handle.rows(serializer.sql, serializer.binds.map(Self.sqliteValue))
         case .postgres(let connection):
             var bindings = PostgresBindings(capacity: serializer.binds.count)
             for bind in serializer.binds { try Self.append(bind, to: &bindings) }
@@ -65,13 +66,13 @@ struct Connection: Sendable {
         var description: String { "Cannot bind a \(type(of: value)) to SQL" }
     }
 
-    static func sqliteData(_ value: any Encodable & Sendable) throws -> SQLiteData {
+    static func sqliteValue(_ value: any Encodable & Sendable) throws -> SQLiteValue {
         if let optional = value as? any OptionalValue, optional.isNone { return .null }
         switch value {
-        case let v as Int64: return .integer(SQLiteInt64(v))
-        case let v as Int: return .integer(SQLiteInt64(v))
+        case let v as Int64: return .integer(v)
+        case let v as Int: return .integer(Int64(v))
         case let v as String: return .text(v)
-        case let v as Double: return .float(v)
+        case let v as Double: return .real(v)
         case let v as Bool: return .integer(v ? 1 : 0)
         default: throw UnsupportedBind(value: value)
         }
@@ -101,7 +102,7 @@ extension Optional: OptionalValue {
 /// One result row; `decode(column:as:)` reads a column as a Swift value.
 struct Row: Sendable {
     enum Storage: Sendable {
-        case sqlite(SQLiteRow)
+        case sqlite(SQLiteColumns, [SQLiteValue])
         case postgres(PostgresRandomAccessRow)
     }
 
@@ -116,8 +117,8 @@ struct Row: Sendable {
 
     func decode<T: ColumnValue>(column: String, as type: T.Type = T.self) throws -> T {
         switch storage {
-        case .sqlite(let row):
-            guard let data = row.column(column), let value = T(sqlite: data) else { throw ColumnError(column: column, type: T.self) }
+        case .sqlite(let columns, let values):
+            guard let offset = columns.offset(of: column), let value = T(sqlite: values[offset]) else { throw ColumnError(column: column, type: T.self) }
             return value
         case .postgres(let row):
             guard row.contains(column) else { throw ColumnError(column: column, type: T.self) }
@@ -126,30 +127,44 @@ struct Row: Sendable {
     }
 }
 
+/// SQLKit serialises a query for a database's dialect; SQLite statements run on `SQLiteHandle`,
+/// so this database only names the dialect and never executes anything.
+private struct SQLiteSyntax: SQLDatabase {
+    let logger: Logger
+    var eventLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
+    var dialect: any SQLDialect { SQLiteDialect() }
+
+    struct NotExecutable: Error {}
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) -> EventLoopFuture<Void> {
+        eventLoop.makeFailedFuture(NotExecutable())
+    }
+}
+
 /// A Swift type a column can be read as.
 protocol ColumnValue: PostgresDecodable {
     /// nil when the SQLite value cannot be this type.
-    init?(sqlite data: SQLiteData)
+    init?(sqlite data: SQLiteValue)
 }
 
 extension Int64: ColumnValue {
-    init?(sqlite data: SQLiteData) {
+    init?(sqlite data: SQLiteValue) {
         guard case .integer(let v) = data else { return nil }
-        self = Int64(v)
+        self = v
     }
 }
 
 extension Int: ColumnValue {
-    init?(sqlite data: SQLiteData) {
+    init?(sqlite data: SQLiteValue) {
         guard case .integer(let v) = data else { return nil }
         self = Int(v)
     }
 }
 
 extension Double: ColumnValue {
-    init?(sqlite data: SQLiteData) {
+    init?(sqlite data: SQLiteValue) {
         switch data {
-        case .float(let v): self = v
+        case .real(let v): self = v
         case .integer(let v): self = Double(v)
         default: return nil
         }
@@ -157,21 +172,21 @@ extension Double: ColumnValue {
 }
 
 extension String: ColumnValue {
-    init?(sqlite data: SQLiteData) {
+    init?(sqlite data: SQLiteValue) {
         guard case .text(let v) = data else { return nil }
         self = v
     }
 }
 
 extension Bool: ColumnValue {
-    init?(sqlite data: SQLiteData) {
+    init?(sqlite data: SQLiteValue) {
         guard case .integer(let v) = data else { return nil }
         self = v != 0
     }
 }
 
 extension Optional: ColumnValue where Wrapped: ColumnValue, Wrapped == Wrapped._DecodableType {
-    init?(sqlite data: SQLiteData) {
+    init?(sqlite data: SQLiteValue) {
         if case .null = data {
             self = .none
         } else if let value = Wrapped(sqlite: data) {

@@ -56,14 +56,11 @@ struct Dialect: Sendable {
 }
 
 import PostgresNIO
-import SQLiteNIO
 
 extension Dialect {
     /// True for a unique-constraint violation from either database.
     static func isUniqueViolation(_ error: any Error) -> Bool {
-        if let error = error as? SQLiteError {
-            return error.reason == .constraintUniqueFailed || error.reason == .constraintPrimaryKeyFailed
-        }
+        if let error = error as? SQLiteFailure { return error.isUniqueViolation }
         if let error = error as? PSQLError {
             return error.serverInfo?[.sqlState] == "23505"
         }
@@ -72,7 +69,7 @@ extension Dialect {
 
     /// True for a foreign-key violation, e.g. a like on a post deleted a moment before.
     static func isForeignKeyViolation(_ error: any Error) -> Bool {
-        if let error = error as? SQLiteError { return error.reason == .constraintForeignKeyFailed }
+        if let error = error as? SQLiteFailure { return error.isForeignKeyViolation }
         if let error = error as? PSQLError { return error.serverInfo?[.sqlState] == "23503" }
         return false
     }

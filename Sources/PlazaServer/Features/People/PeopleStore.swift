@@ -32,26 +32,32 @@ struct PeopleStore: Sendable {
         return try await users([UserRecord(row: row)], viewer: viewer)[0]
     }
 
-    /// Renders users with the viewer's relation to each, in three batched look-ups.
+    /// Renders users with the viewer's relation to each, in one batched look-up.
     func users(_ records: [UserRecord], viewer: Int64?) async throws -> [User] {
         guard let viewer, !records.isEmpty else { return records.map { $0.user(viewer: nil) } }
         let ids = records.map(\.id)
-        let (following, followedBy, blocking) = try await db.read { db in
-            async let following = db.rows(
-                "SELECT followee_id AS id FROM follows WHERE follower_id = \(bind: viewer) AND followee_id IN (\(binds: ids))")
-            async let followedBy = db.rows(
-                "SELECT follower_id AS id FROM follows WHERE followee_id = \(bind: viewer) AND follower_id IN (\(binds: ids))")
-            async let blocking = db.rows(
-                "SELECT blocked_id AS id FROM blocks WHERE blocker_id = \(bind: viewer) AND blocked_id IN (\(binds: ids))")
-            return try await (Self.idSet(following), Self.idSet(followedBy), Self.idSet(blocking))
+        let rows = try await db.read { db in
+            try await db.rows(
+                """
+                SELECT 1 AS relation, followee_id AS id FROM follows WHERE follower_id = \(bind: viewer) AND followee_id IN (\(binds: ids))
+                UNION ALL
+                SELECT 2 AS relation, follower_id AS id FROM follows WHERE followee_id = \(bind: viewer) AND follower_id IN (\(binds: ids))
+                UNION ALL
+                SELECT 3 AS relation, blocked_id AS id FROM blocks WHERE blocker_id = \(bind: viewer) AND blocked_id IN (\(binds: ids))
+                """)
+        }
+        var following = Set<Int64>(), followedBy = Set<Int64>(), blocking = Set<Int64>()
+        for row in rows {
+            let id = try row.decode(column: "id", as: Int64.self)
+            switch try row.decode(column: "relation", as: Int.self) {
+            case 1: following.insert(id)
+            case 2: followedBy.insert(id)
+            default: blocking.insert(id)
+            }
         }
         return records.map {
             $0.user(viewer: User.Viewer(following: following.contains($0.id), followedBy: followedBy.contains($0.id), blocking: blocking.contains($0.id)))
         }
-    }
-
-    static func idSet(_ rows: [Row]) throws -> Set<Int64> {
-        Set(try rows.map { try $0.decode(column: "id", as: Int64.self) })
     }
 
     static let blocked = PlazaError(.forbidden, "blocked", "You cannot interact with this user.")
