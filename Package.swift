@@ -30,10 +30,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "PlazaAPI", swiftSettings: swiftSettings),
+        .target(name: "CSQLiteShim"),
         .target(
             name: "PlazaServer",
             dependencies: [
                 "PlazaAPI",
+                "CSQLiteShim",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "SQLKit", package: "sql-kit"),

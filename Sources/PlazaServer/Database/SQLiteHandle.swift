@@ -1,3 +1,4 @@
+import CSQLiteShim
 import VaporCSQLite
 
 /// One SQLite connection with a cache of prepared statements, run on the calling thread.
@@ -34,6 +35,9 @@ final class SQLiteHandle: @unchecked Sendable {
         }
         db = handle
         sqlite_nio_sqlite3_extended_result_codes(db, 1)
+        // Cached statements must stay cached: without this, binding a new LIMIT or a value the
+        // planner looked at marks the statement for re-preparing on its next step.
+        try check(plaza_sqlite_enable_qpsg(UnsafeMutableRawPointer(db)))
     }
 
     deinit {
