@@ -28,8 +28,8 @@ test:
 	scripts/install-deps.sh test
 	@echo "==> Building (debug) with tests"
 	$(SWIFT) build --build-tests
-	@echo "==> Swift tests on SQLite"
-	env -u PLAZA_TEST_DATABASE_URL $(SWIFT) test --skip-build
+	@echo "==> Swift tests on SQLite (and S3 media storage against moto)"
+	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh $(SWIFT) test --skip-build
 	@echo "==> Swift tests on PostgreSQL"
 	scripts/with-postgres.sh $(SWIFT) test --skip-build
 	@echo "==> End-to-end tests (e2e/)"

@@ -18,10 +18,10 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 
-# Package lists, space-separated. The build links no system library yet (SQLite and BoringSSL
-# come with the Swift packages); add e.g. libvips-dev / vips to the *_build lists when one does.
-apt_build=""
-brew_build=""
+# Package lists, space-separated. The build links libvips (images); SQLite and BoringSSL come
+# with the Swift packages.
+apt_build="libvips-dev pkg-config"
+brew_build="vips pkg-config"
 apt_test="postgresql curl"
 brew_test="postgresql@16"
 
@@ -65,6 +65,8 @@ if [ "$mode" = test ]; then
   pips=$(python3 -c '
 import importlib.util as u
 print(" ".join(m for m in ("pytest", "requests") if u.find_spec(m) is None))')
+  # moto's S3 server for the S3 media storage tests (scripts/with-moto.sh).
+  command -v moto_server >/dev/null 2>&1 || pips="$pips moto[server]>=5,<6"
   # scripts/schemathesis.sh speaks schemathesis 4's command line.
   case "$(schemathesis --version 2>/dev/null || true)" in
     *" 4."*) ;;

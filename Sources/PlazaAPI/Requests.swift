@@ -62,6 +62,14 @@ public struct ChangePasswordRequest: Codable, Sendable {
     }
 }
 
+/// `PUT /me/avatar`: one of the caller's unused uploads, or null to remove the avatar.
+public struct SetAvatarRequest: Codable, Sendable {
+    @Nullable public var mediaId: String?
+    public init(mediaId: String?) {
+        self.mediaId = mediaId
+    }
+}
+
 public struct LinkInput: Codable, Sendable, Hashable {
     public var url: String
     public init(url: String) { self.url = url }

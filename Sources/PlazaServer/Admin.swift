@@ -16,7 +16,7 @@ public enum Admin {
         let db = try await Database.open(config.database, logger: logger)
         return try await db.withRunning { db in
             try await Migrations.run(on: db, logger: logger)
-            let services = AppServices(config: config, db: db)
+            let services = try AppServices(config: config, db: db)
             let name = try Validate.username(username)
             try Validate.password(password)
             let id = try await services.accounts.createUser(

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -12,8 +13,12 @@ struct AppServices: Sendable {
     let comments: CommentStore
     let likes: LikeStore
     let passwords: PasswordHasher
+    let media: MediaStore
+    let mediaStorage: any MediaStorage
+    let images: ImagePipeline
+    let uploadDirectory: String
 
-    init(config: PlazaConfig, db: Database) {
+    init(config: PlazaConfig, db: Database) throws {
         self.db = db
         ids = IDGenerator(node: config.nodeID)
         accounts = AccountStore(db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000)
@@ -22,6 +27,15 @@ struct AppServices: Sendable {
         comments = CommentStore(db: db, ids: ids)
         likes = LikeStore(db: db)
         passwords = PasswordHasher(cost: config.bcryptCost)
+        media = MediaStore(db: db)
+        if let s3 = config.mediaS3 {
+            mediaStorage = S3MediaStorage(settings: s3, client: .shared)
+        } else {
+            mediaStorage = try LocalMediaStorage(root: (config.dataDir as NSString).appendingPathComponent("media"))
+        }
+        images = ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels))
+        uploadDirectory = (config.dataDir as NSString).appendingPathComponent("uploads")
+        try FileManager.default.createDirectory(atPath: uploadDirectory, withIntermediateDirectories: true)
     }
 }
 
@@ -38,10 +52,17 @@ func buildRouter(_ services: AppServices, config: PlazaConfig) -> Router<PlazaCo
         api.add(middleware: RateLimitMiddleware(limiter: RateLimiter(policy: config.rateLimitPolicy)))
     }
     OpenAPIController().register(to: api)
-    AccountsController(accounts: services.accounts, passwords: services.passwords, throttle: LoginThrottle(policy: config.loginThrottle))
-        .register(to: api)
+    AccountsController(
+        accounts: services.accounts, passwords: services.passwords, throttle: LoginThrottle(policy: config.loginThrottle),
+        media: services.media, storage: services.mediaStorage
+    ).register(to: api)
     PeopleController(people: services.people).register(to: api)
-    PostsController(posts: services.posts, comments: services.comments, likes: services.likes, people: services.people).register(to: api)
+    PostsController(posts: services.posts, comments: services.comments, likes: services.likes, people: services.people, storage: services.mediaStorage)
+        .register(to: api)
+    MediaController(
+        media: services.media, storage: services.mediaStorage, pipeline: services.images, ids: services.ids,
+        uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes
+    ).register(api: api, router: router)
     FeedsController(posts: services.posts, people: services.people).register(to: api)
     return router
 }
@@ -51,13 +72,13 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     var logger = logger ?? Logger(label: "plaza")
     logger.logLevel = config.logLevel
     let db = try await Database.open(config.database, logger: logger)
-    let services = AppServices(config: config, db: db)
+    let services = try AppServices(config: config, db: db)
     var app = Application(
         router: buildRouter(services, config: config),
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )
-    app.addServices(db, MaintenanceService(accounts: services.accounts, logger: logger))
+    app.addServices(db, MaintenanceService(accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, logger: logger))
     // Runs once the database service is up (a PostgreSQL pool must be running to be used).
     let migrationLogger = logger
     app.beforeServerStarts { try await Migrations.run(on: db, logger: migrationLogger) }

@@ -22,6 +22,12 @@ public struct PlazaConfig: Sendable {
     /// Largest JSON request body, in bytes.
     public var maxBodyBytes = 64 * 1024
     public var logLevel = Logger.Level.info
+    /// Largest image upload, in bytes.
+    public var mediaMaxBytes = 16 * 1024 * 1024
+    /// Largest image, in pixels (width × height), read from the header before decoding.
+    public var mediaMaxPixels = 40_000_000
+    /// Media in an S3-compatible bucket instead of `<dataDir>/media` when an endpoint is set.
+    public var mediaS3: S3MediaSettings?
     public var loginThrottle = LoginThrottle.Policy.standard
     public var rateLimitPolicy = RateLimiter.Policy.standard
 
@@ -51,6 +57,17 @@ public struct PlazaConfig: Sendable {
         bcryptCost = reader.int(forKey: "plaza.bcrypt.cost", default: defaults.bcryptCost)
         nodeID = reader.int(forKey: "plaza.node.id", default: defaults.nodeID)
         maxBodyBytes = reader.int(forKey: "plaza.max.body.bytes", default: defaults.maxBodyBytes)
+        mediaMaxBytes = reader.int(forKey: "plaza.media.max.bytes", default: defaults.mediaMaxBytes)
+        mediaMaxPixels = reader.int(forKey: "plaza.media.max.pixels", default: defaults.mediaMaxPixels)
+        if let endpoint = reader.string(forKey: "plaza.media.s3.endpoint"), !endpoint.isEmpty {
+            guard let bucket = reader.string(forKey: "plaza.media.s3.bucket"), !bucket.isEmpty,
+                let accessKey = reader.string(forKey: "plaza.media.s3.access.key.id"),
+                let secret = reader.string(forKey: "plaza.media.s3.secret.access.key")
+            else { throw ConfigurationError("media-s3-endpoint needs media-s3-bucket, media-s3-access-key-id and media-s3-secret-access-key.") }
+            mediaS3 = S3MediaSettings(
+                endpoint: endpoint, bucket: bucket, region: reader.string(forKey: "plaza.media.s3.region", default: "us-east-1"),
+                accessKeyID: accessKey, secretAccessKey: secret, prefix: reader.string(forKey: "plaza.media.s3.prefix", default: "media/"))
+        }
 
         let limits = reader.string(forKey: "plaza.rate.limits", default: "on").lowercased()
         switch limits {
@@ -66,6 +83,8 @@ public struct PlazaConfig: Sendable {
         guard (1...65535).contains(port) else { throw ConfigurationError("port must be from 1 to 65535.") }
         guard (10...16).contains(bcryptCost) else { throw ConfigurationError("bcrypt-cost must be from 10 to 16.") }
         guard (0..<1024).contains(nodeID) else { throw ConfigurationError("node-id must be from 0 to 1023.") }
+        guard mediaMaxBytes >= 1024 else { throw ConfigurationError("media-max-bytes must be at least 1024.") }
+        guard mediaMaxPixels >= 1_000_000 else { throw ConfigurationError("media-max-pixels must be at least 1000000.") }
         guard sessionIdleDays >= 1 else { throw ConfigurationError("session-idle-days must be at least 1.") }
         guard ["NORMAL", "FULL"].contains(sqliteSynchronous.uppercased()) else {
             throw ConfigurationError("sqlite-synchronous must be NORMAL or FULL.")

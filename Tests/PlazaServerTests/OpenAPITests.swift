@@ -11,7 +11,7 @@ struct OpenAPITests {
     /// Every registered route is documented and every documented route exists.
     @Test func documentMatchesTheRouter() async throws {
         try await withDatabase { db, config in
-            let router = buildRouter(AppServices(config: config, db: db), config: config)
+            let router = buildRouter(try AppServices(config: config, db: db), config: config)
             let registered = Set(router.routes.map { "\($0.method.rawValue.lowercased()) \(Self.normalise($0.path.description))" })
             let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
             let paths = document["paths"] as! [String: [String: Any]]

@@ -7,12 +7,12 @@ import ServiceLifecycle
 /// (so load never surfaces SQLITE_BUSY), and a small set of read-only connections.
 final class SQLiteDriver: DatabaseDriver {
     let kind = DatabaseKind.sqlite
-    private let writer: ConnectionPool<Connection>
-    private let readers: ConnectionPool<Connection>
+    private let writer: ResourcePool<Connection>
+    private let readers: ResourcePool<Connection>
 
     private init(writer: Connection, readers: [Connection]) {
-        self.writer = ConnectionPool([writer])
-        self.readers = ConnectionPool(readers)
+        self.writer = ResourcePool([writer])
+        self.readers = ResourcePool(readers)
     }
 
     static func open(path: String, readers readerCount: Int, synchronous: String, logger: Logger) async throws -> SQLiteDriver {
@@ -46,11 +46,11 @@ final class SQLiteDriver: DatabaseDriver {
     }
 
     func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
-        try await readers.withConnection(body)
+        try await readers.withResource(body)
     }
 
     func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
-        try await writer.withConnection { writer in
+        try await writer.withResource { writer in
             try await writer.exec("BEGIN IMMEDIATE")
             do {
                 let result = try await body(writer)
@@ -64,7 +64,7 @@ final class SQLiteDriver: DatabaseDriver {
     }
 
     func write(_ statement: SQLQueryString) async throws -> [Row] {
-        try await writer.withConnection { try await $0.rows(statement) }
+        try await writer.withResource { try await $0.rows(statement) }
     }
 
     func run() async throws {
@@ -72,7 +72,7 @@ final class SQLiteDriver: DatabaseDriver {
         // Finishing must not be cut short when shutdown came as cancellation, so it runs in its
         // own task; the handles close when the driver is released.
         await Task {
-            await writer.withConnection { writer in try? await writer.exec("PRAGMA optimize") }
+            await writer.withResource { writer in try? await writer.exec("PRAGMA optimize") }
         }.value
     }
 }

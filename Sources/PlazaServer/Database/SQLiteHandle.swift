@@ -6,11 +6,11 @@ import VaporCSQLite
 /// SQLite work here is CPU-bound and takes microseconds per statement, so it runs inline
 /// instead of being handed to a thread pool: with sqlite-nio's hop to its thread pool and
 /// re-preparing each statement, perf put ~35% of a feed request in futex/scheduling and
-/// 13–20% in sqlite3Prepare. The driver's `ConnectionPool` gives each handle to one task at a
+/// 13–20% in sqlite3Prepare. The driver's `ResourcePool` gives each handle to one task at a
 /// time, which is what SQLite's multi-thread mode (`NOMUTEX`) asks for.
 final class SQLiteHandle: @unchecked Sendable {
     // @unchecked: the handle and its statement cache are only touched by the task that has
-    // checked this connection out of its `ConnectionPool`, one at a time.
+    // checked this connection out of its `ResourcePool`, one at a time.
     private let db: OpaquePointer
     private var statements: [String: Statement] = [:]
     private static let cacheLimit = 256

@@ -1,21 +1,38 @@
 import Logging
+import PlazaAPI
 import ServiceLifecycle
 
-/// Periodic clean-up: sessions idle past their lifetime.
+/// Periodic clean-up: sessions idle past their lifetime, and uploads nothing used within a day.
 struct MaintenanceService: Service {
     let accounts: AccountStore
+    let media: MediaStore
+    let mediaStorage: any MediaStorage
     let logger: Logger
     var interval: Duration = .seconds(3600)
+    static let unusedMediaLifetime: Int64 = 24 * 3_600_000
 
     func run() async throws {
         while !Task.isShuttingDownGracefully {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
             guard !Task.isShuttingDownGracefully, !Task.isCancelled else { return }
-            do {
-                try await accounts.deleteIdleSessions()
-            } catch {
-                logger.warning("Session clean-up failed: \(error)")
+            await runOnce()
+        }
+    }
+
+    func runOnce(now: Int64 = Timestamp.now.milliseconds) async {
+        do {
+            try await accounts.deleteIdleSessions()
+        } catch {
+            logger.warning("Session clean-up failed: \(error)")
+        }
+        do {
+            while true {
+                let unused = try await media.deleteUnused(createdBefore: now - Self.unusedMediaLifetime)
+                await mediaStorage.deleteFiles(ofMedia: unused, logger: logger)
+                if unused.count < 500 { break }
             }
+        } catch {
+            logger.warning("Media clean-up failed: \(error)")
         }
     }
 }

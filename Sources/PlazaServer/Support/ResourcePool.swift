@@ -1,9 +1,9 @@
 import NIOConcurrencyHelpers
 
-/// Lends each of a fixed set of connections to one task at a time, first come first served.
-/// A free connection is taken under a lock without suspending; when all are lent out the task
-/// waits for the next one returned.
-final class ConnectionPool<Resource: Sendable>: Sendable {
+/// Lends each of a fixed set of resources (database connections, permits) to one task at a
+/// time, first come first served. A free one is taken under a lock without suspending; when all
+/// are lent out the task waits for the next one returned.
+final class ResourcePool<Resource: Sendable>: Sendable {
     private struct State {
         var free: [Resource]
         var waiting: [CheckedContinuation<Resource, Never>] = []
@@ -13,12 +13,12 @@ final class ConnectionPool<Resource: Sendable>: Sendable {
     let all: [Resource]
 
     init(_ resources: [Resource]) {
-        precondition(!resources.isEmpty, "a pool needs a connection")
+        precondition(!resources.isEmpty, "a pool needs a resource")
         all = resources
         state = NIOLockedValueBox(State(free: resources.reversed()))
     }
 
-    func withConnection<T>(_ body: (Resource) async throws -> T) async rethrows -> T {
+    func withResource<T>(_ body: (Resource) async throws -> T) async rethrows -> T {
         let resource = await checkOut()
         defer { checkIn(resource) }
         return try await body(resource)

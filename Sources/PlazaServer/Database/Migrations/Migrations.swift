@@ -24,6 +24,7 @@ enum Migrations {
     /// Every migration, in order. Append; never edit one that has shipped.
     static let all: [Migration] = [
         Migration001.migration,
+        Migration002.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

@@ -12,6 +12,8 @@ struct AccountsController {
     let accounts: AccountStore
     let passwords: PasswordHasher
     let throttle: LoginThrottle
+    let media: MediaStore
+    let storage: any MediaStorage
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.post("auth/register", use: register)
@@ -20,6 +22,7 @@ struct AccountsController {
         api.get("me", use: me)
         api.patch("me", use: updateMe)
         api.put("me/password", use: changePassword)
+        api.put("me/avatar", use: setAvatar)
         api.get("me/preferences", use: preferences)
         api.put("me/preferences", use: setPreferences)
         api.get("me/sessions", use: sessions)
@@ -66,6 +69,18 @@ struct AccountsController {
 
     @Sendable func me(_ request: Request, context: PlazaContext) async throws -> Me {
         try await accounts.me(userID: context.requireUser().userID)
+    }
+
+    @Sendable func setAvatar(_ request: Request, context: PlazaContext) async throws -> Me {
+        let me = try context.requireUser()
+        let body = try await request.decode(as: SetAvatarRequest.self, context: context)
+        let mediaID = try body.mediaId.map { value in
+            guard let id = Int64(value), id > 0 else { throw PlazaError.invalid("mediaId", "\(value) is not a media id.") }
+            return id
+        }
+        let unused = try await media.setAvatar(user: me.userID, mediaID: mediaID)
+        await storage.deleteFiles(ofMedia: unused, logger: context.logger)
+        return try await accounts.me(userID: me.userID)
     }
 
     @Sendable func updateMe(_ request: Request, context: PlazaContext) async throws -> Me {

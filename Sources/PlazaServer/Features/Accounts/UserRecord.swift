@@ -7,7 +7,7 @@ struct UserRecord: Sendable {
         let a = alias
         return """
             \(unsafeRaw: a).id, \(unsafeRaw: a).username, \(unsafeRaw: a).display_name, \(unsafeRaw: a).bio, \
-            \(unsafeRaw: a).avatar_media_id, \(unsafeRaw: a).status_kind, \(unsafeRaw: a).status_text, \
+            \(unsafeRaw: a).avatar, \(unsafeRaw: a).status_kind, \(unsafeRaw: a).status_text, \
             \(unsafeRaw: a).status_updated_at, \(unsafeRaw: a).posts_count, \(unsafeRaw: a).followers_count, \
             \(unsafeRaw: a).following_count, \(unsafeRaw: a).created_at
             """
@@ -17,7 +17,7 @@ struct UserRecord: Sendable {
     var username: String
     var displayName: String
     var bio: String
-    var avatarMediaID: Int64?
+    var avatar: MediaRecord?
     var status: UserStatus?
     var counts: User.Counts
     var createdAt: Timestamp
@@ -27,7 +27,7 @@ struct UserRecord: Sendable {
         username = try row.decode(column: "username", as: String.self)
         displayName = try row.decode(column: "display_name", as: String.self)
         bio = try row.decode(column: "bio", as: String.self)
-        avatarMediaID = try row.decode(column: "avatar_media_id", as: Int64?.self)
+        avatar = MediaRecord.list(try row.decode(column: "avatar", as: String?.self)).first
         if let kind = try row.decode(column: "status_kind", as: String?.self) {
             status = UserStatus(
                 kind: kind,
@@ -43,20 +43,20 @@ struct UserRecord: Sendable {
 
     func user(viewer: User.Viewer?) -> User {
         User(
-            id: String(id), username: username, displayName: displayName, bio: bio, avatar: nil, status: status,
+            id: String(id), username: username, displayName: displayName, bio: bio, avatar: avatar?.media, status: status,
             createdAt: createdAt, counts: counts, viewer: viewer)
     }
 }
 
 extension UserSummary {
     /// The author columns a post or comment query selects as `author_*`.
-    static let columns: SQLQueryString = "u.username AS author_username, u.display_name AS author_display_name, u.avatar_media_id AS author_avatar_media_id"
+    static let columns: SQLQueryString = "u.username AS author_username, u.display_name AS author_display_name, u.avatar AS author_avatar"
 
     init(authorIn row: Row, id: Int64) throws {
         self.init(
             id: String(id),
             username: try row.decode(column: "author_username", as: String.self),
             displayName: try row.decode(column: "author_display_name", as: String.self),
-            avatar: nil)
+            avatar: MediaRecord.list(try row.decode(column: "author_avatar", as: String?.self)).first?.media)
     }
 }

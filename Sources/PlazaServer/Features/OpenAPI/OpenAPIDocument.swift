@@ -36,6 +36,10 @@ enum OpenAPIDocument {
         var status = 200
         var response: Object? = nil
         var errors: [Int] = []
+        /// The body is multipart/form-data with a `file` field instead of JSON.
+        var upload = false
+        /// The response is the bytes of an image, not JSON.
+        var image = false
         /// OpenAPI links from this response to operations taking `parameter` from `expression`
         /// (lets clients and fuzzers follow a created object to what can be done with it).
         var links: [(operationID: String, parameter: String, expression: String)] = []
@@ -63,6 +67,11 @@ enum OpenAPIDocument {
             ("\(v1)/me/password", Operation(method: "put", summary: "Change my password; revokes my other sessions", auth: .required, body: "ChangePasswordRequest", status: 204, errors: [403])),
             ("\(v1)/me/preferences", Operation(method: "get", summary: "My app preferences", auth: .required, response: ref("Preferences"))),
             ("\(v1)/me/preferences", Operation(method: "put", summary: "Replace my app preferences (a JSON object, at most 4 KB)", auth: .required, body: "Preferences", response: ref("Preferences"))),
+            ("\(v1)/me/avatar", Operation(method: "put", summary: "Make one of my unused uploads my avatar (null removes it)", auth: .required, body: "SetAvatarRequest", response: ref("Me"))),
+            ("\(v1)/me/media", Operation(method: "post", summary: "Upload an image (JPEG, PNG, WebP, GIF, HEIC): re-encoded, metadata stripped, variants made", auth: .required, status: 201, response: ref("Media"), upload: true)),
+            ("\(v1)/me/media", Operation(method: "get", summary: "My uploads, newest first", auth: .required, query: page, response: pageOf("Media"))),
+            ("/media/{id}/{variant}", Operation(method: "get", summary: "The bytes of an upload's variant (thumbnail, medium, original); cached forever", auth: .none, query: [], image: true)),
+            ("/media/{id}/{variant}", Operation(method: "head", summary: "The headers of an upload's variant", auth: .none, image: true)),
             ("\(v1)/me/sessions", Operation(method: "get", summary: "My sessions", auth: .required, response: pageOf("Session"))),
             ("\(v1)/me/sessions/{id}", Operation(method: "delete", summary: "Revoke one of my sessions", auth: .required, status: 204, errors: [404])),
             // People
@@ -115,8 +124,15 @@ enum OpenAPIDocument {
         if let body = op.body {
             result["requestBody"] = ["required": true, "content": ["application/json": ["schema": ref(body)]]] as Object
         }
+        if op.upload {
+            let form: Object = ["type": "object", "required": ["file"], "properties": ["file": ["type": "string", "format": "binary"] as Object] as Object]
+            result["requestBody"] = ["required": true, "content": ["multipart/form-data": ["schema": form]]] as Object
+        }
         var success: Object = op.response.map { ["description": "OK", "content": ["application/json": ["schema": $0]]] as Object }
             ?? ["description": "Done"] as Object
+        if op.image {
+            success = ["description": "The image", "content": ["image/*": ["schema": ["type": "string", "format": "binary"] as Object] as Object] as Object]
+        }
         if !op.links.isEmpty {
             success["links"] = Dictionary(uniqueKeysWithValues: op.links.map { link in
                 (link.operationID, ["operationId": link.operationID, "parameters": [link.parameter: link.expression]] as Object)
@@ -125,7 +141,8 @@ enum OpenAPIDocument {
         var responses: Object = [String(op.status): success]
         var errors = Set(op.errors + [400, 422, 429])
         if op.auth != .none || path.hasPrefix(v1) { errors.insert(401) }
-        if op.body != nil { errors.formUnion([413, 415]) }
+        if op.body != nil || op.upload { errors.formUnion([413, 415]) }
+        if op.image { responses["304"] = ["description": "Not modified (If-None-Match)"] as Object }
         if path.contains("{") { errors.insert(404) }
         for code in errors.sorted() {
             var error: Object = ["description": errorDescription(code), "content": ["application/json": ["schema": ref("Error")]]]

@@ -81,7 +81,7 @@ extension OpenAPIDocument {
                     "ip": nullable(string()), "current": boolean,
                 ]),
                 "AuthResponse": object(["user": ref("Me"), "token": string()]),
-                "PostPage": page("Post"), "UserPage": page("User"), "CommentPage": page("Comment"), "SessionPage": page("Session"),
+                "PostPage": page("Post"), "UserPage": page("User"), "CommentPage": page("Comment"), "SessionPage": page("Session"), "MediaPage": page("Media"),
                 // Request bodies
                 "RegisterRequest": object(
                     [
@@ -94,6 +94,7 @@ extension OpenAPIDocument {
                         "displayName": string(maxLength: 60), "bio": string(maxLength: 500),
                         "status": nullable(object(["kind": ["type": "string", "pattern": "^[a-z0-9_]{1,32}$"], "text": string(maxLength: 140)])),
                     ], required: []),
+                "SetAvatarRequest": object(["mediaId": nullable(id)]),
                 "ChangePasswordRequest": object(["currentPassword": string(), "newPassword": ["type": "string", "minLength": 8, "maxLength": 128]]),
                 "ActivityInput": object(
                     [

@@ -14,7 +14,7 @@ struct PostRecord: Sendable {
         p.id, p.author_id, p.kind, p.title, p.body, p.link_url, p.link_title, p.link_description, p.link_image_url, \
         p.link_site_name, p.link_fetched_at, p.latitude, p.longitude, p.location_name, p.activity_type, p.activity_emoji, \
         p.activity_color, p.activity_progress, p.activity_completed_at, p.price, p.likes_count, p.comments_count, \
-        p.created_at, p.edited_at, \(UserSummary.columns)
+        p.created_at, p.edited_at, p.media, \(UserSummary.columns)
         """
 
     var id: Int64
@@ -51,7 +51,7 @@ struct PostRecord: Sendable {
         post = Post(
             id: String(id), kind: kind, author: try UserSummary(authorIn: row, id: authorID),
             title: try row.decode(column: "title", as: String?.self), body: try row.decode(column: "body", as: String?.self),
-            spaces: [], media: [], link: link, location: location, activity: activity,
+            spaces: [], media: MediaRecord.list(try row.decode(column: "media", as: String?.self)).map(\.media), link: link, location: location, activity: activity,
             price: try row.decode(column: "price", as: String?.self),
             createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
             editedAt: try row.decode(column: "edited_at", as: Int64?.self).map(Timestamp.init(milliseconds:)),

@@ -7,6 +7,7 @@ enum PostRules {
     static let maxCommentLength = 5_000
     static let maxPriceLength = 32
     static let maxLocationNameLength = 200
+    static let maxMedia = 10
 
     static func draft(_ body: CreatePostRequest) throws -> PostStore.Draft {
         var draft = PostStore.Draft(
@@ -16,17 +17,14 @@ enum PostRules {
             location: try body.location.map(location),
             price: try Validate.text(body.price, field: "price", max: maxPriceLength))
         try checkSpaces(body.spaces)
-        if let mediaIds = body.mediaIds, !mediaIds.isEmpty {
-            // Media uploads arrive with the media pipeline; until then no id can name one.
-            throw PlazaError.invalid("mediaIds", "Unknown media id \(mediaIds[0]).")
-        }
+        draft.mediaIDs = try mediaIDs(body.mediaIds ?? [])
         switch body.kind {
         case .text:
             guard draft.title != nil || draft.body != nil else {
                 throw PlazaError.invalid("body", "A text post needs a title or a body.")
             }
         case .photo:
-            throw PlazaError.invalid("mediaIds", "A photo post needs 1 to 10 uploaded media ids.")
+            guard !draft.mediaIDs.isEmpty else { throw PlazaError.invalid("mediaIds", "A photo post needs 1 to \(maxMedia) uploaded media ids.") }
         case .link:
             guard let link = body.link else { throw PlazaError.invalid("link.url", "A link post needs link.url.") }
             draft.linkURL = try Validate.url(link.url, field: "link.url")
@@ -103,6 +101,18 @@ enum PostRules {
     private static func text(_ update: FieldUpdate<String>, field: String, max: Int) throws -> FieldUpdate<String> {
         guard case .set(let value) = update else { return update }
         return try Validate.text(value, field: field, max: max).map(FieldUpdate.set) ?? .clear
+    }
+
+    /// Upload ids as given, at most `maxMedia`, each once. Whether they are the poster's and
+    /// unused is checked when the post claims them.
+    static func mediaIDs(_ values: [String]) throws -> [Int64] {
+        guard values.count <= maxMedia else { throw PlazaError.invalid("mediaIds", "A post shows at most \(maxMedia) media.") }
+        let ids = try values.map { value in
+            guard let id = Int64(value), id > 0 else { throw PlazaError.invalid("mediaIds", "\(value) is not a media id.") }
+            return id
+        }
+        guard Set(ids).count == ids.count else { throw PlazaError.invalid("mediaIds", "A media id appears twice.") }
+        return ids
     }
 
     private static func checkSpaces(_ slugs: [String]?) throws {

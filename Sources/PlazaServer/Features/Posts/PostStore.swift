@@ -16,30 +16,42 @@ struct PostStore: Sendable {
         var location: Location?
         var activity: Activity?
         var price: String?
+        /// Uploads to show, in order; claimed by the post.
+        var mediaIDs: [Int64] = []
     }
 
     /// Stores a new post and returns it as its author sees it, without reading it back.
     func create(author: Int64, _ draft: Draft) async throws -> Post {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        let authorRow = try await db.write(
+        @Sendable func insert(media: [MediaRecord]) -> SQLQueryString {
             """
             INSERT INTO posts (id, author_id, kind, title, body, link_url, latitude, longitude, location_name,
-                activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, created_at)
+                activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, media, created_at)
             VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
                 \(bind: draft.linkURL), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
                 \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
                 \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
-                \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: now))
+                \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: MediaRecord.text(media)), \(bind: now))
             RETURNING \(Self.authorColumns)
             """
-        ).first
+        }
+        let (authorRow, media): (Row?, [MediaRecord])
+        if draft.mediaIDs.isEmpty {
+            // One statement, no transaction: the common case stays cheap.
+            (authorRow, media) = (try await db.write(insert(media: [])).first, [])
+        } else {
+            (authorRow, media) = try await db.write { db in
+                let media = try await MediaStore.claim(draft.mediaIDs, owner: author, post: id, on: db)
+                return (try await db.first(insert(media: media)), media)
+            }
+        }
         guard let authorRow else { throw PlazaError.unauthorized }
         return Post(
             id: String(id), kind: draft.kind, author: try UserSummary(authorIn: authorRow, id: author), title: draft.title, body: draft.body,
-            spaces: [], media: [], link: draft.linkURL.map { LinkPreview(url: $0) }, location: draft.location, activity: draft.activity,
-            price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil, counts: Post.Counts(likes: 0, comments: 0),
-            viewer: Post.Viewer(liked: false, saved: false))
+            spaces: [], media: media.map(\.media), link: draft.linkURL.map { LinkPreview(url: $0) }, location: draft.location,
+            activity: draft.activity, price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil,
+            counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false))
     }
 
     /// One post as `viewer` may see it, or 404.
@@ -97,8 +109,13 @@ struct PostStore: Sendable {
     }
 
     /// Deletes a post with its comments and likes (by foreign-key cascade).
-    func delete(id: Int64, author: Int64) async throws {
-        try await db.write("DELETE FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author)")
+    /// Deletes the author's post with its comments, likes and media rows; returns the ids of the
+    /// media whose files should go too.
+    func delete(id: Int64, author: Int64) async throws -> [Int64] {
+        try await db.write { db in
+            guard try await db.first("DELETE FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author) RETURNING id") != nil else { return [] }
+            return try await MediaStore.deleteRows(ofPost: id, on: db)
+        }
     }
 
     /// SQL that is true when `post` exists and `viewer` may see it (no block either way).
@@ -113,7 +130,7 @@ struct PostStore: Sendable {
     static let authorColumns: SQLQueryString = """
         (SELECT username FROM users WHERE users.id = author_id) AS author_username, \
         (SELECT display_name FROM users WHERE users.id = author_id) AS author_display_name, \
-        (SELECT avatar_media_id FROM users WHERE users.id = author_id) AS author_avatar_media_id
+        (SELECT avatar FROM users WHERE users.id = author_id) AS author_avatar
         """
 
     // MARK: feeds

@@ -11,6 +11,7 @@ struct PostsController {
     let comments: CommentStore
     let likes: LikeStore
     let people: PeopleStore
+    let storage: any MediaStorage
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.post("posts", use: create)
@@ -61,7 +62,8 @@ struct PostsController {
         guard record.authorID == me.userID else {
             throw PlazaError(.forbidden, "not_author", "Only the author can delete this post.")
         }
-        try await posts.delete(id: record.id, author: me.userID)
+        let media = try await posts.delete(id: record.id, author: me.userID)
+        await storage.deleteFiles(ofMedia: media, logger: context.logger)
         return Response(status: .noContent)
     }
 

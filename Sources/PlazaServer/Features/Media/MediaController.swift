@@ -1,0 +1,83 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import PlazaAPI
+
+extension Media: ResponseEncodable {}
+
+/// Uploads (`/api/v1/me/media`) and the files themselves (`/media/{id}/{variant}`).
+struct MediaController {
+    let media: MediaStore
+    let storage: any MediaStorage
+    let pipeline: ImagePipeline
+    let ids: IDGenerator
+    /// Where uploads wait while they are processed.
+    let uploadDirectory: String
+    let maxUploadBytes: Int
+
+    func register(api: RouterGroup<PlazaContext>, router: Router<PlazaContext>) {
+        api.post("me/media", use: upload)
+        api.get("me/media", use: list)
+        router.get("media/{id}/{variant}", use: serve)
+        router.head("media/{id}/{variant}", use: serve)
+    }
+
+    @Sendable func upload(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Media> {
+        let me = try context.requireUser()
+        let id = ids.next()
+        let path = "\(uploadDirectory)/upload-\(id)"
+        defer { unlink(path) }
+        _ = try await MultipartUpload.receive(request, into: path, limits: .init(maxFileBytes: maxUploadBytes))
+        guard let format = ImageFormat.sniff(try Self.firstBytes(of: path)) else {
+            throw PlazaError(
+                .unsupportedMediaType, "unsupported_media_type", "The file is not a JPEG, PNG, WebP, GIF or HEIC image.", field: "file")
+        }
+        let result = try await pipeline.process(path: path, format: format)
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (variant, output) in result.variants {
+                    group.addTask { try await storage.put("\(id)/\(variant.rawValue)", bytes: output.bytes, contentType: output.contentType) }
+                }
+                try await group.waitForAll()
+            }
+            let record = try await media.create(id: id, owner: me.userID, result)
+            return EditedResponse(status: .created, response: record.media)
+        } catch {
+            await storage.deleteFiles(ofMedia: [id], logger: context.logger)
+            throw error
+        }
+    }
+
+    @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<Media> {
+        let me = try context.requireUser()
+        return try await media.list(owner: me.userID, page: request.pageRequest())
+    }
+
+    @Sendable func serve(_ request: Request, context: PlazaContext) async throws -> Response {
+        guard let id = context.parameters.get("id").flatMap(Int64.init),
+            let variant = context.parameters.get("variant").flatMap(ImagePipeline.Variant.init(rawValue:)),
+            let stored = try await media.stored(id: id)
+        else { throw PlazaError.notFound("Media") }
+        let etag = "\"\(id)-\(variant.rawValue)\""
+        var headers: HTTPFields = [
+            .eTag: etag,
+            .cacheControl: "public, max-age=31536000, immutable",
+            .contentType: variant == .original ? stored.record.contentType : stored.variantType,
+            .xContentTypeOptions: "nosniff",
+            .contentSecurityPolicy: "sandbox",
+        ]
+        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }) {
+            return Response(status: .notModified, headers: headers)
+        }
+        guard let bytes = try await storage.get("\(id)/\(variant.rawValue)") else { throw PlazaError.notFound("Media") }
+        headers[.contentLength] = String(bytes.readableBytes)
+        return Response(status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: bytes))
+    }
+
+    static func firstBytes(of path: String) throws -> [UInt8] {
+        guard let file = FileHandle(forReadingAtPath: path) else { throw PlazaError.invalid("file", "The file could not be read.") }
+        defer { try? file.close() }
+        return [UInt8](try file.read(upToCount: ImageFormat.signatureLength) ?? Data())
+    }
+}

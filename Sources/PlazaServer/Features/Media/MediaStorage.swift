@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Where media bytes live: the local disk (default, one server) or an S3-compatible bucket
+/// (several app servers). Keys look like `123456789/medium`; content never changes once written.
+protocol MediaStorage: Sendable {
+    func put(_ key: String, bytes: [UInt8], contentType: String) async throws
+    /// nil when there is no such object.
+    func get(_ key: String) async throws -> ByteBuffer?
+    /// Deleting a missing key is not an error.
+    func delete(_ keys: [String]) async throws
+}
+
+extension MediaStorage {
+    /// Deletes every variant of the given media; a failure is logged, not thrown: the rows are
+    /// gone already, and a leftover file is only wasted space.
+    func deleteFiles(ofMedia ids: [Int64], logger: Logger) async {
+        guard !ids.isEmpty else { return }
+        do {
+            try await delete(ids.flatMap { id in ImagePipeline.Variant.allCases.map { "\(id)/\($0.rawValue)" } })
+        } catch {
+            logger.warning("Could not delete the files of media \(ids): \(error)")
+        }
+    }
+}
+
+/// Files under `<data dir>/media`, spread over 256 folders by id.
+struct LocalMediaStorage: MediaStorage {
+    let root: String
+    let threadPool: NIOThreadPool
+
+    init(root: String, threadPool: NIOThreadPool = .singleton) throws {
+        self.root = root
+        self.threadPool = threadPool
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    /// `123456789/medium` → `<root>/15/123456789-medium` (folder = id mod 256 in hex).
+    func path(for key: String) -> String {
+        let parts = key.split(separator: "/", maxSplits: 1)
+        let id = UInt64(parts.first ?? "") ?? 0
+        let folder = String(format: "%02x", Int(id % 256))
+        return "\(root)/\(folder)/\(key.replacingOccurrences(of: "/", with: "-"))"
+    }
+
+    func put(_ key: String, bytes: [UInt8], contentType: String) async throws {
+        let path = path(for: key)
+        try await threadPool.runIfActive {
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            // Written under a temporary name and renamed, so a reader never sees half a file.
+            let temporary = path + ".partial"
+            try Data(bytes).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+    }
+
+    func get(_ key: String) async throws -> ByteBuffer? {
+        let path = path(for: key)
+        return try await threadPool.runIfActive {
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            return ByteBuffer(data: data)
+        }
+    }
+
+    func delete(_ keys: [String]) async throws {
+        let paths = keys.map(path(for:))
+        try await threadPool.runIfActive {
+            for path in paths { unlink(path) }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Where `S3MediaStorage` keeps media.
+public struct S3MediaSettings: Sendable {
+    /// e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:9000`.
+    public var endpoint: String
+    public var bucket: String
+    public var region: String
+    public var accessKeyID: String
+    public var secretAccessKey: String
+    /// Prepended to every key, e.g. `media/`.
+    public var prefix: String
+
+    public init(endpoint: String, bucket: String, region: String = "us-east-1", accessKeyID: String, secretAccessKey: String, prefix: String = "media/") {
+        self.endpoint = endpoint
+        self.bucket = bucket
+        self.region = region
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.prefix = prefix
+    }
+}
+
+/// Media in an S3-compatible bucket (AWS S3, MinIO, Ceph, moto…), addressed path-style
+/// (`<endpoint>/<bucket>/<key>`) and signed with AWS Signature Version 4.
+struct S3MediaStorage: MediaStorage {
+    struct Failure: Error, CustomStringConvertible {
+        let method: String
+        let key: String
+        let status: UInt
+        let body: String
+        var description: String { "S3 \(method) \(key) answered \(status): \(body.prefix(300))" }
+    }
+
+    var settings: S3MediaSettings
+    let client: HTTPClient
+    let timeout: TimeAmount = .seconds(30)
+
+    func put(_ key: String, bytes: [UInt8], contentType: String) async throws {
+        var request = try signedRequest(.PUT, key: key, body: bytes, headers: ["content-type": contentType])
+        request.body = .bytes(ByteBuffer(bytes: bytes))
+        let response = try await client.execute(request, timeout: timeout)
+        try await expect(response, in: [200], method: "PUT", key: key)
+    }
+
+    func get(_ key: String) async throws -> ByteBuffer? {
+        let request = try signedRequest(.GET, key: key)
+        let response = try await client.execute(request, timeout: timeout)
+        if response.status == .notFound { return nil }
+        guard response.status == .ok else {
+            try await expect(response, in: [200], method: "GET", key: key)
+            return nil
+        }
+        return try await response.body.collect(upTo: 64 * 1024 * 1024)
+    }
+
+    func delete(_ keys: [String]) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for key in keys {
+                group.addTask {
+                    let response = try await client.execute(try signedRequest(.DELETE, key: key), timeout: timeout)
+                    try await expect(response, in: [200, 204, 404], method: "DELETE", key: key)
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Creates the bucket (first set-up, tests); an existing bucket of ours is fine.
+    func createBucket() async throws {
+        var bucketOnly = self
+        bucketOnly.settings.prefix = ""
+        let request = try bucketOnly.signedRequest(.PUT, key: "")
+        let response = try await client.execute(request, timeout: timeout)
+        try await expect(response, in: [200, 409], method: "PUT", key: settings.bucket)
+    }
+
+    private func expect(_ response: HTTPClientResponse, in statuses: Set<UInt>, method: String, key: String) async throws {
+        guard !statuses.contains(response.status.code) else {
+            _ = try? await response.body.collect(upTo: 1024 * 1024)
+            return
+        }
+        let body = (try? await response.body.collect(upTo: 64 * 1024)).map { String(buffer: $0) } ?? ""
+        throw Failure(method: method, key: key, status: response.status.code, body: body)
+    }
+
+    // MARK: Signature Version 4
+
+    func signedRequest(_ method: HTTPMethod, key: String, body: [UInt8] = [], headers extra: [String: String] = [:], now: Date = Date()) throws -> HTTPClientRequest {
+        guard let endpoint = URL(string: settings.endpoint), let host = endpoint.host else {
+            throw Failure(method: method.rawValue, key: key, status: 0, body: "invalid endpoint \(settings.endpoint)")
+        }
+        let hostHeader = endpoint.port.map { "\(host):\($0)" } ?? host
+        let basePath = endpoint.path.hasSuffix("/") ? String(endpoint.path.dropLast()) : endpoint.path
+        let path = basePath + "/" + Self.encode(settings.bucket) + "/" + (settings.prefix + key).split(separator: "/", omittingEmptySubsequences: false).map { Self.encode(String($0)) }.joined(separator: "/")
+        let (amzDate, day) = Self.timestamps(now)
+        let payloadHash = Self.hex(SHA256.hash(data: body))
+
+        var headers = extra.reduce(into: [String: String]()) { $0[$1.key.lowercased()] = $1.value.trimmingCharacters(in: .whitespaces) }
+        headers["host"] = hostHeader
+        headers["x-amz-date"] = amzDate
+        headers["x-amz-content-sha256"] = payloadHash
+        let authorization = Self.authorization(
+            method: method.rawValue, path: path, headers: headers, payloadHash: payloadHash, amzDate: amzDate, day: day, settings: settings)
+
+        var request = HTTPClientRequest(url: "\(endpoint.scheme ?? "https")://\(hostHeader)\(path)")
+        request.method = method
+        for (name, value) in headers where name != "host" { request.headers.add(name: name, value: value) }
+        request.headers.add(name: "authorization", value: authorization)
+        return request
+    }
+
+    /// The Authorization header value for a request whose headers (all of them signed) and
+    /// payload hash are given; `path` is already percent-encoded.
+    static func authorization(
+        method: String, path: String, query: String = "", headers: [String: String], payloadHash: String, amzDate: String, day: String,
+        settings: S3MediaSettings
+    ) -> String {
+        let names = headers.keys.sorted()
+        let canonicalHeaders = names.map { "\($0):\(headers[$0]!)\n" }.joined()
+        let signedHeaders = names.joined(separator: ";")
+        let canonicalRequest = [method, path, query, canonicalHeaders, signedHeaders, payloadHash].joined(separator: "\n")
+        let scope = "\(day)/\(settings.region)/s3/aws4_request"
+        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, hex(SHA256.hash(data: Array(canonicalRequest.utf8)))].joined(separator: "\n")
+        var signingKey = SymmetricKey(data: Array("AWS4\(settings.secretAccessKey)".utf8))
+        for part in [day, settings.region, "s3", "aws4_request"] {
+            signingKey = SymmetricKey(data: Array(HMAC<SHA256>.authenticationCode(for: Array(part.utf8), using: signingKey)))
+        }
+        let signature = hex(HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: signingKey))
+        return "AWS4-HMAC-SHA256 Credential=\(settings.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
+    }
+
+    /// RFC 3986 percent-encoding of one path segment, as SigV4 wants it.
+    static func encode(_ segment: String) -> String {
+        var out = ""
+        for byte in segment.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                out.append(Character(UnicodeScalar(byte)))
+            default:
+                out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
+    }
+
+    static func timestamps(_ date: Date) -> (amzDate: String, day: String) {
+        var seconds = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let day = String(format: "%04d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday)
+        return (day + String(format: "T%02d%02d%02dZ", parts.tm_hour, parts.tm_min, parts.tm_sec), day)
+    }
+
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+}
