@@ -70,13 +70,11 @@ int plaza_vips_render(const char *path, int width, int height, int crop, plaza_f
     return status;
 }
 
-int plaza_vips_pixels(const char *path, int size, void **out, size_t *length, int *out_width, int *out_height) {
+/// 8-bit RGB pixels of `image`, alpha flattened onto black.
+static int rgb_pixels(VipsImage *image, void **out, size_t *length, int *out_width, int *out_height) {
     VipsObject *scope = VIPS_OBJECT(vips_image_new());
-    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 4);
+    VipsImage **t = (VipsImage **)vips_object_local_array(scope, 5);
     int status = -1;
-    if (vips_thumbnail(path, &t[0], size, "height", size, "export_profile", "srgb", "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL))
-        goto done;
-    VipsImage *image = t[0];
     if (vips_image_hasalpha(image)) {
         if (vips_flatten(image, &t[1], NULL)) goto done;
         image = t[1];
@@ -85,9 +83,13 @@ int plaza_vips_pixels(const char *path, int size, void **out, size_t *length, in
         if (vips_extract_band(image, &t[2], 0, "n", 3, NULL)) goto done;
         image = t[2];
     }
-    if (image->Bands != 3 || image->BandFmt != VIPS_FORMAT_UCHAR) {
+    if (image->Bands != 3) {
         if (vips_colourspace(image, &t[3], VIPS_INTERPRETATION_sRGB, NULL)) goto done;
         image = t[3];
+    }
+    if (image->BandFmt != VIPS_FORMAT_UCHAR) {
+        if (vips_cast_uchar(image, &t[4], NULL)) goto done;
+        image = t[4];
     }
     *out = vips_image_write_to_memory(image, length);
     if (!*out) goto done;
@@ -96,6 +98,55 @@ int plaza_vips_pixels(const char *path, int size, void **out, size_t *length, in
     status = 0;
 done:
     g_object_unref(scope);
+    return status;
+}
+
+int plaza_vips_pixels(const char *path, int size, void **out, size_t *length, int *out_width, int *out_height) {
+    VipsImage *image = NULL;
+    if (vips_thumbnail(path, &image, size, "height", size, "export_profile", "srgb", "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL))
+        return -1;
+    int status = rgb_pixels(image, out, length, out_width, out_height);
+    g_object_unref(image);
+    return status;
+}
+
+int plaza_vips_render_still(const char *path, plaza_variant *variants, int count, int pixels_box,
+                            void **pixels, size_t *pixels_length, int *pixels_width, int *pixels_height) {
+    for (int i = 0; i < count; i++) variants[i].bytes = NULL;
+    *pixels = NULL;
+    VipsImage *decoded = NULL, *pixels_image = NULL;
+    if (vips_thumbnail(path, &decoded, variants[0].box, "height", variants[0].box, "size", VIPS_SIZE_DOWN,
+                       "export_profile", "srgb", "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL))
+        return -1;
+    // Decoded once into memory; the smaller variants are made from these pixels.
+    VipsImage *image = vips_image_copy_memory(decoded);
+    g_object_unref(decoded);
+    if (!image) return -1;
+    int status = -1;
+    for (int i = 0; i < count; i++) {
+        plaza_variant *v = &variants[i];
+        VipsImage *sized = NULL;
+        if (i == 0) {
+            sized = image;
+            g_object_ref(sized);
+        } else if (vips_thumbnail_image(image, &sized, v->box, "height", v->box, "size", VIPS_SIZE_DOWN,
+                                        "crop", v->crop ? VIPS_INTERESTING_ATTENTION : VIPS_INTERESTING_NONE, NULL)) {
+            goto done;
+        }
+        int saved = save(sized, v->format, v->quality, &v->bytes, &v->length);
+        v->width = vips_image_get_width(sized);
+        v->height = vips_image_get_height(sized);
+        g_object_unref(sized);
+        if (saved) goto done;
+    }
+    if (vips_thumbnail_image(image, &pixels_image, pixels_box, "height", pixels_box, NULL)) goto done;
+    status = rgb_pixels(pixels_image, pixels, pixels_length, pixels_width, pixels_height);
+done:
+    if (pixels_image) g_object_unref(pixels_image);
+    g_object_unref(image);
+    if (status) {
+        for (int i = 0; i < count; i++) { g_free(variants[i].bytes); variants[i].bytes = NULL; }
+    }
     return status;
 }
 

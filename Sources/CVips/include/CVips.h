@@ -37,6 +37,23 @@ int plaza_vips_header(const char *path, plaza_image_header *header);
 int plaza_vips_render(const char *path, int width, int height, int crop, plaza_format format, int quality,
                       void **out, size_t *length, int *out_width, int *out_height);
 
+typedef struct {
+    int box;          /// fit in box x box pixels
+    int crop;         /// fill the box and crop the rest
+    plaza_format format;
+    int quality;
+    void *bytes;      /// out: the encoded file (free with plaza_vips_free)
+    size_t length;
+    int width;        /// out
+    int height;       /// out
+} plaza_variant;
+
+/// Still images: decodes `path` once (auto-oriented, sRGB, shrunk to fit `variants[0].box`),
+/// encodes that as variants[0], then every other variant from those pixels, and a small
+/// 8-bit RGB rendering for a blurhash (`pixels`, free with plaza_vips_free).
+int plaza_vips_render_still(const char *path, plaza_variant *variants, int count, int pixels_box,
+                            void **pixels, size_t *pixels_length, int *pixels_width, int *pixels_height);
+
 /// A small sRGB rendering of `path` as 8-bit RGB pixels, for a blurhash.
 int plaza_vips_pixels(const char *path, int size, void **out, size_t *length, int *out_width, int *out_height);
 

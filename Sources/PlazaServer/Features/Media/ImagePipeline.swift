@@ -83,15 +83,48 @@ struct ImagePipeline: Sendable {
             case .gif: animated ? (PLAZA_FORMAT_WEBP, "image/webp") : (PLAZA_FORMAT_PNG, "image/png")
             }
         let variantFormat: (plaza_format, String) = hasAlpha || animated ? (PLAZA_FORMAT_WEBP, "image/webp") : (PLAZA_FORMAT_JPEG, "image/jpeg")
-        let allFrames = animated ? "\(path)[n=-1]" : path
+        if animated {
+            // Frames are streamed, never held together: each variant decodes the file again.
+            let allFrames = "\(path)[n=-1]"
+            let original = try render(allFrames, box: 4096, crop: false, format: originalFormat, quality: 88)
+            let medium = try render(allFrames, box: 1080, crop: false, format: variantFormat, quality: 82)
+            let thumbnail = try render(path, box: 320, crop: true, format: variantFormat, quality: 80)
+            return Result(
+                width: original.width, height: original.height, blurhash: blurhash(path),
+                contentType: originalFormat.1, variantType: variantFormat.1,
+                variants: [.original: original.output, .medium: medium.output, .thumbnail: thumbnail.output])
+        }
+        return try renderStill(path, original: originalFormat, variants: variantFormat)
+    }
 
-        let original = try render(allFrames, box: 4096, crop: false, format: originalFormat, quality: 88)
-        let medium = try render(allFrames, box: 1080, crop: false, format: variantFormat, quality: 82)
-        let thumbnail = try render(path, box: 320, crop: true, format: variantFormat, quality: 80)
+    /// A still image is decoded once; medium, thumbnail and blurhash come from those pixels.
+    private static func renderStill(_ path: String, original: (plaza_format, String), variants variantFormat: (plaza_format, String)) throws -> Result {
+        var variants = [
+            plaza_variant(box: 4096, crop: 0, format: original.0, quality: 88, bytes: nil, length: 0, width: 0, height: 0),
+            plaza_variant(box: 1080, crop: 0, format: variantFormat.0, quality: 82, bytes: nil, length: 0, width: 0, height: 0),
+            plaza_variant(box: 320, crop: 1, format: variantFormat.0, quality: 80, bytes: nil, length: 0, width: 0, height: 0),
+        ]
+        var pixels: UnsafeMutableRawPointer?
+        var pixelsLength = 0
+        var pixelsWidth: Int32 = 0, pixelsHeight: Int32 = 0
+        guard plaza_vips_render_still(path, &variants, Int32(variants.count), 32, &pixels, &pixelsLength, &pixelsWidth, &pixelsHeight) == 0 else {
+            throw unreadable()
+        }
+        defer {
+            for variant in variants { plaza_vips_free(variant.bytes) }
+            plaza_vips_free(pixels)
+        }
+        func output(_ variant: plaza_variant, _ type: String) -> Output {
+            Output(bytes: [UInt8](UnsafeRawBufferPointer(start: variant.bytes, count: variant.length)), contentType: type)
+        }
+        let hash = pixels.flatMap { pointer in
+            Blurhash.encode(
+                pixels: [UInt8](UnsafeRawBufferPointer(start: pointer, count: pixelsLength)), width: Int(pixelsWidth), height: Int(pixelsHeight))
+        }
         return Result(
-            width: original.width, height: original.height, blurhash: blurhash(path),
-            contentType: originalFormat.1, variantType: variantFormat.1,
-            variants: [.original: original.output, .medium: medium.output, .thumbnail: thumbnail.output])
+            width: Int(variants[0].width), height: Int(variants[0].height), blurhash: hash,
+            contentType: original.1, variantType: variantFormat.1,
+            variants: [.original: output(variants[0], original.1), .medium: output(variants[1], variantFormat.1), .thumbnail: output(variants[2], variantFormat.1)])
     }
 
     private static func render(
