@@ -40,13 +40,13 @@ struct ImagePipeline: Sendable {
     private let threadPool: NIOThreadPool
 
     init(limits: Limits = Limits(), concurrency: Int = System.coreCount, threadPool: NIOThreadPool = .singleton) {
-        Self.startLibvips
         self.limits = limits
         permits = ResourcePool(Array(0..<max(1, concurrency)))
         self.threadPool = threadPool
     }
 
-    /// libvips starts once per process, with one worker thread per image.
+    /// libvips starts once per process, at the first image (a server that never sees an upload
+    /// does not map its codecs), with one worker thread per image.
     private static let startLibvips: Void = {
         if plaza_vips_start(1) != 0 { fatalError("libvips failed to start: \(takeError())") }
     }()
@@ -59,6 +59,7 @@ struct ImagePipeline: Sendable {
     }
 
     private static func process(path: String, format: ImageFormat, limits: Limits) throws -> Result {
+        _ = startLibvips
         var header = plaza_image_header()
         guard plaza_vips_header(path, &header) == 0, let loader = header.loader.map({ String(cString: $0) }), format.isRead(by: loader) else {
             throw unreadable()
