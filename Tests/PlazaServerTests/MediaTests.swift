@@ -222,11 +222,11 @@ struct MediaTests {
             _ = try await services.media.setAvatar(user: owner, mediaID: used.id)
             let maintenance = MaintenanceService(accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, logger: .init(label: "test"))
             await maintenance.runOnce(now: Timestamp.now.milliseconds + 23 * 3_600_000)
-            #expect(try await services.media.stored(id: unused.id) != nil, "kept for a day")
+            #expect(try await services.media.contentTypes(id: unused.id) != nil, "kept for a day")
             await maintenance.runOnce(now: Timestamp.now.milliseconds + 25 * 3_600_000)
-            #expect(try await services.media.stored(id: unused.id) == nil)
+            #expect(try await services.media.contentTypes(id: unused.id) == nil)
             #expect(try await services.mediaStorage.get("\(unused.id)/original") == nil)
-            #expect(try await services.media.stored(id: used.id) != nil)
+            #expect(try await services.media.contentTypes(id: used.id) != nil)
             #expect(try await services.mediaStorage.get("\(used.id)/original") != nil)
         }
     }

@@ -58,7 +58,7 @@ int plaza_vips_render_still(const char *path, plaza_variant *variants, int count
 int plaza_vips_pixels(const char *path, int size, void **out, size_t *length, int *out_width, int *out_height);
 
 /// A synthetic picture (a colour gradient, `pages` frames when animated) encoded as `format`,
-/// for tests and the demo data.
+/// for the tests.
 int plaza_vips_sample(plaza_format format, int width, int height, int pages, void **out, size_t *length);
 
 /// The last error libvips reported on any thread, cleared; free with plaza_vips_free.

@@ -29,7 +29,7 @@ struct MaintenanceService: Service {
             while true {
                 let unused = try await media.deleteUnused(createdBefore: now - Self.unusedMediaLifetime)
                 await mediaStorage.deleteFiles(ofMedia: unused, logger: logger)
-                if unused.count < 500 { break }
+                if unused.count < MediaStore.cleanupBatch { break }
             }
         } catch {
             logger.warning("Media clean-up failed: \(error)")

@@ -10,11 +10,9 @@ final class ResourcePool<Resource: Sendable>: Sendable {
     }
 
     private let state: NIOLockedValueBox<State>
-    let all: [Resource]
 
     init(_ resources: [Resource]) {
         precondition(!resources.isEmpty, "a pool needs a resource")
-        all = resources
         state = NIOLockedValueBox(State(free: resources.reversed()))
     }
 

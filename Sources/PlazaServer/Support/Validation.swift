@@ -58,4 +58,10 @@ enum Validate {
         else { throw PlazaError.invalid(field, "\(field) must be an http or https URL.") }
         return trimmed
     }
+
+    /// An ID sent in a body (e.g. a media id): a decimal string, else 422 on `field`.
+    static func id(_ value: String, field: String) throws -> Int64 {
+        guard let id = parseID(value) else { throw PlazaError.invalid(field, "\(value) is not an id.") }
+        return id
+    }
 }

@@ -74,10 +74,7 @@ struct AccountsController {
     @Sendable func setAvatar(_ request: Request, context: PlazaContext) async throws -> Me {
         let me = try context.requireUser()
         let body = try await request.decode(as: SetAvatarRequest.self, context: context)
-        let mediaID = try body.mediaId.map { value in
-            guard let id = Int64(value), id > 0 else { throw PlazaError.invalid("mediaId", "\(value) is not a media id.") }
-            return id
-        }
+        let mediaID = try body.mediaId.map { try Validate.id($0, field: "mediaId") }
         let unused = try await media.setAvatar(user: me.userID, mediaID: mediaID)
         await storage.deleteFiles(ofMedia: unused, logger: context.logger)
         return try await accounts.me(userID: me.userID)

@@ -167,7 +167,7 @@ struct ImagePipeline: Sendable {
         return PlazaError(.unprocessableContent, "unreadable_image", "The image is truncated or corrupt and could not be read.", field: "file")
     }
 
-    /// A synthetic picture for tests and the demo data (a colour gradient; `pages` frames).
+    /// A synthetic picture for the tests (a colour gradient; `pages` frames).
     static func sample(_ format: ImageFormat, width: Int, height: Int, pages: Int = 1) throws -> [UInt8] {
         _ = startLibvips
         let code: plaza_format =

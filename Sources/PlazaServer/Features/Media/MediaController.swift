@@ -28,7 +28,7 @@ struct MediaController {
         let id = ids.next()
         let path = "\(uploadDirectory)/upload-\(id)"
         defer { unlink(path) }
-        _ = try await MultipartUpload.receive(request, into: path, limits: .init(maxFileBytes: maxUploadBytes))
+        try await MultipartUpload.receive(request, into: path, limits: .init(maxFileBytes: maxUploadBytes))
         guard let format = ImageFormat.sniff(try Self.firstBytes(of: path)) else {
             throw PlazaError(
                 .unsupportedMediaType, "unsupported_media_type", "The file is not a JPEG, PNG, WebP, GIF or HEIC image.", field: "file")
@@ -55,15 +55,15 @@ struct MediaController {
     }
 
     @Sendable func serve(_ request: Request, context: PlazaContext) async throws -> Response {
-        guard let id = context.parameters.get("id").flatMap(Int64.init),
-            let variant = context.parameters.get("variant").flatMap(ImagePipeline.Variant.init(rawValue:)),
-            let stored = try await media.stored(id: id)
+        let id = try context.parameters.id("id", "Media")
+        guard let variant = context.parameters.get("variant").flatMap(ImagePipeline.Variant.init(rawValue:)),
+            let types = try await media.contentTypes(id: id)
         else { throw PlazaError.notFound("Media") }
         let etag = "\"\(id)-\(variant.rawValue)\""
         var headers: HTTPFields = [
             .eTag: etag,
             .cacheControl: "public, max-age=31536000, immutable",
-            .contentType: variant == .original ? stored.record.contentType : stored.variantType,
+            .contentType: variant == .original ? types.original : types.variants,
             .xContentTypeOptions: "nosniff",
             .contentSecurityPolicy: "sandbox",
         ]

@@ -6,11 +6,6 @@ import SQLKit
 struct MediaStore: Sendable {
     let db: Database
 
-    struct Stored: Sendable {
-        var record: MediaRecord
-        var variantType: String
-    }
-
     func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result) async throws -> MediaRecord {
         let bytes = result.variants.values.reduce(0) { $0 + $1.bytes.count }
         try await db.write(
@@ -37,12 +32,11 @@ struct MediaStore: Sendable {
         return Page(items: records.map(\.media), nextCursor: next.map { Cursor(time: $0, id: records[page.limit - 1].id).encoded })
     }
 
-    /// The types of an upload's files, to serve them.
-    func stored(id: Int64) async throws -> Stored? {
-        let row = try await db.read { db in
-            try await db.first("SELECT id, content_type, variant_type, width, height, blurhash FROM media WHERE id = \(bind: id)")
-        }
-        return try row.map { Stored(record: try MediaRecord(row: $0), variantType: try $0.decode(column: "variant_type", as: String.self)) }
+    /// The content types of an upload's original and of its other variants, to serve them;
+    /// nil when there is no such upload.
+    func contentTypes(id: Int64) async throws -> (original: String, variants: String)? {
+        let row = try await db.read { db in try await db.first("SELECT content_type, variant_type FROM media WHERE id = \(bind: id)") }
+        return try row.map { (try $0.decode(column: "content_type", as: String.self), try $0.decode(column: "variant_type", as: String.self)) }
     }
 
     /// Claims the owner's unused uploads `ids` for `post`, inside the post's transaction, in the
@@ -94,13 +88,17 @@ struct MediaStore: Sendable {
         }
     }
 
-    /// Deletes uploads nothing used within `olderThan` milliseconds; returns their ids.
-    func deleteUnused(createdBefore cutoff: Int64, limit: Int = 500) async throws -> [Int64] {
+    /// How many unused uploads one clean-up statement deletes.
+    static let cleanupBatch = 500
+
+    /// Deletes up to `cleanupBatch` uploads made before `cutoff` (ms) that nothing uses; returns
+    /// their ids.
+    func deleteUnused(createdBefore cutoff: Int64) async throws -> [Int64] {
         try await db.write { db in
             try await db.rows(
                 """
                 DELETE FROM media WHERE id IN (
-                    SELECT id FROM media WHERE used_at IS NULL AND created_at < \(bind: cutoff) ORDER BY created_at LIMIT \(bind: limit))
+                    SELECT id FROM media WHERE used_at IS NULL AND created_at < \(bind: cutoff) ORDER BY created_at LIMIT \(bind: Self.cleanupBatch))
                 RETURNING id
                 """
             ).map { try $0.decode(column: "id", as: Int64.self) }

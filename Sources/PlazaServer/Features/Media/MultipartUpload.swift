@@ -5,10 +5,7 @@ import MultipartKit
 /// Streams the `file` part of a multipart/form-data request into a temporary file, counting
 /// bytes as they arrive: an upload over the cap is refused with 413 as soon as it crosses it,
 /// and never more than one chunk of it is in memory.
-struct MultipartUpload {
-    let path: String
-    let bytes: Int
-
+enum MultipartUpload {
     struct Limits {
         var maxFileBytes: Int
         /// Form fields other than `file`, boundaries and part headers.
@@ -16,7 +13,7 @@ struct MultipartUpload {
     }
 
     /// Receives the file into `path` (created or truncated). The caller deletes it.
-    static func receive(_ request: Request, into path: String, limits: Limits) async throws -> MultipartUpload {
+    static func receive(_ request: Request, into path: String, limits: Limits) async throws {
         guard let contentType = request.headers[.contentType], let boundary = Self.boundary(of: contentType) else {
             throw PlazaError(.unsupportedMediaType, "unsupported_media_type", "Upload the image as multipart/form-data with a file field.")
         }
@@ -71,7 +68,6 @@ struct MultipartUpload {
         guard sawFile else { throw PlazaError.invalid("file", "The form needs a file field with the image.") }
         guard finished else { throw PlazaError.malformed("The multipart body ended before the file did.") }
         guard fileBytes > 0 else { throw PlazaError.invalid("file", "The file is empty.") }
-        return MultipartUpload(path: path, bytes: fileBytes)
     }
 
     static func tooLarge(_ limits: Limits) -> PlazaError {

@@ -48,14 +48,12 @@ struct S3MediaStorage: MediaStorage {
     }
 
     func get(_ key: String) async throws -> ByteBuffer? {
-        let request = try signedRequest(.GET, key: key)
-        let response = try await client.execute(request, timeout: timeout)
-        if response.status == .notFound { return nil }
-        guard response.status == .ok else {
-            try await expect(response, in: [200], method: "GET", key: key)
-            return nil
+        let response = try await client.execute(try signedRequest(.GET, key: key), timeout: timeout)
+        switch response.status {
+        case .ok: return try await response.body.collect(upTo: 64 * 1024 * 1024)
+        case .notFound: return nil
+        default: throw await failure(response, method: "GET", key: key)
         }
-        return try await response.body.collect(upTo: 64 * 1024 * 1024)
     }
 
     func delete(_ keys: [String]) async throws {
@@ -79,13 +77,16 @@ struct S3MediaStorage: MediaStorage {
         try await expect(response, in: [200, 409], method: "PUT", key: settings.bucket)
     }
 
+    /// Reads the response to its end (so the connection can be reused); throws unless its
+    /// status is one of `statuses`.
     private func expect(_ response: HTTPClientResponse, in statuses: Set<UInt>, method: String, key: String) async throws {
-        guard !statuses.contains(response.status.code) else {
-            _ = try? await response.body.collect(upTo: 1024 * 1024)
-            return
-        }
+        guard statuses.contains(response.status.code) else { throw await failure(response, method: method, key: key) }
+        _ = try? await response.body.collect(upTo: 1024 * 1024)
+    }
+
+    private func failure(_ response: HTTPClientResponse, method: String, key: String) async -> Failure {
         let body = (try? await response.body.collect(upTo: 64 * 1024)).map { String(buffer: $0) } ?? ""
-        throw Failure(method: method, key: key, status: response.status.code, body: body)
+        return Failure(method: method, key: key, status: response.status.code, body: body)
     }
 
     // MARK: Signature Version 4

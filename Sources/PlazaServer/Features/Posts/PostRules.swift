@@ -107,10 +107,7 @@ enum PostRules {
     /// unused is checked when the post claims them.
     static func mediaIDs(_ values: [String]) throws -> [Int64] {
         guard values.count <= maxMedia else { throw PlazaError.invalid("mediaIds", "A post shows at most \(maxMedia) media.") }
-        let ids = try values.map { value in
-            guard let id = Int64(value), id > 0 else { throw PlazaError.invalid("mediaIds", "\(value) is not a media id.") }
-            return id
-        }
+        let ids = try values.map { try Validate.id($0, field: "mediaIds") }
         guard Set(ids).count == ids.count else { throw PlazaError.invalid("mediaIds", "A media id appears twice.") }
         return ids
     }
