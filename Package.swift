@@ -77,6 +77,8 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
+            // Read from their paths by the tests, not bundled.
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
     ]

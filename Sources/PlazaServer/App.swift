@@ -12,10 +12,14 @@ struct AppServices: Sendable {
     let posts: PostStore
     let comments: CommentStore
     let likes: LikeStore
+    let spaces: SpaceStore
+    let collections: CollectionStore
+    let linkPreviews: LinkPreviewStore
+    let linkPreviewQueue = LinkPreviewQueue()
     let passwords: PasswordHasher
     let media: MediaStore
     let mediaStorage: any MediaStorage
-    let images: ImagePipeline
+    let ingest: MediaIngest
     let uploadDirectory: String
 
     init(config: PlazaConfig, db: Database) throws {
@@ -26,6 +30,9 @@ struct AppServices: Sendable {
         posts = PostStore(db: db, ids: ids)
         comments = CommentStore(db: db, ids: ids)
         likes = LikeStore(db: db)
+        spaces = SpaceStore(db: db, ids: ids)
+        collections = CollectionStore(db: db, ids: ids)
+        linkPreviews = LinkPreviewStore(db: db)
         passwords = PasswordHasher(cost: config.bcryptCost)
         media = MediaStore(db: db)
         if let s3 = config.mediaS3 {
@@ -33,9 +40,19 @@ struct AppServices: Sendable {
         } else {
             mediaStorage = try LocalMediaStorage(root: (config.dataDir as NSString).appendingPathComponent("media"))
         }
-        images = ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels))
+        ingest = MediaIngest(media: media, storage: mediaStorage, pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)))
         uploadDirectory = (config.dataDir as NSString).appendingPathComponent("uploads")
         try FileManager.default.createDirectory(atPath: uploadDirectory, withIntermediateDirectories: true)
+    }
+}
+
+extension AppServices {
+    func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
+        let settings = config.linkPreviews
+        let fetcher = SafeFetcher(policy: try AddressPolicy.parse(allowList: settings.allowList), timeout: settings.timeout, maxRedirects: settings.maxRedirects)
+        return LinkPreviewService(
+            store: linkPreviews, fetcher: fetcher, ingest: ingest, ids: ids, queue: linkPreviewQueue, settings: settings,
+            uploadDirectory: uploadDirectory, maxImageBytes: config.mediaMaxBytes, logger: logger)
     }
 }
 
@@ -57,13 +74,17 @@ func buildRouter(_ services: AppServices, config: PlazaConfig) -> Router<PlazaCo
         media: services.media, storage: services.mediaStorage
     ).register(to: api)
     PeopleController(people: services.people).register(to: api)
-    PostsController(posts: services.posts, comments: services.comments, likes: services.likes, people: services.people, storage: services.mediaStorage)
+    PostsController(
+        posts: services.posts, comments: services.comments, likes: services.likes, people: services.people, storage: services.mediaStorage,
+        previews: services.linkPreviewQueue)
         .register(to: api)
     MediaController(
-        media: services.media, storage: services.mediaStorage, pipeline: services.images, ids: services.ids,
+        media: services.media, storage: services.mediaStorage, ingest: services.ingest, ids: services.ids,
         uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes
     ).register(api: api, router: router)
-    FeedsController(posts: services.posts, people: services.people).register(to: api)
+    FeedsController(posts: services.posts, people: services.people, spaces: services.spaces).register(to: api)
+    SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage).register(to: api)
+    CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue).register(to: api)
     return router
 }
 
@@ -78,7 +99,9 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )
-    app.addServices(db, MaintenanceService(accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, logger: logger))
+    app.addServices(
+        db, MaintenanceService(accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, logger: logger),
+        try services.linkPreviewService(config: config, logger: logger))
     // Runs once the database service is up (a PostgreSQL pool must be running to be used).
     let migrationLogger = logger
     app.beforeServerStarts { try await Migrations.run(on: db, logger: migrationLogger) }

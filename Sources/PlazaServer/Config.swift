@@ -28,6 +28,8 @@ public struct PlazaConfig: Sendable {
     public var mediaMaxPixels = 40_000_000
     /// Media in an S3-compatible bucket instead of `<dataDir>/media` when an endpoint is set.
     public var mediaS3: S3MediaSettings?
+    /// Link-preview fetching: which private addresses it may reach, timeouts, retries.
+    public var linkPreviews = LinkPreviewSettings()
     public var loginThrottle = LoginThrottle.Policy.standard
     public var rateLimitPolicy = RateLimiter.Policy.standard
 
@@ -67,6 +69,13 @@ public struct PlazaConfig: Sendable {
             mediaS3 = S3MediaSettings(
                 endpoint: endpoint, bucket: bucket, region: reader.string(forKey: "plaza.media.s3.region", default: "us-east-1"),
                 accessKeyID: accessKey, secretAccessKey: secret, prefix: reader.string(forKey: "plaza.media.s3.prefix", default: "media/"))
+        }
+
+        linkPreviews.allowList = reader.string(forKey: "plaza.link.preview.allow", default: "")
+        do {
+            _ = try AddressPolicy.parse(allowList: linkPreviews.allowList)
+        } catch {
+            throw ConfigurationError("link-preview-allow: \(error)")
         }
 
         let limits = reader.string(forKey: "plaza.rate.limits", default: "on").lowercased()

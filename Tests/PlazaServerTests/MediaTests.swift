@@ -213,9 +213,9 @@ struct MediaTests {
         try await withDatabase { db, config in
             let services = try AppServices(config: config, db: db)
             let owner = try await services.accounts.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
-            let result = try await services.images.process(path: try Self.write(try MediaFixtures.sample(.png), in: config), format: .png)
-            let unused = try await services.media.create(id: services.ids.next(), owner: owner, result)
-            let used = try await services.media.create(id: services.ids.next(), owner: owner, result)
+            let result = try await services.ingest.pipeline.process(path: try Self.write(try MediaFixtures.sample(.png), in: config), format: .png)
+            let unused = try await services.media.create(id: services.ids.next(), owner: owner, result, inUse: false)
+            let used = try await services.media.create(id: services.ids.next(), owner: owner, result, inUse: false)
             for record in [unused, used] {
                 for (variant, output) in result.variants { try await services.mediaStorage.put("\(record.id)/\(variant.rawValue)", bytes: output.bytes, contentType: output.contentType) }
             }

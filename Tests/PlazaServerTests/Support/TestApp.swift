@@ -48,7 +48,7 @@ enum TestDatabase {
 func withApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI) async throws -> Void) async throws {
     let config = try await TestDatabase.config(adjust)
     let app = try await buildApplication(config: config, logger: Logger(label: "test"))
-    try await app.test(.router) { client in try await body(TestAPI(client: client)) }
+    try await app.test(.router) { client in try await body(TestAPI(client: client, config: config)) }
 }
 
 /// Runs `body` with a migrated database (for store-level tests).
@@ -91,6 +91,12 @@ struct Account: Sendable {
 /// Small typed helpers over the test client.
 struct TestAPI: Sendable {
     let client: any TestClientProtocol
+    let config: PlazaConfig
+
+    /// Runs `body` on a second connection set to the app's database, to look behind the API.
+    func withDatabase<T: Sendable>(_ body: @Sendable (Database) async throws -> T) async throws -> T {
+        try await Database.open(config.database, logger: Logger(label: "test")).withRunning(body)
+    }
 
     @discardableResult
     func call(_ method: HTTPRequest.Method, _ path: String, as account: Account? = nil, token: String? = nil, json: (any Encodable & Sendable)? = nil, raw: String? = nil, headers extra: HTTPFields = [:]) async throws -> TestResponse {

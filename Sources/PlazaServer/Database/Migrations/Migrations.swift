@@ -25,6 +25,7 @@ enum Migrations {
     static let all: [Migration] = [
         Migration001.migration,
         Migration002.migration,
+        Migration003.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

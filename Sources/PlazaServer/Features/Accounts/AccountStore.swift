@@ -160,7 +160,7 @@ struct AccountStore: Sendable {
         return Me(
             user: try UserRecord(row: row).user(viewer: nil),
             email: try row.decode(column: "email", as: String.self),
-            preferences: (try? JSONDecoder().decode(JSONValue.self, from: Data(preferences.utf8))) ?? .object([:]),
+            preferences: Self.decodePreferences(preferences),
             isAdmin: try row.decode(column: "is_admin", as: Bool.self))
     }
 
@@ -179,6 +179,21 @@ struct AccountStore: Sendable {
         try await db.write { db in
             try await db.exec("UPDATE users SET \(assignments) WHERE id = \(bind: userID)")
         }
+    }
+
+    /// Sets one key of the user's preferences, writing only when it changes.
+    func setPreference(_ key: String, to value: JSONValue, userID: Int64) async throws {
+        try await db.write { db in
+            let text = try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(column: "preferences", as: String.self)
+            guard let text, case .object(var preferences) = Self.decodePreferences(text), preferences[key] != value else { return }
+            preferences[key] = value
+            let json = String(decoding: try JSON.encoder.encode(JSONValue.object(preferences)), as: UTF8.self)
+            try await db.exec("UPDATE users SET preferences = \(bind: json) WHERE id = \(bind: userID)")
+        }
+    }
+
+    static func decodePreferences(_ text: String) -> JSONValue {
+        (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .object([:])
     }
 
     func setPreferences(userID: Int64, json: String) async throws {

@@ -1,15 +1,17 @@
 import Hummingbird
 import PlazaAPI
 
-/// Home, global and per-user feeds: newest first, keyset cursors, `since`/`until`, `kind`.
+/// Home, global, per-user and per-space feeds: newest first, keyset cursors, `since`/`until`, `kind`.
 struct FeedsController {
     let posts: PostStore
     let people: PeopleStore
+    let spaces: SpaceStore
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("feed/home", use: home)
         api.get("feed/global", use: global)
         api.get("users/{username}/posts", use: userPosts)
+        api.get("spaces/{slug}/feed", use: spaceFeed)
     }
 
     private func query(_ source: PostStore.FeedQuery.Source, _ request: Request) throws -> PostStore.FeedQuery {
@@ -31,5 +33,10 @@ struct FeedsController {
     @Sendable func userPosts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
         let query = try query(.author(try await people.userID(username: context.parameters.string("username"))), request)
         return try await posts.feed(query, viewer: context.viewerID)
+    }
+
+    @Sendable func spaceFeed(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
+        let space = try await spaces.key(slug: context.parameters.string("slug"))
+        return try await posts.feed(query(.space(space.id), request), viewer: context.viewerID)
     }
 }

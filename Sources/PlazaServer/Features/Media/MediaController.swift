@@ -10,7 +10,7 @@ extension Media: ResponseEncodable {}
 struct MediaController {
     let media: MediaStore
     let storage: any MediaStorage
-    let pipeline: ImagePipeline
+    let ingest: MediaIngest
     let ids: IDGenerator
     /// Where uploads wait while they are processed.
     let uploadDirectory: String
@@ -29,24 +29,8 @@ struct MediaController {
         let path = "\(uploadDirectory)/upload-\(id)"
         defer { unlink(path) }
         try await MultipartUpload.receive(request, into: path, limits: .init(maxFileBytes: maxUploadBytes))
-        guard let format = ImageFormat.sniff(try Self.firstBytes(of: path)) else {
-            throw PlazaError(
-                .unsupportedMediaType, "unsupported_media_type", "The file is not a JPEG, PNG, WebP, GIF or HEIC image.", field: "file")
-        }
-        let result = try await pipeline.process(path: path, format: format)
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (variant, output) in result.variants {
-                    group.addTask { try await storage.put("\(id)/\(variant.rawValue)", bytes: output.bytes, contentType: output.contentType) }
-                }
-                try await group.waitForAll()
-            }
-            let record = try await media.create(id: id, owner: me.userID, result)
-            return EditedResponse(status: .created, response: record.media)
-        } catch {
-            await storage.deleteFiles(ofMedia: [id], logger: context.logger)
-            throw error
-        }
+        let record = try await ingest.ingest(path: path, id: id, owner: me.userID, inUse: false, logger: context.logger)
+        return EditedResponse(status: .created, response: record.media)
     }
 
     @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<Media> {
@@ -73,11 +57,5 @@ struct MediaController {
         guard let bytes = try await storage.get("\(id)/\(variant.rawValue)") else { throw PlazaError.notFound("Media") }
         headers[.contentLength] = String(bytes.readableBytes)
         return Response(status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: bytes))
-    }
-
-    static func firstBytes(of path: String) throws -> [UInt8] {
-        guard let file = FileHandle(forReadingAtPath: path) else { throw PlazaError.invalid("file", "The file could not be read.") }
-        defer { try? file.close() }
-        return [UInt8](try file.read(upToCount: ImageFormat.signatureLength) ?? Data())
     }
 }

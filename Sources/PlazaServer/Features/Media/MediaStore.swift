@@ -2,17 +2,19 @@ import PlazaAPI
 import SQLKit
 
 /// The `media` table: uploads, who owns them and what uses them. An upload is claimed once —
-/// by a post or as an avatar — and unclaimed uploads are deleted after a day.
+/// by a post, as an avatar or as a space's image — and unclaimed uploads are deleted after a day.
 struct MediaStore: Sendable {
     let db: Database
 
-    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result) async throws -> MediaRecord {
+    /// Records processed media; `inUse` marks it used from the start.
+    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result, inUse: Bool) async throws -> MediaRecord {
         let bytes = result.variants.values.reduce(0) { $0 + $1.bytes.count }
+        let now = Timestamp.now.milliseconds
         try await db.write(
             """
-            INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, created_at)
+            INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, created_at)
             VALUES (\(bind: id), \(bind: owner), \(bind: result.contentType), \(bind: result.variantType), \(bind: result.width),
-                \(bind: result.height), \(bind: result.blurhash), \(bind: bytes), \(bind: Timestamp.now.milliseconds))
+                \(bind: result.height), \(bind: result.blurhash), \(bind: bytes), \(bind: inUse ? now : nil), \(bind: now))
             """)
         return MediaRecord(id: id, contentType: result.contentType, width: result.width, height: result.height, blurhash: result.blurhash)
     }
@@ -66,26 +68,43 @@ struct MediaStore: Sendable {
     /// longer used (the previous avatar) so their files can go.
     func setAvatar(user: Int64, mediaID: Int64?) async throws -> [Int64] {
         try await db.write { db in
-            let previous = MediaRecord.list(
-                try await db.first("SELECT avatar FROM users WHERE id = \(bind: user)")?.decode(column: "avatar", as: String?.self)
-            ).first
-            if let mediaID, mediaID == previous?.id { return [] }
-            var avatar: MediaRecord?
-            if let mediaID {
-                guard let row = try await db.first(
-                    """
-                    UPDATE media SET used_at = \(bind: Timestamp.now.milliseconds)
-                    WHERE id = \(bind: mediaID) AND owner_id = \(bind: user) AND used_at IS NULL
-                    RETURNING id, content_type, width, height, blurhash
-                    """)
-                else { throw PlazaError.invalid("mediaId", "mediaId must name one of your uploads that nothing uses yet.") }
-                avatar = try MediaRecord(row: row)
-            }
-            try await db.exec("UPDATE users SET avatar = \(bind: avatar?.line) WHERE id = \(bind: user)")
-            guard let previous else { return [] }
-            try await db.exec("DELETE FROM media WHERE id = \(bind: previous.id)")
-            return [previous.id]
+            let current = try await db.first("SELECT avatar FROM users WHERE id = \(bind: user)")?.decode(column: "avatar", as: String?.self)
+            let change = try await Self.replaceImage(current, with: mediaID, owner: user, field: "mediaId", on: db)
+            if change.changed { try await db.exec("UPDATE users SET avatar = \(bind: change.image?.line) WHERE id = \(bind: user)") }
+            return change.unused
         }
+    }
+
+    /// The outcome of replacing a single image (an avatar, a space's image).
+    struct ImageChange: Sendable {
+        /// The image to show now.
+        var image: MediaRecord?
+        /// False when `mediaID` was already the image.
+        var changed: Bool
+        /// Media rows deleted (the previous image), whose files should go too.
+        var unused: [Int64]
+    }
+
+    /// Claims the owner's unused upload `mediaID` (or nothing) in place of the image stored as
+    /// `current` (a descriptor line), inside the caller's transaction; 422 on `field` when the
+    /// upload is not the owner's or is already used.
+    static func replaceImage(_ current: String?, with mediaID: Int64?, owner: Int64, field: String, on db: Connection) async throws -> ImageChange {
+        let previous = MediaRecord.list(current).first
+        if let mediaID, mediaID == previous?.id { return ImageChange(image: previous, changed: false, unused: []) }
+        var image: MediaRecord?
+        if let mediaID {
+            guard let row = try await db.first(
+                """
+                UPDATE media SET used_at = \(bind: Timestamp.now.milliseconds)
+                WHERE id = \(bind: mediaID) AND owner_id = \(bind: owner) AND used_at IS NULL
+                RETURNING id, content_type, width, height, blurhash
+                """)
+            else { throw PlazaError.invalid(field, "\(field) must name one of your uploads that nothing uses yet.") }
+            image = try MediaRecord(row: row)
+        }
+        guard let previous else { return ImageChange(image: image, changed: true, unused: []) }
+        try await db.exec("DELETE FROM media WHERE id = \(bind: previous.id)")
+        return ImageChange(image: image, changed: true, unused: [previous.id])
     }
 
     /// How many unused uploads one clean-up statement deletes.

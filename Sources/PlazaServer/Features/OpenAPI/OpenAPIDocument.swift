@@ -50,6 +50,11 @@ enum OpenAPIDocument {
     static let userLinks = ["getUsersUsername", "getUsersUsernamePosts", "getUsersUsernameFollowers", "getUsersUsernameFollowing"]
         .map { (operationID: $0, parameter: "username", expression: "$response.body#/user/username") }
 
+    static let spaceLinks = ["getSpacesSlug", "patchSpacesSlug", "putSpacesSlugMembership", "deleteSpacesSlugMembership", "getSpacesSlugFeed"]
+        .map { (operationID: $0, parameter: "slug", expression: "$response.body#/slug") }
+    static let collectionLinks = ["patchCollectionsId", "deleteCollectionsId", "getCollectionsIdItems", "postCollectionsIdItems"]
+        .map { (operationID: $0, parameter: "id", expression: "$response.body#/id") }
+
     static let v1 = "/api/v1"
 
     static var operations: [(String, Operation)] {
@@ -98,6 +103,25 @@ enum OpenAPIDocument {
             // Feeds
             ("\(v1)/feed/home", Operation(method: "get", summary: "My posts and those of people I follow, newest first", auth: .required, query: feed, response: pageOf("Post"))),
             ("\(v1)/feed/global", Operation(method: "get", summary: "All posts, newest first", auth: .optional, query: feed, response: pageOf("Post"))),
+            ("\(v1)/users/{username}/activity", Operation(method: "get", summary: "Activity heatmap: per UTC day, activities posted and completed", auth: .optional, query: [Params.days], response: ref("ActivityHeatmap"), errors: [404])),
+            // Spaces
+            ("\(v1)/spaces", Operation(method: "get", summary: "Spaces, newest first; q searches slug and name; member=true lists the ones I joined", auth: .optional, query: page + [Params.q, Params.member], response: pageOf("Space"))),
+            ("\(v1)/spaces", Operation(method: "post", summary: "Create a space; I own and join it", auth: .required, body: "CreateSpaceRequest", status: 201, response: ref("Space"), errors: [409], links: spaceLinks)),
+            ("\(v1)/spaces/{slug}", Operation(method: "get", summary: "A space; signed in, it becomes my lastSpace preference", auth: .optional, response: ref("Space"), errors: [404])),
+            ("\(v1)/spaces/{slug}", Operation(method: "patch", summary: "Edit my space (owner only); imageId null removes the image", auth: .required, body: "UpdateSpaceRequest", response: ref("Space"), errors: [403, 404])),
+            ("\(v1)/spaces/{slug}/membership", Operation(method: "put", summary: "Join (idempotent)", auth: .required, response: ref("Space"), errors: [404])),
+            ("\(v1)/spaces/{slug}/membership", Operation(method: "delete", summary: "Leave (idempotent)", auth: .required, response: ref("Space"), errors: [404])),
+            ("\(v1)/spaces/{slug}/feed", Operation(method: "get", summary: "Posts in the space, newest first", auth: .optional, query: feed, response: pageOf("Post"), errors: [404])),
+            // Collections
+            ("\(v1)/collections", Operation(method: "get", summary: "My collections, newest first", auth: .required, query: page, response: pageOf("SavedCollection"))),
+            ("\(v1)/collections", Operation(method: "post", summary: "Create a collection", auth: .required, body: "CollectionRequest", status: 201, response: ref("SavedCollection"), links: collectionLinks)),
+            ("\(v1)/collections/{id}", Operation(method: "patch", summary: "Rename my collection", auth: .required, body: "CollectionRequest", response: ref("SavedCollection"), errors: [404])),
+            ("\(v1)/collections/{id}", Operation(method: "delete", summary: "Delete my collection with its items", auth: .required, status: 204, errors: [404])),
+            ("\(v1)/collections/{id}/items", Operation(method: "get", summary: "Items of my collection, newest first", auth: .required, query: page, response: pageOf("CollectionItem"), errors: [404])),
+            ("\(v1)/collections/{id}/items", Operation(method: "post", summary: "Save a post or a link (its preview is fetched in the background)", auth: .required, body: "SaveItemRequest", status: 201, response: ref("CollectionItem"), errors: [404, 409],
+                links: [(operationID: "patchCollectionsItemsId", parameter: "id", expression: "$response.body#/id"), (operationID: "deleteCollectionsItemsId", parameter: "id", expression: "$response.body#/id")])),
+            ("\(v1)/collections/items/{id}", Operation(method: "patch", summary: "Move my item to another of my collections and/or edit its note", auth: .required, body: "UpdateItemRequest", response: ref("CollectionItem"), errors: [404, 409])),
+            ("\(v1)/collections/items/{id}", Operation(method: "delete", summary: "Remove my item", auth: .required, status: 204, errors: [404])),
         ]
     }
 
@@ -191,6 +215,9 @@ enum OpenAPIDocument {
         static var cursor: Object {  ["name": "cursor", "in": "query", "description": "nextCursor of the previous page", "schema": ["type": "string"]] }
         static var since: Object {  ["name": "since", "in": "query", "description": "Only posts created at or after (RFC 3339)", "schema": ["type": "string", "format": "date-time"]] }
         static var until: Object {  ["name": "until", "in": "query", "description": "Only posts created before (RFC 3339)", "schema": ["type": "string", "format": "date-time"]] }
+        static var days: Object {  ["name": "days", "in": "query", "schema": ["type": "integer", "minimum": 1, "maximum": 366, "default": 365] as Object] }
+        static var q: Object {  ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 100] as Object] }
+        static var member: Object {  ["name": "member", "in": "query", "description": "true: only spaces I joined (sign-in required)", "schema": ["type": "boolean"]] }
         static var kind: Object {  ["name": "kind", "in": "query", "schema": ["type": "string", "enum": ["text", "photo", "link", "activity"]] as Object] }
     }
 }

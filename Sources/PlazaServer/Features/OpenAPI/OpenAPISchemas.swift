@@ -81,6 +81,21 @@ extension OpenAPIDocument {
                     "ip": nullable(string()), "current": boolean,
                 ]),
                 "AuthResponse": object(["user": ref("Me"), "token": string()]),
+                "Space": object([
+                    "id": id, "slug": string(), "name": string(), "description": string(), "image": nullable(ref("Media")), "owner": ref("UserSummary"),
+                    "counts": object(["members": integer, "posts": integer]), "viewer": object(["member": boolean, "owner": boolean]), "createdAt": timestamp,
+                ]),
+                "SavedCollection": object(["id": id, "name": string(), "counts": object(["items": integer]), "createdAt": timestamp]),
+                "CollectionItem": object(
+                    [
+                        "id": id, "collectionId": id, "post": nullable(ref("Post")), "link": nullable(ref("LinkPreview")), "note": string(),
+                        "state": ["type": "string", "enum": ["ready", "pending", "failed", "unavailable"]], "savedAt": timestamp,
+                    ],
+                    description: "state: pending while a link's preview is fetched; failed when none could be made (show domain and URL); unavailable when the saved post is gone or hidden"),
+                "ActivityHeatmap": object([
+                    "days": array(object(["date": string(format: "date"), "completed": integer, "posted": integer]))
+                ]),
+                "SpacePage": page("Space"), "SavedCollectionPage": page("SavedCollection"), "CollectionItemPage": page("CollectionItem"),
                 "PostPage": page("Post"), "UserPage": page("User"), "CommentPage": page("Comment"), "SessionPage": page("Session"), "MediaPage": page("Media"),
                 // Request bodies
                 "RegisterRequest": object(
@@ -115,6 +130,17 @@ extension OpenAPIDocument {
                         "price": nullable(string(maxLength: 32)), "activity": ref("ActivityInput"), "spaces": array(string()),
                     ], required: [], description: "Left-out fields stay as they are; null clears"),
                 "CreateCommentRequest": object(["body": string(maxLength: 5000)]),
+                "CreateSpaceRequest": object(
+                    [
+                        "slug": ["type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{1,39}$"], "name": string(maxLength: 80),
+                        "description": string(maxLength: 2000), "imageId": id,
+                    ], required: ["slug", "name"]),
+                "UpdateSpaceRequest": object(["name": string(maxLength: 80), "description": string(maxLength: 2000), "imageId": nullable(id)], required: []),
+                "CollectionRequest": object(["name": string(maxLength: 100)]),
+                "SaveItemRequest": object(
+                    ["postId": id, "url": string(maxLength: 2048, format: "uri"), "note": string(maxLength: 2000)], required: [],
+                    description: "Either postId or url"),
+                "UpdateItemRequest": object(["collectionId": id, "note": string(maxLength: 2000)], required: []),
             ]
         }
     }

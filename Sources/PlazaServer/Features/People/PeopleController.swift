@@ -2,6 +2,7 @@ import Hummingbird
 import PlazaAPI
 
 extension User: ResponseEncodable {}
+extension ActivityHeatmap: ResponseEncodable {}
 
 /// Profiles, follow and block.
 struct PeopleController {
@@ -15,6 +16,7 @@ struct PeopleController {
         api.get("users/{username}/following", use: following)
         api.put("users/{username}/block", use: block)
         api.delete("users/{username}/block", use: unblock)
+        api.get("users/{username}/activity", use: activity)
     }
 
     private func target(_ context: PlazaContext) async throws -> Int64 {
@@ -56,5 +58,15 @@ struct PeopleController {
 
     @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Page<User> {
         try await people.follows(.following, of: target(context), page: request.pageRequest(), viewer: context.viewerID)
+    }
+
+    /// The activity heatmap: `?days=` from 1 to 366, 365 by default.
+    @Sendable func activity(_ request: Request, context: PlazaContext) async throws -> ActivityHeatmap {
+        var days = 365
+        if let text = request.uri.queryParameters.get("days") {
+            guard let value = Int(text), (1...366).contains(value) else { throw PlazaError.invalid("days", "days must be an integer from 1 to 366.") }
+            days = value
+        }
+        return try await people.activity(of: target(context), days: days)
     }
 }

@@ -135,4 +135,41 @@ struct PeopleStore: Sendable {
         sql += " ORDER BY f.created_at DESC, \(other) DESC LIMIT \(bind: page.limit + 1)"
         return sql
     }
+
+    // MARK: activity
+
+    static let dayMillis: Int64 = 86_400_000
+
+    /// Per UTC day over the last `days` days (today included): activity posts made, and
+    /// activities completed. Read from two partial indexes, so the cost follows the person's
+    /// activity in the window, not the size of `posts`.
+    func activity(of userID: Int64, days: Int, now: Timestamp = .now) async throws -> ActivityHeatmap {
+        let today = now.milliseconds / Self.dayMillis
+        let first = today - Int64(days) + 1
+        let rows = try await db.read { db in try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis)) }
+        var posted: [Int64: Int] = [:], completed: [Int64: Int] = [:]
+        for row in rows {
+            let day = try row.decode(column: "day", as: Int64.self)
+            let count = try row.decode(column: "n", as: Int.self)
+            if try row.decode(column: "what", as: Int.self) == 1 { posted[day] = count } else { completed[day] = count }
+        }
+        return ActivityHeatmap(days: (first...today).map { day in
+            ActivityHeatmap.Day(
+                date: Timestamp(milliseconds: day * Self.dayMillis).day,
+                completed: completed[day] ?? 0, posted: posted[day] ?? 0)
+        })
+    }
+
+    static func activitySQL(userID: Int64, from start: Int64) -> SQLQueryString {
+        // The literal conditions match the partial indexes' own, so the planner can use them.
+        """
+        SELECT 1 AS what, created_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts
+        WHERE author_id = \(bind: userID) AND kind = 'activity' AND created_at >= \(bind: start)
+        GROUP BY created_at / \(unsafeRaw: String(dayMillis))
+        UNION ALL
+        SELECT 2 AS what, activity_completed_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts
+        WHERE author_id = \(bind: userID) AND activity_completed_at IS NOT NULL AND activity_completed_at >= \(bind: start)
+        GROUP BY activity_completed_at / \(unsafeRaw: String(dayMillis))
+        """
+    }
 }

@@ -3,11 +3,16 @@ import SQLKit
 
 /// A row of `posts` joined with its author, as the API shows it.
 struct PostRecord: Sendable {
-    /// The columns every post query selects (`p` = posts, `u` = the author), with the viewer's
-    /// relation to the post (an index look-up per row, so a page stays one query).
+    /// The columns every post query selects (`p` = posts, `u` = the author), with the post's
+    /// spaces and the viewer's relation to the post (index look-ups per row, so a page stays
+    /// one query).
     static func columns(viewer: Int64?) -> SQLQueryString {
-        guard let viewer else { return baseColumns + ", FALSE AS viewer_liked" }
-        return baseColumns + ", EXISTS (SELECT 1 FROM likes lk WHERE lk.post_id = p.id AND lk.user_id = \(bind: viewer)) AS viewer_liked"
+        let columns = baseColumns + ", \(PostSpacesColumn())"
+        guard let viewer else { return columns + ", FALSE AS viewer_liked, FALSE AS viewer_saved" }
+        return columns + """
+            , EXISTS (SELECT 1 FROM likes lk WHERE lk.post_id = p.id AND lk.user_id = \(bind: viewer)) AS viewer_liked, \
+            EXISTS (SELECT 1 FROM collection_items ci WHERE ci.owner_id = \(bind: viewer) AND ci.post_id = p.id) AS viewer_saved
+            """
     }
 
     private static let baseColumns: SQLQueryString = """
@@ -51,13 +56,34 @@ struct PostRecord: Sendable {
         post = Post(
             id: String(id), kind: kind, author: try UserSummary(authorIn: row, id: authorID),
             title: try row.decode(column: "title", as: String?.self), body: try row.decode(column: "body", as: String?.self),
-            spaces: [], media: MediaRecord.list(try row.decode(column: "media", as: String?.self)).map(\.media), link: link, location: location, activity: activity,
+            spaces: Self.spaces(try row.decode(column: "spaces", as: String?.self)), media: MediaRecord.list(try row.decode(column: "media", as: String?.self)).map(\.media), link: link, location: location, activity: activity,
             price: try row.decode(column: "price", as: String?.self),
             createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
             editedAt: try row.decode(column: "edited_at", as: Int64?.self).map(Timestamp.init(milliseconds:)),
             counts: Post.Counts(likes: try row.decode(column: "likes_count", as: Int.self), comments: try row.decode(column: "comments_count", as: Int.self)),
-            viewer: Post.Viewer(liked: try row.decode(column: "viewer_liked", as: Bool.self), saved: false))
+            viewer: Post.Viewer(liked: try row.decode(column: "viewer_liked", as: Bool.self), saved: try row.decode(column: "viewer_saved", as: Bool.self)))
+    }
+
+    /// Reads the `spaces` column: one `id slug name` line per space.
+    static func spaces(_ text: String?) -> [SpaceSummary] {
+        guard let text else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 2)
+            guard parts.count == 3 else { return nil }
+            return SpaceSummary(id: String(parts[0]), slug: String(parts[1]), name: String(parts[2]))
+        }
     }
 
     var cursor: Cursor { Cursor(time: post.createdAt.milliseconds, id: id) }
+}
+
+/// The spaces of post `p` as `id slug name` lines, aggregated in the database's own way.
+/// (Space names are single-line: `SpaceRules.name` refuses control characters.)
+struct PostSpacesColumn: SQLExpression {
+    func serialize(to serializer: inout SQLSerializer) {
+        let lines = serializer.dialect.name == "postgresql"
+            ? "string_agg(s.id || ' ' || s.slug || ' ' || s.name, E'\\n' ORDER BY pss.space_id)"
+            : "group_concat(s.id || ' ' || s.slug || ' ' || s.name, char(10))"
+        serializer.write("(SELECT \(lines) FROM post_spaces pss JOIN spaces s ON s.id = pss.space_id WHERE pss.post_id = p.id) AS spaces")
+    }
 }

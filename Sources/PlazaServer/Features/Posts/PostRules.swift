@@ -16,7 +16,7 @@ enum PostRules {
             body: try Validate.text(body.body, field: "body", max: maxBodyLength),
             location: try body.location.map(location),
             price: try Validate.text(body.price, field: "price", max: maxPriceLength))
-        try checkSpaces(body.spaces)
+        draft.spaces = try SpaceRules.postSpaces(body.spaces ?? [])
         draft.mediaIDs = try mediaIDs(body.mediaIds ?? [])
         switch body.kind {
         case .text:
@@ -50,7 +50,7 @@ enum PostRules {
         case .clear: changes.location = .clear
         case .set(let value): changes.location = .set(try location(value))
         }
-        try checkSpaces(body.spaces)
+        changes.spaces = try body.spaces.map(SpaceRules.postSpaces)
         if let input = body.activity {
             guard let current = post.activity else { throw PlazaError.invalid("activity", "Only activity posts have an activity.") }
             changes.activity = try activity(current, applying: input)
@@ -110,10 +110,5 @@ enum PostRules {
         let ids = try values.map { try Validate.id($0, field: "mediaIds") }
         guard Set(ids).count == ids.count else { throw PlazaError.invalid("mediaIds", "A media id appears twice.") }
         return ids
-    }
-
-    private static func checkSpaces(_ slugs: [String]?) throws {
-        // Spaces arrive with their own step; until then no slug names one.
-        if let slug = slugs?.first { throw PlazaError(.unprocessableContent, "unknown_space", "There is no space \(slug).", field: "spaces") }
     }
 }

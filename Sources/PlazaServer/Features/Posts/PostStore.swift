@@ -18,6 +18,8 @@ struct PostStore: Sendable {
         var price: String?
         /// Uploads to show, in order; claimed by the post.
         var mediaIDs: [Int64] = []
+        /// Slugs (lower-cased) of the spaces the post goes in.
+        var spaces: [String] = []
     }
 
     /// Stores a new post and returns it as its author sees it, without reading it back.
@@ -36,22 +38,46 @@ struct PostStore: Sendable {
             RETURNING \(Self.authorColumns)
             """
         }
-        let (authorRow, media): (Row?, [MediaRecord])
-        if draft.mediaIDs.isEmpty {
+        let (authorRow, media, spaces, preview): (Row?, [MediaRecord], [SpaceSummary], LinkPreviewStore.Preview?)
+        if draft.mediaIDs.isEmpty && draft.spaces.isEmpty && draft.linkURL == nil {
             // One statement, no transaction: the common case stays cheap.
-            (authorRow, media) = (try await db.write(insert(media: [])).first, [])
+            (authorRow, media, spaces, preview) = (try await db.write(insert(media: [])).first, [], [], nil)
         } else {
-            (authorRow, media) = try await db.write { db in
+            (authorRow, media, spaces, preview) = try await db.write { db in
+                let spaces = try await SpaceStore.resolve(draft.spaces, on: db)
                 let media = try await MediaStore.claim(draft.mediaIDs, owner: author, post: id, on: db)
-                return (try await db.first(insert(media: media)), media)
+                let row = try await db.first(insert(media: media))
+                try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
+                var preview: LinkPreviewStore.Preview?
+                if let url = draft.linkURL {
+                    let known = try await LinkPreviewStore.request(url, by: author, now: now, on: db)
+                    if known.state != "pending" { try await Self.setLink(known, post: id, on: db) }
+                    preview = known
+                }
+                return (row, media, spaces, preview)
             }
         }
         guard let authorRow else { throw PlazaError.unauthorized }
         return Post(
             id: String(id), kind: draft.kind, author: try UserSummary(authorIn: authorRow, id: author), title: draft.title, body: draft.body,
-            spaces: [], media: media.map(\.media), link: draft.linkURL.map { LinkPreview(url: $0) }, location: draft.location,
+            spaces: spaces, media: media.map(\.media), link: draft.linkURL.map { Self.link($0, preview) }, location: draft.location,
             activity: draft.activity, price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil,
             counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false))
+    }
+
+    private static func setLink(_ preview: LinkPreviewStore.Preview, post: Int64, on db: Connection) async throws {
+        try await db.exec(
+            """
+            UPDATE posts SET link_title = \(bind: preview.title), link_description = \(bind: preview.description),
+                link_image_url = \(bind: preview.imageURL), link_site_name = \(bind: preview.siteName), link_fetched_at = \(bind: preview.fetchedAt)
+            WHERE id = \(bind: post)
+            """)
+    }
+
+    private static func link(_ url: String, _ preview: LinkPreviewStore.Preview?) -> LinkPreview {
+        LinkPreview(
+            url: url, title: preview?.title, description: preview?.description, imageURL: preview?.imageURL, siteName: preview?.siteName,
+            fetchedAt: preview?.fetchedAt.map(Timestamp.init(milliseconds:)))
     }
 
     /// One post as `viewer` may see it, or 404.
@@ -71,6 +97,19 @@ struct PostStore: Sendable {
         return try row.map(PostRecord.init(row:))
     }
 
+    /// The posts among `ids` that `viewer` may see, by id, in one query.
+    func posts(ids: [Int64], viewer: Int64?) async throws -> [Int64: Post] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await db.read { db in
+            try await db.rows(
+                """
+                SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id
+                WHERE p.id IN (\(binds: ids)) AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))
+                """)
+        }
+        return Dictionary(try rows.map { let record = try PostRecord(row: $0); return (record.id, record.post) }, uniquingKeysWith: { a, _ in a })
+    }
+
     /// The author's changes; `activity` is the whole new activity value (already merged).
     struct Changes: Sendable {
         var title: FieldUpdate<String> = .keep
@@ -78,9 +117,12 @@ struct PostStore: Sendable {
         var location: FieldUpdate<Location> = .keep
         var price: FieldUpdate<String> = .keep
         var activity: Activity?
+        /// Slugs (lower-cased) of the spaces the post is in from now on.
+        var spaces: [String]?
     }
 
-    func update(id: Int64, _ changes: Changes) async throws {
+    func update(_ record: PostRecord, _ changes: Changes) async throws {
+        let id = record.id
         var sets: [SQLQueryString] = ["edited_at = \(bind: Timestamp.now.milliseconds)"]
         func set<V: Encodable & Sendable>(_ column: String, _ update: FieldUpdate<V>) {
             switch update {
@@ -105,10 +147,15 @@ struct PostStore: Sendable {
                 """)
         }
         let assignments = sets.joined(separator: ", ")
-        try await db.write { db in try await db.exec("UPDATE posts SET \(assignments) WHERE id = \(bind: id)") }
+        try await db.write { db in
+            try await db.exec("UPDATE posts SET \(assignments) WHERE id = \(bind: id)")
+            if let slugs = changes.spaces {
+                let spaces = try await SpaceStore.resolve(slugs, on: db)
+                try await SpaceStore.place(post: id, createdAt: record.post.createdAt.milliseconds, in: spaces, replacing: true, on: db)
+            }
+        }
     }
 
-    /// Deletes a post with its comments and likes (by foreign-key cascade).
     /// Deletes the author's post with its comments, likes and media rows; returns the ids of the
     /// media whose files should go too.
     func delete(id: Int64, author: Int64) async throws -> [Int64] {
@@ -138,9 +185,10 @@ struct PostStore: Sendable {
     struct FeedQuery: Sendable {
         enum Source: Sendable {
             case global
-            /// Posts by the user and the people they follow.
+            /// Posts by the user and the people they follow, and posts in the spaces they joined.
             case home(Int64)
             case author(Int64)
+            case space(Int64)
         }
         var source: Source
         var kind: PostKind?
@@ -149,29 +197,58 @@ struct PostStore: Sendable {
         var page: PageRequest
     }
 
-    /// One page of a feed, newest first: a single keyset query.
+    /// One page of a feed, newest first: a single keyset query (after a look-up of the spaces a
+    /// person joined, for the home feed).
     func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
-        let sql = Self.feedSQL(query, viewer: viewer)
-        let rows = try await db.read { db in try await db.rows(sql) }
+        let rows = try await db.read { db in
+            var spaces: [Int64] = []
+            if case .home(let user) = query.source { spaces = try await SpaceStore.memberships(of: user, on: db) }
+            return try await db.rows(Self.feedSQL(query, viewer: viewer, homeSpaces: spaces))
+        }
         let records = try rows.prefix(query.page.limit).map(PostRecord.init(row:))
         let next = rows.count > query.page.limit ? records.last?.cursor.encoded : nil
         return Page(items: records.map(\.post), nextCursor: next)
     }
 
-    static func feedSQL(_ query: FeedQuery, viewer: Int64?) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id WHERE "
+    static func feedSQL(_ query: FeedQuery, viewer: Int64?, homeSpaces: [Int64] = []) -> SQLQueryString {
+        let limit = query.page.limit + 1
+        let postFilters = filters(query, viewer: viewer, time: "p.created_at", id: "p.id")
+        let spaceFilters = filters(query, viewer: viewer, time: "ps.created_at", id: "ps.post_id")
+        var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM "
+        var order: SQLQueryString = "p.created_at DESC, p.id DESC"
         switch query.source {
-        case .global: sql += "TRUE"
-        case .author(let id): sql += "p.author_id = \(bind: id)"
+        case .global: sql += "posts p JOIN users u ON u.id = p.author_id WHERE TRUE\(postFilters)"
+        case .author(let id): sql += "posts p JOIN users u ON u.id = p.author_id WHERE p.author_id = \(bind: id)\(postFilters)"
+        case .space(let id):
+            sql += "post_spaces ps JOIN posts p ON p.id = ps.post_id JOIN users u ON u.id = p.author_id WHERE ps.space_id = \(bind: id)\(spaceFilters)"
+            order = "ps.created_at DESC, ps.post_id DESC"
         case .home(let id):
-            sql += "p.author_id IN (SELECT followee_id FROM follows WHERE follower_id = \(bind: id) UNION ALL SELECT \(bind: id))"
+            let authors: SQLQueryString = "p.author_id IN (SELECT followee_id FROM follows WHERE follower_id = \(bind: id) UNION ALL SELECT \(bind: id))"
+            if homeSpaces.isEmpty {
+                sql += "posts p JOIN users u ON u.id = p.author_id WHERE \(authors)\(postFilters)"
+            } else {
+                // The newest page of each source, merged: neither side is read past one page.
+                sql += """
+                    posts p JOIN users u ON u.id = p.author_id WHERE p.id IN (
+                    SELECT id FROM (SELECT p.id FROM posts p WHERE \(authors)\(postFilters) ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: limit)) AS a
+                    UNION
+                    SELECT id FROM (SELECT DISTINCT ps.post_id AS id, ps.created_at FROM post_spaces ps JOIN posts p ON p.id = ps.post_id
+                    WHERE ps.space_id IN (\(binds: homeSpaces))\(spaceFilters) ORDER BY ps.created_at DESC, ps.post_id DESC LIMIT \(bind: limit)) AS b)
+                    """
+            }
         }
+        sql += " ORDER BY \(order) LIMIT \(bind: limit)"
+        return sql
+    }
+
+    /// The conditions every feed applies to its posts `p`, keyed on the given sort columns.
+    private static func filters(_ query: FeedQuery, viewer: Int64?, time: SQLQueryString, id: SQLQueryString) -> SQLQueryString {
+        var sql: SQLQueryString = ""
         if let kind = query.kind { sql += " AND p.kind = \(bind: kind.rawValue)" }
-        if let since = query.since { sql += " AND p.created_at >= \(bind: since.milliseconds)" }
-        if let until = query.until { sql += " AND p.created_at < \(bind: until.milliseconds)" }
-        if let cursor = query.page.cursor { sql += " AND (p.created_at, p.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if let since = query.since { sql += " AND \(time) >= \(bind: since.milliseconds)" }
+        if let until = query.until { sql += " AND \(time) < \(bind: until.milliseconds)" }
+        if let cursor = query.page.cursor { sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))" }
         if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
-        sql += " ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: query.page.limit + 1)"
         return sql
     }
 }

@@ -12,6 +12,7 @@ struct PostsController {
     let likes: LikeStore
     let people: PeopleStore
     let storage: any MediaStorage
+    let previews: LinkPreviewQueue
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.post("posts", use: create)
@@ -37,7 +38,9 @@ struct PostsController {
         let me = try context.requireUser()
         let body = try await request.decode(as: CreatePostRequest.self, context: context)
         let draft = try PostRules.draft(body)
-        return EditedResponse(status: .created, response: try await posts.create(author: me.userID, draft))
+        let post = try await posts.create(author: me.userID, draft)
+        if post.link?.fetchedAt == nil, post.link != nil { previews.wake() }
+        return EditedResponse(status: .created, response: post)
     }
 
     @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Post {
@@ -52,7 +55,7 @@ struct PostsController {
         }
         let body = try await request.decode(as: UpdatePostRequest.self, context: context)
         let changes = try PostRules.changes(body, to: record.post)
-        try await posts.update(id: record.id, changes)
+        try await posts.update(record, changes)
         return try await posts.post(id: record.id, viewer: me.userID)
     }
 

@@ -1,0 +1,159 @@
+/// Spaces, collections and the activity heatmap (API.md: Spaces, Collections, People).
+
+public struct Space: Codable, Sendable, Hashable {
+    public struct Counts: Codable, Sendable, Hashable {
+        public var members: Int
+        public var posts: Int
+        public init(members: Int, posts: Int) {
+            self.members = members
+            self.posts = posts
+        }
+    }
+    /// The caller's relation to the space; both false for anonymous requests.
+    public struct Viewer: Codable, Sendable, Hashable {
+        public var member: Bool
+        public var owner: Bool
+        public init(member: Bool, owner: Bool) {
+            self.member = member
+            self.owner = owner
+        }
+    }
+    public var id: String
+    public var slug: String
+    public var name: String
+    public var description: String
+    @Nullable public var image: Media?
+    public var owner: UserSummary
+    public var counts: Counts
+    public var viewer: Viewer
+    public var createdAt: Timestamp
+    public init(
+        id: String, slug: String, name: String, description: String, image: Media?, owner: UserSummary, counts: Counts, viewer: Viewer,
+        createdAt: Timestamp
+    ) {
+        self.id = id
+        self.slug = slug
+        self.name = name
+        self.description = description
+        self.image = image
+        self.owner = owner
+        self.counts = counts
+        self.viewer = viewer
+        self.createdAt = createdAt
+    }
+}
+
+public struct CreateSpaceRequest: Codable, Sendable {
+    public var slug: String
+    public var name: String
+    public var description: String?
+    /// One of the caller's unused uploads, shown as the space's image.
+    public var imageId: String?
+    public init(slug: String, name: String, description: String? = nil, imageId: String? = nil) {
+        self.slug = slug
+        self.name = name
+        self.description = description
+        self.imageId = imageId
+    }
+}
+
+/// PATCH /spaces/{slug}: left-out fields stay; `imageId: null` removes the image. The slug
+/// never changes: it is in links and in people's preferences.
+public struct UpdateSpaceRequest: Codable, Sendable {
+    public var name: String?
+    public var description: String?
+    public var imageId: FieldUpdate<String>
+    public init(name: String? = nil, description: String? = nil, imageId: FieldUpdate<String> = .keep) {
+        self.name = name
+        self.description = description
+        self.imageId = imageId
+    }
+}
+
+public struct SavedCollection: Codable, Sendable, Hashable {
+    public struct Counts: Codable, Sendable, Hashable {
+        public var items: Int
+        public init(items: Int) { self.items = items }
+    }
+    public var id: String
+    public var name: String
+    public var counts: Counts
+    public var createdAt: Timestamp
+    public init(id: String, name: String, counts: Counts, createdAt: Timestamp) {
+        self.id = id
+        self.name = name
+        self.counts = counts
+        self.createdAt = createdAt
+    }
+}
+
+public struct CollectionItem: Codable, Sendable, Hashable {
+    /// `ready`: the post, or the link with its preview. `pending`: the preview is being
+    /// fetched. `failed`: no preview could be made (the link shows its domain and URL).
+    /// `unavailable`: the saved post was deleted or may no longer be seen.
+    public enum State: String, Codable, Sendable, Hashable {
+        case ready, pending, failed, unavailable
+    }
+    public var id: String
+    public var collectionId: String
+    @Nullable public var post: Post?
+    @Nullable public var link: LinkPreview?
+    public var note: String
+    public var state: State
+    public var savedAt: Timestamp
+    public init(id: String, collectionId: String, post: Post?, link: LinkPreview?, note: String, state: State, savedAt: Timestamp) {
+        self.id = id
+        self.collectionId = collectionId
+        self.post = post
+        self.link = link
+        self.note = note
+        self.state = state
+        self.savedAt = savedAt
+    }
+}
+
+public struct CollectionRequest: Codable, Sendable {
+    public var name: String
+    public init(name: String) { self.name = name }
+}
+
+/// Saves a post (`postId`) or an external link (`url`), with an optional note.
+public struct SaveItemRequest: Codable, Sendable {
+    public var postId: String?
+    public var url: String?
+    public var note: String?
+    public init(postId: String? = nil, url: String? = nil, note: String? = nil) {
+        self.postId = postId
+        self.url = url
+        self.note = note
+    }
+}
+
+/// PATCH /collections/items/{id}: move to another of the caller's collections and/or edit the note.
+public struct UpdateItemRequest: Codable, Sendable {
+    public var collectionId: String?
+    public var note: String?
+    public init(collectionId: String? = nil, note: String? = nil) {
+        self.collectionId = collectionId
+        self.note = note
+    }
+}
+
+/// `GET /users/{username}/activity`: one entry per UTC day, oldest first, ending today.
+public struct ActivityHeatmap: Codable, Sendable, Hashable {
+    public struct Day: Codable, Sendable, Hashable {
+        /// `YYYY-MM-DD` (UTC).
+        public var date: String
+        /// Activities that reached 100% that day.
+        public var completed: Int
+        /// Activity posts made that day.
+        public var posted: Int
+        public init(date: String, completed: Int, posted: Int) {
+            self.date = date
+            self.completed = completed
+            self.posted = posted
+        }
+    }
+    public var days: [Day]
+    public init(days: [Day]) { self.days = days }
+}

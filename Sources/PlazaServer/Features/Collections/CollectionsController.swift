@@ -1,0 +1,91 @@
+import Hummingbird
+import PlazaAPI
+
+extension SavedCollection: ResponseEncodable {}
+extension CollectionItem: ResponseEncodable {}
+
+/// The caller's collections and the posts and links saved in them. Every route is private:
+/// another person's collection or item is a 404, never a 403, so ids reveal nothing.
+struct CollectionsController {
+    let collections: CollectionStore
+    let posts: PostStore
+    let previews: LinkPreviewQueue
+
+    static let maxNameLength = 100
+    static let maxNoteLength = 2_000
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.get("collections", use: list)
+        api.post("collections", use: create)
+        api.patch("collections/{id}", use: rename)
+        api.delete("collections/{id}", use: delete)
+        api.get("collections/{id}/items", use: items)
+        api.post("collections/{id}/items", use: save)
+        api.patch("collections/items/{id}", use: updateItem)
+        api.delete("collections/items/{id}", use: deleteItem)
+    }
+
+    private func name(_ request: Request, context: PlazaContext) async throws -> String {
+        let body = try await request.decode(as: CollectionRequest.self, context: context)
+        return try Validate.text(body.name, field: "name", max: Self.maxNameLength, required: true)!
+    }
+
+    @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<SavedCollection> {
+        try await collections.list(owner: context.requireUser().userID, page: request.pageRequest())
+    }
+
+    @Sendable func create(_ request: Request, context: PlazaContext) async throws -> EditedResponse<SavedCollection> {
+        let me = try context.requireUser()
+        return EditedResponse(status: .created, response: try await collections.create(owner: me.userID, name: name(request, context: context)))
+    }
+
+    @Sendable func rename(_ request: Request, context: PlazaContext) async throws -> SavedCollection {
+        let me = try context.requireUser()
+        let id = try context.parameters.id("id", "Collection")
+        return try await collections.rename(id: id, owner: me.userID, name: name(request, context: context))
+    }
+
+    @Sendable func delete(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        try await collections.delete(id: context.parameters.id("id", "Collection"), owner: me.userID)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func items(_ request: Request, context: PlazaContext) async throws -> Page<CollectionItem> {
+        let me = try context.requireUser()
+        let id = try context.parameters.id("id", "Collection")
+        return try await collections.items(collection: id, owner: me.userID, page: request.pageRequest(), posts: posts)
+    }
+
+    @Sendable func save(_ request: Request, context: PlazaContext) async throws -> EditedResponse<CollectionItem> {
+        let me = try context.requireUser()
+        let collection = try context.parameters.id("id", "Collection")
+        let body = try await request.decode(as: SaveItemRequest.self, context: context)
+        let note = try Validate.text(body.note, field: "note", max: Self.maxNoteLength) ?? ""
+        let saved: CollectionStore.Saved
+        switch (body.postId, body.url) {
+        case (let post?, nil): saved = .post(try Validate.id(post, field: "postId"))
+        case (nil, let url?): saved = .link(try Validate.url(url, field: "url"))
+        default: throw PlazaError.invalid("postId", "Send either postId or url.")
+        }
+        let id = try await collections.save(saved, note: note, collection: collection, owner: me.userID)
+        if case .link = saved { previews.wake() }
+        return EditedResponse(status: .created, response: try await collections.item(id: id, owner: me.userID, posts: posts))
+    }
+
+    @Sendable func updateItem(_ request: Request, context: PlazaContext) async throws -> CollectionItem {
+        let me = try context.requireUser()
+        let id = try context.parameters.id("id", "Item")
+        let body = try await request.decode(as: UpdateItemRequest.self, context: context)
+        let target = try body.collectionId.map { try Validate.id($0, field: "collectionId") }
+        let note = try body.note.map { try Validate.text($0, field: "note", max: Self.maxNoteLength) ?? "" }
+        try await collections.updateItem(id: id, owner: me.userID, moveTo: target, note: note)
+        return try await collections.item(id: id, owner: me.userID, posts: posts)
+    }
+
+    @Sendable func deleteItem(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        try await collections.deleteItem(id: context.parameters.id("id", "Item"), owner: me.userID)
+        return Response(status: .noContent)
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import PlazaAPI
+import ServiceLifecycle
+
+/// Wakes the link-preview worker when a URL is queued in this process. Other app servers'
+/// workers find it on their next poll.
+final class LinkPreviewQueue: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = NIOLockedValueBox(State())
+
+    func wake() {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.signalled = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Returns when woken, after `timeout`, or on cancellation.
+    func wait(timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled { self.wake() }
+            }
+            group.addTask { await withTaskCancellationHandler { await self.nextSignal() } onCancel: { self.wake() } }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func nextSignal() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLockedValue { state in
+                if state.signalled {
+                    state.signalled = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+/// How link previews are fetched.
+public struct LinkPreviewSettings: Sendable {
+    /// Addresses (CIDR blocks) that previews may fetch even though they are private.
+    public var allowList = ""
+    public var timeout: Duration = .seconds(5)
+    public var maxPageBytes = 1_048_576
+    public var maxRedirects = 3
+    /// Tries per URL before giving up; the wait doubles from `retryDelay` after each failure.
+    public var attempts = 4
+    public var retryDelay: Duration = .seconds(30)
+    /// How often the queue is checked for URLs other app servers queued or whose retry is due.
+    public var pollInterval: Duration = .seconds(2)
+    public init() {}
+}
+
+/// Background worker: takes due URLs off `link_previews`, fetches each page safely, reads its
+/// OpenGraph / Twitter card / oEmbed / `<title>` metadata, runs the preview image through the
+/// media pipeline, and copies the result onto every post and saved item waiting for it.
+struct LinkPreviewService: Service {
+    let store: LinkPreviewStore
+    let fetcher: SafeFetcher
+    let ingest: MediaIngest
+    let ids: IDGenerator
+    let queue: LinkPreviewQueue
+    let settings: LinkPreviewSettings
+    let uploadDirectory: String
+    let maxImageBytes: Int
+    let logger: Logger
+    /// How many URLs are fetched at once.
+    static let concurrency = 4
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            // Waiting first also lets the migrations run before the queue is read.
+            await cancelWhenGracefulShutdown { await queue.wait(timeout: settings.pollInterval) }
+            while !Task.isShuttingDownGracefully, await runOnce() {}
+        }
+    }
+
+    /// Processes one batch of due URLs; false when none was due.
+    @discardableResult
+    func runOnce(now: Int64 = Timestamp.now.milliseconds) async -> Bool {
+        let lease = Int64(settings.timeout.components.seconds + 60) * 1000
+        let jobs: [LinkPreviewStore.Job]
+        do {
+            jobs = try await store.claimDue(now: now, limit: Self.concurrency, leaseMillis: lease)
+        } catch {
+            logger.warning("Link preview queue unreadable: \(String(reflecting: error))")
+            return false
+        }
+        guard !jobs.isEmpty else { return false }
+        await withTaskGroup(of: Void.self) { group in
+            for job in jobs { group.addTask { await process(job) } }
+        }
+        return true
+    }
+
+    func process(_ job: LinkPreviewStore.Job) async {
+        do {
+            let preview = try await fetchPreview(job)
+            try await store.finish(job.url, with: preview)
+        } catch let failure as SafeFetcher.Failure where failure.mayPass && job.attempts + 1 < settings.attempts {
+            let delay = settings.retryDelay * (1 << job.attempts)
+            let millis = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
+            logger.info("Link preview of \(job.url) failed (\(failure)); retrying in \(delay)")
+            try? await store.retry(job.url, at: Timestamp.now.milliseconds + millis, error: failure.description)
+        } catch {
+            logger.info("Link preview of \(job.url) failed: \(error)")
+            try? await store.finish(job.url, with: .failed(url: job.url, at: Timestamp.now.milliseconds), error: String(describing: error))
+        }
+    }
+
+    struct NotAPage: Error, CustomStringConvertible {
+        let contentType: String
+        var description: String { "not an HTML page (\(contentType))" }
+    }
+
+    private func fetchPreview(_ job: LinkPreviewStore.Job) async throws -> LinkPreviewStore.Preview {
+        let page = try await fetcher.fetch(job.url, maxBytes: settings.maxPageBytes, accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
+        let type = page.contentType?.lowercased() ?? "text/html"
+        guard type.contains("html") else { throw NotAPage(contentType: type) }
+        var metadata = LinkMetadata.parse(page.body, pageURL: page.url)
+        if let oEmbed = metadata.oEmbedURL, metadata.title == nil || metadata.imageURL == nil || metadata.siteName == nil,
+            let json = try? await fetcher.fetch(oEmbed, maxBytes: 256 * 1024, accept: "application/json")
+        {
+            metadata = metadata.merging(oEmbedJSON: json.body, pageURL: page.url)
+        }
+        let image = await metadata.imageURL.asyncFlatMap { await previewImage($0, owner: job.requestedBy) }
+        return LinkPreviewStore.Preview(
+            state: "ready", title: metadata.title, description: metadata.description, imageURL: image,
+            siteName: metadata.siteName ?? page.url.host ?? URLComponents(string: job.url)?.host, fetchedAt: Timestamp.now.milliseconds)
+    }
+
+    /// The preview image, fetched under the same rules and processed like an upload; its
+    /// medium variant's URL, or nil when it cannot be had (the preview simply has no image).
+    private func previewImage(_ url: String, owner: Int64) async -> String? {
+        let id = ids.next()
+        let path = "\(uploadDirectory)/preview-\(id)"
+        defer { unlink(path) }
+        do {
+            let image = try await fetcher.fetch(url, maxBytes: maxImageBytes, accept: "image/*")
+            guard !image.truncated else { return nil }
+            try Data(image.body).write(to: URL(fileURLWithPath: path))
+            let record = try await ingest.ingest(path: path, id: id, owner: owner, inUse: true, logger: logger)
+            return record.media.variants.medium
+        } catch {
+            logger.info("Preview image \(url) skipped: \(error)")
+            return nil
+        }
+    }
+}
+
+extension Optional {
+    fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async -> U?) async -> U? {
+        guard let self else { return nil }
+        return await transform(self)
+    }
+}

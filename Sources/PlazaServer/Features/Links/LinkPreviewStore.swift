@@ -1,0 +1,128 @@
+import Foundation
+import PlazaAPI
+import SQLKit
+
+/// The `link_previews` table: one row per URL, which is both the fetch queue (with retries)
+/// and the result that every post and saved item showing the URL copies when it is ready.
+struct LinkPreviewStore: Sendable {
+    let db: Database
+
+    /// A preview as the rows that show it store it. `state` is `pending`, `ready` or `failed`.
+    struct Preview: Sendable, Equatable {
+        var state: String
+        var title: String?
+        var description: String?
+        var imageURL: String?
+        var siteName: String?
+        var fetchedAt: Int64?
+
+        static let pending = Preview(state: "pending")
+
+        /// The fallback when no preview can be made: the page's domain (the URL is shown anyway).
+        static func failed(url: String, at time: Int64) -> Preview {
+            Preview(state: "failed", siteName: URLComponents(string: url)?.host, fetchedAt: time)
+        }
+    }
+
+    /// A ready preview is reused this long before a new save fetches it again.
+    static let readyReuseMillis: Int64 = 7 * 86_400_000
+    /// A failed one, this long.
+    static let failedReuseMillis: Int64 = 3_600_000
+
+    /// Asks for the preview of `url` inside the saving transaction: a known, recent result is
+    /// returned to be copied at once; otherwise the URL is queued (again) and `pending` returned.
+    static func request(_ url: String, by user: Int64, now: Int64, on db: Connection) async throws -> Preview {
+        if let row = try await db.first(
+            "SELECT state, title, description, image_url, site_name, fetched_at FROM link_previews WHERE url = \(bind: url)")
+        {
+            let state = try row.decode(column: "state", as: String.self)
+            let fetchedAt = try row.decode(column: "fetched_at", as: Int64?.self) ?? 0
+            let reuse = state == "ready" ? readyReuseMillis : failedReuseMillis
+            if state == "pending" { return .pending }
+            if now - fetchedAt < reuse {
+                return Preview(
+                    state: state, title: try row.decode(column: "title", as: String?.self),
+                    description: try row.decode(column: "description", as: String?.self),
+                    imageURL: try row.decode(column: "image_url", as: String?.self), siteName: try row.decode(column: "site_name", as: String?.self),
+                    fetchedAt: fetchedAt)
+            }
+            try await db.exec(
+                """
+                UPDATE link_previews SET state = 'pending', attempts = 0, next_attempt_at = \(bind: now), requested_by = \(bind: user)
+                WHERE url = \(bind: url)
+                """)
+            return .pending
+        }
+        try await db.exec(
+            """
+            INSERT INTO link_previews (url, state, next_attempt_at, requested_by, created_at)
+            VALUES (\(bind: url), 'pending', \(bind: now), \(bind: user), \(bind: now))
+            """)
+        return .pending
+    }
+
+    /// A URL taken off the queue by a worker.
+    struct Job: Sendable {
+        var url: String
+        var requestedBy: Int64
+        /// Attempts before this one.
+        var attempts: Int
+    }
+
+    /// Takes up to `limit` due URLs, leasing each for `leaseMillis` so that another worker (or
+    /// another app server) does not fetch it at the same time.
+    func claimDue(now: Int64, limit: Int, leaseMillis: Int64) async throws -> [Job] {
+        let rows = try await db.write(
+            """
+            UPDATE link_previews SET next_attempt_at = \(bind: now + leaseMillis)
+            WHERE url IN (SELECT url FROM link_previews WHERE state = 'pending' AND next_attempt_at <= \(bind: now)
+                ORDER BY next_attempt_at LIMIT \(bind: limit))
+            RETURNING url, requested_by, attempts
+            """)
+        return try rows.map {
+            Job(url: try $0.decode(column: "url", as: String.self), requestedBy: try $0.decode(column: "requested_by", as: Int64.self),
+                attempts: try $0.decode(column: "attempts", as: Int.self))
+        }
+    }
+
+    /// Records the outcome and copies it onto every post and saved item waiting for the URL.
+    func finish(_ url: String, with preview: Preview, error: String? = nil) async throws {
+        try await db.write { db in
+            try await db.exec(
+                """
+                UPDATE link_previews SET state = \(bind: preview.state), title = \(bind: preview.title), description = \(bind: preview.description),
+                    image_url = \(bind: preview.imageURL), site_name = \(bind: preview.siteName), fetched_at = \(bind: preview.fetchedAt),
+                    error = \(bind: error), attempts = attempts + 1
+                WHERE url = \(bind: url)
+                """)
+            try await db.exec(
+                """
+                UPDATE collection_items SET link_state = \(bind: preview.state), link_title = \(bind: preview.title),
+                    link_description = \(bind: preview.description), link_image_url = \(bind: preview.imageURL),
+                    link_site_name = \(bind: preview.siteName), link_fetched_at = \(bind: preview.fetchedAt)
+                WHERE url = \(bind: url) AND link_state = 'pending'
+                """)
+            try await db.exec(
+                """
+                UPDATE posts SET link_title = \(bind: preview.title), link_description = \(bind: preview.description),
+                    link_image_url = \(bind: preview.imageURL), link_site_name = \(bind: preview.siteName), link_fetched_at = \(bind: preview.fetchedAt)
+                WHERE link_url = \(bind: url) AND link_url IS NOT NULL AND link_fetched_at IS NULL
+                """)
+        }
+    }
+
+    /// Puts the URL back in the queue after a failure that may pass.
+    func retry(_ url: String, at time: Int64, error: String) async throws {
+        try await db.write(
+            "UPDATE link_previews SET attempts = attempts + 1, next_attempt_at = \(bind: time), error = \(bind: error) WHERE url = \(bind: url)")
+    }
+
+    /// The state of a URL's preview and its last error, for tests and operators.
+    func status(_ url: String) async throws -> (state: String, attempts: Int, error: String?)? {
+        guard let row = try await db.read({ db in
+            try await db.first("SELECT state, attempts, error FROM link_previews WHERE url = \(bind: url)")
+        }) else { return nil }
+        return (try row.decode(column: "state", as: String.self), try row.decode(column: "attempts", as: Int.self),
+            try row.decode(column: "error", as: String?.self))
+    }
+}

@@ -1,0 +1,189 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Fetches a URL from the open web on behalf of a user without letting the URL reach inside
+/// the server's network: http and https only, every hop's host resolved and checked against
+/// the `AddressPolicy` before connecting (and the connection pinned to the checked address, so
+/// a second DNS answer cannot differ), a bounded number of redirects, an overall deadline, and
+/// a cap on the bytes read.
+struct SafeFetcher: Sendable {
+    var policy: AddressPolicy
+    var timeout: Duration = .seconds(5)
+    var maxRedirects = 3
+
+    struct Fetched: Sendable {
+        /// Where the last hop was fetched from.
+        var url: URL
+        var status: Int
+        var contentType: String?
+        var body: [UInt8]
+        /// True when the body was cut off at the cap.
+        var truncated: Bool
+    }
+
+    enum Failure: Error, CustomStringConvertible, Equatable {
+        case badURL(String)
+        /// The address is not one the policy lets the server reach.
+        case refused(String)
+        case tooManyRedirects
+        case timedOut
+        case status(Int)
+        case network(String)
+
+        var description: String {
+            switch self {
+            case .badURL(let url): "not an http(s) URL: \(url)"
+            case .refused(let reason): "refused: \(reason)"
+            case .tooManyRedirects: "too many redirects"
+            case .timedOut: "timed out"
+            case .status(let code): "HTTP \(code)"
+            case .network(let message): "network error: \(message)"
+            }
+        }
+
+        /// Failures that another attempt later might not meet.
+        var mayPass: Bool {
+            switch self {
+            case .timedOut, .network: true
+            case .status(let code): code >= 500 || code == 429 || code == 408
+            case .badURL, .refused, .tooManyRedirects: false
+            }
+        }
+    }
+
+    /// Fetches `url`, following redirects, reading at most `maxBytes` of the final body.
+    func fetch(_ url: String, maxBytes: Int, accept: String) async throws -> Fetched {
+        let deadline = ContinuousClock.now + timeout
+        return try await withThrowingTaskGroup(of: Fetched?.self) { group in
+            group.addTask { try await self.follow(url, maxBytes: maxBytes, accept: accept) }
+            group.addTask {
+                try await Task.sleep(until: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let fetched = first else { throw Failure.timedOut }
+            return fetched
+        }
+    }
+
+    private func follow(_ start: String, maxBytes: Int, accept: String) async throws -> Fetched {
+        var next = start
+        for _ in 0...maxRedirects {
+            guard let url = URL(string: next), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                let host = url.host, !host.isEmpty
+            else { throw Failure.badURL(next) }
+            let address = try await checkedAddress(host: host)
+            let hop = try await fetchOnce(url, pinnedTo: address, maxBytes: maxBytes, accept: accept)
+            if [301, 302, 303, 307, 308].contains(hop.status), let location = hop.contentType {
+                guard let target = URL(string: location, relativeTo: url)?.absoluteURL else { throw Failure.badURL(location) }
+                next = target.absoluteString
+                continue
+            }
+            guard (200..<300).contains(hop.status) else { throw Failure.status(hop.status) }
+            return hop
+        }
+        throw Failure.tooManyRedirects
+    }
+
+    /// The address to connect to for `host`: every address it resolves to must be allowed, so
+    /// a name with one public and one private answer is refused.
+    func checkedAddress(host: String) async throws -> IPAddress {
+        let addresses: [IPAddress]
+        if let literal = IPAddress(host) {
+            addresses = [literal]
+        } else {
+            addresses = try await Self.resolve(host)
+        }
+        guard let first = addresses.first else { throw Failure.network("\(host) does not resolve") }
+        for address in addresses {
+            if let reason = policy.refusal(for: address) { throw Failure.refused("\(host) resolves to \(address) (\(reason))") }
+        }
+        return first
+    }
+
+    /// One request; for a redirect, `contentType` of the result carries the Location instead.
+    private func fetchOnce(_ url: URL, pinnedTo address: IPAddress, maxBytes: Int, accept: String) async throws -> Fetched {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(5)), decompression: .disabled)
+        if let host = url.host, IPAddress(host) == nil { configuration.dnsOverride = [host: address.description] }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.headers.add(name: "User-Agent", value: "Plaza link preview (+https://github.com/plaza)")
+            request.headers.add(name: "Accept", value: accept)
+            request.headers.add(name: "Accept-Encoding", value: "identity")
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request, timeout: .seconds(Int64(timeout.components.seconds) + 1))
+            } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+                throw Failure.timedOut
+            } catch is CancellationError {
+                throw Failure.timedOut
+            } catch let failure as Failure {
+                throw failure
+            } catch {
+                throw Failure.network(String(describing: error))
+            }
+            let status = Int(response.status.code)
+            if (300..<400).contains(status) {
+                try await client.shutdown()
+                return Fetched(url: url, status: status, contentType: response.headers.first(name: "location"), body: [], truncated: false)
+            }
+            var body: [UInt8] = []
+            var truncated = false
+            for try await chunk in response.body {
+                let room = maxBytes - body.count
+                body += chunk.readableBytesView.prefix(room)
+                if chunk.readableBytes > room {
+                    truncated = true
+                    break
+                }
+            }
+            try await client.shutdown()
+            return Fetched(url: url, status: status, contentType: response.headers.first(name: "content-type"), body: body, truncated: truncated)
+        } catch {
+            try? await client.shutdown()
+            if let failure = error as? Failure { throw failure }
+            if error is CancellationError { throw Failure.timedOut }
+            throw Failure.network(String(describing: error))
+        }
+    }
+
+    /// The host's addresses from the system resolver, run off the async threads.
+    static func resolve(_ host: String) async throws -> [IPAddress] {
+        try await NIOThreadPool.singleton.runIfActive {
+            var hints = addrinfo()
+            hints.ai_family = AF_UNSPEC
+            #if canImport(Glibc)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            #else
+            hints.ai_socktype = SOCK_STREAM
+            #endif
+            var list: UnsafeMutablePointer<addrinfo>?
+            guard getaddrinfo(host, nil, &hints, &list) == 0, let list else { throw Failure.network("\(host) does not resolve") }
+            defer { freeaddrinfo(list) }
+            var addresses: [IPAddress] = []
+            var cursor: UnsafeMutablePointer<addrinfo>? = list
+            while let entry = cursor {
+                var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+                if entry.pointee.ai_family == AF_INET {
+                    entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { var a = $0.pointee.sin_addr; _ = inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count)) }
+                } else if entry.pointee.ai_family == AF_INET6 {
+                    entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { var a = $0.pointee.sin6_addr; _ = inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count)) }
+                }
+                if let address = IPAddress(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)), !addresses.contains(address) { addresses.append(address) }
+                cursor = entry.pointee.ai_next
+            }
+            return addresses
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import PlazaAPI
+import SQLKit
+
+/// Spaces, their members, and which spaces a post is in. Member and post counts are kept on
+/// write by triggers.
+struct SpaceStore: Sendable {
+    let db: Database
+    let ids: IDGenerator
+
+    /// The columns every space query selects (`s` = spaces, `u` = the owner).
+    static func columns(viewer: Int64?) -> SQLQueryString {
+        let member: SQLQueryString = viewer.map {
+            "EXISTS (SELECT 1 FROM space_members vm WHERE vm.space_id = s.id AND vm.user_id = \(bind: $0)) AS viewer_member"
+        } ?? "FALSE AS viewer_member"
+        return """
+            s.id, s.slug, s.name, s.description, s.image, s.owner_id, s.members_count, s.posts_count, s.created_at, \
+            \(UserSummary.columns), \(member)
+            """
+    }
+
+    static func space(row: Row, viewer: Int64?) throws -> Space {
+        let owner = try row.decode(column: "owner_id", as: Int64.self)
+        return Space(
+            id: String(try row.decode(column: "id", as: Int64.self)), slug: try row.decode(column: "slug", as: String.self),
+            name: try row.decode(column: "name", as: String.self), description: try row.decode(column: "description", as: String.self),
+            image: MediaRecord.list(try row.decode(column: "image", as: String?.self)).first?.media,
+            owner: try UserSummary(authorIn: row, id: owner),
+            counts: Space.Counts(members: try row.decode(column: "members_count", as: Int.self), posts: try row.decode(column: "posts_count", as: Int.self)),
+            viewer: Space.Viewer(member: try row.decode(column: "viewer_member", as: Bool.self), owner: owner == viewer),
+            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
+    }
+
+    /// Lower-cased slug and name, matched by `?q=`.
+    static func searchKey(slug: String, name: String) -> String { "\(slug) \(name)".lowercased() }
+
+    struct Draft: Sendable {
+        var slug: String
+        var name: String
+        var description: String
+        var imageID: Int64?
+    }
+
+    /// Creates a space owned, and joined, by `owner`; 409 when the slug is taken.
+    func create(owner: Int64, _ draft: Draft) async throws -> Space {
+        let id = ids.next()
+        let now = Timestamp.now.milliseconds
+        do {
+            try await db.write { db in
+                let image = try await MediaStore.replaceImage(nil, with: draft.imageID, owner: owner, field: "imageId", on: db).image
+                try await db.exec(
+                    """
+                    INSERT INTO spaces (id, slug, slug_key, name, description, search_key, image, owner_id, created_at)
+                    VALUES (\(bind: id), \(bind: draft.slug), \(bind: draft.slug.lowercased()), \(bind: draft.name), \(bind: draft.description),
+                        \(bind: Self.searchKey(slug: draft.slug, name: draft.name)), \(bind: image?.line), \(bind: owner), \(bind: now))
+                    """)
+                try await db.exec("INSERT INTO space_members (space_id, user_id, created_at) VALUES (\(bind: id), \(bind: owner), \(bind: now))")
+            }
+        } catch where Dialect.isUniqueViolation(error) {
+            throw PlazaError(.conflict, "slug_taken", "There is already a space \(draft.slug).", field: "slug")
+        }
+        return try await space(id: id, viewer: owner)
+    }
+
+    func space(id: Int64, viewer: Int64?) async throws -> Space {
+        try await one("s.id = \(bind: id)", viewer: viewer)
+    }
+
+    func space(slug: String, viewer: Int64?) async throws -> Space {
+        guard slug.utf8.count <= SpaceRules.maxSlugLength else { throw PlazaError.notFound("Space") }
+        return try await one("s.slug_key = \(bind: slug.lowercased())", viewer: viewer)
+    }
+
+    private func one(_ condition: SQLQueryString, viewer: Int64?) async throws -> Space {
+        let sql: SQLQueryString = "SELECT \(Self.columns(viewer: viewer)) FROM spaces s JOIN users u ON u.id = s.owner_id WHERE \(condition)"
+        guard let row = try await db.read({ db in try await db.first(sql) }) else { throw PlazaError.notFound("Space") }
+        return try Self.space(row: row, viewer: viewer)
+    }
+
+    /// The id and owner of the space with `slug`, or 404.
+    func key(slug: String) async throws -> (id: Int64, owner: Int64) {
+        let key = slug.lowercased()
+        guard key.utf8.count <= SpaceRules.maxSlugLength,
+            let row = try await db.read({ db in try await db.first("SELECT id, owner_id FROM spaces WHERE slug_key = \(bind: key)") })
+        else { throw PlazaError.notFound("Space") }
+        return (try row.decode(column: "id", as: Int64.self), try row.decode(column: "owner_id", as: Int64.self))
+    }
+
+    struct Changes: Sendable {
+        var name: String?
+        var description: String?
+        var imageID: FieldUpdate<Int64> = .keep
+    }
+
+    /// The owner's edits; returns the ids of media no longer used (a replaced image).
+    func update(id: Int64, owner: Int64, _ changes: Changes) async throws -> [Int64] {
+        try await db.write { db in
+            guard let row = try await db.first("SELECT slug, name, image FROM spaces WHERE id = \(bind: id) AND owner_id = \(bind: owner)") else {
+                throw PlazaError.notFound("Space")
+            }
+            var sets: [SQLQueryString] = []
+            if let name = changes.name {
+                let slug = try row.decode(column: "slug", as: String.self)
+                sets.append("name = \(bind: name), search_key = \(bind: Self.searchKey(slug: slug, name: name))")
+            }
+            if let description = changes.description { sets.append("description = \(bind: description)") }
+            var unused: [Int64] = []
+            let imageID: Int64?? = switch changes.imageID {
+            case .keep: .none
+            case .clear: .some(nil)
+            case .set(let id): .some(id)
+            }
+            if let imageID {
+                let current = try row.decode(column: "image", as: String?.self)
+                let change = try await MediaStore.replaceImage(current, with: imageID, owner: owner, field: "imageId", on: db)
+                if change.changed { sets.append("image = \(bind: change.image?.line)") }
+                unused = change.unused
+            }
+            if !sets.isEmpty { try await db.exec("UPDATE spaces SET \(sets.joined(separator: ", ")) WHERE id = \(bind: id)") }
+            return unused
+        }
+    }
+
+    func join(space: Int64, user: Int64) async throws {
+        try await db.write(
+            """
+            INSERT INTO space_members (space_id, user_id, created_at) VALUES (\(bind: space), \(bind: user), \(bind: Timestamp.now.milliseconds))
+            ON CONFLICT DO NOTHING
+            """)
+    }
+
+    func leave(space: Int64, user: Int64) async throws {
+        try await db.write("DELETE FROM space_members WHERE space_id = \(bind: space) AND user_id = \(bind: user)")
+    }
+
+    // MARK: lists
+
+    struct ListQuery: Sendable {
+        /// Lower-cased text that the slug or name must contain.
+        var text: String?
+        /// Only the spaces this user joined, most recently joined first.
+        var memberOf: Int64?
+        var page: PageRequest
+    }
+
+    /// Spaces newest first, or the ones a person joined, most recent first.
+    func list(_ query: ListQuery, viewer: Int64?) async throws -> Page<Space> {
+        let sql = Self.listSQL(query, viewer: viewer)
+        let rows = try await db.read { db in try await db.rows(sql) }
+        let spaces = try rows.prefix(query.page.limit).map { try Self.space(row: $0, viewer: viewer) }
+        var next: String?
+        if rows.count > query.page.limit {
+            let last = rows[query.page.limit - 1]
+            next = Cursor(time: try last.decode(column: "sort_time", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
+        }
+        return Page(items: spaces, nextCursor: next)
+    }
+
+    static func listSQL(_ query: ListQuery, viewer: Int64?) -> SQLQueryString {
+        var sql: SQLQueryString
+        let time: SQLQueryString
+        if let member = query.memberOf {
+            time = "m.created_at"
+            sql = """
+                SELECT \(columns(viewer: viewer)), m.created_at AS sort_time FROM space_members m
+                JOIN spaces s ON s.id = m.space_id JOIN users u ON u.id = s.owner_id WHERE m.user_id = \(bind: member)
+                """
+        } else {
+            time = "s.created_at"
+            sql = "SELECT \(columns(viewer: viewer)), s.created_at AS sort_time FROM spaces s JOIN users u ON u.id = s.owner_id WHERE TRUE"
+        }
+        if let text = query.text { sql += " AND s.search_key LIKE \(bind: "%" + likeEscaped(text) + "%") ESCAPE '\\'" }
+        if let cursor = query.page.cursor { sql += " AND (\(time), s.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        sql += " ORDER BY \(time) DESC, s.id DESC LIMIT \(bind: query.page.limit + 1)"
+        return sql
+    }
+
+    /// `text` with LIKE's wildcards escaped by a backslash.
+    static func likeEscaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if character == "%" || character == "_" || character == "\\" { out.append("\\") }
+            out.append(character)
+        }
+        return out
+    }
+
+    // MARK: posts in spaces
+
+    /// The spaces named by `slugs` (already lower-cased), in the order given; 422 naming the
+    /// first slug that is no space.
+    static func resolve(_ slugs: [String], on db: Connection) async throws -> [SpaceSummary] {
+        guard !slugs.isEmpty else { return [] }
+        let rows = try await db.rows("SELECT id, slug, slug_key, name FROM spaces WHERE slug_key IN (\(binds: slugs))")
+        var found: [String: SpaceSummary] = [:]
+        for row in rows {
+            found[try row.decode(column: "slug_key", as: String.self)] = SpaceSummary(
+                id: String(try row.decode(column: "id", as: Int64.self)), slug: try row.decode(column: "slug", as: String.self),
+                name: try row.decode(column: "name", as: String.self))
+        }
+        return try slugs.map { slug in
+            guard let space = found[slug] else {
+                throw PlazaError(.unprocessableContent, "unknown_space", "There is no space \(slug).", field: "spaces")
+            }
+            return space
+        }
+    }
+
+    /// Puts `post` (made at `createdAt`) in exactly `spaces`, inside the post's transaction.
+    static func place(post: Int64, createdAt: Int64, in spaces: [SpaceSummary], replacing: Bool, on db: Connection) async throws {
+        if replacing { try await db.exec("DELETE FROM post_spaces WHERE post_id = \(bind: post)") }
+        for space in spaces {
+            try await db.exec(
+                "INSERT INTO post_spaces (post_id, space_id, created_at) VALUES (\(bind: post), \(bind: Int64(space.id)!), \(bind: createdAt))")
+        }
+    }
+
+    /// The spaces a person joined, for their home feed.
+    static func memberships(of user: Int64, on db: Connection) async throws -> [Int64] {
+        try await db.rows("SELECT space_id FROM space_members WHERE user_id = \(bind: user)").map { try $0.decode(column: "space_id", as: Int64.self) }
+    }
+}

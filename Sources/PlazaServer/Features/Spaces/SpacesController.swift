@@ -1,0 +1,118 @@
+import Hummingbird
+import PlazaAPI
+
+extension Space: ResponseEncodable {}
+
+/// What makes a space valid.
+enum SpaceRules {
+    static let maxSlugLength = 40
+    static let maxNameLength = 80
+    static let maxDescriptionLength = 2_000
+    /// How many spaces one post may be in.
+    static let maxSpacesPerPost = 10
+
+    /// 2–40 characters of a–z, 0–9, `-` and `_`, starting with a letter or digit; lower-cased.
+    static func slug(_ value: String, field: String = "slug") throws -> String {
+        let bytes = Array(value.lowercased().utf8)
+        func isAlphanumeric(_ b: UInt8) -> Bool { (b >= 97 && b <= 122) || (b >= 48 && b <= 57) }
+        guard (2...maxSlugLength).contains(bytes.count), isAlphanumeric(bytes[0]), bytes.allSatisfy({ isAlphanumeric($0) || $0 == 45 || $0 == 95 }) else {
+            throw PlazaError.invalid(field, "\(field) must be 2–\(maxSlugLength) characters of a–z, 0–9, - and _, starting with a letter or digit.")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The slugs a post names, lower-cased, each once, at most `maxSpacesPerPost`.
+    static func postSpaces(_ values: [String]) throws -> [String] {
+        guard values.count <= maxSpacesPerPost else { throw PlazaError.invalid("spaces", "A post can be in at most \(maxSpacesPerPost) spaces.") }
+        var seen = Set<String>()
+        return try values.map { try slug($0, field: "spaces") }.filter { seen.insert($0).inserted }
+    }
+
+    /// One line of text: a post shows its spaces' names as lines.
+    static func name(_ value: String?) throws -> String {
+        let name = try Validate.text(value, field: "name", max: maxNameLength, required: true)!
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw PlazaError.invalid("name", "name must be one line without control characters.")
+        }
+        return name
+    }
+}
+
+/// Spaces: create, edit, list, join and leave. A space's feed is served by `FeedsController`.
+struct SpacesController {
+    let spaces: SpaceStore
+    let accounts: AccountStore
+    let storage: any MediaStorage
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.get("spaces", use: list)
+        api.post("spaces", use: create)
+        api.get("spaces/{slug}", use: get)
+        api.patch("spaces/{slug}", use: update)
+        api.put("spaces/{slug}/membership", use: join)
+        api.delete("spaces/{slug}/membership", use: leave)
+    }
+
+    @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<Space> {
+        var query = SpaceStore.ListQuery(page: try request.pageRequest())
+        if let q = request.uri.queryParameters.get("q") {
+            query.text = try Validate.text(q, field: "q", max: 100)?.lowercased()
+        }
+        switch request.uri.queryParameters.get("member") {
+        case nil, "false": break
+        case "true": query.memberOf = try context.requireUser().userID
+        default: throw PlazaError.invalid("member", "member must be true or false.")
+        }
+        return try await spaces.list(query, viewer: context.viewerID)
+    }
+
+    @Sendable func create(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Space> {
+        let me = try context.requireUser()
+        let body = try await request.decode(as: CreateSpaceRequest.self, context: context)
+        let draft = SpaceStore.Draft(
+            slug: try SpaceRules.slug(body.slug), name: try SpaceRules.name(body.name),
+            description: try Validate.text(body.description, field: "description", max: SpaceRules.maxDescriptionLength) ?? "",
+            imageID: try body.imageId.map { try Validate.id($0, field: "imageId") })
+        return EditedResponse(status: .created, response: try await spaces.create(owner: me.userID, draft))
+    }
+
+    /// The space; a signed-in viewer's `lastSpace` preference becomes this space, so apps can
+    /// reopen it.
+    @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Space {
+        let space = try await spaces.space(slug: context.parameters.string("slug"), viewer: context.viewerID)
+        if let viewer = context.viewerID { try await accounts.setPreference("lastSpace", to: .string(space.slug), userID: viewer) }
+        return space
+    }
+
+    @Sendable func update(_ request: Request, context: PlazaContext) async throws -> Space {
+        let me = try context.requireUser()
+        let key = try await spaces.key(slug: context.parameters.string("slug"))
+        guard key.owner == me.userID else { throw PlazaError(.forbidden, "not_owner", "Only the space's owner can edit it.") }
+        let body = try await request.decode(as: UpdateSpaceRequest.self, context: context)
+        var changes = SpaceStore.Changes()
+        changes.name = try body.name.map { try SpaceRules.name($0) }
+        changes.description = try body.description.map { try Validate.text($0, field: "description", max: SpaceRules.maxDescriptionLength) ?? "" }
+        switch body.imageId {
+        case .keep: break
+        case .clear: changes.imageID = .clear
+        case .set(let id): changes.imageID = .set(try Validate.id(id, field: "imageId"))
+        }
+        let unused = try await spaces.update(id: key.id, owner: me.userID, changes)
+        await storage.deleteFiles(ofMedia: unused, logger: context.logger)
+        return try await spaces.space(id: key.id, viewer: me.userID)
+    }
+
+    @Sendable func join(_ request: Request, context: PlazaContext) async throws -> Space {
+        let me = try context.requireUser()
+        let key = try await spaces.key(slug: context.parameters.string("slug"))
+        try await spaces.join(space: key.id, user: me.userID)
+        return try await spaces.space(id: key.id, viewer: me.userID)
+    }
+
+    @Sendable func leave(_ request: Request, context: PlazaContext) async throws -> Space {
+        let me = try context.requireUser()
+        let key = try await spaces.key(slug: context.parameters.string("slug"))
+        try await spaces.leave(space: key.id, user: me.userID)
+        return try await spaces.space(id: key.id, viewer: me.userID)
+    }
+}
