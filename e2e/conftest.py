@@ -32,6 +32,9 @@ def plaza_env() -> dict[str, str]:
     """The environment for the binary: ours without any PLAZA_* setting, plus a cheap bcrypt."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAZA_")}
     env["PLAZA_BCRYPT_COST"] = "10"
+    # Link previews stay on loopback: no test fetches from, or looks up, another host.
+    env["PLAZA_LINK_PREVIEW_PUBLIC"] = "off"
+    env["PLAZA_LINK_PREVIEW_ALLOW"] = "127.0.0.0/8"
     return env
 
 

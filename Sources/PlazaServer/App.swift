@@ -49,7 +49,9 @@ struct AppServices: Sendable {
 extension AppServices {
     func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
         let settings = config.linkPreviews
-        let fetcher = SafeFetcher(policy: try AddressPolicy.parse(allowList: settings.allowList), timeout: settings.timeout, maxRedirects: settings.maxRedirects)
+        let fetcher = SafeFetcher(
+            policy: try AddressPolicy.parse(allowList: settings.allowList), publicAddresses: settings.publicAddresses, timeout: settings.timeout,
+            maxRedirects: settings.maxRedirects)
         return LinkPreviewService(
             store: linkPreviews, fetcher: fetcher, ingest: ingest, ids: ids, queue: linkPreviewQueue, settings: settings,
             uploadDirectory: uploadDirectory, maxImageBytes: config.mediaMaxBytes, logger: logger)

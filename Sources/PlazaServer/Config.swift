@@ -72,18 +72,14 @@ public struct PlazaConfig: Sendable {
         }
 
         linkPreviews.allowList = reader.string(forKey: "plaza.link.preview.allow", default: "")
+        linkPreviews.publicAddresses = try Self.onOff(reader.string(forKey: "plaza.link.preview.public", default: "on"), key: "link-preview-public")
         do {
             _ = try AddressPolicy.parse(allowList: linkPreviews.allowList)
         } catch {
             throw ConfigurationError("link-preview-allow: \(error)")
         }
 
-        let limits = reader.string(forKey: "plaza.rate.limits", default: "on").lowercased()
-        switch limits {
-        case "on", "true", "1", "yes": rateLimits = true
-        case "off", "false", "0", "no": rateLimits = false
-        default: throw ConfigurationError("rate-limits must be on or off, not \(limits).")
-        }
+        rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")
         let level = reader.string(forKey: "plaza.log.level", default: "info")
         guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
             throw ConfigurationError("log-level must be one of trace, debug, info, notice, warning, error, critical.")
@@ -97,6 +93,14 @@ public struct PlazaConfig: Sendable {
         guard sessionIdleDays >= 1 else { throw ConfigurationError("session-idle-days must be at least 1.") }
         guard ["NORMAL", "FULL"].contains(sqliteSynchronous.uppercased()) else {
             throw ConfigurationError("sqlite-synchronous must be NORMAL or FULL.")
+        }
+    }
+
+    static func onOff(_ value: String, key: String) throws -> Bool {
+        switch value.lowercased() {
+        case "on", "true", "1", "yes": return true
+        case "off", "false", "0", "no": return false
+        default: throw ConfigurationError("\(key) must be on or off, not \(value).")
         }
     }
 }

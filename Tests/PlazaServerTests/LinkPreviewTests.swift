@@ -166,6 +166,15 @@ struct LinkPreviewTests {
         }
     }
 
+    @Test func withoutPublicAddressesOnlyTheAllowListIsFetchedAndNoNameIsLookedUp() async throws {
+        let closed = SafeFetcher(policy: try AddressPolicy.parse(allowList: "127.0.0.0/8"), publicAddresses: false)
+        #expect(try await closed.checkedAddress(host: "127.0.0.1") == IPAddress("127.0.0.1"))
+        #expect(try await closed.checkedAddress(host: "localhost") == IPAddress("127.0.0.1"))
+        for host in ["8.8.8.8", "example.com", "2606:4700::1111"] {
+            await #expect(throws: SafeFetcher.Failure.self, "\(host)") { _ = try await closed.checkedAddress(host: host) }
+        }
+    }
+
     /// Refusals happen on the resolved address, before any connection: none of these hosts is
     /// ever contacted.
     @Test(arguments: ["localhost", "127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "0x7f.1", "2130706433", "[fd00:ec2::254]", "192.168.0.1"])

@@ -25,6 +25,15 @@ struct QueryPlanTests {
         ("following", PeopleStore.followsSQL(.following, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)),
         ("comments of a post", CommentStore.listSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)),
         ("likers of a post", LikeStore.likersSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)),
+        ("home feed with joined spaces", PostStore.feedSQL(.init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer, homeSpaces: [11, 12])),
+        ("space feed", PostStore.feedSQL(.init(source: .space(11), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("space feed by kind and date", PostStore.feedSQL(.init(source: .space(11), kind: .text, since: Timestamp(milliseconds: 1), page: PageRequest(limit: 20)), viewer: nil)),
+        ("spaces", SpaceStore.listSQL(.init(page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("spaces matching text", SpaceStore.listSQL(.init(text: "cs", page: PageRequest(limit: 20)), viewer: nil)),
+        ("spaces I joined", SpaceStore.listSQL(.init(memberOf: viewer, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+        ("my collections", CollectionStore.listSQL(owner: viewer, page: PageRequest(limit: 20, cursor: cursor))),
+        ("items of a collection", CollectionStore.itemsSQL(collection: 4, page: PageRequest(limit: 20, cursor: cursor))),
+        ("activity heatmap", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000)),
     ]
 
     @Test func hotQueriesUseIndexes() async throws {
@@ -43,7 +52,10 @@ struct QueryPlanTests {
     }
 
     /// The tables of the schema and the aliases the queries give them.
-    static let tables: Set<String> = ["users", "sessions", "follows", "blocks", "posts", "comments", "likes", "u", "s", "f", "b", "p", "c", "l"]
+    static let tables: Set<String> = [
+        "users", "sessions", "follows", "blocks", "posts", "comments", "likes", "spaces", "space_members", "post_spaces", "collections",
+        "collection_items", "link_previews", "media", "u", "s", "f", "b", "p", "c", "l", "m", "ps", "pss", "i", "ci",
+    ]
 
     /// SQLite: `SCAN t` of a table without an index (a scan of a subquery's few rows is fine, and
     /// so is a `SCAN t USING INDEX` walk in index order: it reads only the rows the page needs).

@@ -57,6 +57,8 @@ final class LinkPreviewQueue: Sendable {
 public struct LinkPreviewSettings: Sendable {
     /// Addresses (CIDR blocks) that previews may fetch even though they are private.
     public var allowList = ""
+    /// False: fetch only allow-listed addresses and look up no names (closed networks, tests).
+    public var publicAddresses = true
     public var timeout: Duration = .seconds(5)
     public var maxPageBytes = 1_048_576
     public var maxRedirects = 3

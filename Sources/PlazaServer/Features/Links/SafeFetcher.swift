@@ -17,6 +17,9 @@ import Darwin
 /// a cap on the bytes read.
 struct SafeFetcher: Sendable {
     var policy: AddressPolicy
+    /// False limits fetching to the allow list and looks up no host name but `localhost`
+    /// (closed networks, and test runs that must stay on loopback).
+    var publicAddresses = true
     var timeout: Duration = .seconds(5)
     var maxRedirects = 3
 
@@ -100,12 +103,17 @@ struct SafeFetcher: Sendable {
         let addresses: [IPAddress]
         if let literal = IPAddress(host) {
             addresses = [literal]
-        } else {
+        } else if publicAddresses || host.lowercased() == "localhost" {
             addresses = try await Self.resolve(host)
+        } else {
+            throw Failure.refused("\(host) is a name, and only allow-listed addresses may be fetched")
         }
         guard let first = addresses.first else { throw Failure.network("\(host) does not resolve") }
         for address in addresses {
             if let reason = policy.refusal(for: address) { throw Failure.refused("\(host) resolves to \(address) (\(reason))") }
+            if !publicAddresses, !policy.allowed.contains(where: { $0.contains(address) }) {
+                throw Failure.refused("\(host) resolves to \(address), which is not allow-listed")
+            }
         }
         return first
     }

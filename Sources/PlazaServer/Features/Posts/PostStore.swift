@@ -230,10 +230,10 @@ struct PostStore: Sendable {
                 // The newest page of each source, merged: neither side is read past one page.
                 sql += """
                     posts p JOIN users u ON u.id = p.author_id WHERE p.id IN (
-                    SELECT id FROM (SELECT p.id FROM posts p WHERE \(authors)\(postFilters) ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: limit)) AS a
+                    SELECT id FROM (SELECT p.id FROM posts p WHERE \(authors)\(postFilters) ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: limit)) AS by_author
                     UNION
                     SELECT id FROM (SELECT DISTINCT ps.post_id AS id, ps.created_at FROM post_spaces ps JOIN posts p ON p.id = ps.post_id
-                    WHERE ps.space_id IN (\(binds: homeSpaces))\(spaceFilters) ORDER BY ps.created_at DESC, ps.post_id DESC LIMIT \(bind: limit)) AS b)
+                    WHERE ps.space_id IN (\(binds: homeSpaces))\(spaceFilters) ORDER BY ps.created_at DESC, ps.post_id DESC LIMIT \(bind: limit)) AS in_spaces)
                     """
             }
         }

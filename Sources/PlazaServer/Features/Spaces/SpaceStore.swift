@@ -157,20 +157,20 @@ struct SpaceStore: Sendable {
 
     static func listSQL(_ query: ListQuery, viewer: Int64?) -> SQLQueryString {
         var sql: SQLQueryString
-        let time: SQLQueryString
+        let time: SQLQueryString, id: SQLQueryString
         if let member = query.memberOf {
-            time = "m.created_at"
+            (time, id) = ("m.created_at", "m.space_id")
             sql = """
                 SELECT \(columns(viewer: viewer)), m.created_at AS sort_time FROM space_members m
                 JOIN spaces s ON s.id = m.space_id JOIN users u ON u.id = s.owner_id WHERE m.user_id = \(bind: member)
                 """
         } else {
-            time = "s.created_at"
+            (time, id) = ("s.created_at", "s.id")
             sql = "SELECT \(columns(viewer: viewer)), s.created_at AS sort_time FROM spaces s JOIN users u ON u.id = s.owner_id WHERE TRUE"
         }
         if let text = query.text { sql += " AND s.search_key LIKE \(bind: "%" + likeEscaped(text) + "%") ESCAPE '\\'" }
-        if let cursor = query.page.cursor { sql += " AND (\(time), s.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        sql += " ORDER BY \(time) DESC, s.id DESC LIMIT \(bind: query.page.limit + 1)"
+        if let cursor = query.page.cursor { sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        sql += " ORDER BY \(time) DESC, \(id) DESC LIMIT \(bind: query.page.limit + 1)"
         return sql
     }
 
