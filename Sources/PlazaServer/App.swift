@@ -106,7 +106,10 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         try services.linkPreviewService(config: config, logger: logger))
     // Runs once the database service is up (a PostgreSQL pool must be running to be used).
     let migrationLogger = logger
-    app.beforeServerStarts { try await Migrations.run(on: db, logger: migrationLogger) }
+    app.beforeServerStarts {
+        try await Migrations.run(on: db, logger: migrationLogger)
+        services.linkPreviewQueue.open()
+    }
     return app
 }
 

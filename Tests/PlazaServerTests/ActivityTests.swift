@@ -54,6 +54,9 @@ struct ActivityTests {
                 #expect(response.status == .unprocessableContent && response.error?.field == "days")
             }
             #expect(try await api.get("/users/nobody/activity").status == .notFound)
+            try await api.call(.put, "/users/bob/block", as: ana)
+            #expect(try await api.get("/users/ana/activity", as: bob).status == .notFound, "hidden from the person she blocked")
+            #expect(try await api.get("/users/bob/activity", as: ana).status == .notFound, "and the other way")
         }
     }
 
@@ -70,7 +73,7 @@ struct ActivityTests {
                 INSERT INTO posts (id, author_id, kind, activity_type, activity_progress, activity_completed_at, created_at)
                 VALUES (\(bind: id), \(bind: ana), 'activity', 'Climb', 100, \(bind: now - day - 12 * 3_600_000 + 1), \(bind: now - 2 * day + 11 * 3_600_000 + 59 * 60_000))
                 """)
-            let heatmap = try await services.people.activity(of: ana, days: 3, now: Timestamp(milliseconds: now))
+            let heatmap = try await services.people.activity(of: ana, days: 3, viewer: nil, now: Timestamp(milliseconds: now))
             #expect(heatmap.days == [
                 .init(date: "2026-11-19", completed: 0, posted: 1), .init(date: "2026-11-20", completed: 1, posted: 0),
                 .init(date: "2026-11-21", completed: 0, posted: 0),

@@ -79,6 +79,7 @@ struct LinkPreviewTests {
                 }
                 #expect(shown.link?.title == "Building Plaza in Swift" && shown.link?.siteName == "YouTube")
                 #expect(shown.link?.imageURL?.hasPrefix("/media/") == true)
+                #expect(try await api.page("/me/media", as: ana, of: Media.self).items.isEmpty, "a preview's image is not one of Ana's uploads")
                 // Known and fresh: copied at once, not fetched again.
                 let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Videos")).decode(SavedCollection.self)
                 let item = try await api.call(.post, "/collections/\(collection.id)/items", as: ana, json: SaveItemRequest(url: url)).decode(CollectionItem.self)

@@ -214,8 +214,8 @@ struct MediaTests {
             let services = try AppServices(config: config, db: db)
             let owner = try await services.accounts.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
             let result = try await services.ingest.pipeline.process(path: try Self.write(try MediaFixtures.sample(.png), in: config), format: .png)
-            let unused = try await services.media.create(id: services.ids.next(), owner: owner, result, inUse: false)
-            let used = try await services.media.create(id: services.ids.next(), owner: owner, result, inUse: false)
+            let unused = try await services.media.create(id: services.ids.next(), owner: owner, result, linkPreview: false)
+            let used = try await services.media.create(id: services.ids.next(), owner: owner, result, linkPreview: false)
             for record in [unused, used] {
                 for (variant, output) in result.variants { try await services.mediaStorage.put("\(record.id)/\(variant.rawValue)", bytes: output.bytes, contentType: output.contentType) }
             }

@@ -34,6 +34,13 @@ struct Connection: Sendable {
         self.logger = logger
     }
 
+    var kind: DatabaseKind {
+        switch backend {
+        case .sqlite: .sqlite
+        case .postgres: .postgres
+        }
+    }
+
     func rows(_ query: SQLQueryString) async throws -> [Row] {
         var serializer = SQLSerializer(database: sql)
         query.serialize(to: &serializer)

@@ -92,6 +92,8 @@ enum Migration003 {
             )
             """,
             "CREATE INDEX link_previews_due ON link_previews (next_attempt_at) WHERE state = 'pending'",
+            // A preview's image is media of the person who asked for it, not one of their uploads.
+            "ALTER TABLE media ADD COLUMN link_preview BOOLEAN NOT NULL DEFAULT FALSE",
             "CREATE INDEX posts_link_pending ON posts (link_url) WHERE link_url IS NOT NULL AND link_fetched_at IS NULL",
             "CREATE INDEX posts_activity_posted ON posts (author_id, created_at) WHERE kind = 'activity'",
             "CREATE INDEX posts_activity_completed ON posts (author_id, activity_completed_at) WHERE activity_completed_at IS NOT NULL",

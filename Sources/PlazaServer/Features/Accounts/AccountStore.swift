@@ -181,8 +181,13 @@ struct AccountStore: Sendable {
         }
     }
 
-    /// Sets one key of the user's preferences, writing only when it changes.
+    /// Sets one key of the user's preferences, writing only when it changes (checked on a
+    /// reader first, so repeated views cost no write).
     func setPreference(_ key: String, to value: JSONValue, userID: Int64) async throws {
+        let current = try await db.read { db in
+            try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(column: "preferences", as: String.self)
+        }
+        guard let current, case .object(let preferences) = Self.decodePreferences(current), preferences[key] != value else { return }
         try await db.write { db in
             let text = try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(column: "preferences", as: String.self)
             guard let text, case .object(var preferences) = Self.decodePreferences(text), preferences[key] != value else { return }

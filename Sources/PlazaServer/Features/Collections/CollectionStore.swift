@@ -167,6 +167,7 @@ struct CollectionStore: Sendable {
                 }
             }
         } catch where Dialect.isUniqueViolation(error) {
+            // The only unique index a save can meet: (collection, post).
             throw Self.alreadySaved
         }
         return id

@@ -12,6 +12,15 @@ final class LinkPreviewQueue: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
     }
     private let state = NIOLockedValueBox(State())
+    private let opened = NIOLockedValueBox(false)
+
+    /// Lets the worker start: called once the migrations have run.
+    func open() {
+        opened.withLockedValue { $0 = true }
+        wake()
+    }
+
+    var isOpen: Bool { opened.withLockedValue { $0 } }
 
     func wake() {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
@@ -88,8 +97,8 @@ struct LinkPreviewService: Service {
 
     func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            // Waiting first also lets the migrations run before the queue is read.
             await cancelWhenGracefulShutdown { await queue.wait(timeout: settings.pollInterval) }
+            guard queue.isOpen else { continue }
             while !Task.isShuttingDownGracefully, await runOnce() {}
         }
     }
@@ -113,6 +122,11 @@ struct LinkPreviewService: Service {
     }
 
     func process(_ job: LinkPreviewStore.Job) async {
+        guard job.attempts < settings.attempts else {
+            // Its earlier attempts ended without a word: the process stopped mid-fetch.
+            try? await store.finish(job.url, with: .failed(url: job.url, at: Timestamp.now.milliseconds), error: "gave up after \(job.attempts) attempts")
+            return
+        }
         do {
             let preview = try await fetchPreview(job)
             try await store.finish(job.url, with: preview)
@@ -158,7 +172,7 @@ struct LinkPreviewService: Service {
             let image = try await fetcher.fetch(url, maxBytes: maxImageBytes, accept: "image/*")
             guard !image.truncated else { return nil }
             try Data(image.body).write(to: URL(fileURLWithPath: path))
-            let record = try await ingest.ingest(path: path, id: id, owner: owner, inUse: true, logger: logger)
+            let record = try await ingest.ingest(path: path, id: id, owner: owner, linkPreview: true, logger: logger)
             return record.media.variants.medium
         } catch {
             logger.info("Preview image \(url) skipped: \(error)")

@@ -31,32 +31,32 @@ struct LinkPreviewStore: Sendable {
 
     /// Asks for the preview of `url` inside the saving transaction: a known, recent result is
     /// returned to be copied at once; otherwise the URL is queued (again) and `pending` returned.
+    /// On PostgreSQL the row stays locked until the saving transaction commits, so a worker
+    /// finishing the URL meanwhile waits, then sees (and fills in) the new post or item.
     static func request(_ url: String, by user: Int64, now: Int64, on db: Connection) async throws -> Preview {
-        if let row = try await db.first(
-            "SELECT state, title, description, image_url, site_name, fetched_at FROM link_previews WHERE url = \(bind: url)")
-        {
-            let state = try row.decode(column: "state", as: String.self)
-            let fetchedAt = try row.decode(column: "fetched_at", as: Int64?.self) ?? 0
-            let reuse = state == "ready" ? readyReuseMillis : failedReuseMillis
-            if state == "pending" { return .pending }
-            if now - fetchedAt < reuse {
-                return Preview(
-                    state: state, title: try row.decode(column: "title", as: String?.self),
-                    description: try row.decode(column: "description", as: String?.self),
-                    imageURL: try row.decode(column: "image_url", as: String?.self), siteName: try row.decode(column: "site_name", as: String?.self),
-                    fetchedAt: fetchedAt)
-            }
-            try await db.exec(
-                """
-                UPDATE link_previews SET state = 'pending', attempts = 0, next_attempt_at = \(bind: now), requested_by = \(bind: user)
-                WHERE url = \(bind: url)
-                """)
-            return .pending
-        }
         try await db.exec(
             """
             INSERT INTO link_previews (url, state, next_attempt_at, requested_by, created_at)
-            VALUES (\(bind: url), 'pending', \(bind: now), \(bind: user), \(bind: now))
+            VALUES (\(bind: url), 'pending', \(bind: now), \(bind: user), \(bind: now)) ON CONFLICT (url) DO NOTHING
+            """)
+        let lock: SQLQueryString = db.kind == .postgres ? " FOR UPDATE" : ""
+        guard let row = try await db.first(
+            "SELECT state, title, description, image_url, site_name, fetched_at FROM link_previews WHERE url = \(bind: url)\(lock)")
+        else { return .pending }
+        let state = try row.decode(column: "state", as: String.self)
+        if state == "pending" { return .pending }
+        let fetchedAt = try row.decode(column: "fetched_at", as: Int64?.self) ?? 0
+        if now - fetchedAt < (state == "ready" ? readyReuseMillis : failedReuseMillis) {
+            return Preview(
+                state: state, title: try row.decode(column: "title", as: String?.self),
+                description: try row.decode(column: "description", as: String?.self),
+                imageURL: try row.decode(column: "image_url", as: String?.self), siteName: try row.decode(column: "site_name", as: String?.self),
+                fetchedAt: fetchedAt)
+        }
+        try await db.exec(
+            """
+            UPDATE link_previews SET state = 'pending', attempts = 0, next_attempt_at = \(bind: now), requested_by = \(bind: user)
+            WHERE url = \(bind: url)
             """)
         return .pending
     }
@@ -70,18 +70,21 @@ struct LinkPreviewStore: Sendable {
     }
 
     /// Takes up to `limit` due URLs, leasing each for `leaseMillis` so that another worker (or
-    /// another app server) does not fetch it at the same time.
+    /// another app server: PostgreSQL skips the rows one is taking) does not fetch it at the same
+    /// time. The attempt is counted here, so a URL that brings the server down is not retried
+    /// for ever.
     func claimDue(now: Int64, limit: Int, leaseMillis: Int64) async throws -> [Job] {
+        let skipLocked: SQLQueryString = db.kind == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
         let rows = try await db.write(
             """
-            UPDATE link_previews SET next_attempt_at = \(bind: now + leaseMillis)
+            UPDATE link_previews SET next_attempt_at = \(bind: now + leaseMillis), attempts = attempts + 1
             WHERE url IN (SELECT url FROM link_previews WHERE state = 'pending' AND next_attempt_at <= \(bind: now)
-                ORDER BY next_attempt_at LIMIT \(bind: limit))
+                ORDER BY next_attempt_at LIMIT \(bind: limit)\(skipLocked))
             RETURNING url, requested_by, attempts
             """)
         return try rows.map {
             Job(url: try $0.decode(column: "url", as: String.self), requestedBy: try $0.decode(column: "requested_by", as: Int64.self),
-                attempts: try $0.decode(column: "attempts", as: Int.self))
+                attempts: try $0.decode(column: "attempts", as: Int.self) - 1)
         }
     }
 
@@ -92,7 +95,7 @@ struct LinkPreviewStore: Sendable {
                 """
                 UPDATE link_previews SET state = \(bind: preview.state), title = \(bind: preview.title), description = \(bind: preview.description),
                     image_url = \(bind: preview.imageURL), site_name = \(bind: preview.siteName), fetched_at = \(bind: preview.fetchedAt),
-                    error = \(bind: error), attempts = attempts + 1
+                    error = \(bind: error)
                 WHERE url = \(bind: url)
                 """)
             try await db.exec(
@@ -114,7 +117,7 @@ struct LinkPreviewStore: Sendable {
     /// Puts the URL back in the queue after a failure that may pass.
     func retry(_ url: String, at time: Int64, error: String) async throws {
         try await db.write(
-            "UPDATE link_previews SET attempts = attempts + 1, next_attempt_at = \(bind: time), error = \(bind: error) WHERE url = \(bind: url)")
+            "UPDATE link_previews SET next_attempt_at = \(bind: time), error = \(bind: error) WHERE url = \(bind: url)")
     }
 
     /// The state of a URL's preview and its last error, for tests and operators.

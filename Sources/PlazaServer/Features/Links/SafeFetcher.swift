@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOConcurrencyHelpers
 import NIOPosix
 
 #if canImport(Glibc)
@@ -166,32 +167,64 @@ struct SafeFetcher: Sendable {
         }
     }
 
-    /// The host's addresses from the system resolver, run off the async threads.
+    /// Lookups in flight: each holds a thread, so a flood of names that never answer is cut off.
+    private static let lookups = NIOLockedValueBox(0)
+    static let maxLookups = 16
+
+    /// The host's addresses from the system resolver. `getaddrinfo` blocks and cannot be
+    /// stopped, so it runs on a thread of its own and a cancelled (timed-out) fetch stops
+    /// waiting for it at once instead of holding a thread the server shares.
     static func resolve(_ host: String) async throws -> [IPAddress] {
-        try await NIOThreadPool.singleton.runIfActive {
-            var hints = addrinfo()
-            hints.ai_family = AF_UNSPEC
-            #if canImport(Glibc)
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            #else
-            hints.ai_socktype = SOCK_STREAM
-            #endif
-            var list: UnsafeMutablePointer<addrinfo>?
-            guard getaddrinfo(host, nil, &hints, &list) == 0, let list else { throw Failure.network("\(host) does not resolve") }
-            defer { freeaddrinfo(list) }
-            var addresses: [IPAddress] = []
-            var cursor: UnsafeMutablePointer<addrinfo>? = list
-            while let entry = cursor {
-                var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-                if entry.pointee.ai_family == AF_INET {
-                    entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { var a = $0.pointee.sin_addr; _ = inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count)) }
-                } else if entry.pointee.ai_family == AF_INET6 {
-                    entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { var a = $0.pointee.sin6_addr; _ = inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count)) }
-                }
-                if let address = IPAddress(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)), !addresses.contains(address) { addresses.append(address) }
-                cursor = entry.pointee.ai_next
+        guard lookups.withLockedValue({ count in
+            guard count < maxLookups else { return false }
+            count += 1
+            return true
+        }) else { throw Failure.network("too many name lookups in flight") }
+        let answer = NIOLockedValueBox<CheckedContinuation<[IPAddress], any Error>?>(nil)
+        let finish: @Sendable (Result<[IPAddress], any Error>) -> Void = { result in
+            answer.withLockedValue { continuation in
+                continuation?.resume(with: result)
+                continuation = nil
             }
-            return addresses
         }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                answer.withLockedValue { $0 = continuation }
+                if Task.isCancelled { return finish(.failure(Failure.timedOut)) }
+                Thread.detachNewThread {
+                    let result = Result { try lookUp(host) }
+                    lookups.withLockedValue { $0 -= 1 }
+                    finish(result)
+                }
+            }
+        } onCancel: {
+            finish(.failure(Failure.timedOut))
+        }
+    }
+
+    private static func lookUp(_ host: String) throws -> [IPAddress] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let list else { throw Failure.network("\(host) does not resolve") }
+        defer { freeaddrinfo(list) }
+        var addresses: [IPAddress] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = list
+        while let entry = cursor {
+            var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            if entry.pointee.ai_family == AF_INET {
+                entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { var a = $0.pointee.sin_addr; _ = inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count)) }
+            } else if entry.pointee.ai_family == AF_INET6 {
+                entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { var a = $0.pointee.sin6_addr; _ = inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count)) }
+            }
+            if let address = IPAddress(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)), !addresses.contains(address) { addresses.append(address) }
+            cursor = entry.pointee.ai_next
+        }
+        return addresses
     }
 }

@@ -29,7 +29,7 @@ struct MediaController {
         let path = "\(uploadDirectory)/upload-\(id)"
         defer { unlink(path) }
         try await MultipartUpload.receive(request, into: path, limits: .init(maxFileBytes: maxUploadBytes))
-        let record = try await ingest.ingest(path: path, id: id, owner: me.userID, inUse: false, logger: context.logger)
+        let record = try await ingest.ingest(path: path, id: id, owner: me.userID, linkPreview: false, logger: context.logger)
         return EditedResponse(status: .created, response: record.media)
     }
 

@@ -6,15 +6,16 @@ import SQLKit
 struct MediaStore: Sendable {
     let db: Database
 
-    /// Records processed media; `inUse` marks it used from the start.
-    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result, inUse: Bool) async throws -> MediaRecord {
+    /// Records processed media; a link preview's image is in use from the start and is not
+    /// listed among the owner's uploads.
+    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool) async throws -> MediaRecord {
         let bytes = result.variants.values.reduce(0) { $0 + $1.bytes.count }
         let now = Timestamp.now.milliseconds
         try await db.write(
             """
-            INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, created_at)
+            INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, link_preview, created_at)
             VALUES (\(bind: id), \(bind: owner), \(bind: result.contentType), \(bind: result.variantType), \(bind: result.width),
-                \(bind: result.height), \(bind: result.blurhash), \(bind: bytes), \(bind: inUse ? now : nil), \(bind: now))
+                \(bind: result.height), \(bind: result.blurhash), \(bind: bytes), \(bind: linkPreview ? now : nil), \(bind: linkPreview), \(bind: now))
             """)
         return MediaRecord(id: id, contentType: result.contentType, width: result.width, height: result.height, blurhash: result.blurhash)
     }
@@ -26,7 +27,7 @@ struct MediaStore: Sendable {
             try await db.rows(
                 """
                 SELECT id, content_type, width, height, blurhash, created_at FROM media
-                WHERE owner_id = \(bind: owner) \(after) ORDER BY id DESC LIMIT \(bind: page.limit + 1)
+                WHERE owner_id = \(bind: owner) AND NOT link_preview \(after) ORDER BY id DESC LIMIT \(bind: page.limit + 1)
                 """)
         }
         let records = try rows.prefix(page.limit).map(MediaRecord.init(row:))

@@ -67,6 +67,6 @@ struct PeopleController {
             guard let value = Int(text), (1...366).contains(value) else { throw PlazaError.invalid("days", "days must be an integer from 1 to 366.") }
             days = value
         }
-        return try await people.activity(of: target(context), days: days)
+        return try await people.activity(of: target(context), days: days, viewer: context.viewerID)
     }
 }

@@ -142,11 +142,18 @@ struct PeopleStore: Sendable {
 
     /// Per UTC day over the last `days` days (today included): activity posts made, and
     /// activities completed. Read from two partial indexes, so the cost follows the person's
-    /// activity in the window, not the size of `posts`.
-    func activity(of userID: Int64, days: Int, now: Timestamp = .now) async throws -> ActivityHeatmap {
+    /// activity in the window, not the size of `posts`. 404 for a viewer with a block either way.
+    func activity(of userID: Int64, days: Int, viewer: Int64?, now: Timestamp = .now) async throws -> ActivityHeatmap {
         let today = now.milliseconds / Self.dayMillis
         let first = today - Int64(days) + 1
-        let rows = try await db.read { db in try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis)) }
+        let rows = try await db.read { db in
+            if viewer != nil, try await db.first("SELECT \(Self.blockedEitherWay(viewer: viewer, column: "\(bind: userID)")) AS blocked")?
+                .decode(column: "blocked", as: Bool.self) == true
+            {
+                throw PlazaError.notFound("User")
+            }
+            return try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis))
+        }
         var posted: [Int64: Int] = [:], completed: [Int64: Int] = [:]
         for row in rows {
             let day = try row.decode(column: "day", as: Int64.self)

@@ -227,14 +227,19 @@ struct PostStore: Sendable {
             if homeSpaces.isEmpty {
                 sql += "posts p JOIN users u ON u.id = p.author_id WHERE \(authors)\(postFilters)"
             } else {
-                // The newest page of each source, merged: neither side is read past one page.
+                // The newest page of each source (the people, then each space on its own so every
+                // branch walks an index in order), merged: no source is read past one page.
                 sql += """
                     posts p JOIN users u ON u.id = p.author_id WHERE p.id IN (
                     SELECT id FROM (SELECT p.id FROM posts p WHERE \(authors)\(postFilters) ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: limit)) AS by_author
-                    UNION
-                    SELECT id FROM (SELECT DISTINCT ps.post_id AS id, ps.created_at FROM post_spaces ps JOIN posts p ON p.id = ps.post_id
-                    WHERE ps.space_id IN (\(binds: homeSpaces))\(spaceFilters) ORDER BY ps.created_at DESC, ps.post_id DESC LIMIT \(bind: limit)) AS in_spaces)
                     """
+                for space in homeSpaces.prefix(SpaceStore.maxHomeSpaces) {
+                    sql += """
+                         UNION SELECT id FROM (SELECT ps.post_id AS id FROM post_spaces ps JOIN posts p ON p.id = ps.post_id
+                        WHERE ps.space_id = \(bind: space)\(spaceFilters) ORDER BY ps.created_at DESC, ps.post_id DESC LIMIT \(bind: limit)) AS in_space
+                        """
+                }
+                sql += ")"
             }
         }
         sql += " ORDER BY \(order) LIMIT \(bind: limit)"

@@ -214,8 +214,13 @@ struct SpaceStore: Sendable {
         }
     }
 
-    /// The spaces a person joined, for their home feed.
+    /// How many joined spaces (the most recently joined) feed a person's home feed.
+    static let maxHomeSpaces = 50
+
+    /// The spaces whose posts go into a person's home feed.
     static func memberships(of user: Int64, on db: Connection) async throws -> [Int64] {
-        try await db.rows("SELECT space_id FROM space_members WHERE user_id = \(bind: user)").map { try $0.decode(column: "space_id", as: Int64.self) }
+        try await db.rows(
+            "SELECT space_id FROM space_members WHERE user_id = \(bind: user) ORDER BY created_at DESC LIMIT \(bind: maxHomeSpaces)"
+        ).map { try $0.decode(column: "space_id", as: Int64.self) }
     }
 }
