@@ -38,7 +38,12 @@ struct QueryPlanTests {
 
     @Test func hotQueriesUseIndexes() async throws {
         try await withDatabase { db, _ in
-            for (name, query) in Self.queries {
+            let search = SearchStore.PostQuery(text: SearchText("linear alg")!, page: PageRequest(limit: 20, cursor: Cursor(time: 1, id: 2, score: -1.5)))
+            let dialectQueries: [(String, SQLQueryString)] = [
+                ("post search", SearchStore.postsSQL(search, viewer: Self.viewer, kind: db.kind)),
+                ("post search in a space, by kind", SearchStore.postsSQL(.init(text: SearchText("vector")!, field: .title, space: 3, kind: .text, page: PageRequest(limit: 20)), viewer: nil, kind: db.kind)),
+            ]
+            for (name, query) in Self.queries + dialectQueries {
                 let plan = try await db.read { sql in
                     if db.kind == .postgres { try await sql.exec("SET enable_seqscan = off") }
                     let plan = try await db.dialect.explain(query, on: sql)

@@ -1,30 +1,38 @@
 import Foundation
 
-/// An opaque keyset cursor: the sort key of the last item of a page, `(time, id)`.
+/// An opaque keyset cursor: the sort key of the last item of a page, `(time, id)`, led by
+/// a relevance `score` in ranked search results (kept bit-exact).
 struct Cursor: Equatable {
     var time: Int64
     var id: Int64
+    var score: Double?
 
     var encoded: String {
-        Data("\(time):\(id)".utf8).base64EncodedString()
+        let text = score.map { "\(time):\(id):\($0.bitPattern)" } ?? "\(time):\(id)"
+        return Data(text.utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    init(time: Int64, id: Int64) {
+    init(time: Int64, id: Int64, score: Double? = nil) {
         self.time = time
         self.id = id
+        self.score = score
     }
 
     init?(encoded: String) {
-        guard encoded.count <= 64 else { return nil }
+        guard encoded.count <= 128 else { return nil }
         var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(separator: ":")
-        guard parts.count == 2, let time = Int64(parts[0]), let id = Int64(parts[1]) else { return nil }
+        guard parts.count == 2 || parts.count == 3, let time = Int64(parts[0]), let id = Int64(parts[1]) else { return nil }
         self.time = time
         self.id = id
+        if parts.count == 3 {
+            guard let bits = UInt64(parts[2]), Double(bitPattern: bits).isFinite else { return nil }
+            score = Double(bitPattern: bits)
+        }
     }
 }
 

@@ -9,6 +9,13 @@ struct Migration: Sendable {
     let statements: [String]
     /// Counts kept by the database itself, after the statements run.
     var counters: [Counter] = []
+    /// Statements for one database only (full-text search, triggers), run after the others.
+    var sqlite: [String] = []
+    var postgres: [String] = []
+
+    func statements(for dialect: Dialect) -> [String] {
+        statements.map(dialect.ddl) + counters.flatMap(dialect.triggers) + (dialect.kind == .sqlite ? sqlite : postgres)
+    }
 }
 
 /// `target.column` counts the rows of `table` whose `key` is the target's id, kept up to date
@@ -26,6 +33,7 @@ enum Migrations {
         Migration001.migration,
         Migration002.migration,
         Migration003.migration,
+        Migration004.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,
@@ -47,7 +55,7 @@ enum Migrations {
                 }
                 let seen = try await db.first("SELECT version FROM plaza_migrations WHERE version = \(bind: migration.version)")
                 if seen != nil { return false }
-                for statement in migration.statements.map(dialect.ddl) + migration.counters.flatMap(dialect.triggers) {
+                for statement in migration.statements(for: dialect) {
                     try await db.exec(SQLQueryString(statement))
                 }
                 try await db.exec(

@@ -112,6 +112,8 @@ enum OpenAPIDocument {
             ("\(v1)/spaces/{slug}/membership", Operation(method: "put", summary: "Join (idempotent)", auth: .required, response: ref("Space"), errors: [404])),
             ("\(v1)/spaces/{slug}/membership", Operation(method: "delete", summary: "Leave (idempotent)", auth: .required, response: ref("Space"), errors: [404])),
             ("\(v1)/spaces/{slug}/feed", Operation(method: "get", summary: "Posts in the space, newest first", auth: .optional, query: feed, response: pageOf("Post"), errors: [404])),
+            // Search
+            ("\(v1)/search/posts", Operation(method: "get", summary: "Full-text search over posts: every word must match, the last as a prefix, \"quoted phrases\" in order; ranked by relevance, then newest", auth: .optional, query: page + [Params.searchQ, Params.searchIn, Params.space, Params.kind], response: pageOf("Post"))),
             // Collections
             ("\(v1)/collections", Operation(method: "get", summary: "My collections, newest first", auth: .required, query: page, response: pageOf("SavedCollection"))),
             ("\(v1)/collections", Operation(method: "post", summary: "Create a collection", auth: .required, body: "CollectionRequest", status: 201, response: ref("SavedCollection"), links: collectionLinks)),
@@ -218,6 +220,9 @@ enum OpenAPIDocument {
         static var days: Object {  ["name": "days", "in": "query", "schema": ["type": "integer", "minimum": 1, "maximum": 366, "default": 365] as Object] }
         static var q: Object {  ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 100] as Object] }
         static var member: Object {  ["name": "member", "in": "query", "description": "true: only spaces I joined (sign-in required)", "schema": ["type": "boolean"]] }
+        static var searchQ: Object {  ["name": "q", "in": "query", "required": true, "schema": ["type": "string", "maxLength": 1000] as Object] }
+        static var searchIn: Object {  ["name": "in", "in": "query", "schema": ["type": "string", "enum": ["all", "title", "body", "author", "space"]] as Object] }
+        static var space: Object {  ["name": "space", "in": "query", "description": "a space's slug", "schema": ["type": "string"]] }
         static var kind: Object {  ["name": "kind", "in": "query", "schema": ["type": "string", "enum": ["text", "photo", "link", "activity"]] as Object] }
     }
 }

@@ -1,0 +1,108 @@
+/// Full-text search over posts: title, body, the author's username and display name, and the
+/// names and slugs of the post's spaces. SQLite keeps a contentless FTS5 table keyed by post id;
+/// PostgreSQL a weighted `tsvector` column (A title, B body, C author, D spaces) with a GIN
+/// index (text search configuration `plaza_search`: simple, plus unaccent). Triggers keep both in step in the writing transaction: on a post's insert, an edit of
+/// its title or body, a change of its spaces, and a rename of its author or of a space (those
+/// touch `title` to make the post's own trigger recompute). Likes and comment counts, which
+/// update posts all the time, do not touch the index.
+enum Migration004 {
+
+    static let migration = Migration(
+        version: 4,
+        name: "search",
+        statements: [],
+        sqlite: [
+            """
+            CREATE VIRTUAL TABLE posts_search USING fts5(
+                title, body, author, spaces, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2')
+            """,
+            """
+            INSERT INTO posts_search (rowid, title, body, author, spaces)
+            SELECT p.id, coalesce(p.title, ''), coalesce(p.body, ''), u.username || ' ' || u.display_name,
+                coalesce((SELECT group_concat(s.name || ' ' || s.slug, ' ') FROM post_spaces ps JOIN spaces s ON s.id = ps.space_id WHERE ps.post_id = p.id), '')
+            FROM posts p JOIN users u ON u.id = p.author_id
+            """,
+            """
+            CREATE TRIGGER posts_search_insert AFTER INSERT ON posts BEGIN
+                INSERT INTO posts_search (rowid, title, body, author, spaces)
+                VALUES (NEW.id, coalesce(NEW.title, ''), coalesce(NEW.body, ''),
+                    (SELECT username || ' ' || display_name FROM users WHERE id = NEW.author_id), '');
+            END
+            """,
+            """
+            CREATE TRIGGER posts_search_update AFTER UPDATE OF title, body ON posts BEGIN
+                DELETE FROM posts_search WHERE rowid = OLD.id;
+                INSERT INTO posts_search (rowid, title, body, author, spaces)
+                VALUES (NEW.id, coalesce(NEW.title, ''), coalesce(NEW.body, ''),
+                    (SELECT username || ' ' || display_name FROM users WHERE id = NEW.author_id),
+                    coalesce((SELECT group_concat(s.name || ' ' || s.slug, ' ') FROM post_spaces ps JOIN spaces s ON s.id = ps.space_id
+                        WHERE ps.post_id = NEW.id), ''));
+            END
+            """,
+            "CREATE TRIGGER posts_search_delete AFTER DELETE ON posts BEGIN DELETE FROM posts_search WHERE rowid = OLD.id; END",
+            "CREATE TRIGGER post_spaces_search_insert AFTER INSERT ON post_spaces BEGIN UPDATE posts SET title = title WHERE id = NEW.post_id; END",
+            "CREATE TRIGGER post_spaces_search_delete AFTER DELETE ON post_spaces BEGIN UPDATE posts SET title = title WHERE id = OLD.post_id; END",
+            """
+            CREATE TRIGGER users_search_rename AFTER UPDATE OF username, display_name ON users BEGIN
+                UPDATE posts SET title = title WHERE author_id = NEW.id;
+            END
+            """,
+            """
+            CREATE TRIGGER spaces_search_rename AFTER UPDATE OF name ON spaces BEGIN
+                UPDATE posts SET title = title WHERE id IN (SELECT post_id FROM post_spaces WHERE space_id = NEW.id);
+            END
+            """,
+        ],
+        postgres: [
+            // Lower-cased, accents folded, no stemming or stop words: the posts are in any language.
+            "CREATE EXTENSION IF NOT EXISTS unaccent",
+            "CREATE TEXT SEARCH CONFIGURATION plaza_search (COPY = simple)",
+            "ALTER TEXT SEARCH CONFIGURATION plaza_search ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple",
+            "ALTER TABLE posts ADD COLUMN search tsvector",
+            """
+            CREATE FUNCTION posts_search_vector(post_id bigint, title text, body text, author_id bigint) RETURNS tsvector LANGUAGE sql STABLE AS $$
+                SELECT setweight(to_tsvector('plaza_search', coalesce(title, '')), 'A')
+                    || setweight(to_tsvector('plaza_search', coalesce(body, '')), 'B')
+                    || setweight(to_tsvector('plaza_search', coalesce((SELECT username || ' ' || display_name FROM users WHERE id = author_id), '')), 'C')
+                    || setweight(to_tsvector('plaza_search', coalesce((SELECT string_agg(s.name || ' ' || s.slug, ' ') FROM post_spaces ps
+                        JOIN spaces s ON s.id = ps.space_id WHERE ps.post_id = posts_search_vector.post_id), '')), 'D')
+            $$
+            """,
+            "UPDATE posts SET search = posts_search_vector(id, title, body, author_id)",
+            "CREATE INDEX posts_search ON posts USING GIN (search)",
+            """
+            CREATE FUNCTION posts_search_refresh() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                NEW.search := posts_search_vector(NEW.id, NEW.title, NEW.body, NEW.author_id);
+                RETURN NEW;
+            END $$
+            """,
+            "CREATE TRIGGER posts_search_refresh BEFORE INSERT OR UPDATE OF title, body ON posts FOR EACH ROW EXECUTE FUNCTION posts_search_refresh()",
+            """
+            CREATE FUNCTION post_spaces_search() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN UPDATE posts SET title = title WHERE id = NEW.post_id;
+                ELSE UPDATE posts SET title = title WHERE id = OLD.post_id; END IF;
+                RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER post_spaces_search AFTER INSERT OR DELETE ON post_spaces FOR EACH ROW EXECUTE FUNCTION post_spaces_search()",
+            """
+            CREATE FUNCTION users_search_rename() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE posts SET title = title WHERE author_id = NEW.id;
+                RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER users_search_rename AFTER UPDATE OF username, display_name ON users FOR EACH ROW EXECUTE FUNCTION users_search_rename()",
+            """
+            CREATE FUNCTION spaces_search_rename() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE posts SET title = title WHERE id IN (SELECT post_id FROM post_spaces WHERE space_id = NEW.id);
+                RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER spaces_search_rename AFTER UPDATE OF name ON spaces FOR EACH ROW EXECUTE FUNCTION spaces_search_rename()",
+        ]
+    )
+}

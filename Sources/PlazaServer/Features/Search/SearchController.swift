@@ -1,0 +1,36 @@
+import Hummingbird
+import PlazaAPI
+
+/// Search: posts by full text (`q`, `in`, `space`, `kind`).
+struct SearchController {
+    let search: SearchStore
+    let spaces: SpaceStore
+
+    static let maxQueryLength = 1_000
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.get("search/posts", use: posts)
+    }
+
+    @Sendable func posts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
+        let parameters = request.uri.queryParameters
+        let q = parameters.get("q") ?? ""
+        guard q.count <= Self.maxQueryLength else { throw PlazaError.invalid("q", "q must be at most \(Self.maxQueryLength) characters.") }
+        guard let text = SearchText(q) else { throw PlazaError.invalid("q", "q needs at least one word.") }
+        let page = try request.pageRequest()
+        if let cursor = page.cursor, cursor.score == nil {
+            throw PlazaError(.badRequest, "invalid_cursor", "The cursor is not one this search gave out.", field: "cursor")
+        }
+        var query = SearchStore.PostQuery(
+            text: text, field: try request.enumParameter("in", as: SearchText.Field.self) ?? .all,
+            kind: try request.enumParameter("kind", as: PostKind.self), page: page)
+        if let slug = parameters.get("space") {
+            do {
+                query.space = try await spaces.key(slug: slug).id
+            } catch let error as PlazaError where error.status == .notFound {
+                throw PlazaError(.unprocessableContent, "unknown_space", "There is no space \(slug).", field: "space")
+            }
+        }
+        return try await search.posts(query, viewer: context.viewerID)
+    }
+}

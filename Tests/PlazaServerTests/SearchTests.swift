@@ -1,0 +1,146 @@
+import Foundation
+import Hummingbird
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+@Suite("Search")
+struct SearchTests {
+    func search(_ api: TestAPI, _ query: String, as account: Account? = nil) async throws -> [String] {
+        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return try await api.page("/search/posts?q=" + encoded, as: account, of: Post.self).items.compactMap(\.title)
+    }
+
+    @Test func searchTextKeepsOnlyWordsPhrasesAndAFinalPrefix() {
+        #expect(SearchText("Linear alg")?.terms == [.init(words: ["linear"]), .init(words: ["alg"], prefix: true)])
+        #expect(SearchText("\"eigen values\" matrix ")?.terms == [.init(words: ["eigen", "values"]), .init(words: ["matrix"])])
+        #expect(SearchText("a NEAR(b) OR c* -d ^e")?.fts5(in: .all) == #""a" AND "near" AND "b" AND "or" AND "c" AND "d" AND "e"*"#)
+        #expect(SearchText("caf\u{e9} \"x")?.tsquery(in: .title) == "'café':A & 'x':A")
+        #expect(SearchText("vector spa")?.tsquery(in: .all) == "'vector' & 'spa':*")
+        #expect(SearchText("\"two words\"")?.fts5(in: .space) == #"{spaces} : ("two words")"#)
+        #expect(SearchText("*** \"\" '; --") == nil)
+        #expect(SearchText(String(repeating: "word ", count: 2_000))?.terms.count == SearchText.maxTerms)
+    }
+
+    @Test func wordsMatchAllTheLastAsAPrefixPhrasesInOrderRankedThenNewest() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "Eigen values", body: "A matrix has eigen values"))
+            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "Values of a matrix", body: "eigen decomposition"))
+            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "Linear algebra", body: "vectors and matrices"))
+            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "Café corner", body: "Crème brûlée"))
+            let prefix = try await search(api, "matri")
+            #expect(Set(prefix) == ["Linear algebra", "Values of a matrix", "Eigen values"], "the last word is a prefix")
+            #expect(prefix.first == "Values of a matrix", "a title hit ranks first")
+            #expect(try await search(api, "matrix eigen").sorted() == ["Eigen values", "Values of a matrix"])
+            #expect(try await search(api, "\"eigen values\"") == ["Eigen values"], "a phrase keeps its order")
+            #expect(try await search(api, "\"values eigen\"").isEmpty)
+            #expect(try await search(api, "eigen")[0] == "Eigen values", "a title hit ranks first")
+            #expect(try await search(api, "cafe creme") == ["Café corner"], "accents are ignored")
+            #expect(try await search(api, "nothing here").isEmpty)
+        }
+    }
+
+    @Test func fieldsSpacesAndKindsFilter() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let grace = try await api.register("grace_hopper")
+            try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "Compilers"))
+            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "About compilers", body: "parsing"))
+            _ = try await api.post(grace, CreatePostRequest(kind: .text, title: "Debugging", body: "found a moth", spaces: ["cs101"]))
+            _ = try await api.post(ana, CreatePostRequest(kind: .activity, title: "Read about compilers", activity: ActivityInput(type: "Read")))
+            let q = "/search/posts?q="
+            #expect(try await api.page(q + "compilers&in=title", of: Post.self).items.compactMap(\.title).sorted() == ["About compilers", "Read about compilers"])
+            #expect(try await api.page(q + "compilers&in=space", of: Post.self).items.compactMap(\.title) == ["Debugging"])
+            #expect(try await api.page(q + "grace&in=author", of: Post.self).items.compactMap(\.title) == ["Debugging"])
+            #expect(try await api.page(q + "hopp&in=author", of: Post.self).items.compactMap(\.title) == ["Debugging"])
+            #expect(try await api.page(q + "moth&in=title", of: Post.self).items.isEmpty)
+            #expect(try await api.page(q + "moth&in=body", of: Post.self).items.compactMap(\.title) == ["Debugging"])
+            #expect(try await api.page(q + "compilers&kind=activity", of: Post.self).items.compactMap(\.title) == ["Read about compilers"])
+            #expect(try await api.page(q + "compilers&space=cs101", of: Post.self).items.compactMap(\.title) == ["Debugging"])
+            let unknown = try await api.get(q + "x&space=nowhere")
+            #expect(unknown.status == .unprocessableContent && unknown.error?.field == "space")
+            let field = try await api.get(q + "x&in=everything")
+            #expect(field.status == .unprocessableContent && field.error?.field == "in")
+        }
+    }
+
+    @Test func theIndexFollowsEditsDeletesRenamesAndSpaces() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "garden", name: "Gardening"))
+            let post = try await api.post(ana, CreatePostRequest(kind: .text, title: "Tomatoes", body: "planted today"))
+            try await api.call(.patch, "/posts/\(post.id)", as: ana, json: UpdatePostRequest(title: .set("Peppers")))
+            #expect(try await search(api, "tomatoes").isEmpty)
+            #expect(try await search(api, "peppers") == ["Peppers"])
+            try await api.call(.patch, "/posts/\(post.id)", as: ana, json: UpdatePostRequest(spaces: ["garden"]))
+            #expect(try await api.page("/search/posts?q=gardening&in=space", of: Post.self).items.map(\.id) == [post.id])
+            try await api.call(.patch, "/spaces/garden", as: ana, json: UpdateSpaceRequest(name: "Allotment"))
+            #expect(try await api.page("/search/posts?q=allotment", of: Post.self).items.map(\.id) == [post.id])
+            try await api.call(.patch, "/me", as: ana, json: UpdateMeRequest(displayName: "Ana Verde"))
+            #expect(try await api.page("/search/posts?q=verde&in=author", of: Post.self).items.map(\.id) == [post.id])
+            // Likes update the post row but leave the index alone; the post stays findable.
+            try await api.call(.put, "/posts/\(post.id)/like", as: ana)
+            #expect(try await search(api, "peppers") == ["Peppers"])
+            try await api.call(.delete, "/posts/\(post.id)", as: ana)
+            #expect(try await search(api, "peppers").isEmpty)
+        }
+    }
+
+    @Test func blockedPeoplesPostsAreNotFound() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            _ = try await api.post(bob, CreatePostRequest(kind: .text, title: "Bob on rockets"))
+            #expect(try await search(api, "rockets", as: ana) == ["Bob on rockets"])
+            try await api.call(.put, "/users/ana/block", as: bob)
+            #expect(try await search(api, "rockets", as: ana).isEmpty)
+            #expect(try await search(api, "rockets") == ["Bob on rockets"])
+        }
+    }
+
+    @Test func pagingWalksEveryMatchOnce() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            for i in 0..<13 {
+                _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "note \(i)", body: String(repeating: "kiwi ", count: 1 + i % 4)))
+            }
+            var seen: [String] = []
+            var cursor: String?
+            repeat {
+                let page = try await api.page("/search/posts?q=kiwi&limit=4" + (cursor.map { "&cursor=\($0)" } ?? ""), of: Post.self)
+                seen += page.items.map(\.id)
+                cursor = page.nextCursor
+            } while cursor != nil
+            #expect(seen.count == 13 && Set(seen).count == 13)
+            let feedCursor = try await api.page("/feed/global?limit=1", of: Post.self).nextCursor!
+            #expect(try await api.get("/search/posts?q=kiwi&cursor=\(feedCursor)").status == .badRequest)
+        }
+    }
+
+    static let hostile: [String] = [
+        "\"", "\"\"\"", "'", "*", "* *", "NEAR", "NEAR(a b)", "a OR b", "a AND", "NOT a", "-a", "^a", "a:b", "{title}: x", "title:x",
+        "'); DROP TABLE posts; --", "1' OR '1'='1", "\\", "%_", "a & b | !c", "<->", "x:*", "(((", ")))", "\u{0}", "🙂", "🙂 emoji 🎉",
+        "ünïcödé", "中文 搜索", String(repeating: "x", count: 1_000), String(repeating: "ab ", count: 333),
+    ]
+
+    @Test(arguments: hostile)
+    func noStringBreaksTheQuery(q: String) async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "emoji party", body: "ab ab ab x"))
+            let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let response = try await api.get("/search/posts?q=\(encoded)")
+            #expect(response.status == .ok || response.status == .unprocessableContent, "\(q): \(response.status) \(response.text)")
+            if response.status == .unprocessableContent { #expect(response.error?.field == "q") }
+        }
+    }
+
+    @Test func tenKilobytesOfTextIsRefusedCleanly() async throws {
+        try await withApp { api async throws in
+            let response = try await api.get("/search/posts?q=" + String(repeating: "a%20", count: 2_600))
+            #expect(response.status == .unprocessableContent && response.error?.field == "q")
+        }
+    }
+}
