@@ -157,3 +157,21 @@ public struct ActivityHeatmap: Codable, Sendable, Hashable {
     public var days: [Day]
     public init(days: [Day]) { self.days = days }
 }
+
+/// A post in the caller's reading history.
+public struct HistoryItem: Codable, Sendable, Hashable {
+    public var post: Post
+    public var firstViewedAt: Timestamp
+    /// The last time.
+    public var viewedAt: Timestamp
+    public var views: Int
+    /// Times picked from search results.
+    public var clicks: Int
+    public init(post: Post, firstViewedAt: Timestamp, viewedAt: Timestamp, views: Int, clicks: Int) {
+        self.post = post
+        self.firstViewedAt = firstViewedAt
+        self.viewedAt = viewedAt
+        self.views = views
+        self.clicks = clicks
+    }
+}

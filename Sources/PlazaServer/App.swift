@@ -87,6 +87,7 @@ func buildRouter(_ services: AppServices, config: PlazaConfig) -> Router<PlazaCo
     FeedsController(posts: services.posts, people: services.people, spaces: services.spaces).register(to: api)
     SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage).register(to: api)
     SearchController(search: SearchStore(db: services.db), spaces: services.spaces).register(to: api)
+    HistoryController(history: HistoryStore(db: services.db)).register(to: api)
     CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue).register(to: api)
     return router
 }

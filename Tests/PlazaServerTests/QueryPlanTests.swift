@@ -41,6 +41,9 @@ struct QueryPlanTests {
             let search = SearchStore.PostQuery(text: SearchText("linear alg")!, page: PageRequest(limit: 20, cursor: Cursor(time: 1, id: 2, score: -1.5)))
             let dialectQueries: [(String, SQLQueryString)] = [
                 ("post search", SearchStore.postsSQL(search, viewer: Self.viewer, kind: db.kind)),
+                ("history by last view", HistoryStore.historySQL(of: Self.viewer, .init(page: PageRequest(limit: 20, cursor: Self.cursor)), kind: db.kind)),
+                ("history by posting time", HistoryStore.historySQL(of: Self.viewer, .init(sort: .postedAt, page: PageRequest(limit: 20)), kind: db.kind)),
+                ("history by views, searched", HistoryStore.historySQL(of: Self.viewer, .init(sort: .views, text: SearchText("garden"), page: PageRequest(limit: 20)), kind: db.kind)),
                 ("post search in a space, by kind", SearchStore.postsSQL(.init(text: SearchText("vector")!, field: .title, space: 3, kind: .text, page: PageRequest(limit: 20)), viewer: nil, kind: db.kind)),
             ]
             for (name, query) in Self.queries + dialectQueries {
@@ -59,7 +62,7 @@ struct QueryPlanTests {
     /// The tables of the schema and the aliases the queries give them.
     static let tables: Set<String> = [
         "users", "sessions", "follows", "blocks", "posts", "comments", "likes", "spaces", "space_members", "post_spaces", "collections",
-        "collection_items", "link_previews", "media", "u", "s", "f", "b", "p", "c", "l", "m", "ps", "pss", "i", "ci",
+        "collection_items", "link_previews", "media", "post_views", "user_terms", "v", "u", "s", "f", "b", "p", "c", "l", "m", "ps", "pss", "i", "ci",
     ]
 
     /// SQLite: `SCAN t` of a table without an index (a scan of a subquery's few rows is fine, and

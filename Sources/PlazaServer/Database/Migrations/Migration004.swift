@@ -9,8 +9,37 @@ enum Migration004 {
 
     static let migration = Migration(
         version: 4,
-        name: "search",
-        statements: [],
+        name: "search_history",
+        statements: [
+            // Reading history: one row per person and post. `post_created_at` is the post's, so
+            // each of the three sorts is one walk of an index.
+            """
+            CREATE TABLE post_views (
+                user_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                post_id BIGINT NOT NULL REFERENCES posts(id) ON DELETE CASCADE,
+                post_created_at BIGINT NOT NULL,
+                first_viewed_at BIGINT NOT NULL,
+                last_viewed_at BIGINT NOT NULL,
+                views BIGINT NOT NULL DEFAULT 1,
+                clicks BIGINT NOT NULL DEFAULT 0,
+                PRIMARY KEY (user_id, post_id)
+            ) {without_rowid}
+            """,
+            "CREATE INDEX post_views_viewed ON post_views (user_id, last_viewed_at, post_id)",
+            "CREATE INDEX post_views_posted ON post_views (user_id, post_created_at, post_id)",
+            "CREATE INDEX post_views_count ON post_views (user_id, views, post_id)",
+            // Each person's term model: the words of the posts they viewed (`model` 0) and of
+            // those they picked from search results (`model` 1), updated when they view or click.
+            """
+            CREATE TABLE user_terms (
+                user_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                model BIGINT NOT NULL,
+                term TEXT NOT NULL,
+                weight DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (user_id, model, term)
+            ) {without_rowid}
+            """,
+        ],
         sqlite: [
             """
             CREATE VIRTUAL TABLE posts_search USING fts5(

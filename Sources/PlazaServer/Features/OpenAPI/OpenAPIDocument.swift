@@ -114,6 +114,10 @@ enum OpenAPIDocument {
             ("\(v1)/spaces/{slug}/feed", Operation(method: "get", summary: "Posts in the space, newest first", auth: .optional, query: feed, response: pageOf("Post"), errors: [404])),
             // Search
             ("\(v1)/search/posts", Operation(method: "get", summary: "Full-text search over posts: every word must match, the last as a prefix, \"quoted phrases\" in order; ranked by relevance, then newest", auth: .optional, query: page + [Params.searchQ, Params.searchIn, Params.space, Params.kind], response: pageOf("Post"))),
+            ("\(v1)/posts/{id}/view", Operation(method: "post", summary: "Record that I viewed the post (my reading history)", auth: .required, status: 204, errors: [404])),
+            ("\(v1)/me/history", Operation(method: "get", summary: "Posts I viewed; sort by when I last viewed them, when they were posted, or how often I viewed them; q and in search them", auth: .required, query: page + [Params.historySort, Params.historyQ, Params.searchIn], response: pageOf("HistoryItem"))),
+            ("\(v1)/me/history/{postId}/click", Operation(method: "post", summary: "Record that I picked this post from search results (it must be in my history)", auth: .required, status: 204, errors: [404])),
+            ("\(v1)/me/recommended", Operation(method: "get", summary: "My viewed posts, most likely to be opened next first (docs/recommendations.md); one page, up to limit", auth: .required, query: [Params.limit], response: pageOf("HistoryItem"))),
             // Collections
             ("\(v1)/collections", Operation(method: "get", summary: "My collections, newest first", auth: .required, query: page, response: pageOf("SavedCollection"))),
             ("\(v1)/collections", Operation(method: "post", summary: "Create a collection", auth: .required, body: "CollectionRequest", status: 201, response: ref("SavedCollection"), links: collectionLinks)),
@@ -221,6 +225,8 @@ enum OpenAPIDocument {
         static var q: Object {  ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 100] as Object] }
         static var member: Object {  ["name": "member", "in": "query", "description": "true: only spaces I joined (sign-in required)", "schema": ["type": "boolean"]] }
         static var searchQ: Object {  ["name": "q", "in": "query", "required": true, "schema": ["type": "string", "maxLength": 1000] as Object] }
+        static var historySort: Object {  ["name": "sort", "in": "query", "schema": ["type": "string", "enum": ["viewedAt", "postedAt", "views"], "default": "viewedAt"] as Object] }
+        static var historyQ: Object {  ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 1000] as Object] }
         static var searchIn: Object {  ["name": "in", "in": "query", "schema": ["type": "string", "enum": ["all", "title", "body", "author", "space"]] as Object] }
         static var space: Object {  ["name": "space", "in": "query", "description": "a space's slug", "schema": ["type": "string"]] }
         static var kind: Object {  ["name": "kind", "in": "query", "schema": ["type": "string", "enum": ["text", "photo", "link", "activity"]] as Object] }

@@ -95,6 +95,10 @@ extension OpenAPIDocument {
                 "ActivityHeatmap": object([
                     "days": array(object(["date": string(format: "date"), "completed": integer, "posted": integer]))
                 ]),
+                "HistoryItem": object([
+                    "post": ref("Post"), "firstViewedAt": timestamp, "viewedAt": timestamp, "views": integer, "clicks": integer,
+                ]),
+                "HistoryItemPage": page("HistoryItem"),
                 "SpacePage": page("Space"), "SavedCollectionPage": page("SavedCollection"), "CollectionItemPage": page("CollectionItem"),
                 "PostPage": page("Post"), "UserPage": page("User"), "CommentPage": page("Comment"), "SessionPage": page("Session"), "MediaPage": page("Media"),
                 // Request bodies

@@ -12,11 +12,16 @@ struct SearchController {
         api.get("search/posts", use: posts)
     }
 
+    /// The search text of a `q` parameter, or a 422 naming it.
+    static func text(_ q: String) throws -> SearchText {
+        guard q.count <= maxQueryLength else { throw PlazaError.invalid("q", "q must be at most \(maxQueryLength) characters.") }
+        guard let text = SearchText(q) else { throw PlazaError.invalid("q", "q needs at least one word.") }
+        return text
+    }
+
     @Sendable func posts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
         let parameters = request.uri.queryParameters
-        let q = parameters.get("q") ?? ""
-        guard q.count <= Self.maxQueryLength else { throw PlazaError.invalid("q", "q must be at most \(Self.maxQueryLength) characters.") }
-        guard let text = SearchText(q) else { throw PlazaError.invalid("q", "q needs at least one word.") }
+        let text = try Self.text(parameters.get("q") ?? "")
         let page = try request.pageRequest()
         if let cursor = page.cursor, cursor.score == nil {
             throw PlazaError(.badRequest, "invalid_cursor", "The cursor is not one this search gave out.", field: "cursor")
