@@ -164,7 +164,7 @@ struct LinkMetadataTests {
     }
 
     @Test func hostileInputNeverCrashes() throws {
-        var random = SplitMix64(seed: 0x5EED)
+        var random = SeededGenerator(seed: 0x5EED)
         let alphabet = Array(#"<>/!-"'= &#;xmetaprobdyscihlgkn:"#.utf8) + [0x00, 0x0A, 0xC3, 0xE9, 0xFF]
         for _ in 0..<300 {
             let bytes = (0..<Int(random.next() % 400)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
@@ -204,18 +204,5 @@ struct LinkMetadataTests {
             }
         let metadata = LinkMetadata(title: nil, description: "kept")
         #expect(metadata.merging(oEmbedJSON: bytes, pageURL: URL(string: "https://example.com/")!) == metadata)
-    }
-}
-
-/// A small seeded generator, so the fuzzing above is the same on every run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
