@@ -86,7 +86,10 @@ func buildRouter(_ services: AppServices, config: PlazaConfig) -> Router<PlazaCo
     ).register(api: api, router: router)
     FeedsController(posts: services.posts, people: services.people, spaces: services.spaces).register(to: api)
     SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage).register(to: api)
-    SearchController(search: SearchStore(db: services.db), spaces: services.spaces).register(to: api)
+    SearchController(
+        search: SearchStore(db: services.db), spaces: services.spaces, people: services.people, collections: services.collections,
+        posts: services.posts
+    ).register(to: api)
     HistoryController(history: HistoryStore(db: services.db)).register(to: api)
     CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue).register(to: api)
     return router

@@ -44,6 +44,8 @@ struct QueryPlanTests {
                 ("history by last view", HistoryStore.historySQL(of: Self.viewer, .init(page: PageRequest(limit: 20, cursor: Self.cursor)), kind: db.kind)),
                 ("history by posting time", HistoryStore.historySQL(of: Self.viewer, .init(sort: .postedAt, page: PageRequest(limit: 20)), kind: db.kind)),
                 ("history by views, searched", HistoryStore.historySQL(of: Self.viewer, .init(sort: .views, text: SearchText("garden"), page: PageRequest(limit: 20)), kind: db.kind)),
+                ("account search", SearchStore.usersSQL(SearchText("ana")!.asPrefixes, page: PageRequest(limit: 20), viewer: Self.viewer, kind: db.kind)),
+                ("saved items search", SearchStore.savedSQL(SearchText("soup")!, owner: Self.viewer, page: PageRequest(limit: 20, cursor: Self.cursor))),
                 ("post search in a space, by kind", SearchStore.postsSQL(.init(text: SearchText("vector")!, field: .title, space: 3, kind: .text, page: PageRequest(limit: 20)), viewer: nil, kind: db.kind)),
             ]
             for (name, query) in Self.queries + dialectQueries {

@@ -119,6 +119,52 @@ struct SearchTests {
         }
     }
 
+    @Test func accountsByUsernameOrDisplayNamePrefix() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana_lima")
+            _ = try await api.register("grace")
+            let bob = try await api.register("bob")
+            try await api.call(.patch, "/me", as: bob, json: UpdateMeRequest(displayName: "Bob Ânalyst"))
+            func names(_ q: String, as account: Account? = nil) async throws -> [String] {
+                let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                return try await api.page("/search/users?q=\(encoded)", as: account, of: User.self).items.map(\.username)
+            }
+            #expect(try await names("ana") == ["ana_lima", "bob"], "a username hit ranks above a display-name hit")
+            #expect(try await names("gra") == ["grace"])
+            #expect(try await names("bob anal") == ["bob"])
+            #expect(try await names("zed").isEmpty)
+            let seen = try await api.page("/search/users?q=gra", as: ana, of: User.self).items
+            #expect(seen.first?.viewer?.following == false, "with the viewer's relation")
+            try await api.call(.put, "/users/ana_lima/block", as: bob)
+            #expect(try await names("ana", as: ana) == ["ana_lima"], "people with a block are not found")
+            let first = try await api.page("/search/users?q=ana&limit=1", of: User.self)
+            #expect(try await api.page("/search/users?q=ana&limit=1&cursor=\(first.nextCursor!)", of: User.self).items.map(\.username) == ["bob"])
+            #expect(try await api.get("/search/users?q=%22%22").status == .unprocessableContent)
+        }
+    }
+
+    @Test func savedItemsAreSearchedForTheirOwnerOnly() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let soup = try await api.post(bob, CreatePostRequest(kind: .text, title: "Tomato soup", body: "with basil"))
+            let crate = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Food")).decode(SavedCollection.self)
+            try await api.call(.post, "/collections/\(crate.id)/items", as: ana, json: SaveItemRequest(postId: soup.id, note: "for Sunday"))
+            try await api.call(.post, "/collections/\(crate.id)/items", as: ana, json: SaveItemRequest(url: "https://192.0.2.9/pasta-recipes", note: "100% durum"))
+            func found(_ q: String, as account: Account) async throws -> [String] {
+                let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                return try await api.page("/search/saved?q=\(encoded)", as: account, of: CollectionItem.self).items.map { $0.post?.title ?? $0.link?.url ?? "?" }
+            }
+            #expect(try await found("basil", as: ana) == ["Tomato soup"], "the saved post's text")
+            #expect(try await found("sunday", as: ana) == ["Tomato soup"], "the note")
+            #expect(try await found("pasta", as: ana) == ["https://192.0.2.9/pasta-recipes"], "the URL")
+            #expect(try await found("durum 100", as: ana) == ["https://192.0.2.9/pasta-recipes"], "every word, in any order")
+            #expect(try await found("soup pasta", as: ana).isEmpty)
+            #expect(try await found("basil", as: bob).isEmpty, "Bob's saves, not Ana's")
+            #expect(try await api.get("/search/saved?q=basil").status == .unauthorized)
+        }
+    }
+
     static let hostile: [String] = [
         "\"", "\"\"\"", "'", "*", "* *", "NEAR", "NEAR(a b)", "a OR b", "a AND", "NOT a", "-a", "^a", "a:b", "{title}: x", "title:x",
         "'); DROP TABLE posts; --", "1' OR '1'='1", "\\", "%_", "a & b | !c", "<->", "x:*", "(((", ")))", "\u{0}", "🙂", "🙂 emoji 🎉",

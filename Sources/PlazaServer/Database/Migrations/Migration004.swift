@@ -28,6 +28,7 @@ enum Migration004 {
             "CREATE INDEX post_views_viewed ON post_views (user_id, last_viewed_at, post_id)",
             "CREATE INDEX post_views_posted ON post_views (user_id, post_created_at, post_id)",
             "CREATE INDEX post_views_count ON post_views (user_id, views, post_id)",
+            "CREATE INDEX collection_items_owner_time ON collection_items (owner_id, saved_at, id)",
             // Each person's term model: the words of the posts they viewed (`model` 0) and of
             // those they picked from search results (`model` 1), updated when they view or click.
             """
@@ -69,6 +70,20 @@ enum Migration004 {
             END
             """,
             "CREATE TRIGGER posts_search_delete AFTER DELETE ON posts BEGIN DELETE FROM posts_search WHERE rowid = OLD.id; END",
+            // Accounts, by username and display name.
+            """
+            CREATE VIRTUAL TABLE users_search USING fts5(
+                username, display_name, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2')
+            """,
+            "INSERT INTO users_search (rowid, username, display_name) SELECT id, username, display_name FROM users",
+            "CREATE TRIGGER users_search_insert AFTER INSERT ON users BEGIN INSERT INTO users_search (rowid, username, display_name) VALUES (NEW.id, NEW.username, NEW.display_name); END",
+            """
+            CREATE TRIGGER users_search_update AFTER UPDATE OF username, display_name ON users BEGIN
+                DELETE FROM users_search WHERE rowid = OLD.id;
+                INSERT INTO users_search (rowid, username, display_name) VALUES (NEW.id, NEW.username, NEW.display_name);
+            END
+            """,
+            "CREATE TRIGGER users_search_delete AFTER DELETE ON users BEGIN DELETE FROM users_search WHERE rowid = OLD.id; END",
             "CREATE TRIGGER post_spaces_search_insert AFTER INSERT ON post_spaces BEGIN UPDATE posts SET title = title WHERE id = NEW.post_id; END",
             "CREATE TRIGGER post_spaces_search_delete AFTER DELETE ON post_spaces BEGIN UPDATE posts SET title = title WHERE id = OLD.post_id; END",
             """
@@ -99,6 +114,11 @@ enum Migration004 {
             """,
             "UPDATE posts SET search = posts_search_vector(id, title, body, author_id)",
             "CREATE INDEX posts_search ON posts USING GIN (search)",
+            """
+            ALTER TABLE users ADD COLUMN search tsvector GENERATED ALWAYS AS (
+                setweight(to_tsvector('plaza_search', username), 'A') || setweight(to_tsvector('plaza_search', display_name), 'B')) STORED
+            """,
+            "CREATE INDEX users_search ON users USING GIN (search)",
             """
             CREATE FUNCTION posts_search_refresh() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN

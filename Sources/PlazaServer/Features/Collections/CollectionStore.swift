@@ -57,7 +57,7 @@ struct CollectionStore: Sendable {
 
     // MARK: items
 
-    private static let itemColumns: SQLQueryString = """
+    static let itemColumns: SQLQueryString = """
         i.id, i.collection_id, i.post_id, i.url, i.note, i.link_state, i.link_title, i.link_description, i.link_image_url, \
         i.link_site_name, i.link_fetched_at, i.saved_at
         """
@@ -108,9 +108,14 @@ struct CollectionStore: Sendable {
             }
             return try await db.rows(sql)
         }
-        let records = try rows.prefix(page.limit).map(ItemRecord.init(row:))
-        let saved = try await posts.posts(ids: records.compactMap(\.postID), viewer: owner)
-        return Page(items: records.map { $0.with(posts: saved) }, nextCursor: rows.count > page.limit ? records.last?.cursor.encoded : nil)
+        return try await self.page(of: rows, limit: page.limit, viewer: owner, posts: posts)
+    }
+
+    /// Renders item rows fetched `limit + 1` at a time, with their posts in one batch.
+    func page(of rows: [Row], limit: Int, viewer: Int64, posts: PostStore) async throws -> Page<CollectionItem> {
+        let records = try rows.prefix(limit).map(ItemRecord.init(row:))
+        let saved = try await posts.posts(ids: records.compactMap(\.postID), viewer: viewer)
+        return Page(items: records.map { $0.with(posts: saved) }, nextCursor: rows.count > limit ? records.last?.cursor.encoded : nil)
     }
 
     static func itemsSQL(collection: Int64, page: PageRequest) -> SQLQueryString {

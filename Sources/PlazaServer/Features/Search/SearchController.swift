@@ -1,15 +1,21 @@
 import Hummingbird
 import PlazaAPI
 
-/// Search: posts by full text (`q`, `in`, `space`, `kind`).
+/// Search: posts by full text (`q`, `in`, `space`, `kind`), accounts by name, and the caller's
+/// saved items.
 struct SearchController {
     let search: SearchStore
     let spaces: SpaceStore
+    let people: PeopleStore
+    let collections: CollectionStore
+    let posts: PostStore
 
     static let maxQueryLength = 1_000
 
     func register(to api: RouterGroup<PlazaContext>) {
-        api.get("search/posts", use: posts)
+        api.get("search/posts", use: searchPosts)
+        api.get("search/users", use: searchUsers)
+        api.get("search/saved", use: searchSaved)
     }
 
     /// The search text of a `q` parameter, or a 422 naming it.
@@ -19,13 +25,10 @@ struct SearchController {
         return text
     }
 
-    @Sendable func posts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
+    @Sendable func searchPosts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
         let parameters = request.uri.queryParameters
         let text = try Self.text(parameters.get("q") ?? "")
-        let page = try request.pageRequest()
-        if let cursor = page.cursor, cursor.score == nil {
-            throw PlazaError(.badRequest, "invalid_cursor", "The cursor is not one this search gave out.", field: "cursor")
-        }
+        let page = try rankedPage(request)
         var query = SearchStore.PostQuery(
             text: text, field: try request.enumParameter("in", as: SearchText.Field.self) ?? .all,
             kind: try request.enumParameter("kind", as: PostKind.self), page: page)
@@ -37,5 +40,25 @@ struct SearchController {
             }
         }
         return try await search.posts(query, viewer: context.viewerID)
+    }
+
+    /// A ranked search's page request: a cursor must come from a ranked search.
+    private func rankedPage(_ request: Request) throws -> PageRequest {
+        let page = try request.pageRequest()
+        if let cursor = page.cursor, cursor.score == nil {
+            throw PlazaError(.badRequest, "invalid_cursor", "The cursor is not one this search gave out.", field: "cursor")
+        }
+        return page
+    }
+
+    @Sendable func searchUsers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
+        let text = try Self.text(request.uri.queryParameters.get("q") ?? "")
+        return try await search.users(text, page: rankedPage(request), viewer: context.viewerID, people: people)
+    }
+
+    @Sendable func searchSaved(_ request: Request, context: PlazaContext) async throws -> Page<CollectionItem> {
+        let me = try context.requireUser()
+        let text = try Self.text(request.uri.queryParameters.get("q") ?? "")
+        return try await search.saved(text, owner: me.userID, page: request.pageRequest(), collections: collections, posts: posts)
     }
 }

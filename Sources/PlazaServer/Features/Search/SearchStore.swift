@@ -58,4 +58,66 @@ struct SearchStore: Sendable {
         }
         return sql + " ORDER BY r.score, r.created_at DESC, r.id DESC LIMIT \(bind: query.page.limit + 1)"
     }
+
+    // MARK: accounts
+
+    /// Accounts whose username or display name has words starting with each word of `text`;
+    /// best match first (a username hit outranks a display-name hit).
+    func users(_ text: SearchText, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws -> Page<User> {
+        let sql = Self.usersSQL(text.asPrefixes, page: page, viewer: viewer, kind: db.kind)
+        let rows = try await db.read { db in try await db.rows(sql) }
+        let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
+        var next: String?
+        if rows.count > page.limit, let last = records.last {
+            next = Cursor(time: 0, id: last.id, score: try rows[page.limit - 1].decode(column: "score", as: Double.self)).encoded
+        }
+        return Page(items: try await people.users(records, viewer: viewer), nextCursor: next)
+    }
+
+    static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
+        let hidden: SQLQueryString = viewer == nil ? "" : " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "u.id"))"
+        var sql: SQLQueryString
+        switch kind {
+        case .sqlite:
+            sql = """
+                SELECT * FROM (SELECT \(UserRecord.columns()), bm25(users_search, 4.0, 1.0) AS score FROM users_search
+                JOIN users u ON u.id = users_search.rowid WHERE users_search MATCH \(bind: text.fts5(in: .all))\(hidden)) AS r
+                """
+        case .postgres:
+            sql = """
+                SELECT * FROM (SELECT \(UserRecord.columns()), (-ts_rank(u.search, q.query))::float8 AS score FROM users u,
+                (SELECT to_tsquery('plaza_search', \(bind: text.tsquery(in: .all))) AS query) q WHERE u.search @@ q.query\(hidden)) AS r
+                """
+        }
+        if let cursor = page.cursor, let score = cursor.score {
+            sql += " WHERE (r.score > \(bind: score) OR (r.score = \(bind: score) AND r.id < \(bind: cursor.id)))"
+        }
+        return sql + " ORDER BY r.score, r.id DESC LIMIT \(bind: page.limit + 1)"
+    }
+
+    // MARK: saved items
+
+    /// The caller's saved items whose link title, description, URL, note or saved post's text
+    /// contain every word of `text`, newest first. A person's saves are few enough to filter
+    /// while walking them in index order.
+    func saved(_ text: SearchText, owner: Int64, page: PageRequest, collections: CollectionStore, posts: PostStore) async throws -> Page<CollectionItem> {
+        let sql = Self.savedSQL(text, owner: owner, page: page)
+        let rows = try await db.read { db in try await db.rows(sql) }
+        return try await collections.page(of: rows, limit: page.limit, viewer: owner, posts: posts)
+    }
+
+    static func savedSQL(_ text: SearchText, owner: Int64, page: PageRequest) -> SQLQueryString {
+        let haystack: SQLQueryString = """
+            lower(coalesce(i.link_title, '') || ' ' || coalesce(i.link_description, '') || ' ' || coalesce(i.url, '') || ' ' || i.note \
+            || ' ' || coalesce(p.title, '') || ' ' || coalesce(p.body, ''))
+            """
+        var sql: SQLQueryString = """
+            SELECT \(CollectionStore.itemColumns) FROM collection_items i LEFT JOIN posts p ON p.id = i.post_id WHERE i.owner_id = \(bind: owner)
+            """
+        for phrase in text.phrases {
+            sql += " AND \(haystack) LIKE \(bind: "%" + SpaceStore.likeEscaped(phrase) + "%") ESCAPE '\\'"
+        }
+        if let cursor = page.cursor { sql += " AND (i.saved_at, i.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        return sql + " ORDER BY i.saved_at DESC, i.id DESC LIMIT \(bind: page.limit + 1)"
+    }
 }

@@ -58,6 +58,14 @@ struct SearchText: Sendable, Equatable {
         self.terms = Array(terms.prefix(Self.maxTerms))
     }
 
+    /// Every bare word as a prefix: for names, typed a piece at a time.
+    var asPrefixes: SearchText {
+        SearchText(terms: terms.map { $0.isPhrase ? $0 : Term(words: $0.words, prefix: true) })
+    }
+
+    /// The words, phrases kept together, for plain substring matching.
+    var phrases: [String] { terms.map { $0.words.joined(separator: " ") } }
+
     /// The fields a search may be limited to (`in=`).
     enum Field: String, Sendable, CaseIterable {
         case all, title, body, author, space
