@@ -46,6 +46,8 @@ struct QueryPlanTests {
                 ("history by views, searched", HistoryStore.historySQL(of: Self.viewer, .init(sort: .views, text: SearchText("garden"), page: PageRequest(limit: 20)), kind: db.kind)),
                 ("account search", SearchStore.usersSQL(SearchText("ana")!.asPrefixes, page: PageRequest(limit: 20), viewer: Self.viewer, kind: db.kind)),
                 ("saved items search", SearchStore.savedSQL(SearchText("soup")!, owner: Self.viewer, page: PageRequest(limit: 20, cursor: Self.cursor))),
+                ("posts near a place", SearchStore.postsSQL(.init(near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20)), viewer: Self.viewer, kind: db.kind)),
+                ("posts near a place, with words", SearchStore.postsSQL(.init(text: SearchText("pastries"), near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20)), viewer: nil, kind: db.kind)),
                 ("post search in a space, by kind", SearchStore.postsSQL(.init(text: SearchText("vector")!, field: .title, space: 3, kind: .text, page: PageRequest(limit: 20)), viewer: nil, kind: db.kind)),
             ]
             for (name, query) in Self.queries + dialectQueries {

@@ -165,6 +165,44 @@ struct SearchTests {
         }
     }
 
+    @Test func nearFindsPostsInsideTheRadiusNearestFirstAndCombinesWithWords() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            func place(_ title: String, _ latitude: Double, _ longitude: Double) async throws -> Post {
+                try await api.post(ana, CreatePostRequest(kind: .text, title: title, location: Location(latitude: latitude, longitude: longitude)))
+            }
+            // Around Lisbon (38.7223, -9.1393): distances from the centre in km.
+            _ = try await place("Rossio pastries", 38.7139, -9.1394)       // ~0.9
+            _ = try await place("Belém pastries", 38.6975, -9.2063)        // ~6.4
+            _ = try await place("Sintra pastries", 38.8029, -9.3817)       // ~22.6
+            _ = try await place("Porto pastries", 41.1579, -8.6291)        // ~274
+            _ = try await api.textPost(ana, "pastries without a place")
+            let centre = "near=38.7223,-9.1393"
+            func titles(_ query: String) async throws -> [String] {
+                try await api.page("/search/posts?" + query, of: Post.self).items.compactMap(\.title)
+            }
+            #expect(try await titles(centre) == ["Rossio pastries", "Belém pastries"], "default radius 10 km, nearest first")
+            #expect(try await titles(centre + "&radiusKm=0.95") == ["Rossio pastries"], "inside the edge")
+            #expect(try await titles(centre + "&radiusKm=0.8").isEmpty, "outside the edge")
+            #expect(try await titles(centre + "&radiusKm=25") == ["Rossio pastries", "Belém pastries", "Sintra pastries"])
+            #expect(try await titles(centre + "&radiusKm=300&q=porto") == ["Porto pastries"], "words and place in one query")
+            #expect(try await titles(centre + "&radiusKm=25&q=pastries").count == 3)
+            let first = try await api.page("/search/posts?\(centre)&radiusKm=25&limit=2", of: Post.self)
+            #expect(try await api.page("/search/posts?\(centre)&radiusKm=25&limit=2&cursor=\(first.nextCursor!)", of: Post.self).items.compactMap(\.title) == ["Sintra pastries"])
+            // Across the antimeridian and at a pole, the box widens instead of missing posts.
+            _ = try await place("Fiji east", -17.0, 179.99)
+            #expect(try await titles("near=-17.0,-179.99&radiusKm=50") == ["Fiji east"])
+            _ = try await place("South pole", -89.99, 0)
+            #expect(try await titles("near=-89.99,120&radiusKm=50") == ["South pole"])
+            for (query, field) in [("near=91,0", "near"), ("near=0,181", "near"), ("near=abc", "near"), ("near=1,2,3", "near"), ("near=nan,0", "near"),
+                ("near=0,0&radiusKm=0", "radiusKm"), ("near=0,0&radiusKm=501", "radiusKm"), ("near=0,0&radiusKm=x", "radiusKm"), ("radiusKm=5&q=a", "radiusKm")] {
+                let response = try await api.get("/search/posts?" + query)
+                #expect(response.status == .unprocessableContent && response.error?.field == field, "\(query): \(response.text)")
+            }
+            #expect(try await api.get("/search/posts").status == .unprocessableContent, "q or near is needed")
+        }
+    }
+
     static let hostile: [String] = [
         "\"", "\"\"\"", "'", "*", "* *", "NEAR", "NEAR(a b)", "a OR b", "a AND", "NOT a", "-a", "^a", "a:b", "{title}: x", "title:x",
         "'); DROP TABLE posts; --", "1' OR '1'='1", "\\", "%_", "a & b | !c", "<->", "x:*", "(((", ")))", "\u{0}", "🙂", "🙂 emoji 🎉",

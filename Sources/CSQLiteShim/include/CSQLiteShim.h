@@ -7,4 +7,12 @@
 /// call the variadic sqlite3_db_config, hence this function. Returns an SQLite result code.
 int plaza_sqlite_enable_qpsg(void *db);
 
+/// Registers Plaza's SQL functions on a connection: `plaza_distance_km(lat1, lon1, lat2, lon2)`,
+/// the great-circle distance in kilometres (sqlite-nio's SQLite has no math functions; on
+/// PostgreSQL a SQL function of the same name is made by the migration).
+int plaza_sqlite_register_functions(void *db);
+
+/// The same distance, for Swift.
+double plaza_distance_km(double lat1, double lon1, double lat2, double lon2);
+
 #endif

@@ -38,6 +38,7 @@ final class SQLiteHandle: @unchecked Sendable {
         // Cached statements must stay cached: without this, binding a new LIMIT or a value the
         // planner looked at marks the statement for re-preparing on its next step.
         try check(plaza_sqlite_enable_qpsg(UnsafeMutableRawPointer(db)))
+        try check(plaza_sqlite_register_functions(UnsafeMutableRawPointer(db)))
     }
 
     deinit {

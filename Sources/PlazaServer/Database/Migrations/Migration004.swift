@@ -70,6 +70,22 @@ enum Migration004 {
             END
             """,
             "CREATE TRIGGER posts_search_delete AFTER DELETE ON posts BEGIN DELETE FROM posts_search WHERE rowid = OLD.id; END",
+            // Posts with a location, for `near=`: an R*Tree of points.
+            "CREATE VIRTUAL TABLE posts_geo USING rtree(id, min_lat, max_lat, min_lon, max_lon)",
+            "INSERT INTO posts_geo SELECT id, latitude, latitude, longitude, longitude FROM posts WHERE latitude IS NOT NULL AND longitude IS NOT NULL",
+            """
+            CREATE TRIGGER posts_geo_insert AFTER INSERT ON posts WHEN NEW.latitude IS NOT NULL AND NEW.longitude IS NOT NULL BEGIN
+                INSERT INTO posts_geo VALUES (NEW.id, NEW.latitude, NEW.latitude, NEW.longitude, NEW.longitude);
+            END
+            """,
+            """
+            CREATE TRIGGER posts_geo_update AFTER UPDATE OF latitude, longitude ON posts BEGIN
+                DELETE FROM posts_geo WHERE id = OLD.id;
+                INSERT INTO posts_geo SELECT NEW.id, NEW.latitude, NEW.latitude, NEW.longitude, NEW.longitude
+                WHERE NEW.latitude IS NOT NULL AND NEW.longitude IS NOT NULL;
+            END
+            """,
+            "CREATE TRIGGER posts_geo_delete AFTER DELETE ON posts BEGIN DELETE FROM posts_geo WHERE id = OLD.id; END",
             // Accounts, by username and display name.
             """
             CREATE VIRTUAL TABLE users_search USING fts5(
@@ -119,6 +135,14 @@ enum Migration004 {
                 setweight(to_tsvector('plaza_search', username), 'A') || setweight(to_tsvector('plaza_search', display_name), 'B')) STORED
             """,
             "CREATE INDEX users_search ON users USING GIN (search)",
+            "CREATE INDEX posts_location ON posts (latitude, longitude) WHERE latitude IS NOT NULL AND longitude IS NOT NULL",
+            """
+            CREATE FUNCTION plaza_distance_km(lat1 float8, lon1 float8, lat2 float8, lon2 float8) RETURNS float8
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+                SELECT 6371.0088 * 2 * asin(least(1.0, sqrt(power(sin(radians(lat2 - lat1) / 2), 2)
+                    + cos(radians(lat1)) * cos(radians(lat2)) * power(sin(radians(lon2 - lon1) / 2), 2))))
+            $$
+            """,
             """
             CREATE FUNCTION posts_search_refresh() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN

@@ -113,7 +113,7 @@ enum OpenAPIDocument {
             ("\(v1)/spaces/{slug}/membership", Operation(method: "delete", summary: "Leave (idempotent)", auth: .required, response: ref("Space"), errors: [404])),
             ("\(v1)/spaces/{slug}/feed", Operation(method: "get", summary: "Posts in the space, newest first", auth: .optional, query: feed, response: pageOf("Post"), errors: [404])),
             // Search
-            ("\(v1)/search/posts", Operation(method: "get", summary: "Full-text search over posts: every word must match, the last as a prefix, \"quoted phrases\" in order; ranked by relevance, then newest", auth: .optional, query: page + [Params.searchQ, Params.searchIn, Params.space, Params.kind], response: pageOf("Post"))),
+            ("\(v1)/search/posts", Operation(method: "get", summary: "Full-text search over posts: every word must match, the last as a prefix, \"quoted phrases\" in order; ranked by relevance, then newest; near= limits to a circle (nearest first without q)", auth: .optional, query: page + [Params.postQ, Params.searchIn, Params.space, Params.kind, Params.near, Params.radiusKm], response: pageOf("Post"))),
             ("\(v1)/search/users", Operation(method: "get", summary: "Accounts whose username or display name has words starting with each word of q", auth: .optional, query: page + [Params.searchQ], response: pageOf("User"))),
             ("\(v1)/search/saved", Operation(method: "get", summary: "My saved items whose link title, description, URL, note or saved post contain every word of q, newest first", auth: .required, query: page + [Params.searchQ], response: pageOf("CollectionItem"))),
             ("\(v1)/posts/{id}/view", Operation(method: "post", summary: "Record that I viewed the post (my reading history)", auth: .required, status: 204, errors: [404])),
@@ -227,6 +227,9 @@ enum OpenAPIDocument {
         static var q: Object {  ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 100] as Object] }
         static var member: Object {  ["name": "member", "in": "query", "description": "true: only spaces I joined (sign-in required)", "schema": ["type": "boolean"]] }
         static var searchQ: Object {  ["name": "q", "in": "query", "required": true, "schema": ["type": "string", "maxLength": 1000] as Object] }
+        static var postQ: Object {  ["name": "q", "in": "query", "description": "words; needed unless near is given", "schema": ["type": "string", "maxLength": 1000] as Object] }
+        static var near: Object {  ["name": "near", "in": "query", "description": "latitude,longitude", "schema": ["type": "string", "pattern": "^-?[0-9.]+,-?[0-9.]+$"] as Object] }
+        static var radiusKm: Object {  ["name": "radiusKm", "in": "query", "schema": ["type": "number", "exclusiveMinimum": 0, "maximum": 500, "default": 10] as Object] }
         static var historySort: Object {  ["name": "sort", "in": "query", "schema": ["type": "string", "enum": ["viewedAt", "postedAt", "views"], "default": "viewedAt"] as Object] }
         static var historyQ: Object {  ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 1000] as Object] }
         static var searchIn: Object {  ["name": "in", "in": "query", "schema": ["type": "string", "enum": ["all", "title", "body", "author", "space"]] as Object] }

@@ -27,11 +27,13 @@ struct SearchController {
 
     @Sendable func searchPosts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
         let parameters = request.uri.queryParameters
-        let text = try Self.text(parameters.get("q") ?? "")
+        let near = try Self.near(parameters.get("near"), radius: parameters.get("radiusKm"))
+        let q = parameters.get("q")
+        let text: SearchText? = near != nil && (q ?? "").isEmpty ? nil : try Self.text(q ?? "")
         let page = try rankedPage(request)
         var query = SearchStore.PostQuery(
             text: text, field: try request.enumParameter("in", as: SearchText.Field.self) ?? .all,
-            kind: try request.enumParameter("kind", as: PostKind.self), page: page)
+            kind: try request.enumParameter("kind", as: PostKind.self), near: near, page: page)
         if let slug = parameters.get("space") {
             do {
                 query.space = try await spaces.key(slug: slug).id
@@ -40,6 +42,29 @@ struct SearchController {
             }
         }
         return try await search.posts(query, viewer: context.viewerID)
+    }
+
+    static let maxRadiusKm = 500.0
+    static let defaultRadiusKm = 10.0
+
+    /// `near=lat,lon` and `radiusKm=` (default 10, at most 500), or 422s naming them.
+    static func near(_ near: String?, radius: String?) throws -> SearchStore.Near? {
+        guard let near else {
+            if radius != nil { throw PlazaError.invalid("radiusKm", "radiusKm needs near=latitude,longitude.") }
+            return nil
+        }
+        let parts = near.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 2, let latitude = parts[0], let longitude = parts[1], latitude.isFinite, longitude.isFinite,
+            (-90...90).contains(latitude), (-180...180).contains(longitude)
+        else { throw PlazaError.invalid("near", "near must be latitude,longitude with latitude -90…90 and longitude -180…180.") }
+        var radiusKm = defaultRadiusKm
+        if let radius {
+            guard let value = Double(radius), value.isFinite, value > 0, value <= maxRadiusKm else {
+                throw PlazaError.invalid("radiusKm", "radiusKm must be a number above 0 and at most \(Int(maxRadiusKm)).")
+            }
+            radiusKm = value
+        }
+        return SearchStore.Near(latitude: latitude, longitude: longitude, radiusKm: radiusKm)
     }
 
     /// A ranked search's page request: a cursor must come from a ranked search.

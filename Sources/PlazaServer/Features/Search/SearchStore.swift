@@ -1,3 +1,4 @@
+import Foundation
 import PlazaAPI
 import SQLKit
 
@@ -7,11 +8,31 @@ struct SearchStore: Sendable {
     let db: Database
 
     struct PostQuery: Sendable {
-        var text: SearchText
+        /// nil with `near`: every post in the circle, nearest first.
+        var text: SearchText?
         var field: SearchText.Field = .all
         var space: Int64?
         var kind: PostKind?
+        var near: Near?
         var page: PageRequest
+    }
+
+    /// A circle on the globe; `box` bounds it in latitude and longitude for the index.
+    struct Near: Sendable {
+        var latitude: Double
+        var longitude: Double
+        var radiusKm: Double
+
+        var box: (minLatitude: Double, maxLatitude: Double, minLongitude: Double, maxLongitude: Double) {
+            let dLat = radiusKm / 110.574
+            let minLat = max(-90, latitude - dLat), maxLat = min(90, latitude + dLat)
+            let widest = max(abs(minLat), abs(maxLat))
+            // Near a pole, or across the antimeridian, every longitude may be in the circle.
+            guard widest < 89 else { return (minLat, maxLat, -180, 180) }
+            let dLon = radiusKm / (111.320 * cos(widest * .pi / 180))
+            guard longitude - dLon >= -180, longitude + dLon <= 180 else { return (minLat, maxLat, -180, 180) }
+            return (minLat, maxLat, longitude - dLon, longitude + dLon)
+        }
     }
 
     func posts(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
@@ -27,27 +48,50 @@ struct SearchStore: Sendable {
     }
 
     /// Lower scores rank first: FTS5's bm25 is negative (more relevant, more negative), and
-    /// PostgreSQL's `ts_rank` is negated to match.
+    /// PostgreSQL's `ts_rank` is negated to match; without words, the score is the distance.
     static func postsSQL(_ query: PostQuery, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
         var filters: SQLQueryString = ""
+        var distance: SQLQueryString = "0"
+        if let near = query.near {
+            let box = near.box
+            switch kind {
+            case .sqlite:
+                filters += """
+                     AND p.id IN (SELECT id FROM posts_geo WHERE min_lat >= \(bind: box.minLatitude) AND max_lat <= \(bind: box.maxLatitude) \
+                    AND min_lon >= \(bind: box.minLongitude) AND max_lon <= \(bind: box.maxLongitude))
+                    """
+            case .postgres:
+                filters += """
+                     AND p.latitude BETWEEN \(bind: box.minLatitude) AND \(bind: box.maxLatitude) \
+                    AND p.longitude BETWEEN \(bind: box.minLongitude) AND \(bind: box.maxLongitude)
+                    """
+            }
+            distance = "plaza_distance_km(p.latitude, p.longitude, \(bind: near.latitude), \(bind: near.longitude))"
+            filters += " AND \(distance) <= \(bind: near.radiusKm)"
+        }
         if let kind = query.kind { filters += " AND p.kind = \(bind: kind.rawValue)" }
         if let space = query.space {
             filters += " AND EXISTS (SELECT 1 FROM post_spaces fs WHERE fs.post_id = p.id AND fs.space_id = \(bind: space))"
         }
         if viewer != nil { filters += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
         var sql: SQLQueryString
-        switch kind {
-        case .sqlite:
+        switch (kind, query.text) {
+        case (_, nil):
+            sql = """
+                SELECT * FROM (SELECT \(PostRecord.columns(viewer: viewer)), \(distance) AS score
+                FROM posts p JOIN users u ON u.id = p.author_id WHERE TRUE\(filters)) AS r
+                """
+        case (.sqlite, let text?):
             // Column weights: title, body, author, spaces.
             sql = """
                 SELECT * FROM (SELECT \(PostRecord.columns(viewer: viewer)), bm25(posts_search, 8.0, 1.0, 4.0, 2.0) AS score
                 FROM posts_search JOIN posts p ON p.id = posts_search.rowid JOIN users u ON u.id = p.author_id
-                WHERE posts_search MATCH \(bind: query.text.fts5(in: query.field))\(filters)) AS r
+                WHERE posts_search MATCH \(bind: text.fts5(in: query.field))\(filters)) AS r
                 """
-        case .postgres:
+        case (.postgres, let text?):
             sql = """
                 SELECT * FROM (SELECT \(PostRecord.columns(viewer: viewer)), (-ts_rank(p.search, q.query))::float8 AS score
-                FROM posts p JOIN users u ON u.id = p.author_id, (SELECT to_tsquery('plaza_search', \(bind: query.text.tsquery(in: query.field))) AS query) q
+                FROM posts p JOIN users u ON u.id = p.author_id, (SELECT to_tsquery('plaza_search', \(bind: text.tsquery(in: query.field))) AS query) q
                 WHERE p.search @@ q.query\(filters)) AS r
                 """
         }
