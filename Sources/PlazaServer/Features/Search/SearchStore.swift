@@ -42,13 +42,18 @@ struct SearchStore: Sendable {
         var next: String?
         if rows.count > query.page.limit, let last = records.last {
             let score = try rows[query.page.limit - 1].decode(column: "score", as: Double.self)
-            next = Cursor(time: last.post.createdAt.milliseconds, id: last.id, score: score).encoded
+            next = Cursor(time: 0, id: last.id, score: score).encoded
         }
         return Page(items: records.map(\.post), nextCursor: next)
     }
 
-    /// Lower scores rank first: FTS5's bm25 is negative (more relevant, more negative), and
-    /// PostgreSQL's `ts_rank` is negated to match; without words, the score is the distance.
+    /// Word queries rank the newest this many matches (after filters): relevance among recent
+    /// posts, at a cost that does not grow with how common a word is.
+    static let rankedWindow = 1_000
+
+    /// Two steps: the matching post ids with their scores (lower first: FTS5's bm25 is negative,
+    /// PostgreSQL's `ts_rank` is negated to match, and without words the score is the distance),
+    /// then only the page's posts are rendered. Ties go to the newer post (ids are time-ordered).
     static func postsSQL(_ query: PostQuery, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
         var filters: SQLQueryString = ""
         var distance: SQLQueryString = "0"
@@ -74,33 +79,38 @@ struct SearchStore: Sendable {
             filters += " AND EXISTS (SELECT 1 FROM post_spaces fs WHERE fs.post_id = p.id AND fs.space_id = \(bind: space))"
         }
         if viewer != nil { filters += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
-        var sql: SQLQueryString
+        let window = rankedWindow - 1
+        let hits: SQLQueryString
         switch (kind, query.text) {
         case (_, nil):
-            sql = """
-                SELECT * FROM (SELECT \(PostRecord.columns(viewer: viewer)), \(distance) AS score
-                FROM posts p JOIN users u ON u.id = p.author_id WHERE TRUE\(filters)) AS r
-                """
+            hits = "SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)"
         case (.sqlite, let text?):
+            let match = text.fts5(in: query.field)
             // Column weights: title, body, author, spaces.
-            sql = """
-                SELECT * FROM (SELECT \(PostRecord.columns(viewer: viewer)), bm25(posts_search, 8.0, 1.0, 4.0, 2.0) AS score
-                FROM posts_search JOIN posts p ON p.id = posts_search.rowid JOIN users u ON u.id = p.author_id
-                WHERE posts_search MATCH \(bind: text.fts5(in: query.field))\(filters)) AS r
+            hits = """
+                SELECT posts_search.rowid AS id, bm25(posts_search, 8.0, 1.0, 4.0, 2.0) AS score
+                FROM posts_search JOIN posts p ON p.id = posts_search.rowid
+                WHERE posts_search MATCH \(bind: match)\(filters) AND posts_search.rowid >= coalesce((
+                    SELECT posts_search.rowid FROM posts_search JOIN posts p ON p.id = posts_search.rowid
+                    WHERE posts_search MATCH \(bind: match)\(filters) ORDER BY posts_search.rowid DESC LIMIT 1 OFFSET \(unsafeRaw: String(window))), 0)
                 """
         case (.postgres, let text?):
-            sql = """
-                SELECT * FROM (SELECT \(PostRecord.columns(viewer: viewer)), (-ts_rank(p.search, q.query))::float8 AS score
-                FROM posts p JOIN users u ON u.id = p.author_id, (SELECT to_tsquery('plaza_search', \(bind: text.tsquery(in: query.field))) AS query) q
-                WHERE p.search @@ q.query\(filters)) AS r
+            let tsquery: SQLQueryString = "to_tsquery('plaza_search', \(bind: text.tsquery(in: query.field)))"
+            hits = """
+                SELECT p.id, (-ts_rank(p.search, \(tsquery)))::float8 AS score FROM posts p
+                WHERE p.search @@ \(tsquery)\(filters) AND p.id >= coalesce((
+                    SELECT p.id FROM posts p WHERE p.search @@ \(tsquery)\(filters) ORDER BY p.id DESC OFFSET \(unsafeRaw: String(window)) LIMIT 1), 0)
                 """
         }
+        var page: SQLQueryString = "SELECT h.id, h.score FROM (\(hits)) AS h"
         if let cursor = query.page.cursor, let score = cursor.score {
-            sql += """
-                 WHERE (r.score > \(bind: score) OR (r.score = \(bind: score) AND (r.created_at, r.id) < (\(bind: cursor.time), \(bind: cursor.id))))
-                """
+            page += " WHERE (h.score > \(bind: score) OR (h.score = \(bind: score) AND h.id < \(bind: cursor.id)))"
         }
-        return sql + " ORDER BY r.score, r.created_at DESC, r.id DESC LIMIT \(bind: query.page.limit + 1)"
+        page += " ORDER BY h.score, h.id DESC LIMIT \(bind: query.page.limit + 1)"
+        return """
+            SELECT \(PostRecord.columns(viewer: viewer)), k.score FROM (\(page)) AS k JOIN posts p ON p.id = k.id
+            JOIN users u ON u.id = p.author_id ORDER BY k.score, p.id DESC
+            """
     }
 
     // MARK: accounts
