@@ -78,6 +78,9 @@ struct SearchStore: Sendable {
         if let space = query.space {
             filters += " AND EXISTS (SELECT 1 FROM post_spaces fs WHERE fs.post_id = p.id AND fs.space_id = \(bind: space))"
         }
+        // The window of newest matches ignores blocks (they are few): finding its edge is then a
+        // walk of the index alone.
+        let windowFilters = filters
         if viewer != nil { filters += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
         let window = rankedWindow - 1
         let hits: SQLQueryString
@@ -91,15 +94,15 @@ struct SearchStore: Sendable {
                 SELECT posts_search.rowid AS id, bm25(posts_search, 8.0, 1.0, 4.0, 2.0) AS score
                 FROM posts_search JOIN posts p ON p.id = posts_search.rowid
                 WHERE posts_search MATCH \(bind: match)\(filters) AND posts_search.rowid >= coalesce((
-                    SELECT posts_search.rowid FROM posts_search JOIN posts p ON p.id = posts_search.rowid
-                    WHERE posts_search MATCH \(bind: match)\(filters) ORDER BY posts_search.rowid DESC LIMIT 1 OFFSET \(unsafeRaw: String(window))), 0)
+                    SELECT posts_search.rowid FROM posts_search \(unsafeRaw: query.kind == nil && query.space == nil && query.near == nil ? "" : "JOIN posts p ON p.id = posts_search.rowid ")\
+                    WHERE posts_search MATCH \(bind: match)\(windowFilters) ORDER BY posts_search.rowid DESC LIMIT 1 OFFSET \(unsafeRaw: String(window))), 0)
                 """
         case (.postgres, let text?):
             let tsquery: SQLQueryString = "to_tsquery('plaza_search', \(bind: text.tsquery(in: query.field)))"
             hits = """
                 SELECT p.id, (-ts_rank(p.search, \(tsquery)))::float8 AS score FROM posts p
                 WHERE p.search @@ \(tsquery)\(filters) AND p.id >= coalesce((
-                    SELECT p.id FROM posts p WHERE p.search @@ \(tsquery)\(filters) ORDER BY p.id DESC OFFSET \(unsafeRaw: String(window)) LIMIT 1), 0)
+                    SELECT p.id FROM posts p WHERE p.search @@ \(tsquery)\(windowFilters) ORDER BY p.id DESC OFFSET \(unsafeRaw: String(window)) LIMIT 1), 0)
                 """
         }
         var page: SQLQueryString = "SELECT h.id, h.score FROM (\(hits)) AS h"
