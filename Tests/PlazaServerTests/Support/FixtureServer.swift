@@ -87,23 +87,18 @@ enum FixtureServer {
         }
     }
 
+    /// The fixture with every `https://` turned into this server's `/remote/` (bytes, because
+    /// one fixture is Latin-1).
     static func rewrite(_ data: Data, request: Request) -> ByteBuffer {
-        let base = "http://\(request.head.authority ?? "127.0.0.1")/remote/"
-        var bytes = [UInt8](data)
-        let needle = Array("https://".utf8)
-        var out: [UInt8] = []
-        var i = 0
-        while i < bytes.count {
-            if bytes[i] == needle[0], bytes.count - i >= needle.count, Array(bytes[i..<i + needle.count]) == needle {
-                out += Array(base.utf8)
-                i += needle.count
-            } else {
-                out.append(bytes[i])
-                i += 1
-            }
+        var bytes = data
+        let base = Data("http://\(request.head.authority ?? "127.0.0.1")/remote/".utf8)
+        let needle = Data("https://".utf8)
+        var start = bytes.startIndex
+        while let found = bytes.range(of: needle, in: start..<bytes.endIndex) {
+            bytes.replaceSubrange(found, with: base)
+            start = found.lowerBound + base.count
         }
-        bytes = out
-        return ByteBuffer(bytes: bytes)
+        return ByteBuffer(data: bytes)
     }
 
     static func oEmbed(_ request: Request) throws -> Response {

@@ -10,17 +10,17 @@ final class LinkPreviewQueue: Sendable {
     private struct State {
         var signalled = false
         var waiter: CheckedContinuation<Void, Never>?
+        var open = false
     }
     private let state = NIOLockedValueBox(State())
-    private let opened = NIOLockedValueBox(false)
 
     /// Lets the worker start: called once the migrations have run.
     func open() {
-        opened.withLockedValue { $0 = true }
+        state.withLockedValue { $0.open = true }
         wake()
     }
 
-    var isOpen: Bool { opened.withLockedValue { $0 } }
+    var isOpen: Bool { state.withLockedValue { $0.open } }
 
     func wake() {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in

@@ -29,6 +29,8 @@ struct SafeFetcher: Sendable {
         var url: URL
         var status: Int
         var contentType: String?
+        /// A redirect's target, as sent.
+        var location: String? = nil
         var body: [UInt8]
         /// True when the body was cut off at the cap.
         var truncated: Bool
@@ -87,7 +89,7 @@ struct SafeFetcher: Sendable {
             else { throw Failure.badURL(next) }
             let address = try await checkedAddress(host: host)
             let hop = try await fetchOnce(url, pinnedTo: address, maxBytes: maxBytes, accept: accept)
-            if [301, 302, 303, 307, 308].contains(hop.status), let location = hop.contentType {
+            if [301, 302, 303, 307, 308].contains(hop.status), let location = hop.location {
                 guard let target = URL(string: location, relativeTo: url)?.absoluteURL else { throw Failure.badURL(location) }
                 next = target.absoluteString
                 continue
@@ -119,7 +121,7 @@ struct SafeFetcher: Sendable {
         return first
     }
 
-    /// One request; for a redirect, `contentType` of the result carries the Location instead.
+    /// One request; a redirect is returned, not followed.
     private func fetchOnce(_ url: URL, pinnedTo address: IPAddress, maxBytes: Int, accept: String) async throws -> Fetched {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(5)), decompression: .disabled)
@@ -145,7 +147,7 @@ struct SafeFetcher: Sendable {
             let status = Int(response.status.code)
             if (300..<400).contains(status) {
                 try await client.shutdown()
-                return Fetched(url: url, status: status, contentType: response.headers.first(name: "location"), body: [], truncated: false)
+                return Fetched(url: url, status: status, contentType: nil, location: response.headers.first(name: "location"), body: [], truncated: false)
             }
             var body: [UInt8] = []
             var truncated = false

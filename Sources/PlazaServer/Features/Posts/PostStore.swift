@@ -26,12 +26,15 @@ struct PostStore: Sendable {
     func create(author: Int64, _ draft: Draft) async throws -> Post {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        @Sendable func insert(media: [MediaRecord]) -> SQLQueryString {
+        /// `preview`: the link's preview when one is known (a pending one has no fields yet).
+        @Sendable func insert(media: [MediaRecord], preview: LinkPreviewStore.Preview? = nil) -> SQLQueryString {
             """
-            INSERT INTO posts (id, author_id, kind, title, body, link_url, latitude, longitude, location_name,
+            INSERT INTO posts (id, author_id, kind, title, body, link_url, link_title, link_description, link_image_url, link_site_name,
+                link_fetched_at, latitude, longitude, location_name,
                 activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, media, created_at)
             VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
-                \(bind: draft.linkURL), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
+                \(bind: draft.linkURL), \(bind: preview?.title), \(bind: preview?.description), \(bind: preview?.imageURL),
+                \(bind: preview?.siteName), \(bind: preview?.fetchedAt), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
                 \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
                 \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
                 \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: MediaRecord.text(media)), \(bind: now))
@@ -46,14 +49,10 @@ struct PostStore: Sendable {
             (authorRow, media, spaces, preview) = try await db.write { db in
                 let spaces = try await SpaceStore.resolve(draft.spaces, on: db)
                 let media = try await MediaStore.claim(draft.mediaIDs, owner: author, post: id, on: db)
-                let row = try await db.first(insert(media: media))
-                try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
                 var preview: LinkPreviewStore.Preview?
-                if let url = draft.linkURL {
-                    let known = try await LinkPreviewStore.request(url, by: author, now: now, on: db)
-                    if known.state != "pending" { try await Self.setLink(known, post: id, on: db) }
-                    preview = known
-                }
+                if let url = draft.linkURL { preview = try await LinkPreviewStore.request(url, by: author, now: now, on: db) }
+                let row = try await db.first(insert(media: media, preview: preview))
+                try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
                 return (row, media, spaces, preview)
             }
         }
@@ -63,15 +62,6 @@ struct PostStore: Sendable {
             spaces: spaces, media: media.map(\.media), link: draft.linkURL.map { Self.link($0, preview) }, location: draft.location,
             activity: draft.activity, price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil,
             counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false))
-    }
-
-    private static func setLink(_ preview: LinkPreviewStore.Preview, post: Int64, on db: Connection) async throws {
-        try await db.exec(
-            """
-            UPDATE posts SET link_title = \(bind: preview.title), link_description = \(bind: preview.description),
-                link_image_url = \(bind: preview.imageURL), link_site_name = \(bind: preview.siteName), link_fetched_at = \(bind: preview.fetchedAt)
-            WHERE id = \(bind: post)
-            """)
     }
 
     private static func link(_ url: String, _ preview: LinkPreviewStore.Preview?) -> LinkPreview {

@@ -43,11 +43,15 @@ struct HistoryStore: Sendable {
         }
     }
 
-    /// The words of a post: title, body and its spaces' names.
+    /// The words of a post for the term model: title, body and its spaces' names.
+    static func text(title: String?, body: String?, spaces: [SpaceSummary]) -> String {
+        ([title, body].compactMap { $0 } + spaces.map(\.name)).joined(separator: " ")
+    }
+
     static func text(_ row: Row) throws -> String {
-        let spaces = PostRecord.spaces(try row.decode(column: "spaces", as: String?.self)).map(\.name)
-        return ([try row.decode(column: "title", as: String?.self), try row.decode(column: "body", as: String?.self)].compactMap { $0 } + spaces)
-            .joined(separator: " ")
+        text(
+            title: try row.decode(column: "title", as: String?.self), body: try row.decode(column: "body", as: String?.self),
+            spaces: PostRecord.spaces(try row.decode(column: "spaces", as: String?.self)))
     }
 
     private static func add(_ terms: [String: Double], to model: Int, of user: Int64, on db: Connection) async throws {
@@ -147,7 +151,7 @@ struct HistoryStore: Sendable {
         let viewTotal = views.values.reduce(0, +), clickTotal = clicks.values.reduce(0, +)
         let scored = try rows.map { row -> (Double, HistoryItem) in
             let item = try Self.item(row: row)
-            let text = ([item.post.title, item.post.body].compactMap { $0 } + item.post.spaces.map(\.name)).joined(separator: " ")
+            let text = Self.text(title: item.post.title, body: item.post.body, spaces: item.post.spaces)
             let score = TermModel.score(
                 post: TermModel.terms(of: text), clicks: clicks, clickTotal: clickTotal, views: views, viewTotal: viewTotal,
                 lastViewedAgoMillis: Double(max(0, now - item.viewedAt.milliseconds)))
