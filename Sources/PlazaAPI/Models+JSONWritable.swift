@@ -122,6 +122,7 @@ extension Me: JSONWritable {
             w.field("email", email)
             w.field("preferences", preferences)
             w.field("isAdmin", isAdmin)
+            w.field("unreadNotifications", unreadNotifications)
         }
     }
 }

@@ -137,15 +137,18 @@ public struct Me: Codable, Sendable, Hashable {
     public var email: String
     public var preferences: JSONValue
     public var isAdmin: Bool
+    /// Unread notifications (a group counts once).
+    public var unreadNotifications: Int
 
-    public init(user: User, email: String, preferences: JSONValue, isAdmin: Bool) {
+    public init(user: User, email: String, preferences: JSONValue, isAdmin: Bool, unreadNotifications: Int = 0) {
         self.user = user
         self.email = email
         self.preferences = preferences
         self.isAdmin = isAdmin
+        self.unreadNotifications = unreadNotifications
     }
 
-    enum CodingKeys: String, CodingKey { case email, preferences, isAdmin }
+    enum CodingKeys: String, CodingKey { case email, preferences, isAdmin, unreadNotifications }
 
     public init(from decoder: any Decoder) throws {
         user = try User(from: decoder)
@@ -153,6 +156,7 @@ public struct Me: Codable, Sendable, Hashable {
         email = try c.decode(String.self, forKey: .email)
         preferences = try c.decode(JSONValue.self, forKey: .preferences)
         isAdmin = try c.decodeIfPresent(Bool.self, forKey: .isAdmin) ?? false
+        unreadNotifications = try c.decodeIfPresent(Int.self, forKey: .unreadNotifications) ?? 0
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -161,6 +165,7 @@ public struct Me: Codable, Sendable, Hashable {
         try c.encode(email, forKey: .email)
         try c.encode(preferences, forKey: .preferences)
         try c.encode(isAdmin, forKey: .isAdmin)
+        try c.encode(unreadNotifications, forKey: .unreadNotifications)
     }
 }
 

@@ -16,6 +16,9 @@ struct AppServices: Sendable {
     let collections: CollectionStore
     let linkPreviews: LinkPreviewStore
     let linkPreviewQueue = LinkPreviewQueue()
+    let events: EventLog
+    let notifications: NotificationStore
+    let eventFeed: EventFeed
     let passwords: PasswordHasher
     let media: MediaStore
     let mediaStorage: any MediaStorage
@@ -26,10 +29,13 @@ struct AppServices: Sendable {
         self.db = db
         ids = IDGenerator(node: config.nodeID)
         accounts = AccountStore(db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000)
-        people = PeopleStore(db: db)
-        posts = PostStore(db: db, ids: ids)
-        comments = CommentStore(db: db, ids: ids)
-        likes = LikeStore(db: db)
+        events = EventLog(db: db, signal: EventSignal())
+        people = PeopleStore(db: db, ids: ids, events: events)
+        posts = PostStore(db: db, ids: ids, events: events)
+        comments = CommentStore(db: db, ids: ids, events: events)
+        likes = LikeStore(db: db, ids: ids, events: events)
+        notifications = NotificationStore(db: db, people: people, posts: posts)
+        eventFeed = EventFeed(db: db, posts: posts, notifications: notifications)
         spaces = SpaceStore(db: db, ids: ids)
         collections = CollectionStore(db: db, ids: ids)
         linkPreviews = LinkPreviewStore(db: db)
@@ -47,6 +53,10 @@ struct AppServices: Sendable {
 }
 
 extension AppServices {
+    func eventHub(config: PlazaConfig, logger: Logger) -> EventHub {
+        EventHub(feed: eventFeed, signal: events.signal, sessions: accounts, limits: config.streamLimits, logger: logger)
+    }
+
     func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
         let settings = config.linkPreviews
         let fetcher = SafeFetcher(
@@ -59,7 +69,7 @@ extension AppServices {
 }
 
 /// Builds the router with every route of the API.
-func buildRouter(_ services: AppServices, config: PlazaConfig) -> Router<PlazaContext> {
+func buildRouter(_ services: AppServices, hub: EventHub, config: PlazaConfig) -> Router<PlazaContext> {
     let router = Router(context: PlazaContext.self)
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
@@ -92,6 +102,8 @@ func buildRouter(_ services: AppServices, config: PlazaConfig) -> Router<PlazaCo
     ).register(to: api)
     HistoryController(history: HistoryStore(db: services.db)).register(to: api)
     CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue).register(to: api)
+    NotificationsController(notifications: services.notifications).register(to: api)
+    StreamController(hub: hub, feed: services.eventFeed).register(to: api)
     return router
 }
 
@@ -101,19 +113,24 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     logger.logLevel = config.logLevel
     let db = try await Database.open(config.database, logger: logger)
     let services = try AppServices(config: config, db: db)
+    let hub = services.eventHub(config: config, logger: logger)
     var app = Application(
-        router: buildRouter(services, config: config),
+        router: buildRouter(services, hub: hub, config: config),
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )
     app.addServices(
-        db, MaintenanceService(accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, logger: logger),
-        try services.linkPreviewService(config: config, logger: logger))
+        db,
+        MaintenanceService(
+            accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, events: services.eventFeed,
+            eventRetentionMillis: Int64(config.eventRetentionDays) * 86_400_000, logger: logger),
+        try services.linkPreviewService(config: config, logger: logger), hub)
     // Runs once the database service is up (a PostgreSQL pool must be running to be used).
     let migrationLogger = logger
     app.beforeServerStarts {
         try await Migrations.run(on: db, logger: migrationLogger)
         services.linkPreviewQueue.open()
+        hub.open()
     }
     return app
 }

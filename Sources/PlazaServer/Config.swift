@@ -30,10 +30,21 @@ public struct PlazaConfig: Sendable {
     public var mediaS3: S3MediaSettings?
     /// Link-preview fetching: which private addresses it may reach, timeouts, retries.
     public var linkPreviews = LinkPreviewSettings()
+    /// Open `/stream` connections: per person, in total, and the events buffered for a slow one.
+    public var streamsPerUser = 8
+    public var streamsMax = 10_000
+    public var streamBuffer = 512
+    public var streamHeartbeatSeconds = 15
+    /// How long the event log keeps events for clients to resume from.
+    public var eventRetentionDays = 7
     public var loginThrottle = LoginThrottle.Policy.standard
     public var rateLimitPolicy = RateLimiter.Policy.standard
 
     public init() {}
+
+    var streamLimits: EventHub.Limits {
+        EventHub.Limits(perUser: streamsPerUser, total: streamsMax, buffer: streamBuffer, heartbeat: .seconds(streamHeartbeatSeconds))
+    }
 
     public var database: DatabaseConfig {
         DatabaseConfig(
@@ -78,6 +89,16 @@ public struct PlazaConfig: Sendable {
         } catch {
             throw ConfigurationError("link-preview-allow: \(error)")
         }
+
+        streamsPerUser = reader.int(forKey: "plaza.streams.per.user", default: defaults.streamsPerUser)
+        streamsMax = reader.int(forKey: "plaza.streams.max", default: defaults.streamsMax)
+        streamBuffer = reader.int(forKey: "plaza.stream.buffer", default: defaults.streamBuffer)
+        streamHeartbeatSeconds = reader.int(forKey: "plaza.stream.heartbeat.seconds", default: defaults.streamHeartbeatSeconds)
+        eventRetentionDays = reader.int(forKey: "plaza.event.retention.days", default: defaults.eventRetentionDays)
+        guard streamsPerUser >= 1, streamsMax >= 1 else { throw ConfigurationError("streams-per-user and streams-max must be at least 1.") }
+        guard streamBuffer >= 16 else { throw ConfigurationError("stream-buffer must be at least 16.") }
+        guard (1...300).contains(streamHeartbeatSeconds) else { throw ConfigurationError("stream-heartbeat-seconds must be from 1 to 300.") }
+        guard eventRetentionDays >= 1 else { throw ConfigurationError("event-retention-days must be at least 1.") }
 
         rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")
         let level = reader.string(forKey: "plaza.log.level", default: "info")

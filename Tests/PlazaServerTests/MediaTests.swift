@@ -220,7 +220,9 @@ struct MediaTests {
                 for (variant, output) in result.variants { try await services.mediaStorage.put("\(record.id)/\(variant.rawValue)", bytes: output.bytes, contentType: output.contentType) }
             }
             _ = try await services.media.setAvatar(user: owner, mediaID: used.id)
-            let maintenance = MaintenanceService(accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, logger: .init(label: "test"))
+            let maintenance = MaintenanceService(
+                accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, events: services.eventFeed,
+                eventRetentionMillis: 7 * 86_400_000, logger: .init(label: "test"))
             await maintenance.runOnce(now: Timestamp.now.milliseconds + 23 * 3_600_000)
             #expect(try await services.media.contentTypes(id: unused.id) != nil, "kept for a day")
             await maintenance.runOnce(now: Timestamp.now.milliseconds + 25 * 3_600_000)

@@ -11,7 +11,8 @@ struct OpenAPITests {
     /// Every registered route is documented and every documented route exists.
     @Test func documentMatchesTheRouter() async throws {
         try await withDatabase { db, config in
-            let router = buildRouter(try AppServices(config: config, db: db), config: config)
+            let services = try AppServices(config: config, db: db)
+            let router = buildRouter(services, hub: services.eventHub(config: config, logger: .init(label: "test")), config: config)
             let registered = Set(router.routes.map { "\($0.method.rawValue.lowercased()) \(Self.normalise($0.path.description))" })
             let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
             let paths = document["paths"] as! [String: [String: Any]]

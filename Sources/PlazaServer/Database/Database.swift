@@ -18,6 +18,9 @@ protocol DatabaseDriver: Sendable {
     func write(_ statement: SQLQueryString) async throws -> [Row]
     /// Keeps the connections alive until graceful shutdown, then closes them.
     func run() async throws
+    /// Pokes `signal` on every notification on `channel`, and once when listening starts;
+    /// returns only when the connection fails or the task is cancelled.
+    func listen(channel: String, signal: EventSignal) async throws
 }
 
 /// The database every store uses. Reads go to a pool; writes run in one transaction each.
@@ -44,6 +47,11 @@ public struct Database: Sendable, Service {
     }
 
     public func run() async throws { try await driver.run() }
+
+    /// PostgreSQL `LISTEN` (see `DatabaseDriver.listen`); SQLite has one server, so nothing to hear.
+    func listen(channel: String, signal: EventSignal) async throws {
+        try await driver.listen(channel: channel, signal: signal)
+    }
 
     /// Opens the database named by the configuration: SQLite in the data dir unless a
     /// `postgres://` URL is given.

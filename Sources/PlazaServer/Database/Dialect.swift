@@ -4,15 +4,18 @@ import SQLKit
 struct Dialect: Sendable {
     let kind: DatabaseKind
 
-    /// Expands the placeholders used by migrations: `{id}` for a 64-bit primary key and
-    /// `{without_rowid}` for SQLite tables keyed by a composite primary key.
+    /// Expands the placeholders used by migrations: `{id}` for a 64-bit primary key,
+    /// `{sequence}` for one the database numbers (never reusing a number, even after deletes),
+    /// and `{without_rowid}` for SQLite tables keyed by a composite primary key.
     func ddl(_ sql: String) -> String {
         switch kind {
         case .sqlite:
             sql.replacingOccurrences(of: "{id}", with: "INTEGER PRIMARY KEY")
+                .replacingOccurrences(of: "{sequence}", with: "INTEGER PRIMARY KEY AUTOINCREMENT")
                 .replacingOccurrences(of: "{without_rowid}", with: "WITHOUT ROWID")
         case .postgres:
             sql.replacingOccurrences(of: "{id}", with: "BIGINT PRIMARY KEY")
+                .replacingOccurrences(of: "{sequence}", with: "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY")
                 .replacingOccurrences(of: "{without_rowid}", with: "")
         }
     }

@@ -56,6 +56,15 @@ final class PostgresDriver: DatabaseDriver {
     func run() async throws {
         await client.run()
     }
+
+    func listen(channel: String, signal: EventSignal) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: channel) { notifications in
+                signal.poke()
+                for try await _ in notifications { signal.poke() }
+            }
+        }
+    }
 }
 
 struct ConfigurationError: Error, CustomStringConvertible {

@@ -67,6 +67,9 @@ final class SQLiteDriver: DatabaseDriver {
         try await writer.withResource { try await $0.rows(statement) }
     }
 
+    /// One process owns a SQLite database, so there is no other server to hear from.
+    func listen(channel: String, signal: EventSignal) async throws {}
+
     func run() async throws {
         try? await gracefulShutdown()
         // Finishing must not be cut short when shutdown came as cancellation, so it runs in its

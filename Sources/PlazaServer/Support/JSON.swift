@@ -15,16 +15,19 @@ enum JSON {
 public struct PlazaRequestDecoder: RequestDecoder {
     public init() {}
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        try Self.decode(type, from: try await Self.body(of: request, context: context))
+    }
+
+    /// The JSON body's bytes (empty when there is none): 415 for another content type, 413 past the limit.
+    static func body(of request: Request, context: some RequestContext) async throws -> ByteBuffer {
         if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
             throw PlazaError(.unsupportedMediaType, "unsupported_media_type", "Send the body as application/json.")
         }
-        let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+            return try await request.body.collect(upTo: context.maxUploadSize)
         } catch is NIOTooManyBytesError {
             throw PlazaError(.contentTooLarge, "payload_too_large", "The request body is larger than \(context.maxUploadSize) bytes.")
         }
-        return try Self.decode(type, from: buffer)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {

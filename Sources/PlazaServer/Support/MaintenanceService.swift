@@ -2,11 +2,14 @@ import Logging
 import PlazaAPI
 import ServiceLifecycle
 
-/// Periodic clean-up: sessions idle past their lifetime, and uploads nothing used within a day.
+/// Periodic clean-up: sessions idle past their lifetime, uploads nothing used within a day,
+/// and events older than the log's retention.
 struct MaintenanceService: Service {
     let accounts: AccountStore
     let media: MediaStore
     let mediaStorage: any MediaStorage
+    let events: EventFeed
+    let eventRetentionMillis: Int64
     let logger: Logger
     var interval: Duration = .seconds(3600)
     static let unusedMediaLifetime: Int64 = 24 * 3_600_000
@@ -33,6 +36,11 @@ struct MaintenanceService: Service {
             }
         } catch {
             logger.warning("Media clean-up failed: \(error)")
+        }
+        do {
+            try await events.prune(before: now - eventRetentionMillis)
+        } catch {
+            logger.warning("Event log clean-up failed: \(error)")
         }
     }
 }

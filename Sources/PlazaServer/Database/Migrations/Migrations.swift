@@ -34,6 +34,7 @@ enum Migrations {
         Migration002.migration,
         Migration003.migration,
         Migration004.migration,
+        Migration005.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

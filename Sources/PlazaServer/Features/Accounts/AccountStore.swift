@@ -145,6 +145,13 @@ struct AccountStore: Sendable {
         return deleted
     }
 
+    /// Which of these sessions still exist (open streams end when theirs is revoked).
+    func existingSessions(_ ids: [Int64]) async throws -> Set<Int64> {
+        guard !ids.isEmpty else { return [] }
+        let rows = try await db.read { db in try await db.rows("SELECT id FROM sessions WHERE id IN (\(binds: ids))") }
+        return Set(try rows.map { try $0.decode(column: "id", as: Int64.self) })
+    }
+
     func deleteIdleSessions(now: Timestamp = .now) async throws {
         let cutoff = now.milliseconds - sessionIdleMillis
         try await db.write { db in try await db.exec("DELETE FROM sessions WHERE last_used_at < \(bind: cutoff)") }
@@ -154,14 +161,16 @@ struct AccountStore: Sendable {
 
     func me(userID: Int64) async throws -> Me {
         guard let row = try await db.read({ db in
-            try await db.first("SELECT \(UserRecord.columns()), u.email, u.preferences, u.is_admin FROM users u WHERE u.id = \(bind: userID)")
+            try await db.first(
+                "SELECT \(UserRecord.columns()), u.email, u.preferences, u.is_admin, u.unread_notifications FROM users u WHERE u.id = \(bind: userID)")
         }) else { throw PlazaError.unauthorized }
         let preferences = try row.decode(column: "preferences", as: String.self)
         return Me(
             user: try UserRecord(row: row).user(viewer: nil),
             email: try row.decode(column: "email", as: String.self),
             preferences: Self.decodePreferences(preferences),
-            isAdmin: try row.decode(column: "is_admin", as: Bool.self))
+            isAdmin: try row.decode(column: "is_admin", as: Bool.self),
+            unreadNotifications: try row.decode(column: "unread_notifications", as: Int.self))
     }
 
     func updateProfile(userID: Int64, displayName: String?, bio: String?, status: FieldUpdate<StatusInput>) async throws {

@@ -33,6 +33,9 @@ enum OpenAPIDocument {
         var auth: Auth
         var query: [Object] = []
         var body: String? = nil
+        var bodyRequired = true
+        /// The response is a Server-Sent Events stream.
+        var eventStream = false
         var status = 200
         var response: Object? = nil
         var errors: [Int] = []
@@ -120,6 +123,10 @@ enum OpenAPIDocument {
             ("\(v1)/me/history", Operation(method: "get", summary: "Posts I viewed; sort by when I last viewed them, when they were posted, or how often I viewed them; q and in search them", auth: .required, query: page + [Params.historySort, Params.historyQ, Params.searchIn], response: pageOf("HistoryItem"))),
             ("\(v1)/me/history/{postId}/click", Operation(method: "post", summary: "Record that I picked this post from search results (it must be in my history)", auth: .required, status: 204, errors: [404])),
             ("\(v1)/me/recommended", Operation(method: "get", summary: "My viewed posts, most likely to be opened next first (docs/recommendations.md); one page, up to limit", auth: .required, query: [Params.limit], response: pageOf("HistoryItem"))),
+            // Notifications and realtime
+            ("\(v1)/me/notifications", Operation(method: "get", summary: "My notifications, most recent activity first; unread=true for unread only", auth: .required, query: page + [Params.unread], response: pageOf("Notification"))),
+            ("\(v1)/me/notifications/read", Operation(method: "post", summary: "Mark the given notifications read, or all of them without ids", auth: .required, body: "MarkNotificationsReadRequest", bodyRequired: false, status: 204)),
+            ("\(v1)/stream", Operation(method: "get", summary: "My events as Server-Sent Events: post.created, post.updated, post.deleted, comment.created, like.changed, notification; then ready (live), reset (resume point too old). Resume with the Last-Event-ID header or lastEventId", auth: .required, query: [Params.lastEventId], eventStream: true)),
             // Collections
             ("\(v1)/collections", Operation(method: "get", summary: "My collections, newest first", auth: .required, query: page, response: pageOf("SavedCollection"))),
             ("\(v1)/collections", Operation(method: "post", summary: "Create a collection", auth: .required, body: "CollectionRequest", status: 201, response: ref("SavedCollection"), links: collectionLinks)),
@@ -154,7 +161,7 @@ enum OpenAPIDocument {
         case .required: result["security"] = [["bearerAuth": [String]()]]
         }
         if let body = op.body {
-            result["requestBody"] = ["required": true, "content": ["application/json": ["schema": ref(body)]]] as Object
+            result["requestBody"] = ["required": op.bodyRequired, "content": ["application/json": ["schema": ref(body)]]] as Object
         }
         if op.upload {
             let form: Object = ["type": "object", "required": ["file"], "properties": ["file": ["type": "string", "format": "binary"] as Object] as Object]
@@ -162,6 +169,9 @@ enum OpenAPIDocument {
         }
         var success: Object = op.response.map { ["description": "OK", "content": ["application/json": ["schema": $0]]] as Object }
             ?? ["description": "Done"] as Object
+        if op.eventStream {
+            success = ["description": "Server-Sent Events (docs/realtime.md)", "content": ["text/event-stream": ["schema": ["type": "string"] as Object] as Object] as Object]
+        }
         if op.image {
             success = ["description": "The image", "content": ["image/*": ["schema": ["type": "string", "format": "binary"] as Object] as Object] as Object]
         }
@@ -234,6 +244,8 @@ enum OpenAPIDocument {
         static var historyQ: Object {  ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 1000] as Object] }
         static var searchIn: Object {  ["name": "in", "in": "query", "schema": ["type": "string", "enum": ["all", "title", "body", "author", "space"]] as Object] }
         static var space: Object {  ["name": "space", "in": "query", "description": "a space's slug", "schema": ["type": "string"]] }
+        static var unread: Object {  ["name": "unread", "in": "query", "schema": ["type": "boolean"]] }
+        static var lastEventId: Object {  ["name": "lastEventId", "in": "query", "description": "the id of the last event received (or the Last-Event-ID header)", "schema": ["type": "integer", "minimum": 0] as Object] }
         static var kind: Object {  ["name": "kind", "in": "query", "schema": ["type": "string", "enum": ["text", "photo", "link", "activity"]] as Object] }
     }
 }

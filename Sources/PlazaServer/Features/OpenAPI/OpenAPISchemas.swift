@@ -51,7 +51,7 @@ extension OpenAPIDocument {
                         "viewer": object(["following": boolean, "followedBy": boolean, "blocking": boolean], description: "Present when signed in"),
                     ],
                     required: ["id", "username", "displayName", "bio", "avatar", "status", "createdAt", "counts"]),
-                "Me": ["allOf": [ref("User"), object(["email": string(), "preferences": ref("Preferences"), "isAdmin": boolean])]],
+                "Me": ["allOf": [ref("User"), object(["email": string(), "preferences": ref("Preferences"), "isAdmin": boolean, "unreadNotifications": integer])]],
                 "Preferences": ["type": "object", "description": "Free-form app preferences, e.g. {\"lastSpace\": \"cs101\"}"],
                 "SpaceSummary": object(["id": id, "slug": string(), "name": string()]),
                 "LinkPreview": object([
@@ -99,6 +99,15 @@ extension OpenAPIDocument {
                     "post": ref("Post"), "firstViewedAt": timestamp, "viewedAt": timestamp, "views": integer, "clicks": integer,
                 ]),
                 "HistoryItemPage": page("HistoryItem"),
+                "Notification": object(
+                    [
+                        "id": id, "kind": ["type": "string", "enum": ["like", "comment", "reply", "follow", "mention"]], "actor": ref("User"),
+                        "actors": array(ref("UserSummary")), "actorCount": integer, "post": nullable(ref("Post")), "comment": nullable(ref("Comment")),
+                        "createdAt": timestamp, "read": boolean,
+                    ],
+                    description: "like and follow group while unread (actor is the latest, actors the latest three, actorCount all); reply: a comment on a post whose thread I commented in"),
+                "NotificationPage": page("Notification"),
+                "MarkNotificationsReadRequest": object(["ids": ["type": "array", "maxItems": 100, "items": id] as Object], required: []),
                 "SpacePage": page("Space"), "SavedCollectionPage": page("SavedCollection"), "CollectionItemPage": page("CollectionItem"),
                 "PostPage": page("Post"), "UserPage": page("User"), "CommentPage": page("Comment"), "SessionPage": page("Session"), "MediaPage": page("Media"),
                 // Request bodies

@@ -4,6 +4,8 @@ import SQLKit
 /// Profiles, follows and blocks. Follower and following counts are kept on write.
 struct PeopleStore: Sendable {
     let db: Database
+    let ids: IDGenerator
+    let events: EventLog
 
     /// SQL that is true when `viewer` and the user in `column` have blocked each other either way.
     static func blockedEitherWay(viewer: Int64?, column: SQLQueryString) -> SQLQueryString {
@@ -65,15 +67,17 @@ struct PeopleStore: Sendable {
     func follow(follower: Int64, followee: Int64) async throws {
         guard follower != followee else { throw PlazaError(.unprocessableContent, "cannot_follow_self", "You cannot follow yourself.") }
         let now = Timestamp.now.milliseconds
-        try await db.write { db in
+        let ids = ids
+        try await events.write { db in
             if try await db.first(
                 "SELECT 1 AS x FROM blocks WHERE (blocker_id = \(bind: follower) AND blocked_id = \(bind: followee)) OR (blocker_id = \(bind: followee) AND blocked_id = \(bind: follower))"
             ) != nil { throw Self.blocked }
-            try await db.exec(
+            let followed = try await db.first(
                 """
                 INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
-                ON CONFLICT DO NOTHING
+                ON CONFLICT DO NOTHING RETURNING follower_id
                 """)
+            if followed != nil { try await NotificationStore.notify([.follow(of: followee, by: follower)], ids: ids, on: db) }
         }
     }
 
@@ -93,6 +97,7 @@ struct PeopleStore: Sendable {
                 DELETE FROM follows WHERE (follower_id = \(bind: blocker) AND followee_id = \(bind: blocked))
                 OR (follower_id = \(bind: blocked) AND followee_id = \(bind: blocker))
                 """)
+            try await NotificationStore.forget(between: blocker, and: blocked, on: db)
         }
     }
 

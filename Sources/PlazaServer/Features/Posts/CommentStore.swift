@@ -5,6 +5,10 @@ import SQLKit
 struct CommentStore: Sendable {
     let db: Database
     let ids: IDGenerator
+    let events: EventLog
+
+    /// How many of a thread's latest commenters hear of a new reply.
+    static let threadNotifyLimit = 50
 
     static let columns: SQLQueryString = "c.id, c.post_id, c.author_id, c.body, c.created_at, \(UserSummary.columns)"
 
@@ -34,19 +38,51 @@ struct CommentStore: Sendable {
         return sql
     }
 
-    /// Comments on a post the author may see (else 404), in one statement.
+    /// Comments on a post the author may see (else 404). Notifies the post's author, the
+    /// people the comment mentions and the thread's latest commenters, each once.
     func create(post: Int64, author: Int64, body: String) async throws -> Comment {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        let rows = try await db.write(
-            """
-            INSERT INTO comments (id, post_id, author_id, body, created_at)
-            SELECT \(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now)
-            WHERE \(PostStore.visible(post: post, to: author))
-            RETURNING id, post_id, author_id, body, created_at, \(PostStore.authorColumns)
-            """)
-        guard let row = rows.first else { throw PlazaError.notFound("Post") }
+        let mentioned = Mentions.usernames(in: body)
+        let ids = ids
+        let row = try await events.write { db -> Row? in
+            guard
+                let row = try await db.first(
+                    """
+                    INSERT INTO comments (id, post_id, author_id, body, created_at)
+                    SELECT \(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now)
+                    WHERE \(PostStore.visible(post: post, to: author))
+                    RETURNING id, post_id, author_id, body, created_at, \(PostStore.authorColumns),
+                        (SELECT p.author_id FROM posts p WHERE p.id = post_id) AS post_author_id
+                    """)
+            else { return nil }
+            let postAuthor = try row.decode(column: "post_author_id", as: Int64.self)
+            var notified: Set<Int64> = [author, postAuthor]
+            var notes: [NotificationStore.New] = [.comment(.comment, to: postAuthor, by: author, post: post, comment: id)]
+            for user in try await NotificationStore.users(named: mentioned, on: db) where notified.insert(user).inserted {
+                notes.append(.mention(of: user, by: author, post: post, comment: id))
+            }
+            for user in try await Self.threadCommenters(post: post, excluding: id, on: db) where notified.insert(user).inserted {
+                notes.append(.comment(.reply, to: user, by: author, post: post, comment: id))
+            }
+            try await NotificationStore.notify(notes, ids: ids, on: db)
+            try await EventLog.append(.init(kind: .commentCreated, actor: author, post: post, comment: id), to: .users([postAuthor]), on: db)
+            return row
+        }
+        guard let row else { throw PlazaError.notFound("Post") }
         return try Self.comment(row)
+    }
+
+    /// The authors of the thread's latest comments (from its last 500), newest first.
+    static func threadCommenters(post: Int64, excluding comment: Int64, on db: Connection) async throws -> [Int64] {
+        try await db.rows(
+            """
+            SELECT author_id FROM (
+                SELECT author_id, created_at FROM comments WHERE post_id = \(bind: post) AND id <> \(bind: comment)
+                ORDER BY created_at DESC, id DESC LIMIT 500
+            ) t GROUP BY author_id ORDER BY max(created_at) DESC LIMIT \(bind: threadNotifyLimit)
+            """
+        ).map { try $0.decode(column: "author_id", as: Int64.self) }
     }
 
     /// The comment's author and its post's author, if the viewer may see the comment.

@@ -4,26 +4,42 @@ import SQLKit
 /// Likes; a post's like count is kept on write.
 struct LikeStore: Sendable {
     let db: Database
+    let ids: IDGenerator
+    let events: EventLog
 
     /// Likes or unlikes (idempotently) a post the user may see (else 404) and returns the new
-    /// state: one statement on the write path, then the count (kept by a trigger) from a reader.
+    /// state. A change tells the post's author (`like.changed`, and a grouped notification for a like).
     func set(post: Int64, user: Int64, liked: Bool) async throws -> LikeState {
         let now = Timestamp.now.milliseconds
-        if liked {
-            try await db.write(
-                """
-                INSERT INTO likes (post_id, user_id, created_at) SELECT \(bind: post), \(bind: user), \(bind: now)
-                WHERE \(PostStore.visible(post: post, to: user)) ON CONFLICT DO NOTHING
-                """)
-        } else {
-            try await db.write("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user)")
-        }
-        let count = try await db.read { db in
-            try await db.first(
-                """
-                SELECT likes_count FROM posts p WHERE p.id = \(bind: post)
-                AND NOT \(PeopleStore.blockedEitherWay(viewer: user, column: "p.author_id"))
-                """)?.decode(column: "likes_count", as: Int.self)
+        let ids = ids
+        let count = try await events.write { db -> Int? in
+            let changed: Row?
+            if liked {
+                changed = try await db.first(
+                    """
+                    INSERT INTO likes (post_id, user_id, created_at) SELECT \(bind: post), \(bind: user), \(bind: now)
+                    WHERE \(PostStore.visible(post: post, to: user)) ON CONFLICT DO NOTHING RETURNING user_id
+                    """)
+            } else {
+                changed = try await db.first("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING user_id")
+            }
+            guard
+                let row = try await db.first(
+                    """
+                    SELECT likes_count, author_id FROM posts p WHERE p.id = \(bind: post)
+                    AND NOT \(PeopleStore.blockedEitherWay(viewer: user, column: "p.author_id"))
+                    """)
+            else { return nil }
+            let count = try row.decode(column: "likes_count", as: Int.self)
+            if changed != nil {
+                let author = try row.decode(column: "author_id", as: Int64.self)
+                if liked { try await NotificationStore.notify([.like(post: post, author: author, by: user)], ids: ids, on: db) }
+                let change = LikeChange(postId: String(post), userId: String(user), liked: liked, likes: count)
+                try await EventLog.append(
+                    .init(kind: .likeChanged, actor: user, post: post, data: String(decoding: try JSON.encoder.encode(change), as: UTF8.self)),
+                    to: .users([author]), on: db)
+            }
+            return count
         }
         guard let count else { throw PlazaError.notFound("Post") }
         return LikeState(liked: liked, likes: count)

@@ -6,6 +6,7 @@ import SQLKit
 struct PostStore: Sendable {
     let db: Database
     let ids: IDGenerator
+    let events: EventLog
 
     /// A validated new post.
     struct Draft: Sendable {
@@ -41,20 +42,18 @@ struct PostStore: Sendable {
             RETURNING \(Self.authorColumns)
             """
         }
-        let (authorRow, media, spaces, preview): (Row?, [MediaRecord], [SpaceSummary], LinkPreviewStore.Preview?)
-        if draft.mediaIDs.isEmpty && draft.spaces.isEmpty && draft.linkURL == nil {
-            // One statement, no transaction: the common case stays cheap.
-            (authorRow, media, spaces, preview) = (try await db.write(insert(media: [])).first, [], [], nil)
-        } else {
-            (authorRow, media, spaces, preview) = try await db.write { db in
-                let spaces = try await SpaceStore.resolve(draft.spaces, on: db)
-                let media = try await MediaStore.claim(draft.mediaIDs, owner: author, post: id, on: db)
-                var preview: LinkPreviewStore.Preview?
-                if let url = draft.linkURL { preview = try await LinkPreviewStore.request(url, by: author, now: now, on: db) }
-                let row = try await db.first(insert(media: media, preview: preview))
-                try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
-                return (row, media, spaces, preview)
-            }
+        let mentioned = Mentions.usernames(in: draft.title, draft.body)
+        let ids = ids
+        let (authorRow, media, spaces, preview) = try await events.write { db in
+            let spaces = try await SpaceStore.resolve(draft.spaces, on: db)
+            let media = try await MediaStore.claim(draft.mediaIDs, owner: author, post: id, on: db)
+            var preview: LinkPreviewStore.Preview?
+            if let url = draft.linkURL { preview = try await LinkPreviewStore.request(url, by: author, now: now, on: db) }
+            let row = try await db.first(insert(media: media, preview: preview))
+            if !spaces.isEmpty { try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db) }
+            try await Self.notifyMentions(mentioned, by: author, post: id, ids: ids, on: db)
+            try await EventLog.append(.init(kind: .postCreated, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
+            return (row, media, spaces, preview)
         }
         guard let authorRow else { throw PlazaError.unauthorized }
         return Post(
@@ -137,22 +136,38 @@ struct PostStore: Sendable {
                 """)
         }
         let assignments = sets.joined(separator: ", ")
-        try await db.write { db in
+        let before = Set(Mentions.usernames(in: record.post.title, record.post.body))
+        let mentioned = Mentions.usernames(in: changes.title.applied(to: record.post.title), changes.body.applied(to: record.post.body))
+            .filter { !before.contains($0) }
+        let ids = ids
+        try await events.write { db in
             try await db.exec("UPDATE posts SET \(assignments) WHERE id = \(bind: id)")
             if let slugs = changes.spaces {
                 let spaces = try await SpaceStore.resolve(slugs, on: db)
                 try await SpaceStore.place(post: id, createdAt: record.post.createdAt.milliseconds, in: spaces, replacing: true, on: db)
             }
+            try await Self.notifyMentions(mentioned, by: record.authorID, post: id, ids: ids, on: db)
+            try await EventLog.append(
+                .init(kind: .postUpdated, actor: record.authorID, post: id), to: .postReaders(post: id, author: record.authorID), on: db)
         }
     }
 
     /// Deletes the author's post with its comments, likes and media rows; returns the ids of the
     /// media whose files should go too.
     func delete(id: Int64, author: Int64) async throws -> [Int64] {
-        try await db.write { db in
-            guard try await db.first("DELETE FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author) RETURNING id") != nil else { return [] }
+        try await events.write { db in
+            guard try await db.first("SELECT id FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author)") != nil else { return [] }
+            // Its readers are found through its spaces, which go with it.
+            try await EventLog.append(.init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
+            try await db.exec("DELETE FROM posts WHERE id = \(bind: id)")
             return try await MediaStore.deleteRows(ofPost: id, on: db)
         }
+    }
+
+    /// Notifies the people named in `usernames` that `author` mentioned them in a post.
+    static func notifyMentions(_ usernames: [String], by author: Int64, post: Int64, ids: IDGenerator, on db: Connection) async throws {
+        let users = try await NotificationStore.users(named: usernames, on: db)
+        try await NotificationStore.notify(users.map { .mention(of: $0, by: author, post: post, comment: nil) }, ids: ids, on: db)
     }
 
     /// SQL that is true when `post` exists and `viewer` may see it (no block either way).

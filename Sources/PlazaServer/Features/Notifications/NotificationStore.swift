@@ -1,0 +1,227 @@
+import PlazaAPI
+import SQLKit
+
+/// Notifications: recorded by the stores whose writes cause them, in the same transaction,
+/// and read here. A notification is never about one's own action and never between people
+/// with a block either way (checked when it is recorded; a new block removes the old ones).
+struct NotificationStore: Sendable {
+    let db: Database
+    let people: PeopleStore
+    let posts: PostStore
+
+    /// A notification to record. `groupKey` names the group it joins while unread.
+    struct New: Sendable {
+        var kind: NotificationKind
+        var recipient: Int64
+        var actor: Int64
+        var post: Int64?
+        var comment: Int64?
+        var groupKey: String
+
+        static func like(post: Int64, author: Int64, by actor: Int64) -> New {
+            New(kind: .like, recipient: author, actor: actor, post: post, groupKey: "like:\(post)")
+        }
+        static func follow(of recipient: Int64, by actor: Int64) -> New {
+            New(kind: .follow, recipient: recipient, actor: actor, groupKey: "follow")
+        }
+        static func mention(of recipient: Int64, by actor: Int64, post: Int64, comment: Int64?) -> New {
+            New(kind: .mention, recipient: recipient, actor: actor, post: post, comment: comment,
+                groupKey: comment.map { "mention:comment:\($0)" } ?? "mention:post:\(post)")
+        }
+        static func comment(_ kind: NotificationKind, to recipient: Int64, by actor: Int64, post: Int64, comment: Int64) -> New {
+            New(kind: kind, recipient: recipient, actor: actor, post: post, comment: comment, groupKey: "\(kind.rawValue):\(comment)")
+        }
+    }
+
+    /// Records each notification and appends a `notification` event for the ones that are
+    /// new or gained an actor. Call it at the end of the causing transaction.
+    static func notify(_ notifications: [New], ids: IDGenerator, on db: Connection) async throws {
+        for new in notifications {
+            guard let id = try await record(new, ids: ids, on: db) else { continue }
+            try await EventLog.append(.init(kind: .notification, actor: new.actor, notification: id), to: .users([new.recipient]), on: db)
+        }
+    }
+
+    /// The ids of the users with these (lower-cased) usernames.
+    static func users(named usernames: [String], on db: Connection) async throws -> [Int64] {
+        guard !usernames.isEmpty else { return [] }
+        return try await db.rows("SELECT id FROM users WHERE username_key IN (\(binds: usernames))").map { try $0.decode(column: "id", as: Int64.self) }
+    }
+
+    /// The notification's id when it is new or its group gained an actor; nil when it is about
+    /// oneself, crosses a block, or the actor is already in the open group.
+    static func record(_ new: New, ids: IDGenerator, on db: Connection) async throws -> Int64? {
+        guard new.recipient != new.actor else { return nil }
+        let postBlocked: SQLQueryString =
+            new.post.map { post in
+                "EXISTS (SELECT 1 FROM posts p WHERE p.id = \(bind: post) AND \(PeopleStore.blockedEitherWay(viewer: new.recipient, column: "p.author_id")))"
+            } ?? "FALSE"
+        let allowed = try await db.first(
+            "SELECT 1 AS ok WHERE NOT \(PeopleStore.blockedEitherWay(viewer: new.recipient, column: "\(bind: new.actor)")) AND NOT \(postBlocked)")
+        guard allowed != nil else { return nil }
+        let now = Timestamp.now.milliseconds
+        let sortID = ids.next()
+        if let created = try await db.first(
+            """
+            INSERT INTO notifications (id, recipient_id, kind, group_key, actor_id, post_id, comment_id, sort_id, updated_at)
+            VALUES (\(bind: sortID), \(bind: new.recipient), \(bind: new.kind.rawValue), \(bind: new.groupKey), \(bind: new.actor),
+                \(bind: new.post), \(bind: new.comment), \(bind: sortID), \(bind: now))
+            ON CONFLICT (recipient_id, group_key) WHERE read_at IS NULL DO NOTHING
+            RETURNING id
+            """)
+        {
+            let id = try created.decode(column: "id", as: Int64.self)
+            try await db.exec(
+                "INSERT INTO notification_actors (notification_id, actor_id, acted_at) VALUES (\(bind: id), \(bind: new.actor), \(bind: now))")
+            return id
+        }
+        // An unread group is open: join it, once per person, and move it to the top.
+        guard
+            let id = try await db.first(
+                """
+                SELECT id FROM notifications WHERE recipient_id = \(bind: new.recipient) AND group_key = \(bind: new.groupKey) AND read_at IS NULL
+                """)?.decode(column: "id", as: Int64.self),
+            try await db.first(
+                """
+                INSERT INTO notification_actors (notification_id, actor_id, acted_at) VALUES (\(bind: id), \(bind: new.actor), \(bind: now))
+                ON CONFLICT DO NOTHING RETURNING actor_id
+                """) != nil
+        else { return nil }
+        try await db.exec(
+            """
+            UPDATE notifications SET actor_id = \(bind: new.actor), actor_count = actor_count + 1, sort_id = \(bind: sortID),
+                updated_at = \(bind: now) WHERE id = \(bind: id)
+            """)
+        return id
+    }
+
+    /// After a block between `a` and `b`: removes what each was notified of by the other, or
+    /// about the other's posts; groups keep their other actors.
+    static func forget(between a: Int64, and b: Int64, on db: Connection) async throws {
+        for (recipient, other) in [(a, b), (b, a)] {
+            try await db.exec(
+                """
+                DELETE FROM notifications WHERE recipient_id = \(bind: recipient)
+                AND EXISTS (SELECT 1 FROM posts p WHERE p.id = notifications.post_id AND p.author_id = \(bind: other))
+                """)
+            let groups = try await db.rows(
+                """
+                DELETE FROM notification_actors WHERE actor_id = \(bind: other)
+                AND notification_id IN (SELECT id FROM notifications WHERE recipient_id = \(bind: recipient))
+                RETURNING notification_id
+                """
+            ).map { try $0.decode(column: "notification_id", as: Int64.self) }
+            guard !groups.isEmpty else { continue }
+            try await db.exec(
+                """
+                DELETE FROM notifications WHERE id IN (\(binds: groups))
+                AND NOT EXISTS (SELECT 1 FROM notification_actors a WHERE a.notification_id = notifications.id)
+                """)
+            try await db.exec(
+                """
+                UPDATE notifications SET
+                    actor_count = (SELECT count(*) FROM notification_actors a WHERE a.notification_id = notifications.id),
+                    actor_id = (SELECT a.actor_id FROM notification_actors a WHERE a.notification_id = notifications.id
+                        ORDER BY a.acted_at DESC LIMIT 1)
+                WHERE id IN (\(binds: groups))
+                """)
+        }
+    }
+
+    // MARK: reading
+
+    /// The recipient's notifications, most recent activity first.
+    func list(recipient: Int64, unreadOnly: Bool, page: PageRequest) async throws -> Page<PlazaAPI.Notification> {
+        let rows = try await db.read { db in try await db.rows(Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page)) }
+        let items = try await render(Array(rows.prefix(page.limit)), recipient: recipient)
+        let next = rows.count > page.limit ? try rows[page.limit - 1].cursor : nil
+        return Page(items: items, nextCursor: next?.encoded)
+    }
+
+    static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest) -> SQLQueryString {
+        var sql: SQLQueryString = "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient)"
+        if unreadOnly { sql += " AND n.read_at IS NULL" }
+        if let cursor = page.cursor { sql += " AND n.sort_id < \(bind: cursor.id)" }
+        sql += " ORDER BY n.sort_id DESC LIMIT \(bind: page.limit + 1)"
+        return sql
+    }
+
+    /// The recipient's notifications among `ids` (for the stream), in the order of `ids`.
+    func notifications(ids: [Int64], recipient: Int64) async throws -> [Int64: PlazaAPI.Notification] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await db.read { db in
+            try await db.rows(
+                """
+                SELECT \(Self.columns) FROM notifications n JOIN users u ON u.id = n.actor_id
+                WHERE n.recipient_id = \(bind: recipient) AND n.id IN (\(binds: ids))
+                """)
+        }
+        let items = try await render(rows, recipient: recipient)
+        return Dictionary(items.map { (Int64($0.id)!, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    private static let columns: SQLQueryString = """
+        n.id AS n_id, n.kind AS n_kind, n.actor_count AS n_actor_count, n.post_id AS n_post_id, n.comment_id AS n_comment_id, \
+        n.sort_id AS n_sort_id, n.updated_at AS n_updated_at, n.read_at AS n_read_at, \(UserRecord.columns())
+        """
+
+    /// Builds the page's notifications with three batched reads: posts, comments, recent actors.
+    private func render(_ rows: [Row], recipient: Int64) async throws -> [PlazaAPI.Notification] {
+        guard !rows.isEmpty else { return [] }
+        let ids = try rows.map { try $0.decode(column: "n_id", as: Int64.self) }
+        let postIDs = try rows.compactMap { try $0.decode(column: "n_post_id", as: Int64?.self) }
+        let commentIDs = try rows.compactMap { try $0.decode(column: "n_comment_id", as: Int64?.self) }
+        let actors = try await people.users(rows.map(UserRecord.init(row:)), viewer: recipient)
+        let posts = try await posts.posts(ids: postIDs, viewer: recipient)
+        let (comments, recent) = try await db.read { db in
+            let comments = commentIDs.isEmpty ? [] : try await db.rows(
+                "SELECT \(CommentStore.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id IN (\(binds: commentIDs))")
+            let recent = try await db.rows(
+                """
+                SELECT r.notification_id, u.id AS author_id, \(UserSummary.columns) FROM (
+                    SELECT a.notification_id, a.actor_id, a.acted_at,
+                        row_number() OVER (PARTITION BY a.notification_id ORDER BY a.acted_at DESC, a.actor_id DESC) AS rank
+                    FROM notification_actors a WHERE a.notification_id IN (\(binds: ids))
+                ) r JOIN users u ON u.id = r.actor_id WHERE r.rank <= 3 ORDER BY r.notification_id, r.rank
+                """)
+            return (comments, recent)
+        }
+        var commentsByID: [Int64: Comment] = [:]
+        for row in comments { commentsByID[try row.decode(column: "id", as: Int64.self)] = try CommentStore.comment(row) }
+        var actorsByID: [Int64: [UserSummary]] = [:]
+        for row in recent {
+            actorsByID[try row.decode(column: "notification_id", as: Int64.self), default: []].append(
+                try UserSummary(authorIn: row, id: try row.decode(column: "author_id", as: Int64.self)))
+        }
+        return try zip(rows, actors).map { row, actor in
+            let id = try row.decode(column: "n_id", as: Int64.self)
+            return PlazaAPI.Notification(
+                id: String(id), kind: NotificationKind(rawValue: try row.decode(column: "n_kind", as: String.self)) ?? .like, actor: actor,
+                actors: actorsByID[id] ?? [], actorCount: try row.decode(column: "n_actor_count", as: Int.self),
+                post: try row.decode(column: "n_post_id", as: Int64?.self).flatMap { posts[$0] },
+                comment: try row.decode(column: "n_comment_id", as: Int64?.self).flatMap { commentsByID[$0] },
+                createdAt: Timestamp(milliseconds: try row.decode(column: "n_updated_at", as: Int64.self)),
+                read: try row.decode(column: "n_read_at", as: Int64?.self) != nil)
+        }
+    }
+
+    /// Marks the recipient's notifications read: those in `ids`, or all.
+    func markRead(recipient: Int64, ids: [Int64]?) async throws {
+        var sql: SQLQueryString = """
+            UPDATE notifications SET read_at = \(bind: Timestamp.now.milliseconds) WHERE recipient_id = \(bind: recipient) AND read_at IS NULL
+            """
+        if let ids {
+            guard !ids.isEmpty else { return }
+            sql += " AND id IN (\(binds: ids))"
+        }
+        try await db.write(sql)
+    }
+}
+
+private extension Row {
+    var cursor: Cursor {
+        get throws {
+            Cursor(time: try decode(column: "n_updated_at", as: Int64.self), id: try decode(column: "n_sort_id", as: Int64.self))
+        }
+    }
+}

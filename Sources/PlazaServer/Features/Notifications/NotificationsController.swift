@@ -1,0 +1,45 @@
+import Hummingbird
+import PlazaAPI
+
+/// The signed-in person's notifications.
+struct NotificationsController {
+    let notifications: NotificationStore
+    static let maxIDs = 100
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.get("me/notifications", use: list)
+        api.post("me/notifications/read", use: markRead)
+    }
+
+    @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<PlazaAPI.Notification> {
+        let me = try context.requireUser()
+        let unread: Bool
+        switch request.uri.queryParameters.get("unread") {
+        case nil, "false": unread = false
+        case "true": unread = true
+        default: throw PlazaError.invalid("unread", "unread must be true or false.")
+        }
+        return try await notifications.list(recipient: me.userID, unreadOnly: unread, page: try request.pageRequest())
+    }
+
+    /// `{"ids": [...]}` marks those; an empty body or `{}` marks all. Unknown ids, and other
+    /// people's, are ignored: the result is the same as if they were already read.
+    @Sendable func markRead(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        let buffer = try await PlazaRequestDecoder.body(of: request, context: context)
+        var ids: [Int64]?
+        if buffer.readableBytes > 0 {
+            if let texts = try PlazaRequestDecoder.decode(MarkNotificationsReadRequest.self, from: buffer).ids {
+                guard texts.count <= Self.maxIDs else { throw PlazaError.invalid("ids", "Mark at most \(Self.maxIDs) notifications at once.") }
+                ids = try texts.map { text in
+                    guard let id = parseID(text) else { throw PlazaError.invalid("ids", "\(text) is not a notification id.") }
+                    return id
+                }
+            }
+        }
+        try await notifications.markRead(recipient: me.userID, ids: ids)
+        return Response(status: .noContent)
+    }
+}
+
+extension PlazaAPI.Notification: ResponseEncodable {}

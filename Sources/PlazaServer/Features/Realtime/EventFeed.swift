@@ -1,0 +1,170 @@
+import NIOCore
+import PlazaAPI
+import SQLKit
+
+/// The read side of the event log: a recipient's events after a point (replay), everyone's
+/// events after a point (the hub), and their rendering as Server-Sent Events frames.
+struct EventFeed: Sendable {
+    let db: Database
+    let posts: PostStore
+    let notifications: NotificationStore
+
+    /// One event for one recipient.
+    struct Entry: Sendable {
+        var recipient: Int64
+        var seq: Int64
+        var kind: StreamEventKind
+        var post: Int64?
+        var comment: Int64?
+        var notification: Int64?
+        var data: String?
+
+        init(row: Row) throws {
+            recipient = try row.decode(column: "recipient_id", as: Int64.self)
+            seq = try row.decode(column: "seq", as: Int64.self)
+            kind = StreamEventKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .postUpdated
+            post = try row.decode(column: "post_id", as: Int64?.self)
+            comment = try row.decode(column: "comment_id", as: Int64?.self)
+            notification = try row.decode(column: "notification_id", as: Int64?.self)
+            data = try row.decode(column: "data", as: String?.self)
+        }
+    }
+
+    /// The inbox rows joined to their events, less those whose actor has a block either way
+    /// with the recipient (a block made after the event was written).
+    private static let select: SQLQueryString = """
+        SELECT i.recipient_id, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
+        FROM event_inbox i JOIN events e ON e.seq = i.seq
+        WHERE NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = i.recipient_id AND b.blocked_id = e.actor_id)
+        AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = e.actor_id AND b.blocked_id = i.recipient_id)
+        """
+
+    static func replaySQL(recipient: Int64, after seq: Int64, limit: Int) -> SQLQueryString {
+        select + " AND i.recipient_id = \(bind: recipient) AND i.seq > \(bind: seq) ORDER BY i.seq LIMIT \(bind: limit)"
+    }
+
+    static func allSQL(after position: Position, limit: Int) -> SQLQueryString {
+        select + """
+             AND (i.seq > \(bind: position.seq) OR (i.seq = \(bind: position.seq) AND i.recipient_id > \(bind: position.recipient)))
+            ORDER BY i.seq, i.recipient_id LIMIT \(bind: limit)
+            """
+    }
+
+    /// A place in the log, between two inbox rows.
+    struct Position: Sendable, Equatable {
+        var seq: Int64
+        var recipient: Int64
+    }
+
+    /// `recipient`'s events after `seq`, oldest first.
+    func entries(for recipient: Int64, after seq: Int64, limit: Int) async throws -> [Entry] {
+        try await db.read { db in try await db.rows(Self.replaySQL(recipient: recipient, after: seq, limit: limit)) }.map(Entry.init(row:))
+    }
+
+    /// Every recipient's events after `position`, in log order.
+    func entries(after position: Position, limit: Int) async throws -> [Entry] {
+        try await db.read { db in try await db.rows(Self.allSQL(after: position, limit: limit)) }.map(Entry.init(row:))
+    }
+
+    /// The last seq written, and the last one retention dropped (older resume points are gone).
+    func bounds() async throws -> (head: Int64, prunedThrough: Int64) {
+        let row = try await db.read { db in
+            try await db.first(
+                "SELECT (SELECT max(seq) FROM events) AS head, (SELECT pruned_through FROM event_log) AS pruned_through")
+        }
+        let pruned = try row?.decode(column: "pruned_through", as: Int64.self) ?? 0
+        return (max(try row?.decode(column: "head", as: Int64?.self) ?? 0, pruned), pruned)
+    }
+
+    /// Drops events older than `cutoff` (milliseconds), a batch at a time; returns how many.
+    @discardableResult
+    func prune(before cutoff: Int64, batch: Int = 5_000) async throws -> Int {
+        var total = 0
+        while true {
+            let last = try await db.read { db in
+                try await db.first(
+                    """
+                    SELECT max(seq) AS last FROM (SELECT seq, created_at FROM events ORDER BY seq LIMIT \(bind: batch)) t
+                    WHERE created_at < \(bind: cutoff)
+                    """)?.decode(column: "last", as: Int64?.self)
+            }
+            guard let last else { return total }
+            let deleted = try await db.write { db in
+                try await db.exec("DELETE FROM event_inbox WHERE seq <= \(bind: last)")
+                try await db.exec("UPDATE event_log SET pruned_through = \(bind: last) WHERE pruned_through < \(bind: last)")
+                return try await db.rows("DELETE FROM events WHERE seq <= \(bind: last) RETURNING seq").count
+            }
+            total += deleted
+            if deleted < batch { return total }
+        }
+    }
+
+    // MARK: frames
+
+    /// The SSE frame of each entry whose subject still exists, in order. Posts and comments
+    /// are read once per batch and shown as anyone sees them (their `viewer` is not the
+    /// recipient's); notifications are read per recipient.
+    func frames(_ entries: [Entry]) async throws -> [(entry: Entry, frame: ByteBuffer)] {
+        var postIDs: Set<Int64> = [], commentIDs: Set<Int64> = [], notificationIDs: [Int64: [Int64]] = [:]
+        for entry in entries {
+            switch entry.kind {
+            case .postCreated, .postUpdated: if let id = entry.post { postIDs.insert(id) }
+            case .commentCreated: if let id = entry.comment { commentIDs.insert(id) }
+            case .notification: if let id = entry.notification { notificationIDs[entry.recipient, default: []].append(id) }
+            default: break
+            }
+        }
+        let posts = try await posts.posts(ids: Array(postIDs), viewer: nil)
+        let comments = try await comments(ids: Array(commentIDs))
+        var notes: [Int64: PlazaAPI.Notification] = [:]
+        for (recipient, ids) in notificationIDs {
+            notes.merge(try await notifications.notifications(ids: ids, recipient: recipient)) { a, _ in a }
+        }
+        var rendered: [Int64: ByteBuffer] = [:]
+        return entries.compactMap { entry in
+            if let frame = rendered[entry.seq] { return (entry, frame) }
+            let json: [UInt8]
+            switch entry.kind {
+            case .postCreated, .postUpdated:
+                guard let post = entry.post.flatMap({ posts[$0] }) else { return nil }
+                json = JSONWriter.encode(post, capacity: 2048)
+            case .postDeleted:
+                guard let id = entry.post else { return nil }
+                json = Array(#"{"id":"\#(id)"}"#.utf8)
+            case .commentCreated:
+                guard let comment = entry.comment.flatMap({ comments[$0] }), let bytes = try? JSON.encoder.encode(comment) else { return nil }
+                json = Array(bytes)
+            case .likeChanged:
+                guard let data = entry.data else { return nil }
+                json = Array(data.utf8)
+            case .notification:
+                guard let note = entry.notification.flatMap({ notes[$0] }), let bytes = try? JSON.encoder.encode(note) else { return nil }
+                json = Array(bytes)
+            case .ready, .reset:
+                return nil
+            }
+            let frame = Self.frame(id: entry.seq, event: entry.kind, json: json)
+            rendered[entry.seq] = frame
+            return (entry, frame)
+        }
+    }
+
+    private func comments(ids: [Int64]) async throws -> [Int64: Comment] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await db.read { db in
+            try await db.rows("SELECT \(CommentStore.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id IN (\(binds: ids))")
+        }
+        var comments: [Int64: Comment] = [:]
+        for row in rows { comments[try row.decode(column: "id", as: Int64.self)] = try CommentStore.comment(row) }
+        return comments
+    }
+
+    /// `id: …`, `event: …` and one `data:` line (the JSON has no line breaks).
+    static func frame(id: Int64, event: StreamEventKind, json: some Collection<UInt8>) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeString("id: \(id)\nevent: \(event.rawValue)\ndata: ")
+        buffer.writeBytes(json)
+        buffer.writeString("\n\n")
+        return buffer
+    }
+}

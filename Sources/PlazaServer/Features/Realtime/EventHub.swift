@@ -1,0 +1,199 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import PlazaAPI
+import ServiceLifecycle
+
+/// This server's open streams, fed from the event log. Woken by `EventSignal` (a local commit,
+/// or PostgreSQL's `NOTIFY` from any server), it reads the log past its position once for all
+/// its subscribers, renders each event once, and hands the frames to the recipients' streams.
+/// A stream whose buffer is full is closed (its client resumes with `Last-Event-ID`), so a
+/// slow reader costs a bounded amount of memory and never holds up the others.
+final class EventHub: Service, Sendable {
+    struct Limits: Sendable {
+        var perUser = 8
+        var total = 10_000
+        /// Frames buffered for one stream before it is closed as too slow.
+        var buffer = 512
+        var heartbeat: Duration = .seconds(15)
+    }
+
+    struct Frame: Sendable {
+        /// nil for a heartbeat.
+        var seq: Int64?
+        var bytes: ByteBuffer
+        static let heartbeat = Frame(seq: nil, bytes: ByteBuffer(string: ":\n\n"))
+    }
+
+    private struct Subscriber {
+        let session: Int64
+        let continuation: AsyncStream<Frame>.Continuation
+    }
+
+    private struct State {
+        var streams: [Int64: [Int: Subscriber]] = [:]
+        var count = 0
+        var nextID = 0
+        var closed = false
+    }
+
+    let feed: EventFeed
+    let signal: EventSignal
+    let sessions: AccountStore
+    let limits: Limits
+    let logger: Logger
+    private let state = NIOLockedValueBox(State())
+    private static let batch = 1_000
+    /// Yields once the migrations have run: the hub reads the log only after that.
+    private let opened = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+
+    init(feed: EventFeed, signal: EventSignal, sessions: AccountStore, limits: Limits, logger: Logger) {
+        self.feed = feed
+        self.signal = signal
+        self.sessions = sessions
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// A subscriber's frames; `close()` (or the end of iteration) unsubscribes.
+    struct Subscription: Sendable {
+        let frames: AsyncStream<Frame>
+        fileprivate let continuation: AsyncStream<Frame>.Continuation
+        func close() { continuation.finish() }
+    }
+
+    static let tooManyStreams = PlazaError(.tooManyRequests, "too_many_streams", "Too many open streams. Close one and try again.")
+
+    func subscribe(user: Int64, session: Int64) throws -> Subscription {
+        let (frames, continuation) = AsyncStream.makeStream(of: Frame.self, bufferingPolicy: .bufferingOldest(limits.buffer))
+        let id = try state.withLockedValue { state in
+            guard !state.closed else { throw PlazaError(.serviceUnavailable, "shutting_down", "The server is shutting down.") }
+            guard state.count < limits.total, (state.streams[user]?.count ?? 0) < limits.perUser else { throw Self.tooManyStreams }
+            state.nextID += 1
+            state.count += 1
+            state.streams[user, default: [:]][state.nextID] = Subscriber(session: session, continuation: continuation)
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in self?.remove(user: user, id: id) }
+        return Subscription(frames: frames, continuation: continuation)
+    }
+
+    private func remove(user: Int64, id: Int) {
+        state.withLockedValue { state in
+            guard state.streams[user]?.removeValue(forKey: id) != nil else { return }
+            state.count -= 1
+            if state.streams[user]?.isEmpty == true { state.streams[user] = nil }
+        }
+    }
+
+    /// Open streams on this server.
+    var openStreams: Int { state.withLockedValue { $0.count } }
+
+    /// Lets `run` start reading the log (called once the migrations have run).
+    func open() { opened.continuation.yield() }
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            for await _ in self.opened.stream { break }
+            try Task.checkCancellation()
+            var position = EventFeed.Position(seq: try await self.feed.bounds().head, recipient: .max)
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.heartbeats() }
+                if self.feed.db.kind == .postgres { group.addTask { await self.listen() } }
+                for await _ in self.signal.pokes {
+                    position = await self.drain(from: position)
+                }
+                group.cancelAll()
+            }
+        }
+        closeAll()
+    }
+
+    /// Delivers everything after `position`; returns the new position.
+    private func drain(from start: EventFeed.Position) async -> EventFeed.Position {
+        var position = start
+        do {
+            while true {
+                let entries = try await feed.entries(after: position, limit: Self.batch)
+                guard let last = entries.last else { break }
+                position = EventFeed.Position(seq: last.seq, recipient: last.recipient)
+                let local = state.withLockedValue { state in entries.filter { state.streams[$0.recipient] != nil } }
+                if !local.isEmpty {
+                    for (entry, frame) in try await feed.frames(local) { deliver(Frame(seq: entry.seq, bytes: frame), to: entry.recipient) }
+                }
+                if entries.count < Self.batch { break }
+            }
+        } catch {
+            // Try again shortly from the same place; nothing is skipped.
+            logger.warning("Reading the event log failed: \(error)")
+            Task { [signal] in
+                try? await Task.sleep(for: .seconds(1))
+                signal.poke()
+            }
+        }
+        return position
+    }
+
+    private func deliver(_ frame: Frame, to user: Int64) {
+        let slow = state.withLockedValue { state -> [AsyncStream<Frame>.Continuation] in
+            (state.streams[user]?.values).map { subscribers in
+                subscribers.compactMap { subscriber in
+                    if case .dropped = subscriber.continuation.yield(frame) { return subscriber.continuation }
+                    return nil
+                }
+            } ?? []
+        }
+        for continuation in slow {
+            logger.info("Closing a stream that fell \(limits.buffer) events behind", metadata: ["user": "\(user)"])
+            continuation.finish()
+        }
+    }
+
+    /// Every `heartbeat`: a comment on each stream (so proxies and clients see it alive), and
+    /// the end of streams whose session was revoked.
+    private func heartbeats() async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: limits.heartbeat) } catch { return }
+            let subscribers = state.withLockedValue { state in state.streams.values.flatMap(\.values) }
+            let sessionIDs = Array(Set(subscribers.map(\.session)))
+            var live = Set<Int64>()
+            do {
+                for chunk in stride(from: 0, to: sessionIDs.count, by: 500) {
+                    live.formUnion(try await sessions.existingSessions(Array(sessionIDs[chunk..<min(chunk + 500, sessionIDs.count)])))
+                }
+            } catch {
+                logger.warning("Checking the sessions of open streams failed: \(error)")
+                live = Set(sessionIDs)
+            }
+            for subscriber in subscribers {
+                if !live.contains(subscriber.session) {
+                    subscriber.continuation.finish()
+                } else if case .dropped = subscriber.continuation.yield(.heartbeat) {
+                    subscriber.continuation.finish()
+                }
+            }
+        }
+    }
+
+    /// PostgreSQL: wakes on every server's commits. Reconnects after a failure, then catches up.
+    private func listen() async {
+        while !Task.isCancelled {
+            do {
+                try await feed.db.listen(channel: EventLog.channel, signal: signal)
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("Listening for events failed, retrying: \(error)")
+            }
+            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+        }
+    }
+
+    /// Ends every stream (graceful shutdown); clients reconnect to another server or later.
+    private func closeAll() {
+        let all = state.withLockedValue { state in
+            state.closed = true
+            return state.streams.values.flatMap(\.values)
+        }
+        for subscriber in all { subscriber.continuation.finish() }
+    }
+}

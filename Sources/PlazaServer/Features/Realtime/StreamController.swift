@@ -1,0 +1,76 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PlazaAPI
+
+/// `GET /stream`: the signed-in person's events as Server-Sent Events. With `Last-Event-ID`
+/// (or `?lastEventId=` for a first connection that wants to resume), everything missed since
+/// is replayed from the log, oldest first, before the stream goes live; each event exactly once.
+struct StreamController {
+    let hub: EventHub
+    let feed: EventFeed
+    static let replayBatch = 500
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        api.get("stream", use: stream)
+    }
+
+    @Sendable func stream(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.requireUser()
+        let resumeFrom = try Self.lastEventID(request)
+        // Subscribed before the replay is read, so nothing falls between the two.
+        let subscription = try hub.subscribe(user: me.userID, session: me.sessionID)
+        let feed = feed
+        var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
+        headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer { subscription.close() }
+                var buffer = ByteBuffer(string: "retry: 2000\n\n")
+                let (head, prunedThrough) = try await feed.bounds()
+                var cursor = head
+                var replayed = 0
+                if let last = resumeFrom {
+                    if last < prunedThrough || last > head {
+                        buffer.writeImmutableBuffer(EventFeed.frame(id: head, event: .reset, json: "{}".utf8))
+                    } else {
+                        cursor = last
+                        while true {
+                            let entries = try await feed.entries(for: me.userID, after: cursor, limit: Self.replayBatch)
+                            for (_, frame) in try await feed.frames(entries) {
+                                buffer.writeImmutableBuffer(frame)
+                                replayed += 1
+                            }
+                            try await writer.write(buffer)
+                            buffer.clear()
+                            cursor = entries.last?.seq ?? cursor
+                            if entries.count < Self.replayBatch { break }
+                        }
+                        // Everything of mine up to the head read above has been replayed.
+                        cursor = max(cursor, head)
+                    }
+                }
+                buffer.writeImmutableBuffer(EventFeed.frame(id: cursor, event: .ready, json: #"{"replayed":\#(replayed)}"#.utf8))
+                try await writer.write(buffer)
+                for await frame in subscription.frames {
+                    if let seq = frame.seq {
+                        guard seq > cursor else { continue }
+                        cursor = seq
+                    }
+                    try await writer.write(frame.bytes)
+                }
+                try await writer.finish(nil)
+            })
+    }
+
+    static func lastEventID(_ request: Request) throws -> Int64? {
+        guard let text = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters.get("lastEventId"), !text.isEmpty
+        else { return nil }
+        guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+            throw PlazaError(.badRequest, "invalid_last_event_id", "Last-Event-ID must be the id of an event this server sent.", field: "lastEventId")
+        }
+        return value
+    }
+}
