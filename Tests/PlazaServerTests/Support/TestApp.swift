@@ -53,6 +53,13 @@ func withApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body:
     try await app.test(.router) { client in try await body(TestAPI(client: client, config: config)) }
 }
 
+/// Runs `body` against a fresh application listening on a loopback port (for streams).
+func withLiveApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI, Int) async throws -> Void) async throws {
+    let config = try await TestDatabase.config(adjust)
+    let app = try await buildApplication(config: config, logger: Logger(label: "test"))
+    try await app.test(.live) { client in try await body(TestAPI(client: client, config: config), client.port!) }
+}
+
 /// Runs `body` with a migrated database (for store-level tests).
 func withDatabase(_ body: @Sendable (Database, PlazaConfig) async throws -> Void) async throws {
     let config = try await TestDatabase.config()

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PlazaAPI
+import ServiceLifecycle
 
 /// `GET /stream`: the signed-in person's events as Server-Sent Events. With `Last-Event-ID`
 /// (or `?lastEventId=` for a first connection that wants to resume), everything missed since
@@ -54,12 +55,17 @@ struct StreamController {
                 }
                 buffer.writeImmutableBuffer(EventFeed.frame(id: cursor, event: .ready, json: #"{"replayed":\#(replayed)}"#.utf8))
                 try await writer.write(buffer)
-                for await frame in subscription.frames {
-                    if let seq = frame.seq {
-                        guard seq > cursor else { continue }
-                        cursor = seq
+                // A stream never ends by itself, so it ends when the server begins to shut down.
+                try await withGracefulShutdownHandler {
+                    for await frame in subscription.frames {
+                        if let seq = frame.seq {
+                            guard seq > cursor else { continue }
+                            cursor = seq
+                        }
+                        try await writer.write(frame.bytes)
                     }
-                    try await writer.write(frame.bytes)
+                } onGracefulShutdown: {
+                    subscription.close()
                 }
                 try await writer.finish(nil)
             })

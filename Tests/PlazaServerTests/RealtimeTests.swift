@@ -1,0 +1,190 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+@Suite("Realtime stream")
+struct RealtimeTests {
+    @Test func followersGetPostsLiveAndNobodyElseDoes() async throws {
+        try await withLiveApp { api, port async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            let eve = try await api.register("eve")
+            try await api.follow(ben, "ana")
+            let bens = try await EventStreamClient.connect(port: port, token: ben.token)
+            let eves = try await EventStreamClient.connect(port: port, token: eve.token)
+            let anas = try await EventStreamClient.connect(port: port, token: ana.token)
+            defer { [bens, eves, anas].forEach { $0.close() } }
+            #expect(bens.status == 200)
+            #expect(await bens.waitFor(1).map(\.event) == ["ready"])
+            #expect(await eves.waitFor(1).map(\.event) == ["ready"])
+            #expect(await anas.waitFor(1).map(\.event) == ["ready"])
+            // MUT
+            let post = try await api.textPost(ana, "Live!")
+            _ = try await api.call(.patch, "/posts/\(post.id)", as: ana, raw: #"{"body":"Live, edited"}"#)
+            _ = try await api.call(.post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "Wow"))
+            _ = try await api.call(.put, "/posts/\(post.id)/like", as: ben)
+            _ = try await api.call(.delete, "/posts/\(post.id)", as: ana)
+            // validate
+            let received = await bens.waitFor(4).dropFirst()
+            #expect(received.map(\.event) == ["post.created", "post.updated", "post.deleted"])
+            #expect(try received.first?.decode(Post.self).body == "Live!")
+            #expect(try received.dropFirst().first?.decode(Post.self).body == "Live, edited")
+            #expect(try received.last?.decode(DeletedPost.self) == DeletedPost(id: post.id))
+            let ids = received.compactMap { $0.id.flatMap(Int64.init) }
+            #expect(ids.count == 3 && ids == ids.sorted(), "each event carries an increasing id")
+            let mine = await anas.waitFor(7).dropFirst()
+            #expect(mine.map(\.event) == ["post.created", "post.updated", "notification", "comment.created", "notification", "like.changed", "post.deleted"])
+            #expect(try mine.first(where: { $0.event == "like.changed" })?.decode(LikeChange.self) == LikeChange(postId: post.id, userId: ben.id, liked: true, likes: 1))
+            #expect(try mine.first(where: { $0.event == "comment.created" })?.decode(Comment.self).body == "Wow")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(eves.events.map(\.event) == ["ready"], "a stranger hears nothing")
+            #expect(bens.events.count == 4, "no more than that")
+        }
+    }
+
+    @Test func reconnectingReplaysWhatWasMissedExactlyOnceInOrder() async throws {
+        try await withLiveApp { api, port async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            try await api.follow(ben, "ana")
+            let first = try await EventStreamClient.connect(port: port, token: ben.token)
+            let ready = try #require(await first.waitFor(1).first)
+            _ = try await api.textPost(ana, "seen live")
+            let live = try #require(await first.waitFor(2).last)
+            first.close()
+            // MUT: five posts while Ben is away, then he reconnects from the last id he saw.
+            var missed: [String] = []
+            for i in 0..<5 { missed.append(try await api.textPost(ana, "missed \(i)").id) }
+            let second = try await EventStreamClient.connect(port: port, token: ben.token, lastEventID: live.id)
+            defer { second.close() }
+            let replayed = await second.waitFor(6)
+            #expect(replayed.map(\.event) == Array(repeating: "post.created", count: 5) + ["ready"])
+            #expect(try replayed.prefix(5).map { try $0.decode(Post.self).id } == missed)
+            #expect(try replayed.last?.decode(StreamReady.self) == StreamReady(replayed: 5))
+            let after = try await api.textPost(ana, "live again")
+            let all = await second.waitFor(7)
+            #expect(try all.last?.decode(Post.self).id == after.id)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(second.events.count == 7, "nothing twice")
+            // Resuming from the very first id replays everything since, once.
+            let third = try await EventStreamClient.connect(port: port, token: ben.token, lastEventID: ready.id)
+            defer { third.close() }
+            #expect(await third.waitFor(8).map(\.event) == Array(repeating: "post.created", count: 7) + ["ready"])
+            // A resume point from the future (another database) is a reset.
+            let fourth = try await EventStreamClient.connect(port: port, token: ben.token, lastEventID: "999999999")
+            defer { fourth.close() }
+            #expect(await fourth.waitFor(2).map(\.event) == ["reset", "ready"])
+        }
+    }
+
+    @Test func blocksAndSpacesDecideWhoHearsAPost() async throws {
+        try await withLiveApp { api, port async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            let cat = try await api.register("cat")
+            for member in [ana, ben, cat] {
+                if member.username == "ana" {
+                    #expect(try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "CS 101")).status == .created)
+                } else {
+                    #expect(try await api.call(.put, "/spaces/cs101/membership", as: member).status == .ok)
+                }
+            }
+            _ = try await api.call(.put, "/users/ana/block", as: cat)
+            let bens = try await EventStreamClient.connect(port: port, token: ben.token)
+            let cats = try await EventStreamClient.connect(port: port, token: cat.token)
+            defer { bens.close(); cats.close() }
+            _ = await bens.waitFor(1)
+            _ = await cats.waitFor(1)
+            let post = try await api.post(ana, CreatePostRequest(kind: .text, body: "Question for the course", spaces: ["cs101"]))
+            #expect(try await bens.waitFor(2).last?.decode(Post.self).id == post.id, "a member hears of a post in the space")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(cats.events.map(\.event) == ["ready"], "a member who blocked the author does not")
+            // A block made after the event hides it on replay too.
+            let beforeBlock = try #require(bens.events.first?.id)
+            _ = try await api.call(.put, "/users/ana/block", as: ben)
+            let replay = try await EventStreamClient.connect(port: port, token: ben.token, lastEventID: beforeBlock)
+            defer { replay.close() }
+            #expect(await replay.waitFor(1).map(\.event) == ["ready"])
+        }
+    }
+
+    @Test func streamsNeedAnAccountAreCappedAndEndWhenTheSessionDoes() async throws {
+        try await withLiveApp({ $0.streamsPerUser = 2; $0.streamHeartbeatSeconds = 1 }) { api, port async throws in
+            let ana = try await api.register("ana")
+            #expect(try await EventStreamClient.connect(port: port, token: nil).status == 401)
+            #expect(try await EventStreamClient.connect(port: port, token: ana.token, lastEventID: "abc").status == 400)
+            let one = try await EventStreamClient.connect(port: port, token: ana.token)
+            let two = try await EventStreamClient.connect(port: port, token: ana.token)
+            defer { one.close(); two.close() }
+            _ = await one.waitFor(1)
+            _ = await two.waitFor(1)
+            let three = try await EventStreamClient.connect(port: port, token: ana.token)
+            #expect(three.status == 429)
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(one.heartbeats >= 1, "heartbeat comments keep the stream alive")
+            // MUT: signing out ends the session's streams at the next heartbeat.
+            #expect(try await api.call(.post, "/auth/logout", as: ana).status == .noContent)
+            #expect(await one.waitForEnd(within: .seconds(4)))
+            #expect(await two.waitForEnd(within: .seconds(1)))
+        }
+    }
+
+    /// The hub on its own: a subscriber that reads nothing is cut off after `buffer` events,
+    /// and one that reads keeps going.
+    @Test func aSlowConsumerIsClosedNotBuffered() async throws {
+        try await withDatabase { db, config in
+            var config = config
+            config.streamBuffer = 16
+            let services = try AppServices(config: config, db: db)
+            let hub = services.eventHub(config: config, logger: Logger(label: "test"))
+            let author = try await services.accounts.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await hub.run() }
+                hub.open()
+                try await Task.sleep(for: .milliseconds(100))
+                let slow = try hub.subscribe(user: author, session: 1)
+                let fast = try hub.subscribe(user: author, session: 2)
+                var frames = fast.frames.makeAsyncIterator()
+                var fastCount = 0
+                for i in 0..<40 {
+                    _ = try await services.posts.create(author: author, .init(kind: .text, body: "post \(i)"))
+                    // The fast reader takes each event as it comes.
+                    while let frame = await frames.next() {
+                        if frame.seq != nil { fastCount += 1; break }
+                    }
+                }
+                #expect(fastCount == 40)
+                var slowCount = 0
+                for await _ in slow.frames { slowCount += 1 }
+                #expect(slowCount == 16, "the slow stream ended after its buffer instead of growing")
+                #expect(hub.openStreams == 1, "only the reader that keeps up is left")
+                fast.close()
+                #expect(hub.openStreams == 0)
+                group.cancelAll()
+            }
+        }
+    }
+
+    @Test func retentionDropsOldEventsAndOldResumePointsReset() async throws {
+        try await withLiveApp { api, port async throws in
+            let ana = try await api.register("ana")
+            let first = try await EventStreamClient.connect(port: port, token: ana.token)
+            let ready = try #require(await first.waitFor(1).first?.id)
+            first.close()
+            _ = try await api.textPost(ana, "old news")
+            let pruned = try await api.withDatabase { db in
+                let services = try AppServices(config: api.config, db: db)
+                return try await services.eventFeed.prune(before: Timestamp.now.milliseconds + 1)
+            }
+            #expect(pruned == 1)
+            let late = try await EventStreamClient.connect(port: port, token: ana.token, lastEventID: ready)
+            defer { late.close() }
+            #expect(await late.waitFor(2).map(\.event) == ["reset", "ready"])
+        }
+    }
+}
