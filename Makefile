@@ -32,8 +32,8 @@ test:
 	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh $(SWIFT) test --skip-build
 	@echo "==> Swift tests on PostgreSQL"
 	scripts/with-postgres.sh $(SWIFT) test --skip-build
-	@echo "==> End-to-end tests (e2e/)"
-	PLAZA_BIN=.build/debug/plaza scripts/e2e.sh
+	@echo "==> End-to-end tests (e2e/; two servers on one PostgreSQL for realtime)"
+	PLAZA_BIN=.build/debug/plaza scripts/with-postgres.sh scripts/e2e.sh
 	@echo "==> Schemathesis against the OpenAPI document"
 	PLAZA_BIN=.build/debug/plaza scripts/schemathesis.sh
 

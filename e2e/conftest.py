@@ -90,9 +90,10 @@ class Client:
 class PlazaServer:
     """`plaza serve` on a temp data dir; can be stopped and started again on the same data."""
 
-    def __init__(self, data_dir: Path, log_path: Path):
+    def __init__(self, data_dir: Path, log_path: Path, env: dict[str, str] | None = None):
         self.data_dir = data_dir
         self.log_path = log_path
+        self.env = env or {}
         self.process: subprocess.Popen | None = None
         self.port = 0
 
@@ -108,7 +109,7 @@ class PlazaServer:
         log.flush()
         self.process = subprocess.Popen(
             [str(BINARY), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", str(self.data_dir)],
-            env=plaza_env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**plaza_env(), **self.env}, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )
         log.close()
         deadline = time.monotonic() + START_TIMEOUT

@@ -71,10 +71,24 @@ struct Serve: AsyncParsableCommand {
         // load for no speed gain here; two arenas keep it close to what is in use.
         _ = glibcMallopt(-8 /* M_ARENA_MAX */, 2)
         #endif
+        raiseOpenFileLimit()
         let app = try await buildApplication(config: config, logger: logger)
         logger.info("Plaza on http://\(config.host):\(config.port) with \(config.databaseURL == nil ? "SQLite in \(config.dataDir)" : "PostgreSQL")")
         try await app.runService()
     }
+}
+
+/// Every open stream holds a socket: take the hard limit on open files, not the (often 1,024) soft one.
+private func raiseOpenFileLimit() {
+    var limit = rlimit()
+    #if canImport(Glibc)
+    let resource = Int32(RLIMIT_NOFILE.rawValue)
+    #else
+    let resource = RLIMIT_NOFILE
+    #endif
+    guard getrlimit(resource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(resource, &limit)
 }
 
 struct Migrate: AsyncParsableCommand {

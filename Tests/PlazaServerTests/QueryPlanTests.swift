@@ -34,6 +34,10 @@ struct QueryPlanTests {
         ("my collections", CollectionStore.listSQL(owner: viewer, page: PageRequest(limit: 20, cursor: cursor))),
         ("items of a collection", CollectionStore.itemsSQL(collection: 4, page: PageRequest(limit: 20, cursor: cursor))),
         ("activity heatmap", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000)),
+        ("notifications", NotificationStore.listSQL(recipient: viewer, unreadOnly: false, page: PageRequest(limit: 20, cursor: cursor))),
+        ("unread notifications", NotificationStore.listSQL(recipient: viewer, unreadOnly: true, page: PageRequest(limit: 20))),
+        ("stream replay", EventFeed.replaySQL(recipient: viewer, after: 100, limit: 500)),
+        ("stream hub read", EventFeed.allSQL(after: .init(seq: 100, recipient: 7), limit: 1000)),
     ]
 
     @Test func hotQueriesUseIndexes() async throws {
@@ -66,7 +70,8 @@ struct QueryPlanTests {
     /// The tables of the schema and the aliases the queries give them.
     static let tables: Set<String> = [
         "users", "sessions", "follows", "blocks", "posts", "comments", "likes", "spaces", "space_members", "post_spaces", "collections",
-        "collection_items", "link_previews", "media", "post_views", "user_terms", "v", "u", "s", "f", "b", "p", "c", "l", "m", "ps", "pss", "i", "ci",
+        "collection_items", "link_previews", "media", "post_views", "user_terms", "notifications", "notification_actors", "events", "event_inbox",
+        "v", "u", "s", "f", "b", "p", "c", "l", "m", "ps", "pss", "i", "ci", "n", "e",
     ]
 
     /// SQLite: `SCAN t` of a table without an index (a scan of a subquery's few rows is fine, and

@@ -140,13 +140,14 @@ struct RealtimeTests {
         try await withDatabase { db, config in
             var config = config
             config.streamBuffer = 16
+            config.streamHeartbeatSeconds = 300
             let services = try AppServices(config: config, db: db)
             let hub = services.eventHub(config: config, logger: Logger(label: "test"))
             let author = try await services.accounts.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
                 hub.open()
-                try await Task.sleep(for: .milliseconds(100))
+                while !hub.isLive { try await Task.sleep(for: .milliseconds(10)) }
                 let slow = try hub.subscribe(user: author, session: 1)
                 let fast = try hub.subscribe(user: author, session: 2)
                 var frames = fast.frames.makeAsyncIterator()

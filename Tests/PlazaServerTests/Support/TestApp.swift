@@ -23,6 +23,8 @@ enum TestDatabase {
         config.rateLimits = false
         config.logLevel = .warning
         config.nodeID = 1
+        // Many suites run at once on one PostgreSQL server (max_connections 200).
+        config.postgresPoolSize = 4
         // Link previews may reach only what a test allow-lists (its own loopback server).
         config.linkPreviews.publicAddresses = false
         if let url = postgresURL { config.databaseURL = try await createDatabase(adminURL: url) }

@@ -35,6 +35,7 @@ final class EventHub: Service, Sendable {
         var count = 0
         var nextID = 0
         var closed = false
+        var live = false
     }
 
     let feed: EventFeed
@@ -86,6 +87,10 @@ final class EventHub: Service, Sendable {
         }
     }
 
+    /// True once the hub has found the end of the log: events committed from then on reach
+    /// subscribers live (earlier ones through replay).
+    var isLive: Bool { state.withLockedValue { $0.live } }
+
     /// Open streams on this server.
     var openStreams: Int { state.withLockedValue { $0.count } }
 
@@ -97,6 +102,7 @@ final class EventHub: Service, Sendable {
             for await _ in self.opened.stream { break }
             try Task.checkCancellation()
             var position = EventFeed.Position(seq: try await self.feed.bounds().head, recipient: .max)
+            self.state.withLockedValue { $0.live = true }
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.heartbeats() }
                 if self.feed.db.kind == .postgres { group.addTask { await self.listen() } }
