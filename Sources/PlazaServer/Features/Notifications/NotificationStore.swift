@@ -173,9 +173,8 @@ struct NotificationStore: Sendable {
         let commentIDs = try rows.compactMap { try $0.decode(column: "n_comment_id", as: Int64?.self) }
         let actors = try await people.users(rows.map(UserRecord.init(row:)), viewer: recipient)
         let posts = try await posts.posts(ids: postIDs, viewer: recipient)
-        let (comments, recent) = try await db.read { db in
-            let comments = commentIDs.isEmpty ? [] : try await db.rows(
-                "SELECT \(CommentStore.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id IN (\(binds: commentIDs))")
+        let (commentsByID, recent) = try await db.read { db in
+            let comments = try await CommentStore.comments(ids: commentIDs, on: db)
             let recent = try await db.rows(
                 """
                 SELECT r.notification_id, u.id AS author_id, \(UserSummary.columns) FROM (
@@ -186,8 +185,6 @@ struct NotificationStore: Sendable {
                 """)
             return (comments, recent)
         }
-        var commentsByID: [Int64: Comment] = [:]
-        for row in comments { commentsByID[try row.decode(column: "id", as: Int64.self)] = try CommentStore.comment(row) }
         var actorsByID: [Int64: [UserSummary]] = [:]
         for row in recent {
             actorsByID[try row.decode(column: "notification_id", as: Int64.self), default: []].append(

@@ -21,6 +21,16 @@ struct CommentStore: Sendable {
             createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
     }
 
+    /// The comments with these ids, by id, in one query (no visibility filter: callers show
+    /// them to someone already allowed to see them).
+    static func comments(ids: [Int64], on db: Connection) async throws -> [Int64: Comment] {
+        guard !ids.isEmpty else { return [:] }
+        let rows = try await db.rows("SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id IN (\(binds: ids))")
+        var comments: [Int64: Comment] = [:]
+        for row in rows { comments[try row.decode(column: "id", as: Int64.self)] = try comment(row) }
+        return comments
+    }
+
     /// Comments of a post, oldest first, without those by users the viewer has a block with.
     func comments(post: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<Comment> {
         let query = Self.listSQL(post: post, page: page, viewer: viewer)

@@ -13,7 +13,8 @@ struct EventFeed: Sendable {
     struct Entry: Sendable {
         var recipient: Int64
         var seq: Int64
-        var kind: StreamEventKind
+        /// nil for a kind this server does not know (written by a newer one): not sent.
+        var kind: StreamEventKind?
         var post: Int64?
         var comment: Int64?
         var notification: Int64?
@@ -22,7 +23,7 @@ struct EventFeed: Sendable {
         init(row: Row) throws {
             recipient = try row.decode(column: "recipient_id", as: Int64.self)
             seq = try row.decode(column: "seq", as: Int64.self)
-            kind = StreamEventKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .postUpdated
+            kind = StreamEventKind(rawValue: try row.decode(column: "kind", as: String.self))
             post = try row.decode(column: "post_id", as: Int64?.self)
             comment = try row.decode(column: "comment_id", as: Int64?.self)
             notification = try row.decode(column: "notification_id", as: Int64?.self)
@@ -115,7 +116,8 @@ struct EventFeed: Sendable {
             }
         }
         let posts = try await posts.posts(ids: Array(postIDs), viewer: nil)
-        let comments = try await comments(ids: Array(commentIDs))
+        let commentList = Array(commentIDs)
+        let comments = try await db.read { db in try await CommentStore.comments(ids: commentList, on: db) }
         var notes: [Int64: PlazaAPI.Notification] = [:]
         for (recipient, ids) in notificationIDs {
             notes.merge(try await notifications.notifications(ids: ids, recipient: recipient)) { a, _ in a }
@@ -123,8 +125,9 @@ struct EventFeed: Sendable {
         var rendered: [Int64: ByteBuffer] = [:]
         return entries.compactMap { entry in
             if let frame = rendered[entry.seq] { return (entry, frame) }
+            guard let kind = entry.kind else { return nil }
             let json: [UInt8]
-            switch entry.kind {
+            switch kind {
             case .postCreated, .postUpdated:
                 guard let post = entry.post.flatMap({ posts[$0] }) else { return nil }
                 json = JSONWriter.encode(post, capacity: 2048)
@@ -143,20 +146,10 @@ struct EventFeed: Sendable {
             case .ready, .reset:
                 return nil
             }
-            let frame = Self.frame(id: entry.seq, event: entry.kind, json: json)
+            let frame = Self.frame(id: entry.seq, event: kind, json: json)
             rendered[entry.seq] = frame
             return (entry, frame)
         }
-    }
-
-    private func comments(ids: [Int64]) async throws -> [Int64: Comment] {
-        guard !ids.isEmpty else { return [:] }
-        let rows = try await db.read { db in
-            try await db.rows("SELECT \(CommentStore.columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id IN (\(binds: ids))")
-        }
-        var comments: [Int64: Comment] = [:]
-        for row in rows { comments[try row.decode(column: "id", as: Int64.self)] = try CommentStore.comment(row) }
-        return comments
     }
 
     /// `id: …`, `event: …` and one `data:` line (the JSON has no line breaks).
