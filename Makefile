@@ -1,7 +1,7 @@
 # Plaza's everyday commands.
 #   make run     build (release), seed the demo world into ./data, serve on http://127.0.0.1:8080
 #   make build   the release binary, .build/release/plaza
-#   make test    Swift tests on SQLite and on PostgreSQL, end-to-end tests, schemathesis
+#   make test    Swift tests on SQLite and on PostgreSQL, end-to-end and browser tests, schemathesis
 #   make clean   build products (./data, your instance's data, stays)
 #   make bench   Plaza vs PocketBase benchmark (bench/README.md); flags via BENCH_ARGS="--duration 5 ..."
 # Override with e.g. `make run PORT=9000 DATA_DIR=/srv/plaza`.
@@ -15,7 +15,7 @@ PLAZA := ./.build/release/plaza
 run: build
 	@echo "==> Seeding the demo world into $(DATA_DIR)"
 	$(PLAZA) seed --demo --data-dir "$(DATA_DIR)"
-	@echo "==> Serving on http://127.0.0.1:$(PORT) (Ctrl-C stops)"
+	@echo "==> Serving on http://localhost:$(PORT): open it in a browser, sign in as demo / plaza-demo or sign up (Ctrl-C stops)"
 	exec $(PLAZA) serve --data-dir "$(DATA_DIR)" --port $(PORT)
 
 build:
@@ -32,7 +32,7 @@ test:
 	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh $(SWIFT) test --skip-build
 	@echo "==> Swift tests on PostgreSQL"
 	scripts/with-postgres.sh $(SWIFT) test --skip-build
-	@echo "==> End-to-end tests (e2e/; two servers on one PostgreSQL for realtime)"
+	@echo "==> End-to-end and browser tests (e2e/; two servers on one PostgreSQL for realtime; screenshots in e2e/screenshots)"
 	PLAZA_BIN=.build/debug/plaza scripts/with-postgres.sh scripts/e2e.sh
 	@echo "==> Schemathesis against the OpenAPI document"
 	PLAZA_BIN=.build/debug/plaza scripts/schemathesis.sh

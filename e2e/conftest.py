@@ -1,12 +1,16 @@
 """End-to-end fixtures: the real `plaza` binary, started as a process on a loopback port.
 
 PLAZA_BIN names the binary (default .build/debug/plaza); scripts/e2e.sh sets it.
+Browser tests use `browser_factory` (headless Chromium through selenium; helpers in web.py):
+CHROMIUM_BIN and CHROMEDRIVER name the browser and its driver, PLAZA_SCREENSHOTS the folder for
+screenshots and for what a failed browser test leaves behind.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -178,6 +182,101 @@ def run_plaza(*args: str, data_dir: Path, input: str | None = None) -> subproces
 def _binary_exists():
     if not BINARY.is_file() or not os.access(BINARY, os.X_OK):
         pytest.exit(f"no plaza binary at {BINARY}: run `swift build` or set PLAZA_BIN", returncode=1)
+
+
+BROWSERS = pytest.StashKey[list]()  # the test's open browsers (selenium drivers), oldest first
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """When a test with open browsers fails, each browser leaves FAILED-<test>[-<n>].png, .html
+    and .log (its console) in the screenshot folder; the report names them."""
+    outcome = yield
+    report = outcome.get_result()
+    drivers = item.stash.get(BROWSERS, [])
+    if not (report.failed and report.when in ("setup", "call") and drivers):
+        return
+    from web import save_failure
+    written = []
+    for number, driver in enumerate(drivers, start=1):
+        name = item.name if number == 1 else f"{item.name}-{number}"
+        try:
+            written += save_failure(driver, name)
+        except Exception as error:  # never hide the test's own failure behind this one
+            written.append(f"{name}: could not save ({error!r})")
+    report.sections.append(("browser", "\n".join(str(path) for path in written)))
+
+
+def chromium_binary() -> str | None:
+    """CHROMIUM_BIN, else Debian's /usr/bin/chromium, the macOS app, or `chromium` on PATH."""
+    if os.environ.get("CHROMIUM_BIN"):
+        return os.environ["CHROMIUM_BIN"]
+    for path in ("/usr/bin/chromium", "/Applications/Chromium.app/Contents/MacOS/Chromium",
+                 os.path.expanduser("~/Applications/Chromium.app/Contents/MacOS/Chromium")):
+        if os.access(path, os.X_OK):
+            return path
+    return shutil.which("chromium")
+
+
+@pytest.fixture
+def browser_factory(request: pytest.FixtureRequest):
+    """`new_browser(width=1280, height=900, javascript=True)` opens a headless Chromium whose
+    viewport is width × height: its own process and profile (cookies, storage), so two browsers
+    are two users; `javascript=False` turns scripts off (for pages that must work without them).
+    No implicit waits (use web.wait_for & co.). All are quit when the test ends."""
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.service import Service
+
+    # The driver is named explicitly, so Selenium Manager (which downloads drivers and sends
+    # usage statistics) never runs; these make sure of it.
+    os.environ["SE_AVOID_STATS"] = "true"
+    os.environ["SE_OFFLINE"] = "true"
+
+    binary = chromium_binary()
+    driver_path = os.environ.get("CHROMEDRIVER") or shutil.which("chromedriver")
+    if not binary or not os.access(binary, os.X_OK) or not driver_path:
+        pytest.fail(
+            f"browser tests need Chromium and chromedriver (found {binary or 'no chromium'}, "
+            f"{driver_path or 'no chromedriver'}): run scripts/install-deps.sh test, or set "
+            "CHROMIUM_BIN and CHROMEDRIVER", pytrace=False)
+    drivers: list = request.node.stash.setdefault(BROWSERS, [])
+
+    def new_browser(width: int = 1280, height: int = 900, javascript: bool = True):
+        from web import set_viewport
+        options = webdriver.ChromeOptions()
+        options.binary_location = binary
+        for argument in ("--headless=new", "--disable-dev-shm-usage", f"--window-size={width},{height}",
+                         "--force-device-scale-factor=1", "--hide-scrollbars", "--lang=en-US",
+                         "--no-first-run", "--no-default-browser-check", "--disable-extensions",
+                         "--disable-background-networking", "--disable-component-update",
+                         "--disable-sync", "--password-store=basic", "--use-mock-keychain",
+                         # The browser resolves nothing but loopback: no test page can reach another host.
+                         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"):
+            options.add_argument(argument)
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            options.add_argument("--no-sandbox")  # Chromium's sandbox refuses to run as root
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        if not javascript:
+            options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+        try:
+            driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+        except WebDriverException as error:
+            pytest.fail(f"could not start {binary} through {driver_path} (is the driver the browser's "
+                        f"major version?):\n{error.msg or error}", pytrace=False)
+        drivers.append(driver)
+        driver.implicitly_wait(0)
+        driver.set_page_load_timeout(30)
+        set_viewport(driver, width, height)
+        return driver
+
+    yield new_browser
+    for driver in reversed(drivers):
+        try:
+            driver.quit()
+        except Exception:
+            pass
+    drivers.clear()
 
 
 @pytest.fixture

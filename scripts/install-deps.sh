@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing Plaza needs, and only what is missing.
 #   scripts/install-deps.sh        what `make run` / `make build` need
-#   scripts/install-deps.sh test   plus PostgreSQL and the Python test tools (`make test`)
+#   scripts/install-deps.sh test   plus PostgreSQL, headless Chromium + chromedriver for the
+#                                  browser tests, and the Python test tools (`make test`)
 # Debian/Ubuntu use apt-get, macOS uses Homebrew. Safe to run again: with everything present
 # it only checks and returns. Written for bash 3.2 too (macOS's /bin/bash).
 set -euo pipefail
@@ -22,8 +23,16 @@ fi
 # with the Swift packages.
 apt_build="libvips-dev pkg-config"
 brew_build="vips pkg-config"
-apt_test="postgresql curl"
+apt_test="postgresql curl fonts-dejavu-core fonts-noto-color-emoji"
 brew_test="postgresql@16"
+# The browser tests (e2e/, selenium): Debian's Chromium and its driver, Homebrew's casks. With
+# CHROMIUM_BIN and CHROMEDRIVER set you bring your own and these are left alone.
+apt_browser="chromium chromium-driver"
+brew_browser_casks="chromium chromedriver"
+if [ -n "${CHROMIUM_BIN:-}" ] && [ -n "${CHROMEDRIVER:-}" ]; then
+  apt_browser=""
+  brew_browser_casks=""
+fi
 
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -32,7 +41,7 @@ case "$(uname -s)" in
   Linux)
     command -v apt-get >/dev/null 2>&1 || { echo "error: on Linux only Debian/Ubuntu (apt-get) is supported." >&2; exit 1; }
     if [ "$mode" = test ]; then
-      want_system="$want_system $apt_test"
+      want_system="$want_system $apt_test $apt_browser"
       command -v python3 >/dev/null 2>&1 || want_system="$want_system python3"
       python3 -m pip --version >/dev/null 2>&1 || want_system="$want_system python3-pip"
     fi
@@ -41,8 +50,29 @@ case "$(uname -s)" in
       dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing="$missing $pkg"
     done
     if [ -n "$missing" ]; then
-      echo "install-deps: apt-get install$missing"
       sudo_if_needed apt-get update -qq
+      case "$missing " in
+        *" chromium "* | *" chromium-driver "*)
+          # Ubuntu has no real chromium package: its chromium(-browser) only installs the snap.
+          candidate=$(apt-cache policy chromium 2>/dev/null | sed -n 's/^ *Candidate: *//p' || true)
+          case "$candidate" in
+            "" | "(none)" | *snap*)
+              echo "install-deps: warning: apt has no (non-snap) 'chromium' package here, as on Ubuntu;" \
+                "the browser tests need one. Install Chromium or Chrome and the chromedriver of the" \
+                "same major version yourself, then set CHROMIUM_BIN and CHROMEDRIVER (with the snap:" \
+                "CHROMIUM_BIN=/snap/bin/chromium CHROMEDRIVER=/snap/bin/chromium.chromedriver)." >&2
+              rest=""
+              for pkg in $missing; do
+                case "$pkg" in chromium | chromium-driver) ;; *) rest="$rest $pkg" ;; esac
+              done
+              missing="$rest"
+              ;;
+          esac
+          ;;
+      esac
+    fi
+    if [ -n "$missing" ]; then
+      echo "install-deps: apt-get install$missing"
       # shellcheck disable=SC2086 # word splitting of the package list is intended
       sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
     fi
@@ -54,9 +84,14 @@ case "$(uname -s)" in
     for pkg in $want_system; do
       brew list --versions "$pkg" >/dev/null 2>&1 || brew install "$pkg"
     done
+    if [ "$mode" = test ]; then
+      for cask in $brew_browser_casks; do
+        brew list --cask "$cask" >/dev/null 2>&1 || brew install --cask "$cask"
+      done
+    fi
     ;;
   *)
-    echo "warning: unknown system $(uname -s); install PostgreSQL and Python 3 yourself." >&2
+    echo "warning: unknown system $(uname -s); install PostgreSQL, Python 3, Chromium and chromedriver yourself." >&2
     ;;
 esac
 
@@ -64,7 +99,9 @@ if [ "$mode" = test ]; then
   # find_spec looks for the modules without importing them (fast).
   pips=$(python3 -c '
 import importlib.util as u
-print(" ".join(m for m in ("pytest", "requests") if u.find_spec(m) is None))')
+# module: what pip installs when it is missing (selenium drives Chromium in the browser tests)
+wanted = {"pytest": "pytest", "requests": "requests", "selenium": "selenium>=4.20,<5"}
+print(" ".join(spec for m, spec in wanted.items() if u.find_spec(m) is None))')
   # moto's S3 server for the S3 media storage tests (scripts/with-moto.sh).
   command -v moto_server >/dev/null 2>&1 || pips="$pips moto[server]>=5,<6"
   # scripts/schemathesis.sh speaks schemathesis 4's command line.

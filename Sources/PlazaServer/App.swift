@@ -68,11 +68,12 @@ extension AppServices {
     }
 }
 
-/// Builds the router with every route of the API.
-func buildRouter(_ services: AppServices, hub: EventHub, config: PlazaConfig) -> Router<PlazaContext> {
+/// Builds the router with every route of the API and the web app.
+func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, config: PlazaConfig) -> Router<PlazaContext> {
     let router = Router(context: PlazaContext.self)
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: WebErrorMiddleware(renderer: web))
     router.add(middleware: BodyLimitMiddleware(limit: config.maxBodyBytes))
     HealthController(db: services.db).register(to: router)
     let api = router.group("api/v1")
@@ -80,30 +81,38 @@ func buildRouter(_ services: AppServices, hub: EventHub, config: PlazaConfig) ->
     if config.rateLimits {
         api.add(middleware: RateLimitMiddleware(limiter: RateLimiter(policy: config.rateLimitPolicy)))
     }
+    let controllers = WebController.APIControllers(
+        accounts: AccountsController(
+            accounts: services.accounts, passwords: services.passwords, throttle: LoginThrottle(policy: config.loginThrottle),
+            media: services.media, storage: services.mediaStorage),
+        people: PeopleController(people: services.people),
+        posts: PostsController(
+            posts: services.posts, comments: services.comments, likes: services.likes, people: services.people, storage: services.mediaStorage,
+            previews: services.linkPreviewQueue),
+        feeds: FeedsController(posts: services.posts, people: services.people, spaces: services.spaces),
+        spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage),
+        search: SearchController(
+            search: SearchStore(db: services.db), spaces: services.spaces, people: services.people, collections: services.collections,
+            posts: services.posts),
+        history: HistoryController(history: HistoryStore(db: services.db)),
+        collections: CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),
+        notifications: NotificationsController(notifications: services.notifications))
     OpenAPIController().register(to: api)
-    AccountsController(
-        accounts: services.accounts, passwords: services.passwords, throttle: LoginThrottle(policy: config.loginThrottle),
-        media: services.media, storage: services.mediaStorage
-    ).register(to: api)
-    PeopleController(people: services.people).register(to: api)
-    PostsController(
-        posts: services.posts, comments: services.comments, likes: services.likes, people: services.people, storage: services.mediaStorage,
-        previews: services.linkPreviewQueue)
-        .register(to: api)
+    controllers.accounts.register(to: api)
+    controllers.people.register(to: api)
+    controllers.posts.register(to: api)
     MediaController(
         media: services.media, storage: services.mediaStorage, ingest: services.ingest, ids: services.ids,
         uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes
     ).register(api: api, router: router)
-    FeedsController(posts: services.posts, people: services.people, spaces: services.spaces).register(to: api)
-    SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage).register(to: api)
-    SearchController(
-        search: SearchStore(db: services.db), spaces: services.spaces, people: services.people, collections: services.collections,
-        posts: services.posts
-    ).register(to: api)
-    HistoryController(history: HistoryStore(db: services.db)).register(to: api)
-    CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue).register(to: api)
-    NotificationsController(notifications: services.notifications).register(to: api)
+    controllers.feeds.register(to: api)
+    controllers.spaces.register(to: api)
+    controllers.search.register(to: api)
+    controllers.history.register(to: api)
+    controllers.collections.register(to: api)
+    controllers.notifications.register(to: api)
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
+    WebController(renderer: web, api: controllers, stores: services, sessionDays: config.sessionIdleDays).register(to: router)
     return router
 }
 
@@ -115,7 +124,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
     var app = Application(
-        router: buildRouter(services, hub: hub, config: config),
+        router: buildRouter(services, hub: hub, web: try await WebRenderer.load(), config: config),
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )

@@ -15,11 +15,14 @@ public struct PlazaContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: Identity?
     public let remoteAddress: String
+    /// Completes when the client's connection closes: endless responses (the event stream) stop then.
+    let connectionClosed: EventLoopFuture<Void>
     var bodyLimit: Int
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress?.ipAddress ?? "local"
+        self.connectionClosed = source.channel.closeFuture
         self.bodyLimit = 64 * 1024
     }
 

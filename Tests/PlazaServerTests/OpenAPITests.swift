@@ -8,12 +8,16 @@ import Testing
 
 @Suite("OpenAPI document")
 struct OpenAPITests {
-    /// Every registered route is documented and every documented route exists.
+    /// Every registered API route is documented and every documented route exists. The web
+    /// app's pages and static files are HTML for browsers, not part of the API.
     @Test func documentMatchesTheRouter() async throws {
         try await withDatabase { db, config in
             let services = try AppServices(config: config, db: db)
-            let router = buildRouter(services, hub: services.eventHub(config: config, logger: .init(label: "test")), config: config)
-            let registered = Set(router.routes.map { "\($0.method.rawValue.lowercased()) \(Self.normalise($0.path.description))" })
+            let router = buildRouter(services, hub: services.eventHub(config: config, logger: .init(label: "test")), web: try await WebRenderer.load(), config: config)
+            let all = router.routes.map { (method: $0.method.rawValue.lowercased(), path: Self.normalise($0.path.description)) }
+            let isWeb = { (path: String) in WebErrorMiddleware.isPage(path) || path.hasPrefix("/assets/") }
+            let registered = Set(all.filter { !isWeb($0.path) }.map { "\($0.method) \($0.path)" })
+            #expect(all.filter { isWeb($0.path) }.count > 20, "the web app's pages are registered")
             let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
             let paths = document["paths"] as! [String: [String: Any]]
             let documented = Set(paths.flatMap { path, item in item.keys.map { "\($0) \(path)" } })

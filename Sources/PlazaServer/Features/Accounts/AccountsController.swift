@@ -31,6 +31,11 @@ struct AccountsController {
 
     @Sendable func register(_ request: Request, context: PlazaContext) async throws -> EditedResponse<AuthResponse> {
         let body = try await request.decode(as: RegisterRequest.self, context: context)
+        return EditedResponse(status: .created, response: try await signUp(body, request: request, context: context))
+    }
+
+    /// Creates the account and its first session; shared by the API and the web sign-up form.
+    func signUp(_ body: RegisterRequest, request: Request, context: PlazaContext) async throws -> AuthResponse {
         let username = try Validate.username(body.username)
         let email = try Validate.email(body.email)
         try Validate.password(body.password)
@@ -38,11 +43,15 @@ struct AccountsController {
         let hash = try await passwords.hash(body.password)
         let userID = try await accounts.createUser(.init(username: username, email: email, passwordHash: hash, displayName: displayName))
         let token = try await accounts.createSession(userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
-        return EditedResponse(status: .created, response: AuthResponse(user: try await accounts.me(userID: userID), token: token))
+        return AuthResponse(user: try await accounts.me(userID: userID), token: token)
     }
 
     @Sendable func login(_ request: Request, context: PlazaContext) async throws -> AuthResponse {
-        let body = try await request.decode(as: LoginRequest.self, context: context)
+        try await signIn(try await request.decode(as: LoginRequest.self, context: context), request: request, context: context)
+    }
+
+    /// Checks the password (throttled per account and address) and opens a session; shared by the API and the web form.
+    func signIn(_ body: LoginRequest, request: Request, context: PlazaContext) async throws -> AuthResponse {
         let login = body.login.trimmingCharacters(in: .whitespaces)
         guard !login.isEmpty, login.count <= 254 else { throw PlazaError.invalid("login", "login must be a username or email.") }
         guard body.password.count <= 128 else { throw Self.invalidCredentials }

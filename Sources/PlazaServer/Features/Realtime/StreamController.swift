@@ -22,6 +22,8 @@ struct StreamController {
         let resumeFrom = try Self.lastEventID(request)
         // Subscribed before the replay is read, so nothing falls between the two.
         let subscription = try hub.subscribe(user: me.userID, session: me.sessionID)
+        // A closed tab frees its place at once, not at the next write (the per-user cap counts open streams).
+        context.connectionClosed.whenComplete { _ in subscription.close() }
         let feed = feed
         var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"

@@ -1,0 +1,337 @@
+// Plaza's web app: progressive enhancement of the server-rendered pages. Reading works
+// without this file; with it, actions go through the JSON API (cookie session plus the
+// page's CSRF token), lists grow as you scroll, and the realtime stream keeps pages live.
+
+const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? '';
+
+/** Calls the JSON API; throws an Error carrying the server's message and field. */
+export async function api(method, path, body) {
+  const headers = { 'X-CSRF-Token': csrf, Accept: 'application/json' };
+  const init = { method, headers, credentials: 'same-origin' };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    throw new Error('Could not reach Plaza. Check your connection and try again.');
+  }
+  const text = await response.text();
+  let data = null;
+  if (text) { try { data = JSON.parse(text); } catch { /* not JSON */ } }
+  if (!response.ok) {
+    const error = new Error(data?.error?.message ?? `Something went wrong (${response.status}).`);
+    error.field = data?.error?.field;
+    throw error;
+  }
+  return data;
+}
+
+/** Uploads an image to /me/media, reporting progress on a <progress> element. */
+export function upload(file, progress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/api/v1/me/media');
+    xhr.setRequestHeader('X-CSRF-Token', csrf);
+    xhr.setRequestHeader('Accept', 'application/json');
+    if (progress) {
+      progress.hidden = false;
+      progress.value = 0;
+      xhr.upload.onprogress = (e) => { if (e.lengthComputable) progress.value = Math.round((100 * e.loaded) / e.total); };
+    }
+    xhr.onload = () => {
+      let data = null;
+      try { data = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
+      if (xhr.status >= 200 && xhr.status < 300) { if (progress) progress.value = 100; resolve(data); }
+      else reject(new Error(data?.error?.message ?? `The upload failed (${xhr.status}).`));
+    };
+    xhr.onerror = () => reject(new Error('The upload failed: Plaza could not be reached.'));
+    const form = new FormData();
+    form.append('file', file);
+    xhr.send(form);
+  });
+}
+
+export function toast(message) {
+  const box = document.getElementById('toast');
+  if (!box) return;
+  box.textContent = message;
+  box.classList.add('show');
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => box.classList.remove('show'), 3000);
+}
+
+/** Marks an element busy (disabled, aria-busy) while `work` runs. */
+export async function busy(element, work) {
+  const buttons = element.matches('form') ? [...element.querySelectorAll('button')] : [element];
+  element.setAttribute('aria-busy', 'true');
+  buttons.forEach((b) => { b.disabled = true; });
+  try { return await work(); } finally {
+    element.removeAttribute('aria-busy');
+    buttons.forEach((b) => { b.disabled = false; });
+  }
+}
+
+export function showError(element, error) {
+  const box = (element.matches('form') ? element : element.closest('form, section, li, article'))?.querySelector('.error[role="alert"]');
+  if (box) { box.textContent = error.message; box.hidden = false; } else toast(error.message);
+  const field = error.field && element.matches('form') ? element.querySelector(`[name="${CSS.escape(error.field)}"]`) : null;
+  if (field) { field.setAttribute('aria-invalid', 'true'); field.focus(); }
+}
+
+function clearError(form) {
+  const box = form.querySelector('.error[role="alert"]');
+  if (box) { box.hidden = true; box.textContent = ''; }
+  form.querySelectorAll('[aria-invalid]').forEach((f) => f.removeAttribute('aria-invalid'));
+}
+
+/** A form's fields as JSON: dotted names nest, `data-number` and ranges are numbers,
+ *  repeated checkboxes are arrays. Empty fields are left out, or null on PATCH (clears). */
+export function formJSON(form, method) {
+  const body = {};
+  const set = (path, value) => {
+    const keys = path.split('.');
+    let target = body;
+    keys.slice(0, -1).forEach((k) => { target = target[k] ??= {}; });
+    target[keys.at(-1)] = value;
+  };
+  const checkboxes = {};
+  for (const el of form.elements) {
+    if (!el.name || el.name === '_csrf' || el.type === 'file' || el.disabled) continue;
+    if (el.type === 'checkbox') { (checkboxes[el.name] ??= []).push(el); continue; }
+    if (el.type === 'radio' && !el.checked) continue;
+    const value = el.value.trim();
+    if (value === '') { if (method === 'PATCH') set(el.name, null); continue; }
+    set(el.name, el.type === 'range' || el.type === 'number' || 'number' in el.dataset ? Number(value) : value);
+  }
+  for (const [name, boxes] of Object.entries(checkboxes)) set(name, boxes.filter((b) => b.checked).map((b) => b.value));
+  const nullable = form.dataset.nullIfEmpty;
+  if (nullable && !form.elements[nullable]?.value) set(nullable.split('.').slice(0, -1).join('.'), null);
+  return body;
+}
+
+function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (_, key) => encodeURIComponent(values?.[key] ?? ''));
+}
+
+async function after(element, then, data, body) {
+  if (!then) return;
+  const [action, ...rest] = then.split(':');
+  const argument = rest.join(':');
+  if (action === 'reload') location.reload();
+  else if (action === 'go') location.assign(fill(argument, { ...body, ...data }));
+  else if (action === 'remove') document.querySelector(argument)?.remove();
+  else if (action === 'toast') toast(argument);
+  else element.dispatchEvent(new CustomEvent(`plaza:${action}`, { bubbles: true, detail: data }));
+  if (element.matches('form') && action !== 'go' && action !== 'reload') {
+    element.querySelectorAll('textarea, input[type=url], input[type=password]').forEach((f) => { f.value = ''; });
+  }
+}
+
+// `data-api="METHOD /path/{field}"` on a form or button: one JSON request, then `data-then`.
+document.addEventListener('submit', async (event) => {
+  const form = event.target.closest('form[data-api]');
+  if (!form) return;
+  event.preventDefault();
+  const [method, template] = form.dataset.api.split(' ');
+  const body = formJSON(form, method);
+  const path = template.replace(/\{(\w+)\}/g, (_, key) => { const value = body[key]; delete body[key]; return encodeURIComponent(value ?? ''); });
+  clearError(form);
+  await busy(form, async () => {
+    try { await after(form, form.dataset.then, await api(method, path, body), body); } catch (error) { showError(form, error); }
+  });
+});
+
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest('button[data-api]');
+  if (!button) return;
+  if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
+  const [method, path] = button.dataset.api.split(' ');
+  await busy(button, async () => {
+    try { await after(button, button.dataset.then, await api(method, path), {}); } catch (error) { showError(button, error); }
+  });
+});
+
+// Plain forms (sign in, sign up): show that something is happening.
+document.addEventListener('submit', (event) => {
+  const form = event.target.closest('form[data-busy]');
+  if (form) form.setAttribute('aria-busy', 'true');
+});
+
+// Likes, follows, joins.
+document.addEventListener('click', async (event) => {
+  const like = event.target.closest('[data-like]');
+  const follow = event.target.closest('[data-follow]');
+  const join = event.target.closest('[data-join]');
+  if (!document.body.dataset.signedIn && (like || follow || join)) {
+    location.assign(`/login?next=${encodeURIComponent(location.pathname)}`);
+    return;
+  }
+  if (like) {
+    const liked = like.getAttribute('aria-pressed') === 'true';
+    await busy(like, async () => {
+      try {
+        const state = await api(liked ? 'DELETE' : 'PUT', `/api/v1/posts/${like.dataset.like}/like`);
+        setLikes(like.dataset.like, state.likes, state.liked);
+      } catch (error) { toast(error.message); }
+    });
+  } else if (follow) {
+    const following = follow.getAttribute('aria-pressed') === 'true';
+    await busy(follow, async () => {
+      try {
+        const user = await api(following ? 'DELETE' : 'PUT', `/api/v1/users/${encodeURIComponent(follow.dataset.follow)}/follow`);
+        follow.setAttribute('aria-pressed', String(user.viewer.following));
+        follow.textContent = user.viewer.following ? 'Unfollow' : 'Follow';
+        follow.classList.toggle('primary', !user.viewer.following);
+        const count = document.querySelector('[data-followers]');
+        if (count && document.querySelector('.profile [data-follow]') === follow) count.textContent = user.counts.followers;
+      } catch (error) { toast(error.message); }
+    });
+  } else if (join) {
+    const member = join.getAttribute('aria-pressed') === 'true';
+    await busy(join, async () => {
+      try {
+        await api(member ? 'DELETE' : 'PUT', `/api/v1/spaces/${encodeURIComponent(join.dataset.join)}/membership`);
+        location.reload();
+      } catch (error) { toast(error.message); }
+    });
+  }
+});
+
+function setLikes(postId, likes, liked) {
+  document.querySelectorAll(`[data-like="${postId}"]`).forEach((button) => {
+    button.querySelector('.count').textContent = likes;
+    if (liked !== undefined) button.setAttribute('aria-pressed', String(liked));
+  });
+}
+
+// Relative times, in the reader's own time zone.
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+export function enhance(root = document) {
+  root.querySelectorAll('time[datetime]').forEach((time) => {
+    const date = new Date(time.dateTime);
+    if (Number.isNaN(date.getTime())) return;
+    time.title = date.toLocaleString();
+    const seconds = (date.getTime() - Date.now()) / 1000;
+    const units = [['year', 31536000], ['month', 2592000], ['day', 86400], ['hour', 3600], ['minute', 60]];
+    const [unit, size] = units.find(([, s]) => Math.abs(seconds) >= s) ?? ['second', 1];
+    time.textContent = Math.abs(seconds) < 45 ? 'just now' : relative.format(Math.round(seconds / size), unit);
+  });
+  root.querySelectorAll('[data-color]').forEach((el) => {
+    if (/^#[0-9a-fA-F]{6}$/.test(el.dataset.color)) el.style.setProperty('--accent', el.dataset.color);
+  });
+  root.querySelectorAll('a[data-more]').forEach((link) => moreObserver.observe(link));
+}
+
+// Infinite scroll: the "Older posts" link fetches the next page's cards and replaces itself.
+async function loadMore(link) {
+  if (link.dataset.loading) return;
+  link.dataset.loading = 'true';
+  link.setAttribute('aria-busy', 'true');
+  link.textContent = 'Loading…';
+  try {
+    const url = new URL(link.href);
+    url.searchParams.set('fragment', '1');
+    const response = await fetch(url, { credentials: 'same-origin' });
+    if (!response.ok) throw new Error();
+    const holder = document.createElement('div');
+    holder.innerHTML = await response.text();
+    const parent = link.parentElement;
+    const nodes = [...holder.children].filter((n) => !(n.id && document.getElementById(n.id)));
+    link.replaceWith(...nodes);
+    enhance(parent);
+  } catch {
+    delete link.dataset.loading;
+    link.removeAttribute('aria-busy');
+    link.textContent = 'Could not load more. Try again';
+  }
+}
+const moreObserver = new IntersectionObserver((entries) => {
+  entries.forEach((entry) => { if (entry.isIntersecting) { moreObserver.unobserve(entry.target); loadMore(entry.target); } });
+}, { rootMargin: '600px' });
+document.addEventListener('click', (event) => {
+  const link = event.target.closest('a[data-more]');
+  if (link) { event.preventDefault(); loadMore(link); }
+});
+
+/** Fetches one post's card as the server renders it for me. */
+export async function card(postId) {
+  const response = await fetch(`/fragments/post/${postId}`, { credentials: 'same-origin' });
+  if (!response.ok) return null;
+  const holder = document.createElement('div');
+  holder.innerHTML = await response.text();
+  return holder.querySelector('article');
+}
+
+// Realtime: one stream per tab, resumed by the browser with Last-Event-ID.
+function live() {
+  if (!document.body.dataset.signedIn || !('EventSource' in window)) return;
+  const stream = new EventSource('/api/v1/stream');
+  const badge = document.getElementById('unread');
+  const feed = document.querySelector('[data-live]');
+  const on = (type, handler) => stream.addEventListener(type, (e) => { try { handler(JSON.parse(e.data)); } catch { /* ignore a bad frame */ } });
+  on('notification', () => {
+    if (!badge) return;
+    const count = Number(badge.dataset.count || 0) + 1;
+    badge.dataset.count = count;
+    badge.textContent = count;
+    badge.setAttribute('aria-label', `${count} unread`);
+  });
+  on('post.created', async (post) => {
+    if (!feed || document.getElementById(`post-${post.id}`)) return;
+    const scope = feed.dataset.live;
+    if (scope.startsWith('space:') && !post.spaces.some((s) => `space:${s.slug}` === scope)) return;
+    const article = await card(post.id);
+    if (!article || document.getElementById(article.id)) return;
+    article.classList.add('fresh');
+    feed.prepend(article);
+    feed.querySelector('.empty')?.remove();
+    enhance(article);
+  });
+  on('post.deleted', (event) => document.getElementById(`post-${event.id ?? event.postId}`)?.remove());
+  on('like.changed', (event) => setLikes(event.postId, event.likes));
+  on('comment.created', (comment) => {
+    document.querySelectorAll(`#post-${comment.postId} .comments-link .count`).forEach((c) => { c.textContent = Number(c.textContent) + 1; });
+    document.dispatchEvent(new CustomEvent('plaza:remote-comment', { detail: comment }));
+  });
+  on('reset', () => { if (feed) location.reload(); });
+  window.addEventListener('pagehide', () => stream.close());
+}
+
+// The notifications page marks everything read once it has been shown.
+if (location.pathname === '/notifications' && document.querySelector('.notification.unread')) {
+  api('POST', '/api/v1/me/notifications/read').then(() => {
+    const badge = document.getElementById('unread');
+    if (badge) { badge.dataset.count = 0; badge.textContent = ''; badge.setAttribute('aria-label', '0 unread'); }
+  }).catch(() => {});
+}
+
+// "Near me" on the search page.
+document.querySelector('[data-near-me]')?.addEventListener('click', () => {
+  const status = document.querySelector('[data-near-status]');
+  if (!navigator.geolocation) { status.textContent = 'This browser cannot share its location.'; return; }
+  status.textContent = 'Finding you…';
+  navigator.geolocation.getCurrentPosition((position) => {
+    document.querySelector('[data-near]').value = `${position.coords.latitude.toFixed(5)},${position.coords.longitude.toFixed(5)}`;
+    status.textContent = '';
+    document.querySelector('form[data-search]').requestSubmit();
+  }, () => { status.textContent = 'Location is not available. Type a place as lat,lon.'; }, { timeout: 10000 });
+});
+
+// Range inputs show their value.
+document.addEventListener('input', (event) => {
+  const range = event.target.closest('input[type=range]');
+  const output = range?.parentElement.querySelector('[data-progress-out]');
+  if (output) output.textContent = `${range.value}%`;
+});
+
+enhance();
+live();
+// Page modules get these helpers passed in rather than importing this file again.
+const helpers = { api, upload, toast, busy, showError, enhance };
+const version = new URL(import.meta.url).search;
+for (const [selector, module] of [['[data-post-page]', 'post'], ['[data-compose]', 'compose'], ['[data-avatar]', 'settings']]) {
+  if (document.querySelector(selector)) import(`./${module}.js${version}`).then((m) => m.default(helpers));
+}

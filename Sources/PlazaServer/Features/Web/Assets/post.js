@@ -1,0 +1,65 @@
+// The post page: comments appear as they are written, and the text size follows the
+// reader (buttons, ctrl+wheel or a pinch), remembered on this device.
+export default function ({ enhance }) {
+  const page = document.querySelector('[data-post-page]');
+  const postId = page.dataset.postPage;
+  const list = page.querySelector('[data-comments]');
+  let after = page.dataset.after;
+  let loading = null;
+
+  async function refresh() {
+    if (loading) return loading;
+    loading = (async () => {
+      const url = new URL(`/p/${postId}/comments`, location.origin);
+      if (after) url.searchParams.set('cursor', after);
+      url.searchParams.set('limit', '100');
+      const response = await fetch(url, { credentials: 'same-origin' });
+      if (!response.ok) return;
+      after = response.headers.get('X-Next-After') || after;
+      const holder = document.createElement('ol');
+      holder.innerHTML = await response.text();
+      for (const item of [...holder.children]) {
+        if (document.getElementById(item.id)) continue;
+        list.append(item);
+        enhance(item);
+      }
+      if (list.children.length) page.querySelector('[data-no-comments]')?.remove();
+    })().finally(() => { loading = null; });
+    return loading;
+  }
+
+  document.addEventListener('plaza:comments', refresh);
+  document.addEventListener('plaza:remote-comment', (e) => { if (e.detail.postId === postId) refresh(); });
+  // The stream tells a post's author about its comments; everyone else checks while the page is in view.
+  const mine = page.querySelector('.post')?.dataset.author === document.body.dataset.signedIn;
+  if (!mine) setInterval(() => { if (document.visibilityState === 'visible') refresh(); }, 4000);
+
+  const key = 'plaza.textScale';
+  let scale = Number(localStorage.getItem(key)) || 1;
+  const apply = (value) => {
+    scale = Math.min(2, Math.max(0.8, Math.round(value * 20) / 20));
+    page.style.setProperty('--text-scale', scale);
+    localStorage.setItem(key, String(scale));
+  };
+  apply(scale);
+  page.addEventListener('click', (event) => {
+    const button = event.target.closest('[data-text-size]');
+    if (!button) return;
+    const step = Number(button.dataset.textSize);
+    apply(step === 0 ? 1 : scale + step * 0.1);
+  });
+  page.addEventListener('wheel', (event) => {
+    if (!event.ctrlKey) return;
+    event.preventDefault();
+    apply(scale - event.deltaY * 0.002);
+  }, { passive: false });
+  let pinch = null;
+  const distance = (touches) => Math.hypot(touches[0].clientX - touches[1].clientX, touches[0].clientY - touches[1].clientY);
+  page.addEventListener('touchstart', (event) => { if (event.touches.length === 2) pinch = { start: distance(event.touches), scale }; }, { passive: true });
+  page.addEventListener('touchmove', (event) => {
+    if (!pinch || event.touches.length !== 2) return;
+    event.preventDefault();
+    apply(pinch.scale * (distance(event.touches) / pinch.start));
+  }, { passive: false });
+  page.addEventListener('touchend', () => { pinch = null; });
+}

@@ -1,0 +1,184 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PlazaAPI
+
+/// The web app: server-rendered pages over the same handlers as the API (so a page and its
+/// endpoint parse, authorise and answer alike), sign-in forms that set the session cookie,
+/// and the static files. Scripts enhance the pages and write through the JSON API.
+struct WebController {
+    let renderer: WebRenderer
+    let api: APIControllers
+    let stores: AppServices
+    let sessionDays: Int
+
+    /// The API's handlers, which the pages call with the page's own request.
+    struct APIControllers {
+        let accounts: AccountsController
+        let people: PeopleController
+        let posts: PostsController
+        let feeds: FeedsController
+        let spaces: SpacesController
+        let search: SearchController
+        let history: HistoryController
+        let collections: CollectionsController
+        let notifications: NotificationsController
+    }
+
+    func register(to router: Router<PlazaContext>) {
+        router.get("assets/**") { request, context in
+            renderer.asset(request, path: context.parameters.getCatchAll().joined(separator: "/"))
+        }
+        let web = router.group().add(middleware: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false))
+        web.get("login", use: loginPage)
+        web.post("login", use: login)
+        web.get("signup", use: signupPage)
+        web.post("signup", use: signup)
+        web.post("logout", use: logout)
+        WebPages(web: self).register(to: web)
+    }
+
+    // MARK: rendering
+
+    /// Renders a full page: the layout's values (who is signed in, their spaces, the CSRF
+    /// token) plus `values`. Anonymous visitors get a pre-session nonce for the forms' token.
+    func page(
+        _ template: String, title: String, nav: String = "", _ values: [String: Any] = [:], request: Request, context: PlazaContext,
+        status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        var all = values
+        all["pageTitle"] = title
+        all["nav_\(nav)"] = true
+        all["v"] = renderer.assetVersion
+        var nonce: String?
+        if let identity = context.identity, let token = WebSession.sessionToken(request) {
+            let me = try await stores.accounts.me(userID: identity.userID)
+            var user = WebViews.user(me.user, viewer: identity.userID)
+            user["unread"] = me.unreadNotifications
+            user["hasUnread"] = me.unreadNotifications > 0
+            all["me"] = user
+            all["csrf"] = WebSession.csrfToken(secret: token)
+            let joined = try await stores.spaces.list(.init(memberOf: identity.userID, page: .init(limit: 50)), viewer: identity.userID)
+            all["mySpaces"] = joined.items.map(TemplateValue.object)
+            all["hasSpaces"] = !joined.items.isEmpty
+            if case .object(let prefs) = me.preferences, case .string(let last)? = prefs["lastSpace"] { all["lastSpace"] = last }
+        } else {
+            let secret = WebSession.nonce(request) ?? WebSession.newNonce()
+            if WebSession.nonce(request) == nil { nonce = secret }
+            all["csrf"] = WebSession.csrfToken(secret: secret)
+        }
+        var response = renderer.html(template, all, status: status)
+        if let nonce { response.setCookie(WebSession.nonceCookie(nonce, request: request)) }
+        return response
+    }
+
+    /// Only the list part of a page (`?fragment=1`), for infinite scroll and live updates.
+    func fragment(_ template: String, _ values: [String: Any]) -> Response {
+        renderer.html(template, values)
+    }
+
+    static func redirect(to location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location])
+    }
+
+    /// `next` if it is a path on this site, else `/`.
+    static func safeNext(_ next: String?) -> String {
+        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\") else { return "/" }
+        return next
+    }
+
+    // MARK: sign-in, sign-up, sign-out
+
+    struct LoginForm: Decodable {
+        var login: String?
+        var password: String?
+        var next: String?
+        var _csrf: String?
+    }
+
+    struct SignupForm: Decodable {
+        var username: String?
+        var email: String?
+        var password: String?
+        var displayName: String?
+        var _csrf: String?
+    }
+
+    struct LogoutForm: Decodable { var _csrf: String? }
+
+    func form<T: Decodable>(_ type: T.Type, _ request: Request, context: PlazaContext) async throws -> T {
+        let body = try await request.body.collect(upTo: 16 * 1024)
+        do {
+            return try URLEncodedFormDecoder().decode(type, from: String(buffer: body))
+        } catch {
+            throw PlazaError.malformed("The form could not be read.")
+        }
+    }
+
+    /// The form's CSRF token must match the browser's pre-session nonce or session.
+    func checkCSRF(_ token: String?, _ request: Request) throws {
+        let secret = WebSession.sessionToken(request) ?? WebSession.nonce(request)
+        guard WebSession.verify(token, secret: secret, request: request) else {
+            throw PlazaError(.forbidden, "csrf_failed", "This form has expired. Reload the page and try again.")
+        }
+    }
+
+    @Sendable func loginPage(_ request: Request, context: PlazaContext) async throws -> Response {
+        if context.identity != nil { return Self.redirect(to: Self.safeNext(request.uri.queryParameters.get("next"))) }
+        return try await page(
+            "login", title: "Sign in", nav: "login", ["next": Self.safeNext(request.uri.queryParameters.get("next"))], request: request,
+            context: context)
+    }
+
+    @Sendable func login(_ request: Request, context: PlazaContext) async throws -> Response {
+        let form = try await form(LoginForm.self, request, context: context)
+        try checkCSRF(form._csrf, request)
+        let next = Self.safeNext(form.next)
+        do {
+            let auth = try await api.accounts.signIn(
+                LoginRequest(login: form.login ?? "", password: form.password ?? ""), request: request, context: context)
+            return signedIn(auth, request: request, next: next)
+        } catch let error as PlazaError {
+            return try await page(
+                "login", title: "Sign in", nav: "login", ["error": error.message, "login": form.login ?? "", "next": next], request: request,
+                context: context, status: error.status)
+        }
+    }
+
+    @Sendable func signupPage(_ request: Request, context: PlazaContext) async throws -> Response {
+        if context.identity != nil { return Self.redirect(to: "/") }
+        return try await page("signup", title: "Create your account", nav: "signup", request: request, context: context)
+    }
+
+    @Sendable func signup(_ request: Request, context: PlazaContext) async throws -> Response {
+        let form = try await form(SignupForm.self, request, context: context)
+        try checkCSRF(form._csrf, request)
+        let body = RegisterRequest(
+            username: form.username ?? "", email: form.email ?? "", password: form.password ?? "",
+            displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 })
+        do {
+            return signedIn(try await api.accounts.signUp(body, request: request, context: context), request: request, next: "/")
+        } catch let error as PlazaError {
+            let values: [String: Any] = [
+                "error": error.message, "errorField": error.field ?? "", "username": body.username, "email": body.email,
+                "displayName": form.displayName ?? "",
+            ]
+            return try await page("signup", title: "Create your account", nav: "signup", values, request: request, context: context, status: error.status)
+        }
+    }
+
+    private func signedIn(_ auth: AuthResponse, request: Request, next: String) -> Response {
+        var response = Self.redirect(to: next)
+        response.setCookie(WebSession.sessionCookie(token: auth.token, maxAgeDays: sessionDays, request: request))
+        return response
+    }
+
+    @Sendable func logout(_ request: Request, context: PlazaContext) async throws -> Response {
+        let form = try await form(LogoutForm.self, request, context: context)
+        try checkCSRF(form._csrf, request)
+        if let me = context.identity { _ = try await stores.accounts.deleteSession(id: me.sessionID, userID: me.userID) }
+        var response = Self.redirect(to: "/login")
+        response.setCookie(WebSession.expiredSessionCookie(request: request))
+        return response
+    }
+}

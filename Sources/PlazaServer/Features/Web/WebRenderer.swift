@@ -1,0 +1,110 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+import PlazaAPI
+
+/// Renders the web app's Mustache templates and serves its static files, both read once at
+/// start-up from the target's resources.
+struct WebRenderer: Sendable {
+    struct Asset: Sendable {
+        let body: ByteBuffer
+        let contentType: String
+    }
+
+    let library: MustacheLibrary
+    let assets: [String: Asset]
+    /// A hash of every asset, appended to asset URLs so they can be cached for a year.
+    let assetVersion: String
+    let contentSecurityPolicy: String
+
+    static func load() async throws -> WebRenderer {
+        guard let root = Bundle.module.resourcePath else { throw ConfigurationError("The web app's resources are missing.") }
+        let library = try await MustacheLibrary(directory: root + "/Templates")
+        var assets: [String: Asset] = [:]
+        var hasher = SHA256()
+        let folder = root + "/Assets"
+        let names = (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []).sorted()
+        for name in names {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
+            hasher.update(data: data)
+            assets[name] = Asset(body: ByteBuffer(data: data), contentType: contentType(of: name))
+        }
+        let version = hasher.finalize().prefix(6).map { String(format: "%02x", $0) }.joined()
+        // Media is served by Plaza itself (from disk or S3), so images are same-origin too; blob: is the upload preview.
+        let csp =
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; "
+            + "manifest-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        return WebRenderer(library: library, assets: assets, assetVersion: version, contentSecurityPolicy: csp)
+    }
+
+    static func contentType(of name: String) -> String {
+        switch (name as NSString).pathExtension {
+        case "css": "text/css; charset=utf-8"
+        case "js": "text/javascript; charset=utf-8"
+        case "svg": "image/svg+xml"
+        case "png": "image/png"
+        case "json", "webmanifest": "application/manifest+json"
+        default: "application/octet-stream"
+        }
+    }
+
+    /// An HTML response from `template`, with the headers every page carries.
+    func html(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        let text = library.render(values, withTemplate: template) ?? "Template \(template) is missing."
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.contentSecurityPolicy] = contentSecurityPolicy
+        headers[.cacheControl] = "no-store"
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// `GET /assets/{path}`: immutable for a year when asked for with the current version.
+    func asset(_ request: Request, path: String) -> Response {
+        guard let asset = assets[path] else {
+            return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "Not found")))
+        }
+        let current = request.uri.queryParameters.get("v") == assetVersion
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: asset.contentType, .cacheControl: current ? "public, max-age=31536000, immutable" : "no-cache",
+                .xContentTypeOptions: "nosniff",
+            ],
+            body: .init(byteBuffer: asset.body))
+    }
+}
+
+/// Turns API values into what Mustache reads: dictionaries, arrays, strings and numbers, with
+/// the JSON field names the API documents, so templates and scripts share one vocabulary.
+enum TemplateValue {
+    static func from(_ value: some Encodable) -> Any {
+        guard let data = try? JSON.encoder.encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data) else { return [:] }
+        return convert(json)
+    }
+
+    static func object(_ value: some Encodable) -> [String: Any] { from(value) as? [String: Any] ?? [:] }
+
+    static func convert(_ json: JSONValue) -> Any {
+        switch json {
+        case .null: return Optional<Any>.none as Any
+        case .bool(let b): return b
+        case .number(let n): return n.rounded() == n && abs(n) < 9e15 ? Int(n) as Any : n
+        case .string(let s): return s
+        case .array(let items): return items.map(convert)
+        case .object(let fields): return fields.compactMapValues { $0 == .null ? nil : convert($0) }
+        }
+    }
+
+    /// `2026-11-21T09:30:00.123Z` as `2026-11-21 09:30 UTC` (scripts show it relative, in local time).
+    static func readableTime(_ iso: Any?) -> String {
+        guard let iso = iso as? String, iso.count >= 16 else { return "" }
+        return iso.prefix(10) + " " + iso.dropFirst(11).prefix(5) + " UTC"
+    }
+}

@@ -1,0 +1,75 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The web app's cookie session and its CSRF defence.
+///
+/// The session cookie holds the same kind of token an API client gets from `/auth/login`
+/// (HttpOnly, SameSite=Lax, Secure behind HTTPS). The CSRF token is derived from a secret
+/// only the browser's cookie jar holds, `SHA-256("plaza-csrf:" + secret)`: the session token
+/// once signed in, else a random pre-session nonce. A page embeds the token; a cross-site
+/// page can neither read the cookie nor the page, so it cannot produce the token. Forms send
+/// it as `_csrf`; scripts as the `X-CSRF-Token` header, which the API requires on every unsafe
+/// request authenticated by the cookie.
+enum WebSession {
+    static let sessionCookie = "plaza_session"
+    static let nonceCookie = "plaza_csrf"
+    static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
+    static let csrfField = "_csrf"
+
+    static func csrfToken(secret: String) -> String {
+        let digest = SHA256.hash(data: Data("plaza-csrf:\(secret)".utf8))
+        return Data(digest).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The session token from the cookie, if it has a plausible shape.
+    static func sessionToken(_ request: Request) -> String? {
+        guard let value = request.cookies[sessionCookie]?.value, !value.isEmpty, value.utf8.count <= 128 else { return nil }
+        return value
+    }
+
+    static func nonce(_ request: Request) -> String? {
+        guard let value = request.cookies[nonceCookie]?.value, value.utf8.count >= 16, value.utf8.count <= 64 else { return nil }
+        return value
+    }
+
+    /// True when `submitted` is the token for the request's cookie secret, compared in constant time,
+    /// and the browser does not say the request came from another site.
+    static func verify(_ submitted: String?, secret: String?, request: Request) -> Bool {
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site == "cross-site" { return false }
+        guard let submitted, let secret else { return false }
+        let expected = Array(csrfToken(secret: secret).utf8)
+        let given = Array(submitted.utf8)
+        guard expected.count == given.count else { return false }
+        return zip(expected, given).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    static func isUnsafe(_ method: HTTPRequest.Method) -> Bool {
+        !(method == .get || method == .head || method == .options)
+    }
+
+    /// Secure cookies when the request reached us (or the proxy in front) over HTTPS.
+    static func isSecure(_ request: Request) -> Bool {
+        request.uri.scheme?.rawValue == "https" || request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
+    }
+
+    static func sessionCookie(token: String, maxAgeDays: Int, request: Request) -> Cookie {
+        Cookie(
+            name: sessionCookie, value: token, maxAge: maxAgeDays * 86_400, path: "/", secure: isSecure(request), httpOnly: true, sameSite: .lax)
+    }
+
+    static func expiredSessionCookie(request: Request) -> Cookie {
+        Cookie(name: sessionCookie, value: "", maxAge: 0, path: "/", secure: isSecure(request), httpOnly: true, sameSite: .lax)
+    }
+
+    static func nonceCookie(_ value: String, request: Request) -> Cookie {
+        Cookie(name: nonceCookie, value: value, path: "/", secure: isSecure(request), httpOnly: true, sameSite: .lax)
+    }
+
+    static func newNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.joined()
+    }
+}
