@@ -134,6 +134,31 @@ struct RealtimeTests {
         }
     }
 
+    /// A closed tab gives its place back at once, not at the next heartbeat or event: browsing
+    /// page to page opens a stream per page.
+    @Test func aClosedConnectionFreesItsStreamAtOnce() async throws {
+        try await withLiveApp({ $0.streamsPerUser = 2; $0.streamHeartbeatSeconds = 300 }) { api, port async throws in
+            let ana = try await api.register("ana")
+            let one = try await EventStreamClient.connect(port: port, token: ana.token)
+            let two = try await EventStreamClient.connect(port: port, token: ana.token)
+            defer { one.close() }
+            _ = await one.waitFor(1)
+            _ = await two.waitFor(1)
+            #expect(try await EventStreamClient.connect(port: port, token: ana.token).status == 429)
+            two.close()
+            var status = 0
+            let deadline = ContinuousClock.now + .seconds(2)
+            while ContinuousClock.now < deadline {
+                let next = try await EventStreamClient.connect(port: port, token: ana.token)
+                status = next.status
+                next.close()
+                if status == 200 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(status == 200, "the closed stream's place is free well before the 300 s heartbeat")
+        }
+    }
+
     /// The hub on its own: a subscriber that reads nothing is cut off after `buffer` events,
     /// and one that reads keeps going.
     @Test func aSlowConsumerIsClosedNotBuffered() async throws {
@@ -148,8 +173,8 @@ struct RealtimeTests {
                 group.addTask { try await hub.run() }
                 hub.open()
                 while !hub.isLive { try await Task.sleep(for: .milliseconds(10)) }
-                let slow = try hub.subscribe(user: author, session: 1)
-                let fast = try hub.subscribe(user: author, session: 2)
+                let slow = try await hub.subscribe(user: author, session: 1)
+                let fast = try await hub.subscribe(user: author, session: 2)
                 var frames = fast.frames.makeAsyncIterator()
                 var fastCount = 0
                 for i in 0..<40 {

@@ -65,16 +65,35 @@ final class EventHub: Service, Sendable {
 
     static let tooManyStreams = PlazaError(.tooManyRequests, "too_many_streams", "Too many open streams. Close one and try again.")
 
-    func subscribe(user: Int64, session: Int64) throws -> Subscription {
+    /// Subscribes `user`'s stream. At the per-user cap, the user's open streams are probed
+    /// first: a browser that moved to another page has closed its connection, but a
+    /// half-closed socket is only found dead by writing to it (the second write fails once the
+    /// peer has answered the first with a reset), so a few heartbeats over up to ~0.6 s free
+    /// those places before the request is refused.
+    func subscribe(user: Int64, session: Int64) async throws -> Subscription {
+        for attempt in 0...6 {
+            if let subscription = try add(user: user, session: session) { return subscription }
+            guard attempt < 6 else { break }
+            let streams = state.withLockedValue { Array(($0.streams[user] ?? [:]).values) }
+            for subscriber in streams { subscriber.continuation.yield(.heartbeat) }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Self.tooManyStreams
+    }
+
+    /// The new subscription, or nil when the user is at the per-user cap.
+    private func add(user: Int64, session: Int64) throws -> Subscription? {
         let (frames, continuation) = AsyncStream.makeStream(of: Frame.self, bufferingPolicy: .bufferingOldest(limits.buffer))
-        let id = try state.withLockedValue { state in
+        let id = try state.withLockedValue { state -> Int? in
             guard !state.closed else { throw PlazaError(.serviceUnavailable, "shutting_down", "The server is shutting down.") }
-            guard state.count < limits.total, (state.streams[user]?.count ?? 0) < limits.perUser else { throw Self.tooManyStreams }
+            guard state.count < limits.total else { throw Self.tooManyStreams }
+            guard (state.streams[user]?.count ?? 0) < limits.perUser else { return nil }
             state.nextID += 1
             state.count += 1
             state.streams[user, default: [:]][state.nextID] = Subscriber(session: session, continuation: continuation)
             return state.nextID
         }
+        guard let id else { return nil }
         continuation.onTermination = { [weak self] _ in self?.remove(user: user, id: id) }
         return Subscription(frames: frames, continuation: continuation)
     }

@@ -21,8 +21,7 @@ struct StreamController {
         let me = try context.requireUser()
         let resumeFrom = try Self.lastEventID(request)
         // Subscribed before the replay is read, so nothing falls between the two.
-        let subscription = try hub.subscribe(user: me.userID, session: me.sessionID)
-        // A closed tab frees its place at once, not at the next write (the per-user cap counts open streams).
+        let subscription = try await hub.subscribe(user: me.userID, session: me.sessionID)
         context.connectionClosed.whenComplete { _ in subscription.close() }
         let feed = feed
         var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
