@@ -265,6 +265,7 @@ def browser_factory(request: pytest.FixtureRequest):
             pytest.fail(f"could not start {binary} through {driver_path} (is the driver the browser's "
                         f"major version?):\n{error.msg or error}", pytrace=False)
         drivers.append(driver)
+        driver.plaza_javascript = javascript  # web.screenshots cannot wait for a frame without scripts
         driver.implicitly_wait(0)
         driver.set_page_load_timeout(30)
         set_viewport(driver, width, height)

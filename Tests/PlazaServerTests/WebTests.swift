@@ -235,6 +235,10 @@ struct WebTests {
             #expect(missing.text.contains("<h1>404"))
             #expect(try await api.page(.get, "/p/123").status == .notFound)
             #expect(try await api.get("/posts/123").error?.code == "not_found")
+            // A form's blank fields are absent, not invalid (the search form without JavaScript).
+            let search = try await api.page(.get, "/search?type=posts&q=hello&in=all&kind=&near=&radiusKm=")
+            #expect(search.status == .ok)
+            #expect(search.text.contains("id=\"post-\(post.id)\""))
             // A bad query parameter is a 4xx page, not a 500.
             #expect(try await api.page(.get, "/explore?cursor=nonsense").status == .badRequest)
         }

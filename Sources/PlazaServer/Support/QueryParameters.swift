@@ -3,6 +3,12 @@ import PlazaAPI
 
 /// Parsing of query-string parameters; bad values are 422s naming the parameter.
 extension Request {
+    /// A query parameter's value; an empty one (what an HTML form sends for a blank field) counts as absent.
+    func query(_ name: String) -> String? {
+        guard let value = uri.queryParameters.get(name), !value.isEmpty else { return nil }
+        return value
+    }
+
     func pageRequest() throws -> PageRequest {
         var limit = PageRequest.defaultLimit
         if let text = uri.queryParameters["limit"] {
@@ -22,7 +28,7 @@ extension Request {
     }
 
     func timestampParameter(_ name: String) throws -> Timestamp? {
-        guard let text = uri.queryParameters.get(name) else { return nil }
+        guard let text = query(name) else { return nil }
         guard let value = Timestamp(rfc3339: String(text)) else {
             throw PlazaError.invalid(name, "\(name) must be an RFC 3339 timestamp such as 2026-11-21T09:30:00.000Z.")
         }
@@ -30,7 +36,7 @@ extension Request {
     }
 
     func enumParameter<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws -> T? where T.RawValue == String {
-        guard let text = uri.queryParameters.get(name) else { return nil }
+        guard let text = query(name) else { return nil }
         guard let value = T(rawValue: String(text)) else {
             let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
             throw PlazaError.invalid(name, "\(name) must be one of: \(allowed).")

@@ -26,15 +26,14 @@ struct SearchController {
     }
 
     @Sendable func searchPosts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
-        let parameters = request.uri.queryParameters
-        let near = try Self.near(parameters.get("near"), radius: parameters.get("radiusKm"))
-        let q = parameters.get("q")
+        let near = try Self.near(request.query("near"), radius: request.query("radiusKm"))
+        let q = request.query("q")
         let text: SearchText? = near != nil && (q ?? "").isEmpty ? nil : try Self.text(q ?? "")
         let page = try rankedPage(request)
         var query = SearchStore.PostQuery(
             text: text, field: try request.enumParameter("in", as: SearchText.Field.self) ?? .all,
             kind: try request.enumParameter("kind", as: PostKind.self), near: near, page: page)
-        if let slug = parameters.get("space") {
+        if let slug = request.query("space") {
             do {
                 query.space = try await spaces.key(slug: slug).id
             } catch let error as PlazaError where error.status == .notFound {

@@ -98,7 +98,8 @@ enum TemplateValue {
         case .number(let n): return n.rounded() == n && abs(n) < 9e15 ? Int(n) as Any : n
         case .string(let s): return s
         case .array(let items): return items.map(convert)
-        case .object(let fields): return fields.compactMapValues { $0 == .null ? nil : convert($0) }
+        // Absent, null and "" all read as false in a section, so `{{#bio}}…{{/bio}}` shows nothing for an empty bio.
+        case .object(let fields): return fields.compactMapValues { $0 == .null || $0 == .string("") ? nil : convert($0) }
         }
     }
 

@@ -8,6 +8,7 @@ enum WebViews {
         var values = TemplateValue.object(post)
         values["is_\(post.kind.rawValue)"] = true
         values["mine"] = viewer.map { String($0) == post.author.id } ?? false
+        values["initial"] = initial(post.author.displayName)
         values["when"] = TemplateValue.readableTime(values["createdAt"])
         values["edited"] = post.editedAt != nil
         let caption = [post.title, post.body].compactMap { $0 }.first { !$0.isEmpty }
@@ -25,6 +26,9 @@ enum WebViews {
         return values
     }
 
+    /// The first letter of a name, shown where there is no photo.
+    static func initial(_ name: String) -> String { name.first.map { String($0).uppercased() } ?? "?" }
+
     static func posts(_ page: Page<Post>, viewer: Int64?) -> [[String: Any]] { page.items.map { post($0, viewer: viewer) } }
 
     static func comment(_ comment: Comment, viewer: Int64?, postAuthor: String?) -> [String: Any] {
@@ -38,6 +42,7 @@ enum WebViews {
     static func user(_ user: User, viewer: Int64?) -> [String: Any] {
         var values = TemplateValue.object(user)
         values["me"] = viewer.map { String($0) == user.id } ?? false
+        values["initial"] = initial(user.displayName)
         values["since"] = String(TemplateValue.readableTime(values["createdAt"]).prefix(10))
         if let status = user.status { values["statusLabel"] = statusLabel(status) }
         return values
@@ -84,7 +89,7 @@ enum WebViews {
                 "label": "\(day.date): \(day.posted) posted, \(day.completed) completed",
             ])
         }
-        return ["cells": cells, "activeDays": active, "completed": completed]
+        return ["cells": cells, "activeDays": active, "activeLabel": active == 1 ? "1 active day" : "\(active) active days", "completed": completed]
     }
 
     /// 0 for Sunday … 6 for Saturday, from `yyyy-mm-dd`.

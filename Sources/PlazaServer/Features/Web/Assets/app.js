@@ -308,6 +308,12 @@ if (location.pathname === '/notifications' && document.querySelector('.notificat
   }).catch(() => {});
 }
 
+// The search form sends only the filters in use: an empty `near` or "Any" kind is no filter
+// (and the search answers 422 to `near=` or `kind=` with nothing after it).
+document.querySelector('form[data-search]')?.addEventListener('formdata', (event) => {
+  for (const name of ['near', 'kind']) if (!String(event.formData.get(name) ?? '').trim()) event.formData.delete(name);
+});
+
 // "Near me" on the search page.
 document.querySelector('[data-near-me]')?.addEventListener('click', () => {
   const status = document.querySelector('[data-near-status]');
