@@ -78,9 +78,9 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     HealthController(db: services.db).register(to: router)
     let api = router.group("api/v1")
     api.add(middleware: AuthMiddleware(accounts: services.accounts))
-    if config.rateLimits {
-        api.add(middleware: RateLimitMiddleware(limiter: RateLimiter(policy: config.rateLimitPolicy)))
-    }
+    // One limiter for the API and the web app's pages, so a client cannot double its budget.
+    let rateLimiter = config.rateLimits ? RateLimiter(policy: config.rateLimitPolicy) : nil
+    if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter)) }
     let controllers = WebController.APIControllers(
         accounts: AccountsController(
             accounts: services.accounts, passwords: services.passwords, throttle: LoginThrottle(policy: config.loginThrottle),
@@ -112,7 +112,10 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.collections.register(to: api)
     controllers.notifications.register(to: api)
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
-    WebController(renderer: web, api: controllers, stores: services, sessionDays: config.sessionIdleDays).register(to: router)
+    WebController(
+        renderer: web, api: controllers, stores: services, sessionDays: config.sessionIdleDays,
+        rateLimiter: rateLimiter
+    ).register(to: router)
     return router
 }
 

@@ -111,6 +111,39 @@ struct WebTests {
         }
     }
 
+    @Test func afterSignInOnlyPathsOnThisSiteAreFollowed() {
+        #expect(WebController.safeNext("/p/1?x=2") == "/p/1?x=2")
+        for unsafe in ["//evil.example", "/\t/evil.example", "/\\evil.example", "/\n/evil.example", "https://evil.example", "evil", "/ /x", nil] {
+            #expect(WebController.safeNext(unsafe) == "/", "\(String(describing: unsafe))")
+        }
+    }
+
+    /// A browser whose session was revoked elsewhere still holds the old cookie: it can sign in again, and the page clears it.
+    @Test func aStaleSessionCookieDoesNotLockTheBrowserOut() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            #expect(try await api.call(.post, "/auth/logout", as: ana).status == .noContent)
+            let page = try await api.page(.get, "/login", cookie: ana.cookie)
+            #expect(page.setCookie(WebSession.sessionCookie)?.contains("Max-Age=0") == true)
+            let nonce = try #require(page.setCookie(WebSession.nonceCookie)).split(separator: ";")[0]
+            let token = try #require(page.pageCSRF)
+            let again = try await api.page(
+                .post, "/login", cookie: "\(ana.cookie); \(nonce)", form: formEncode(["login": "ana", "password": ana.password, "_csrf": token]))
+            #expect(again.status == .seeOther)
+            #expect(again.setCookie(WebSession.sessionCookie) != nil)
+        }
+    }
+
+    @Test func aPlusInAPagesQueryIsASpace() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            #expect(try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "ds", name: "Data Science")).status == .created)
+            let found = try await api.page(.get, "/spaces?q=data+science").text
+            #expect(found.contains("href=\"/s/ds\""))
+            #expect(found.contains("value=\"data science\""))
+        }
+    }
+
     @Test func signingUpValidatesLikeTheAPIAndLosesNothing() async throws {
         try await withApp { api async throws in
             let page = try await api.page(.get, "/signup")

@@ -62,7 +62,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let client = context.identity.map { "u\($0.userID)" } ?? "ip\(context.remoteAddress)"
         let (bucket, limit): (String, RateLimiter.Limit) =
-            if request.method == .post, request.uri.path.hasSuffix("/auth/register") {
+            if request.method == .post, request.uri.path.hasSuffix("/auth/register") || request.uri.path == "/signup" {
                 ("register:ip\(context.remoteAddress)", limiter.policy.registrations)
             } else if request.method == .get || request.method == .head {
                 ("read:\(client)", limiter.policy.reads)

@@ -31,7 +31,7 @@ struct HistoryController {
         var query = HistoryStore.HistoryQuery(
             sort: try request.enumParameter("sort", as: HistoryStore.Sort.self) ?? .viewedAt,
             field: try request.enumParameter("in", as: SearchText.Field.self) ?? .all, page: try request.pageRequest())
-        if let q = request.uri.queryParameters.get("q") { query.text = try SearchController.text(q) }
+        if let q = request.query("q") { query.text = try SearchController.text(q) }
         return try await history.history(of: me.userID, query)
     }
 

@@ -38,10 +38,11 @@ extension WebPages {
     @Sendable func search(_ request: Request, context: PlazaContext) async throws -> Response {
         let query = request.uri.queryParameters
         let type = query.get("type") ?? "posts"
-        let q = query.get("q") ?? ""
-        var values: [String: Any] = ["q": q, "type_\(type)": true, "in_\(query.get("in") ?? "all")": true, "near": query.get("near") ?? ""]
+        let q = request.query("q") ?? ""
+        var values: [String: Any] = ["q": q, "qParam": WebPages.encoded(q), "type_\(type)": true, "in_\(query.get("in") ?? "all")": true]
+        if let near = request.query("near") { values["near"] = near }
         values["kind_\(query.get("kind") ?? "")"] = true
-        let asked = !q.trimmingCharacters(in: .whitespaces).isEmpty || (type == "posts" && query.get("near").map { !$0.isEmpty } == true)
+        let asked = !q.trimmingCharacters(in: .whitespaces).isEmpty || (type == "posts" && request.query("near") != nil)
         if asked {
             switch type {
             case "accounts":

@@ -11,6 +11,8 @@ struct WebController {
     let api: APIControllers
     let stores: AppServices
     let sessionDays: Int
+    /// The same limits as the API's (sign-up counts as a registration); nil when turned off.
+    let rateLimiter: RateLimiter?
 
     /// The API's handlers, which the pages call with the page's own request.
     struct APIControllers {
@@ -29,7 +31,8 @@ struct WebController {
         router.get("assets/**") { request, context in
             renderer.asset(request, path: context.parameters.getCatchAll().joined(separator: "/"))
         }
-        let web = router.group().add(middleware: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false))
+        let web = router.group().add(middleware: FormQueryMiddleware()).add(middleware: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false))
+        if let rateLimiter { web.add(middleware: RateLimitMiddleware(limiter: rateLimiter)) }
         web.get("login", use: loginPage)
         web.post("login", use: login)
         web.get("signup", use: signupPage)
@@ -69,12 +72,16 @@ struct WebController {
         }
         var response = renderer.html(template, all, status: status)
         if let nonce { response.setCookie(WebSession.nonceCookie(nonce, request: request)) }
+        if context.identity == nil, WebSession.sessionToken(request) != nil { response.setCookie(WebSession.expiredSessionCookie(request: request)) }
         return response
     }
 
     /// Only the list part of a page (`?fragment=1`), for infinite scroll and live updates.
     func fragment(_ template: String, _ values: [String: Any]) -> Response {
-        renderer.html(template, values)
+        var response = renderer.html(template, values)
+        // Scripts insert only responses that say they are fragments (not, say, a sign-in page after a redirect).
+        response.headers[HTTPField.Name("X-Plaza-Fragment")!] = "1"
+        return response
     }
 
     static func redirect(to location: String) -> Response {
@@ -83,7 +90,10 @@ struct WebController {
 
     /// `next` if it is a path on this site, else `/`.
     static func safeNext(_ next: String?) -> String {
-        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.hasPrefix("/\\") else { return "/" }
+        // Browsers drop tabs and newlines from URLs and read `\` as `/`, so `/\t/evil` would leave the site.
+        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), next.utf8.count <= 2000,
+            next.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F && $0 != "\\" })
+        else { return "/" }
         return next
     }
 
@@ -115,9 +125,10 @@ struct WebController {
         }
     }
 
-    /// The form's CSRF token must match the browser's pre-session nonce or session.
-    func checkCSRF(_ token: String?, _ request: Request) throws {
-        let secret = WebSession.sessionToken(request) ?? WebSession.nonce(request)
+    /// The form's CSRF token must match the browser's session, or its pre-session nonce when
+    /// not signed in (a stale session cookie does not count, as on the page that made the form).
+    func checkCSRF(_ token: String?, _ request: Request, context: PlazaContext) throws {
+        let secret = context.identity != nil ? WebSession.sessionToken(request) : WebSession.nonce(request)
         guard WebSession.verify(token, secret: secret, request: request) else {
             throw PlazaError(.forbidden, "csrf_failed", "This form has expired. Reload the page and try again.")
         }
@@ -132,7 +143,7 @@ struct WebController {
 
     @Sendable func login(_ request: Request, context: PlazaContext) async throws -> Response {
         let form = try await form(LoginForm.self, request, context: context)
-        try checkCSRF(form._csrf, request)
+        try checkCSRF(form._csrf, request, context: context)
         let next = Self.safeNext(form.next)
         do {
             let auth = try await api.accounts.signIn(
@@ -152,7 +163,7 @@ struct WebController {
 
     @Sendable func signup(_ request: Request, context: PlazaContext) async throws -> Response {
         let form = try await form(SignupForm.self, request, context: context)
-        try checkCSRF(form._csrf, request)
+        try checkCSRF(form._csrf, request, context: context)
         let body = RegisterRequest(
             username: form.username ?? "", email: form.email ?? "", password: form.password ?? "",
             displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 })
@@ -175,7 +186,7 @@ struct WebController {
 
     @Sendable func logout(_ request: Request, context: PlazaContext) async throws -> Response {
         let form = try await form(LogoutForm.self, request, context: context)
-        try checkCSRF(form._csrf, request)
+        try checkCSRF(form._csrf, request, context: context)
         if let me = context.identity { _ = try await stores.accounts.deleteSession(id: me.sessionID, userID: me.userID) }
         var response = Self.redirect(to: "/login")
         response.setCookie(WebSession.expiredSessionCookie(request: request))

@@ -38,9 +38,16 @@ struct WebPages {
     /// The same page with `cursor` set: the link to the next page.
     static func next(_ request: Request, cursor: String?) -> String? {
         guard let cursor else { return nil }
-        var items = request.uri.queryParameters.filter { $0.key != "cursor" && $0.key != "fragment" }.map { "\($0.key)=\($0.value)" }
+        var items = request.uri.queryParameters.filter { $0.key != "cursor" && $0.key != "fragment" }.map { "\(encoded(String($0.key)))=\(encoded(String($0.value)))" }
         items.append("cursor=\(cursor)")
         return request.uri.path + "?" + items.joined(separator: "&")
+    }
+
+    /// A query value percent-encoded for a link.
+    static func encoded(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~,")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 
     /// A feed page, or just its cards for `?fragment=1`.
@@ -103,7 +110,6 @@ struct WebPages {
     @Sendable func post(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
         let comments = try await api.posts.listComments(request, context: context)
-        if context.identity != nil { _ = try await api.history.view(request, context: context) }
         var values: [String: Any] = ["post": WebViews.post(post, viewer: context.viewerID)]
         values["comments"] = comments.items.map { WebViews.comment($0, viewer: context.viewerID, postAuthor: post.author.id) }
         values["moreComments"] = Self.next(request, cursor: comments.nextCursor)

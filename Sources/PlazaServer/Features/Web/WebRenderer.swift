@@ -54,7 +54,9 @@ struct WebRenderer: Sendable {
 
     /// An HTML response from `template`, with the headers every page carries.
     func html(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
-        let text = library.render(values, withTemplate: template) ?? "Template \(template) is missing."
+        // A nil boxed in Any would read as present (and print "nil"): absent keys are false.
+        let present = values.filter { Mirror(reflecting: $0.value).displayStyle != .optional || Mirror(reflecting: $0.value).children.first != nil }
+        let text = library.render(present, withTemplate: template) ?? "Template \(template) is missing."
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.contentSecurityPolicy] = contentSecurityPolicy

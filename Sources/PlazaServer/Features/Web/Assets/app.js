@@ -65,12 +65,15 @@ export function toast(message) {
 
 /** Marks an element busy (disabled, aria-busy) while `work` runs. */
 export async function busy(element, work) {
+  if (element.getAttribute('aria-busy') === 'true') return undefined;
   const buttons = element.matches('form') ? [...element.querySelectorAll('button')] : [element];
   element.setAttribute('aria-busy', 'true');
-  buttons.forEach((b) => { b.disabled = true; });
+  // A disabled button loses keyboard focus, so the focused one is only marked aria-disabled.
+  const mark = (b, on) => { if (b === document.activeElement) b.setAttribute('aria-disabled', String(on)); else b.disabled = on; };
+  buttons.forEach((b) => mark(b, true));
   try { return await work(); } finally {
     element.removeAttribute('aria-busy');
-    buttons.forEach((b) => { b.disabled = false; });
+    buttons.forEach((b) => { b.disabled = false; b.removeAttribute('aria-disabled'); });
   }
 }
 
@@ -102,8 +105,13 @@ export function formJSON(form, method) {
     if (!el.name || el.name === '_csrf' || el.type === 'file' || el.disabled) continue;
     if (el.type === 'checkbox') { (checkboxes[el.name] ??= []).push(el); continue; }
     if (el.type === 'radio' && !el.checked) continue;
-    const value = el.value.trim();
-    if (value === '') { if (method === 'PATCH') set(el.name, null); continue; }
+    // Passwords are sent as typed; `data-keep-empty` fields send "" (which clears them) rather than null (which keeps them).
+    const value = el.type === 'password' ? el.value : el.value.trim();
+    if (value === '') {
+      if ('keepEmpty' in el.dataset) set(el.name, '');
+      else if (method === 'PATCH') set(el.name, null);
+      continue;
+    }
     set(el.name, el.type === 'range' || el.type === 'number' || 'number' in el.dataset ? Number(value) : value);
   }
   for (const [name, boxes] of Object.entries(checkboxes)) set(name, boxes.filter((b) => b.checked).map((b) => b.value));
@@ -235,7 +243,7 @@ async function loadMore(link) {
     const url = new URL(link.href);
     url.searchParams.set('fragment', '1');
     const response = await fetch(url, { credentials: 'same-origin' });
-    if (!response.ok) throw new Error();
+    if (!response.ok || !response.headers.get('X-Plaza-Fragment')) throw new Error();
     const holder = document.createElement('div');
     holder.innerHTML = await response.text();
     const parent = link.parentElement;
@@ -259,7 +267,7 @@ document.addEventListener('click', (event) => {
 /** Fetches one post's card as the server renders it for me. */
 export async function card(postId) {
   const response = await fetch(`/fragments/post/${postId}`, { credentials: 'same-origin' });
-  if (!response.ok) return null;
+  if (!response.ok || !response.headers.get('X-Plaza-Fragment')) return null;
   const holder = document.createElement('div');
   holder.innerHTML = await response.text();
   return holder.querySelector('article');
@@ -272,12 +280,10 @@ function live() {
   const badge = document.getElementById('unread');
   const feed = document.querySelector('[data-live]');
   const on = (type, handler) => stream.addEventListener(type, (e) => { try { handler(JSON.parse(e.data)); } catch { /* ignore a bad frame */ } });
-  on('notification', () => {
+  // A notification may be a group that gained a person, so the count is read, not added up.
+  on('notification', async () => {
     if (!badge) return;
-    const count = Number(badge.dataset.count || 0) + 1;
-    badge.dataset.count = count;
-    badge.textContent = count;
-    badge.setAttribute('aria-label', `${count} unread`);
+    try { setBadge((await api('GET', '/api/v1/me')).unreadNotifications); } catch { /* keep the old count */ }
   });
   on('post.created', async (post) => {
     if (!feed || document.getElementById(`post-${post.id}`)) return;
@@ -296,16 +302,29 @@ function live() {
     document.querySelectorAll(`#post-${comment.postId} .comments-link .count`).forEach((c) => { c.textContent = Number(c.textContent) + 1; });
     document.dispatchEvent(new CustomEvent('plaza:remote-comment', { detail: comment }));
   });
+  on('post.updated', async (post) => {
+    const old = document.getElementById(`post-${post.id}`);
+    const fresh = old && await card(post.id);
+    if (fresh) { old.replaceWith(fresh); enhance(fresh); }
+  });
   on('reset', () => { if (feed) location.reload(); });
-  window.addEventListener('pagehide', () => stream.close());
+  window.addEventListener('pagehide', () => stream.close(), { once: true });
 }
+
+function setBadge(count) {
+  const badge = document.getElementById('unread');
+  if (!badge) return;
+  badge.dataset.count = count;
+  badge.textContent = count > 0 ? count : '';
+  badge.setAttribute('aria-label', `${count} unread`);
+}
+
+// A page restored from the back/forward cache had its stream closed: open a new one.
+window.addEventListener('pageshow', (event) => { if (event.persisted) live(); });
 
 // The notifications page marks everything read once it has been shown.
 if (location.pathname === '/notifications' && document.querySelector('.notification.unread')) {
-  api('POST', '/api/v1/me/notifications/read').then(() => {
-    const badge = document.getElementById('unread');
-    if (badge) { badge.dataset.count = 0; badge.textContent = ''; badge.setAttribute('aria-label', '0 unread'); }
-  }).catch(() => {});
+  api('POST', '/api/v1/me/notifications/read').then(() => setBadge(0)).catch(() => {});
 }
 
 // The search form sends only the filters in use: an empty `near` or "Any" kind is no filter

@@ -1,11 +1,13 @@
-// The post page: comments appear as they are written, and the text size follows the
-// reader (buttons, ctrl+wheel or a pinch), remembered on this device.
-export default function ({ enhance }) {
+// The post page: records the view (history), shows comments as they are written, and has a
+// text size control remembered on this device. Browser zoom (ctrl+wheel, pinch) is left alone
+// and works too: every size is in rem.
+export default function ({ api, enhance }) {
   const page = document.querySelector('[data-post-page]');
   const postId = page.dataset.postPage;
   const list = page.querySelector('[data-comments]');
   let after = page.dataset.after;
   let loading = null;
+  if (document.body.dataset.signedIn) api('POST', `/api/v1/posts/${postId}/view`).catch(() => {});
 
   async function refresh() {
     if (loading) return loading;
@@ -14,7 +16,7 @@ export default function ({ enhance }) {
       if (after) url.searchParams.set('cursor', after);
       url.searchParams.set('limit', '100');
       const response = await fetch(url, { credentials: 'same-origin' });
-      if (!response.ok) return;
+      if (!response.ok || !response.headers.get('X-Plaza-Fragment')) return;
       after = response.headers.get('X-Next-After') || after;
       const holder = document.createElement('ol');
       holder.innerHTML = await response.text();
@@ -48,18 +50,4 @@ export default function ({ enhance }) {
     const step = Number(button.dataset.textSize);
     apply(step === 0 ? 1 : scale + step * 0.1);
   });
-  page.addEventListener('wheel', (event) => {
-    if (!event.ctrlKey) return;
-    event.preventDefault();
-    apply(scale - event.deltaY * 0.002);
-  }, { passive: false });
-  let pinch = null;
-  const distance = (touches) => Math.hypot(touches[0].clientX - touches[1].clientX, touches[0].clientY - touches[1].clientY);
-  page.addEventListener('touchstart', (event) => { if (event.touches.length === 2) pinch = { start: distance(event.touches), scale }; }, { passive: true });
-  page.addEventListener('touchmove', (event) => {
-    if (!pinch || event.touches.length !== 2) return;
-    event.preventDefault();
-    apply(pinch.scale * (distance(event.touches) / pinch.start));
-  }, { passive: false });
-  page.addEventListener('touchend', () => { pinch = null; });
 }
