@@ -134,6 +134,20 @@ struct WebTests {
         }
     }
 
+    @Test func theCookieSlidesWithUseAndSigningInAgainReplacesTheSession() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let renewed = try #require(try await api.page(.get, "/", cookie: ana.cookie).setCookie(WebSession.sessionCookie))
+            #expect(renewed.hasPrefix("\(ana.cookie);") && renewed.contains("Max-Age=\(api.config.sessionIdleDays * 86_400)"))
+            let again = try await api.page(
+                .post, "/login", cookie: ana.cookie, form: formEncode(["login": "ana", "password": ana.password, "_csrf": ana.csrf]))
+            #expect(again.status == .seeOther)
+            #expect(try await api.get("/me", as: ana).status == .unauthorized, "the browser's old session ended")
+            let sessions = try await api.cookieCall(.get, "/me/sessions", session: String(try #require(again.setCookie(WebSession.sessionCookie)).split(separator: ";")[0].dropFirst(WebSession.sessionCookie.count + 1)), csrf: nil)
+            #expect(try sessions.decode(Page<Session>.self).items.count == 1)
+        }
+    }
+
     @Test func aPlusInAPagesQueryIsASpace() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")

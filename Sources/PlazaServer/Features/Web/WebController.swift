@@ -72,6 +72,10 @@ struct WebController {
         }
         var response = renderer.html(template, all, status: status)
         if let nonce { response.setCookie(WebSession.nonceCookie(nonce, request: request)) }
+        // The server's session slides with use; so does the cookie, renewed on every signed-in page.
+        if context.identity != nil, let token = WebSession.sessionToken(request) {
+            response.setCookie(WebSession.sessionCookie(token: token, maxAgeDays: sessionDays, request: request))
+        }
         if context.identity == nil, WebSession.sessionToken(request) != nil { response.setCookie(WebSession.expiredSessionCookie(request: request)) }
         return response
     }
@@ -148,6 +152,8 @@ struct WebController {
         do {
             let auth = try await api.accounts.signIn(
                 LoginRequest(login: form.login ?? "", password: form.password ?? ""), request: request, context: context)
+            // Signing in again from a browser that still had a session replaces it.
+            if let old = context.identity { _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID) }
             return signedIn(auth, request: request, next: next)
         } catch let error as PlazaError {
             return try await page(

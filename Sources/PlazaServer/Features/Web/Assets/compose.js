@@ -1,8 +1,8 @@
-// Compose: one form for every kind of post. A photo is uploaded first (with a preview and
-// progress), then the post is created with its media id.
+// Compose: one form for every kind of post. Photos are uploaded first (previews, then one
+// progress bar per photo), then the post is created with their media ids, in order.
 export default function ({ api, upload, busy, showError }) {
   const form = document.querySelector('[data-compose]');
-  const preview = form.querySelector('[data-preview]');
+  const previews = form.querySelector('[data-previews]');
   const bodyLabel = form.querySelector('[data-body-label]');
   const kind = () => form.elements.kind.value;
 
@@ -17,10 +17,15 @@ export default function ({ api, upload, busy, showError }) {
   if (preselect) form.querySelectorAll('input[name=spaces]').forEach((box) => { box.checked = box.value === preselect; });
 
   form.elements.photo.addEventListener('change', () => {
-    const file = form.elements.photo.files[0];
-    if (preview.src) URL.revokeObjectURL(preview.src);
-    preview.hidden = !file;
-    if (file) preview.src = URL.createObjectURL(file);
+    previews.querySelectorAll('img').forEach((img) => URL.revokeObjectURL(img.src));
+    previews.replaceChildren(...[...form.elements.photo.files].map((file, i) => {
+      const img = document.createElement('img');
+      img.className = 'preview';
+      img.dataset.preview = '';
+      img.alt = `Preview of photo ${i + 1}`;
+      img.src = URL.createObjectURL(file);
+      return img;
+    }));
   });
 
   const status = form.querySelector('[data-location-status]');
@@ -52,10 +57,11 @@ export default function ({ api, upload, busy, showError }) {
     await busy(form, async () => {
       try {
         if (post.kind === 'photo') {
-          const file = f.photo.files[0];
-          if (!file) throw Object.assign(new Error('Choose a photo to post.'), { field: 'photo' });
-          const media = await upload(file, form.querySelector('[data-upload-progress]'));
-          post.mediaIds = [media.id];
+          const files = [...f.photo.files];
+          if (!files.length) throw Object.assign(new Error('Choose a photo to post.'), { field: 'photo' });
+          if (files.length > 10) throw Object.assign(new Error('A post shows at most 10 photos.'), { field: 'photo' });
+          post.mediaIds = [];
+          for (const file of files) post.mediaIds.push((await upload(file, form.querySelector('[data-upload-progress]'))).id);
         }
         const created = await api('POST', '/api/v1/posts', post);
         location.assign(`/p/${created.id}`);
