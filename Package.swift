@@ -11,6 +11,8 @@ let package = Package(
     products: [
         .library(name: "PlazaAPI", targets: ["PlazaAPI"]),
         .library(name: "PlazaServer", targets: ["PlazaServer"]),
+        .library(name: "PlazaKit", targets: ["PlazaKit"]),
+        .library(name: "PlazaKitAsyncHTTPClient", targets: ["PlazaKitAsyncHTTPClient"]),
         .executable(name: "plaza", targets: ["plaza"]),
     ],
     dependencies: [
@@ -33,6 +35,16 @@ let package = Package(
     ],
     targets: [
         .target(name: "PlazaAPI", swiftSettings: swiftSettings),
+        // The client SDK: Foundation only (URLSession), for iOS, macOS and Linux apps.
+        .target(name: "PlazaKit", dependencies: ["PlazaAPI"], swiftSettings: swiftSettings),
+        // PlazaKit's transport over AsyncHTTPClient, for servers and the `plaza` command line.
+        .target(
+            name: "PlazaKitAsyncHTTPClient",
+            dependencies: [
+                "PlazaKit", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
         .target(name: "CSQLiteShim"),
         .systemLibrary(name: "CLibVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"]), .brew(["vips"])]),
         .target(name: "CVips", dependencies: ["CLibVips"]),
@@ -70,6 +82,8 @@ let package = Package(
             name: "plaza",
             dependencies: [
                 "PlazaServer",
+                "PlazaKit",
+                "PlazaKitAsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -83,6 +97,11 @@ let package = Package(
             ],
             // Read from their paths by the tests, not bundled.
             exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PlazaKitTests",
+            dependencies: ["PlazaKit", "PlazaKitAsyncHTTPClient"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,0 +1,169 @@
+import Foundation
+import PlazaAPI
+
+/// One feed, page by page: older posts with `loadMore()` (keyset cursor), newer ones with
+/// `refresh()` (`since`), realtime events with `apply(_:)`. Posts are kept newest first and
+/// never twice. With a cache directory the feed is saved as a Codable file, so an app opens
+/// on what it showed last time (`restore()`) before the network answers.
+public actor FeedPager {
+    public let client: PlazaClient
+    public let source: FeedSource
+    public let kind: PostKind?
+    public let pageSize: Int
+    /// Newest first, each post once.
+    public private(set) var posts: [Post] = []
+    /// True once the oldest post of the feed has been loaded.
+    public private(set) var reachedEnd = false
+    private var nextCursor: String?
+    private var loadedFirstPage = false
+    private let cacheFile: URL?
+    /// At most this many posts are written to the disk cache (the newest).
+    static let cachedPosts = 200
+    /// A refresh that finds more new posts than this starts the feed over instead of growing it.
+    static let maxRefreshPages = 10
+
+    public init(client: PlazaClient, source: FeedSource, kind: PostKind? = nil, pageSize: Int = 20, cacheDirectory: URL? = nil) {
+        self.client = client
+        self.source = source
+        self.kind = kind
+        self.pageSize = pageSize
+        self.cacheFile = cacheDirectory.map { $0.appendingPathComponent(Self.cacheName(source, kind)) }
+    }
+
+    static func cacheName(_ source: FeedSource, _ kind: PostKind?) -> String {
+        let name: String
+        switch source {
+        case .home: name = "home"
+        case .global: name = "global"
+        case .user(let username): name = "user-\(username.lowercased())"
+        case .space(let slug): name = "space-\(slug.lowercased())"
+        }
+        let safe = name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "-" ? Character($0) : "_" }
+        return "plaza-feed-\(String(safe))\(kind.map { "-\($0.rawValue)" } ?? "").json"
+    }
+
+    struct Snapshot: Codable {
+        var posts: [Post]
+        var nextCursor: String?
+        var reachedEnd: Bool
+    }
+
+    /// The cached posts from disk (empty without a cache or on a first launch).
+    @discardableResult
+    public func restore() -> [Post] {
+        guard let cacheFile, let data = try? Data(contentsOf: cacheFile), let snapshot = try? JSONDecoder().decode(Snapshot.self, from: data) else { return [] }
+        posts = snapshot.posts
+        nextCursor = snapshot.nextCursor
+        reachedEnd = snapshot.reachedEnd
+        loadedFirstPage = !posts.isEmpty
+        return posts
+    }
+
+    private func save() {
+        guard let cacheFile else { return }
+        let kept = Array(posts.prefix(Self.cachedPosts))
+        // A cut list cannot continue from the server's cursor: it restarts from its oldest kept post on the next load.
+        let snapshot = Snapshot(posts: kept, nextCursor: kept.count == posts.count ? nextCursor : nil, reachedEnd: kept.count == posts.count && reachedEnd)
+        try? FileManager.default.createDirectory(at: cacheFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? JSONEncoder().encode(snapshot).write(to: cacheFile, options: .atomic)
+    }
+
+    /// Loads the newest page, replacing what was there.
+    @discardableResult
+    public func reload() async throws -> [Post] {
+        let page = try await client.feed(source, filter: FeedFilter(kind: kind), page: PageOptions(limit: pageSize))
+        posts = []
+        merge(page.items, newer: false)
+        nextCursor = page.nextCursor
+        reachedEnd = page.nextCursor == nil
+        loadedFirstPage = true
+        save()
+        return posts
+    }
+
+    /// Loads the next older page and returns its posts (empty at the end of the feed).
+    @discardableResult
+    public func loadMore() async throws -> [Post] {
+        guard loadedFirstPage else { return try await reload() }
+        guard !reachedEnd else { return [] }
+        var filter = FeedFilter(kind: kind)
+        var page = PageOptions(limit: pageSize, cursor: nextCursor)
+        if nextCursor == nil, let oldest = posts.last {
+            // Restored from a cut cache: continue below the oldest post kept.
+            filter.until = oldest.createdAt
+            page.cursor = nil
+        }
+        let result = try await client.feed(source, filter: filter, page: page)
+        let added = merge(result.items, newer: false)
+        nextCursor = result.nextCursor
+        reachedEnd = result.nextCursor == nil
+        save()
+        return added
+    }
+
+    /// Fetches every post newer than the newest one shown (`since`), all pages of them, and
+    /// returns them newest first.
+    @discardableResult
+    public func refresh() async throws -> [Post] {
+        guard let newest = posts.first else { return try await reload() }
+        // A millisecond earlier than the newest post, so one written in the same millisecond is not missed (ids de-duplicate).
+        let since = Timestamp(milliseconds: newest.createdAt.milliseconds - 1)
+        var fresh: [Post] = []
+        var cursor: String?
+        for _ in 0..<Self.maxRefreshPages {
+            let page = try await client.feed(source, filter: FeedFilter(kind: kind, since: since), page: PageOptions(limit: 100, cursor: cursor))
+            fresh += page.items
+            cursor = page.nextCursor
+            if cursor == nil { break }
+        }
+        if cursor != nil { return try await reload() }  // too far behind: start over rather than leave a gap
+        let added = merge(fresh, newer: true)
+        save()
+        return added
+    }
+
+    /// Applies a realtime event: new posts at the top (if this feed shows them), edits in place, deletions out.
+    public func apply(_ event: PlazaEvent) {
+        switch event {
+        case .postCreated(let post):
+            guard shows(post) else { return }
+            merge([post], newer: true)
+        case .postUpdated(let post):
+            if let index = posts.firstIndex(where: { $0.id == post.id }) { posts[index] = post }
+        case .postDeleted(let id):
+            posts.removeAll { $0.id == id }
+        case .likeChanged(let change):
+            if let index = posts.firstIndex(where: { $0.id == change.postId }) { posts[index].counts.likes = change.likes }
+        default:
+            return
+        }
+        save()
+    }
+
+    private func shows(_ post: Post) -> Bool {
+        if let kind, post.kind != kind { return false }
+        switch source {
+        case .home, .global: return true
+        case .user(let username): return post.author.username.lowercased() == username.lowercased()
+        case .space(let slug): return post.spaces.contains { $0.slug == slug.lowercased() }
+        }
+    }
+
+    /// Adds the posts not already shown, keeping newest-first order; returns those added.
+    @discardableResult
+    private func merge(_ incoming: [Post], newer: Bool) -> [Post] {
+        var seen = Set(posts.map(\.id))
+        let added = incoming.filter { seen.insert($0.id).inserted }
+        guard !added.isEmpty else { return [] }
+        if newer {
+            posts = added.sorted(by: Self.newestFirst) + posts
+        } else {
+            posts += added
+        }
+        return added
+    }
+
+    static func newestFirst(_ a: Post, _ b: Post) -> Bool {
+        a.createdAt != b.createdAt ? a.createdAt > b.createdAt : (UInt64(a.id) ?? 0) > (UInt64(b.id) ?? 0)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import PlazaAPI
+
+@_exported import PlazaAPI
+
+/// Where the signed-in session's token lives. Apps plug in the Keychain; the default keeps it in memory.
+public protocol TokenStore: Sendable {
+    func token() async -> String?
+    func setToken(_ token: String?) async
+}
+
+/// Keeps the token in memory for the life of the process.
+public actor InMemoryTokenStore: TokenStore {
+    private var value: String?
+    public init(token: String? = nil) { value = token }
+    public func token() -> String? { value }
+    public func setToken(_ token: String?) { value = token }
+}
+
+/// An error from Plaza: the HTTP status and the error body's `code`, `message` and `field`.
+public struct PlazaClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var status: Int
+    public var code: String
+    public var message: String
+    public var field: String?
+    /// Seconds to wait, from `Retry-After` on a 429.
+    public var retryAfter: Int?
+
+    public var description: String { "\(status) \(code): \(message)" + (field.map { " (\($0))" } ?? "") }
+}
+
+/// A client for one Plaza server: async methods for every endpoint of the API. Sign in with
+/// `register` or `login` and the token is kept in `tokens` for the calls that follow.
+public struct PlazaClient: Sendable {
+    public let baseURL: URL
+    public let transport: any HTTPTransport
+    public let tokens: any TokenStore
+
+    public init(baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), tokens: any TokenStore = InMemoryTokenStore()) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.tokens = tokens
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+    static let decoder = JSONDecoder()
+
+    /// `/api/v1` + `path`, with the query items that have a value.
+    func url(_ path: String, _ query: [String: String?] = [:]) -> URL {
+        var components = URLComponents(url: baseURL.appendingPathComponent("api/v1" + path), resolvingAgainstBaseURL: false)!
+        let items = query.compactMap { key, value in value.map { URLQueryItem(name: key, value: $0) } }.sorted { $0.name < $1.name }
+        if !items.isEmpty { components.queryItems = items }
+        return components.url!
+    }
+
+    /// The absolute URL of a media path such as `Media.variants.medium` (`/media/{id}/medium`).
+    public func mediaURL(_ path: String) -> URL {
+        URL(string: path, relativeTo: baseURL)?.absoluteURL ?? baseURL.appendingPathComponent(path)
+    }
+
+    func headers(json: Bool) async -> [String: String] {
+        var headers = ["Accept": "application/json"]
+        if json { headers["Content-Type"] = "application/json" }
+        if let token = await tokens.token() { headers["Authorization"] = "Bearer \(token)" }
+        return headers
+    }
+
+    /// Sends a request and returns the raw response, throwing `PlazaClientError` for any status ≥ 400.
+    @discardableResult
+    func send(
+        _ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil,
+        uploadProgress: (@Sendable (Double) -> Void)? = nil
+    ) async throws -> HTTPResponseData {
+        let data = try body.map { try Self.encoder.encode($0) }
+        let request = HTTPRequestData(method: method, url: url(path, query), headers: await headers(json: data != nil), body: data)
+        return try Self.check(try await transport.send(request, uploadProgress: uploadProgress))
+    }
+
+    static func check(_ response: HTTPResponseData) throws -> HTTPResponseData {
+        guard response.status >= 400 else { return response }
+        let detail = try? decoder.decode(ErrorBody.self, from: response.body).error
+        throw PlazaClientError(
+            status: response.status, code: detail?.code ?? "http_\(response.status)",
+            message: detail?.message ?? String(decoding: response.body.prefix(500), as: UTF8.self), field: detail?.field,
+            retryAfter: response.headers["retry-after"].flatMap { Int($0) })
+    }
+
+    func call<T: Decodable>(
+        _ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil, as: T.Type = T.self
+    ) async throws -> T {
+        let response = try await send(method, path, query: query, body: body)
+        return try Self.decoder.decode(T.self, from: response.body)
+    }
+}
+
+/// Which page of a list: at most `limit` items after `cursor` (from the previous page's `nextCursor`).
+public struct PageOptions: Sendable {
+    public var limit: Int?
+    public var cursor: String?
+    public init(limit: Int? = nil, cursor: String? = nil) {
+        self.limit = limit
+        self.cursor = cursor
+    }
+
+    var query: [String: String?] { ["limit": limit.map(String.init), "cursor": cursor] }
+}
+
+extension Dictionary where Key == String, Value == String? {
+    func merging(_ page: PageOptions) -> Self { merging(page.query) { _, new in new } }
+}

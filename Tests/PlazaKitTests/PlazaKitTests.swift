@@ -1,0 +1,180 @@
+import Foundation
+import PlazaKitAsyncHTTPClient
+import Testing
+
+@testable import PlazaKit
+
+@Suite("PlazaKit against a running plaza serve")
+struct PlazaKitTests {
+    @Test func signUpPostAndReadWithTypedErrors() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let me = try await ana.me()
+            #expect(me.user.username == "ana")
+            let post = try await ana.createPost(CreatePostRequest(kind: .text, title: "Hello", body: "From PlazaKit"))
+            #expect(try await ana.post(post.id).body == "From PlazaKit")
+            #expect(try await ana.feed(.global).items.map(\.id) == [post.id])
+            let comment = try await ana.comment(on: post.id, "first")
+            #expect(try await ana.comments(on: post.id).items.map(\.id) == [comment.id])
+            #expect(try await ana.like(post.id) == LikeState(liked: true, likes: 1))
+
+            // The server's error code, message and field come through as a typed error.
+            let anonymous = PlazaClient(baseURL: server.url)
+            await #expect(throws: PlazaClientError.self) { try await anonymous.me() }
+            do {
+                _ = try await anonymous.register(username: "ana", email: "other@example.com", password: "correct horse battery")
+                Issue.record("a taken username must fail")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 409 && error.code == "username_taken")
+            }
+            do {
+                _ = try await ana.createPost(CreatePostRequest(kind: .activity, title: "x"))
+                Issue.record("an activity post without its activity must fail")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 422 && error.field == "activity" && !error.message.isEmpty)
+            }
+            // Signing out forgets the token and revokes the session.
+            try await ana.logout()
+            #expect(await ana.tokens.token() == nil)
+        }
+    }
+
+    /// The course app's "fetch by date range, cache posts, infinite scroll": 250 posts paged
+    /// through while 30 more arrive, then a refresh: every post exactly once, newest first.
+    @Test func aFeedPagerPagesWithoutDuplicatesOrGapsWhilePostsArrive() async throws {
+        try await withServer { server in
+            let author = try await signedUp("author", on: server)
+            var created: [String] = []
+            for i in 0..<250 { created.append(try await author.createPost(CreatePostRequest(kind: .text, body: "post \(i)")).id) }
+            let cache = FileManager.default.temporaryDirectory.appendingPathComponent("plazakit-cache-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: cache) }
+            let reader = try await signedUp("reader", on: server)
+            let pager = FeedPager(client: reader, source: .user("author"), pageSize: 20, cacheDirectory: cache)
+            #expect(try await pager.reload().count == 20)
+            var pages = 1
+            var arriving: [String] = []
+            while try await !pager.loadMore().isEmpty {
+                pages += 1
+                // New posts land between page loads: the cursor keeps paging older ones without a gap.
+                if pages <= 15 {
+                    for _ in 0..<2 { arriving.append(try await author.createPost(CreatePostRequest(kind: .text, body: "late")).id) }
+                }
+            }
+            #expect(await pager.reachedEnd)
+            #expect(pages == 13)
+            #expect(await pager.posts.map(\.id) == created.reversed())
+            let fresh = try await pager.refresh()
+            #expect(fresh.map(\.id) == arriving.reversed())
+            let all = await pager.posts.map(\.id)
+            #expect(all == arriving.reversed() + created.reversed())
+            #expect(Set(all).count == all.count)
+            #expect(try await pager.refresh().isEmpty)
+
+            // The disk cache opens the feed with no server at all.
+            let offline = PlazaClient(baseURL: URL(string: "http://127.0.0.1:1")!)
+            let reopened = FeedPager(client: offline, source: .user("author"), pageSize: 20, cacheDirectory: cache)
+            #expect(await reopened.restore().map(\.id) == Array(all.prefix(200)))
+        }
+    }
+
+    /// Events stream across a server restart: the client reconnects by itself with
+    /// Last-Event-ID and gets what it missed exactly once, in order.
+    @Test(arguments: ["URLSession", "AsyncHTTPClient"])
+    func eventsResumeAfterTheServerClosesTheConnection(transport name: String) async throws {
+        let transport: any HTTPTransport = name == "URLSession" ? URLSessionTransport() : AsyncHTTPClientTransport()
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server, transport: transport)
+            let ben = try await signedUp("ben", on: server, transport: transport)
+            _ = try await ben.follow("ana")
+            let received = Received()
+            let listener = Task {
+                for try await event in ben.events(reconnect: .init(initial: .milliseconds(100), maximum: .seconds(1))) {
+                    await received.add(event)
+                }
+            }
+            defer { listener.cancel() }
+            #expect(await received.waitFor { $0.readies == 1 }, "the stream opened")
+            var posted: [String] = []
+            for i in 0..<3 { posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "live \(i)")).id) }
+            #expect(await received.waitFor { $0.posts.count == 3 })
+
+            // MUT: the server stops (closing every stream) and comes back; posts made before
+            // the client reconnects are replayed, later ones arrive live.
+            server.stop()
+            try await server.start()
+            for i in 0..<2 { posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "missed \(i)")).id) }
+            #expect(await received.waitFor(seconds: 15) { $0.readies == 2 }, "reconnected")
+            posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "after")).id)
+            #expect(await received.waitFor { $0.posts.count == 6 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(await received.posts == posted, "each post once, in order")
+            #expect(await received.replayed.last == 2)
+        }
+    }
+
+    @Test func anImageUploadsWithProgressAndItsVariantsAreServed() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let progress = Progress()
+            let image = png(width: 640, height: 480)
+            let media = try await ana.upload(image, filename: "red.png", contentType: "image/png") { progress.add($0) }
+            #expect(media.width == 640 && media.height == 480)
+            let seen = progress.values
+            #expect(seen.last == 1.0)
+            #expect(seen == seen.sorted(), "progress only goes up")
+            for variant in [Media.Variant.thumbnail, .medium, .original] {
+                let url = ana.mediaURL(media.path(variant))
+                #expect(url.absoluteString.hasPrefix(server.url.absoluteString + "/media/\(media.id)/"))
+                let response = try await ana.transport.send(HTTPRequestData(method: "GET", url: url))
+                #expect(response.status == 200 && response.headers["content-type"]?.hasPrefix("image/") == true && !response.body.isEmpty)
+            }
+            let post = try await ana.createPost(CreatePostRequest(kind: .photo, body: "red", mediaIds: [media.id]))
+            #expect(post.media.map(\.id) == [media.id])
+            do {
+                _ = try await ana.upload(Data("not an image".utf8), filename: "x.txt", contentType: "text/plain")
+                Issue.record("a text file is not an image")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 415 || error.status == 422)
+            }
+        }
+    }
+}
+
+/// What a test's event listener has seen.
+actor Received {
+    var posts: [String] = []
+    var readies = 0
+    var replayed: [Int] = []
+
+    func add(_ event: PlazaStreamEvent) {
+        switch event.event {
+        case .postCreated(let post): posts.append(post.id)
+        case .ready(let count):
+            readies += 1
+            replayed.append(count)
+        default: break
+        }
+    }
+
+    struct Seen: Sendable {
+        let posts: [String]
+        let readies: Int
+    }
+
+    func waitFor(seconds: Int = 10, _ condition: @Sendable (Seen) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if condition(Seen(posts: posts, readies: readies)) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+}
+
+final class Progress: @unchecked Sendable {
+    // @unchecked: `values` is only touched under `lock`.
+    private let lock = NSLock()
+    private var seen: [Double] = []
+    func add(_ value: Double) { lock.withLock { seen.append(value) } }
+    var values: [Double] { lock.withLock { seen } }
+}
