@@ -30,8 +30,8 @@ test:
 	$(SWIFT) build --build-tests
 	@echo "==> Swift tests on SQLite (and S3 media storage against moto)"
 	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh $(SWIFT) test --skip-build
-	@echo "==> Swift tests on PostgreSQL"
-	scripts/with-postgres.sh $(SWIFT) test --skip-build
+	@echo "==> Swift tests on PostgreSQL (PlazaKit's run against their own SQLite server, so only once, above)"
+	scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests
 	@echo "==> End-to-end and browser tests (e2e/; two servers on one PostgreSQL for realtime; screenshots in e2e/screenshots)"
 	PLAZA_BIN=.build/debug/plaza scripts/with-postgres.sh scripts/e2e.sh
 	@echo "==> Schemathesis against the OpenAPI document"

@@ -17,7 +17,7 @@ struct Plaza: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plaza",
         abstract: "A self-hosted social backend and web app.",
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, Seed.self]
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, Seed.self, Login.self, Logout.self, PostCommand.self, Feed.self]
     )
 }
 
