@@ -57,7 +57,8 @@ cat >>"$data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = '$tmp'
-max_connections = 200
+# Every suite runs at once, each test with its own pool: room for all of them.
+max_connections = 400
 fsync = off
 synchronous_commit = off
 full_page_writes = off
