@@ -86,6 +86,25 @@ struct QueryPlanTests {
         }
     }
 
+    /// Reads that continue from a position in the event log must seek to it: a walk in index
+    /// order from the start would read the whole log on every wake-up of the hub.
+    @Test func logReadsSeekToTheirPosition() async throws {
+        try await withDatabase { db, _ in
+            for (name, query) in [
+                ("stream hub read", EventFeed.allSQL(after: .init(seq: 100, recipient: 7), limit: 1000)),
+                ("stream replay", EventFeed.replaySQL(recipient: Self.viewer, after: 100, limit: 500)),
+            ] {
+                let plan = try await db.read { sql in try await db.dialect.explain(query, on: sql) }
+                let inbox = plan.filter { $0.contains("event_inbox") || $0.contains(" i ") || $0.hasPrefix("SCAN i") || $0.hasPrefix("SEARCH i") }
+                if db.kind == .sqlite {
+                    #expect(inbox.contains { $0.hasPrefix("SEARCH i") } && !inbox.contains { $0.hasPrefix("SCAN i") }, "\(name):\n\(plan.joined(separator: "\n"))")
+                } else {
+                    #expect(plan.contains { $0.contains("Index") && $0.contains("event_inbox") }, "\(name):\n\(plan.joined(separator: "\n"))")
+                }
+            }
+        }
+    }
+
     @Test func theCheckRecognisesAFullScan() async throws {
         try await withDatabase { db, _ in
             let plan = try await db.read { sql in

@@ -44,9 +44,11 @@ struct EventFeed: Sendable {
         select + " AND i.recipient_id = \(bind: recipient) AND i.seq > \(bind: seq) ORDER BY i.seq LIMIT \(bind: limit)"
     }
 
+    /// `i.seq >=` on its own lets SQLite seek to the position: within the OR alone it walked the
+    /// index from the start of the log on every read.
     static func allSQL(after position: Position, limit: Int) -> SQLQueryString {
         select + """
-             AND (i.seq > \(bind: position.seq) OR (i.seq = \(bind: position.seq) AND i.recipient_id > \(bind: position.recipient)))
+             AND i.seq >= \(bind: position.seq) AND (i.seq > \(bind: position.seq) OR i.recipient_id > \(bind: position.recipient))
             ORDER BY i.seq, i.recipient_id LIMIT \(bind: limit)
             """
     }
