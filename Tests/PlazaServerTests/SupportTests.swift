@@ -87,3 +87,38 @@ struct SupportTests {
         }
     }
 }
+
+@Suite("Database writes")
+struct DatabaseWriteTests {
+    struct Refused: Error, Equatable { let id: Int }
+
+    /// Many writes at once (on SQLite they share commits): each failing one is rolled back
+    /// alone with its own error, every other one is committed, and each caller returns its own value.
+    @Test func concurrentWritesCommitOrRollBackEachOnTheirOwn() async throws {
+        try await withDatabase { db, _ in
+            try await db.write { try await $0.exec("CREATE TABLE scratch (id BIGINT PRIMARY KEY, note TEXT NOT NULL)") }
+            let outcomes = try await withThrowingTaskGroup(of: (Int, Result<Int, Refused>).self) { group in
+                for id in 0..<60 {
+                    group.addTask {
+                        do {
+                            let value = try await db.write { connection -> Int in
+                                try await connection.exec("INSERT INTO scratch (id, note) VALUES (\(bind: id), \(bind: "written"))")
+                                if id % 6 == 5 { throw Refused(id: id) }
+                                return id * 10
+                            }
+                            return (id, .success(value))
+                        } catch let error as Refused {
+                            return (id, .failure(error))
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Int: Result<Int, Refused>]()) { $0[$1.0] = $1.1 }
+            }
+            for id in 0..<60 {
+                #expect(outcomes[id] == (id % 6 == 5 ? .failure(Refused(id: id)) : .success(id * 10)))
+            }
+            let stored = try await db.read { try await $0.rows("SELECT id FROM scratch ORDER BY id") }.map { try $0.decode(column: "id", as: Int.self) }
+            #expect(stored == (0..<60).filter { $0 % 6 != 5 })
+        }
+    }
+}

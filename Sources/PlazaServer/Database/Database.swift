@@ -13,7 +13,7 @@ protocol DatabaseDriver: Sendable {
     /// Runs `body` on a connection for reading.
     func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T
     /// Runs `body` in a write transaction: all of it or none of it.
-    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T
+    func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T
     /// Runs one statement, atomic on its own, on the write path (no explicit transaction).
     func write(_ statement: SQLQueryString) async throws -> [Row]
     /// Keeps the connections alive until graceful shutdown, then closes them.
@@ -35,7 +35,7 @@ public struct Database: Sendable, Service {
         try await driver.read(body)
     }
 
-    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         try await driver.write(body)
     }
 

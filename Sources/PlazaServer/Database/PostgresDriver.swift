@@ -36,7 +36,7 @@ final class PostgresDriver: DatabaseDriver {
         }
     }
 
-    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         do {
             return try await client.withTransaction(logger: logger) { connection in
                 try await body(Connection(postgres: connection, logger: self.logger))

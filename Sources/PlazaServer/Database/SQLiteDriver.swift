@@ -1,14 +1,35 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import SQLKit
 import ServiceLifecycle
 
-/// SQLite in WAL mode: one writer connection that takes every write transaction in turn
-/// (so load never surfaces SQLITE_BUSY), and a small set of read-only connections.
+/// SQLite in WAL mode: one writer connection that takes every write in turn (so load never
+/// surfaces SQLITE_BUSY), and a small set of read-only connections.
+///
+/// Writes that arrive while one is running are committed together (group commit): each runs
+/// in its own savepoint, so a failing one is rolled back alone, and each caller returns only
+/// once the shared COMMIT is done. A commit writes every page a write touched to the WAL, and
+/// consecutive writes touch the same pages (the tails of the same indexes), so sharing it
+/// is most of what the writer saves under load. A write that finds the writer idle commits alone.
 final class SQLiteDriver: DatabaseDriver {
     let kind = DatabaseKind.sqlite
     private let writer: ResourcePool<Connection>
     private let readers: ResourcePool<Connection>
+    private let queue = NIOLockedValueBox(WriteQueue())
+    /// At most this many writes share a commit.
+    static let maxBatch = 64
+
+    private struct WriteQueue {
+        var pending: [PendingWrite] = []
+        var draining = false
+    }
+
+    /// A write waiting for its batch: `execute` runs it on the writer, `complete` answers its caller.
+    private struct PendingWrite: Sendable {
+        let execute: @Sendable (Connection) async throws -> Void
+        let complete: @Sendable ((any Error)?) -> Void
+    }
 
     private init(writer: Connection, readers: [Connection]) {
         self.writer = ResourcePool([writer])
@@ -49,17 +70,75 @@ final class SQLiteDriver: DatabaseDriver {
         try await readers.withResource(body)
     }
 
-    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
-        try await writer.withResource { writer in
-            try await writer.exec("BEGIN IMMEDIATE")
-            do {
-                let result = try await body(writer)
-                try await writer.exec("COMMIT")
-                return result
-            } catch {
-                try? await writer.exec("ROLLBACK")
-                throw error
+    func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let result = NIOLockedValueBox<T?>(nil)
+            submit(
+                PendingWrite(
+                    execute: { connection in
+                        let value = try await body(connection)
+                        result.withLockedValue { $0 = value }
+                    },
+                    complete: { error in
+                        if let error { return continuation.resume(throwing: error) }
+                        continuation.resume(returning: result.withLockedValue { $0! })
+                    }))
+        }
+    }
+
+    private func submit(_ write: PendingWrite) {
+        let start = queue.withLockedValue { queue in
+            queue.pending.append(write)
+            defer { queue.draining = true }
+            return !queue.draining
+        }
+        if start { Task { await self.drain() } }
+    }
+
+    /// Commits the queued writes, a batch at a time, until none are left.
+    private func drain() async {
+        while true {
+            let batch = queue.withLockedValue { queue in
+                let batch = Array(queue.pending.prefix(Self.maxBatch))
+                queue.pending.removeFirst(batch.count)
+                if batch.isEmpty { queue.draining = false }
+                return batch
             }
+            guard !batch.isEmpty else { return }
+            await writer.withResource { connection in await Self.commit(batch, on: connection) }
+        }
+    }
+
+    private static func commit(_ batch: [PendingWrite], on connection: Connection) async {
+        do {
+            try await connection.exec("BEGIN IMMEDIATE")
+        } catch {
+            return batch.forEach { $0.complete(error) }
+        }
+        var written: [PendingWrite] = []
+        for write in batch {
+            do {
+                try await connection.exec("SAVEPOINT plaza_write")
+            } catch {
+                write.complete(error)
+                continue
+            }
+            do {
+                try await write.execute(connection)
+                try await connection.exec("RELEASE plaza_write")
+                written.append(write)
+            } catch {
+                try? await connection.exec("ROLLBACK TO plaza_write")
+                try? await connection.exec("RELEASE plaza_write")
+                write.complete(error)
+            }
+        }
+        do {
+            try await connection.exec("COMMIT")
+            written.forEach { $0.complete(nil) }
+        } catch {
+            try? await connection.exec("ROLLBACK")
+            written.forEach { $0.complete(error) }
         }
     }
 

@@ -17,7 +17,7 @@ struct EventLog: Sendable {
     private static let appendLock = 7_215_002
 
     /// Runs `body` in a write transaction and wakes this server's hub once it has committed.
-    func write<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         let result = try await db.write(body)
         signal.poke()
         return result
