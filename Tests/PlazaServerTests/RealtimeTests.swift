@@ -25,6 +25,8 @@ struct RealtimeTests {
             #expect(await anas.waitFor(1).map(\.event) == ["ready"])
             // MUT
             let post = try await api.textPost(ana, "Live!")
+            // An event shows the post as it is when sent: the edit waits until the first one is out.
+            _ = await bens.waitFor(2)
             _ = try await api.call(.patch, "/posts/\(post.id)", as: ana, raw: #"{"body":"Live, edited"}"#)
             _ = try await api.call(.post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "Wow"))
             _ = try await api.call(.put, "/posts/\(post.id)/like", as: ben)
