@@ -8,13 +8,17 @@ screenshots and for what a failed browser test leaves behind.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
+import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -168,6 +172,57 @@ class PlazaServer:
         )
         assert body["user"]["username"] == username and body["token"], json.dumps(body)
         return body["user"], self.client(body["token"])
+
+
+def png(width: int, height: int, colour: tuple[int, int, int] = (200, 60, 90), pixels: bytes | None = None) -> bytes:
+    """A PNG (8-bit RGB): a `colour` square with a white diagonal stripe (so it is not one flat
+    colour), or, given `pixels`, those compressed rows as they are (a header may claim any size)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    if pixels is None:
+        rows = bytearray()
+        for y in range(height):
+            rows.append(0)
+            for x in range(width):
+                rows += bytes((255, 255, 255)) if abs(x - y) < 4 else bytes(colour)
+        pixels = zlib.compress(bytes(rows))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
+class LocalSite:
+    """Pages served from 127.0.0.1 in a thread (what link previews may fetch in these tests):
+    `{path: (body, content type)}`; any other path is a 404. Use it as a context manager."""
+
+    def __init__(self, pages: dict[str, tuple[bytes, str]]):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's naming)
+                if self.path not in pages:
+                    self.send_error(404)
+                    return
+                body, kind = pages[self.path]
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def __enter__(self) -> "LocalSite":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def run_plaza(*args: str, data_dir: Path, input: str | None = None) -> subprocess.CompletedProcess:

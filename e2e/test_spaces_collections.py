@@ -4,15 +4,11 @@ server fetches from a local web page (loopback allow-listed) and keeps across a 
 
 from __future__ import annotations
 
-import http.server
-import threading
 import time
-import struct
-import zlib
 
 import pytest
 
-from conftest import expect, expect_error
+from conftest import LocalSite, expect, expect_error, png
 
 PAGE = b"""<!doctype html><html><head>
 <meta property="og:title" content="Knife skills, part 1">
@@ -22,38 +18,12 @@ PAGE = b"""<!doctype html><html><head>
 <title>ignored</title></head><body>...</body></html>"""
 
 
-def png(width: int, height: int) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    rows = b"".join(b"\x00" + bytes([x % 256, 80, 160]) * width for x in range(height))
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
-
-
 @pytest.fixture
 def site():
     """A web page with OpenGraph tags and a cover image, on 127.0.0.1."""
-    cover = png(64, 48)
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body, kind = (PAGE, "text/html; charset=utf-8") if self.path == "/recipe" else (cover, "image/png")
-            if self.path not in ("/recipe", "/cover.png"):
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    pages = {"/recipe": (PAGE, "text/html; charset=utf-8"), "/cover.png": (png(64, 48), "image/png")}
+    with LocalSite(pages) as local:
+        yield local.url("")
 
 
 def test_a_course_space_feeds_its_members_and_is_reopened_after_a_restart(plaza):

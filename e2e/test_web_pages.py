@@ -13,8 +13,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import PlazaServer, expect
-from web import LocalPage, console_errors, console_log, page_status, png, screenshots, sign_in, wait_for, wait_text
+from conftest import LocalSite, PlazaServer, expect, png
+from web import console_errors, console_log, page_status, screenshots, sign_in, wait_for, wait_text
 
 API = "/api/v1"
 
@@ -100,8 +100,8 @@ def check_page(driver, base_url: str, path: str, name: str, heading: str | None 
 
 
 def test_every_page_renders_signed_in_and_out(plaza: PlazaServer, browser_factory):
-    with LocalPage(LINK_PAGE, "/seeds/handbook") as page:
-        world = seed(plaza, page.url)
+    with LocalSite({"/seeds/handbook": (LINK_PAGE.encode(), "text/html; charset=utf-8")}) as site:
+        world = seed(plaza, site.url("/seeds/handbook"))
     text, photo, shelf = world["text"], world["photo"], world["shelf"]
 
     ada = browser_factory()

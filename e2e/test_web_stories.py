@@ -13,8 +13,8 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import PlazaServer, expect
-from web import (LocalPage, click, console_errors, fill, png, screenshots, set_value, sign_in, track_streams, wait_for,
+from conftest import LocalSite, PlazaServer, expect, png
+from web import (click, console_errors, fill, screenshots, set_value, sign_in, track_streams, wait_for,
                  wait_gone, wait_live, wait_text)
 
 API = "/api/v1"
@@ -258,11 +258,11 @@ def test_crates_save_a_link_move_it_and_find_it(plaza: PlazaServer, browser_fact
         wait_text(eve, ".collections a.name", name)
     screenshots(eve, "crates-collections")
 
-    with LocalPage(PAGE, "/records/blue-train") as page:
+    with LocalSite({"/records/blue-train": (PAGE.encode(), "text/html; charset=utf-8")}) as site:
         # Eve opens Crate and saves a link.
         next(a for a in eve.find_elements(By.CSS_SELECTOR, ".collections a.name") if a.text == "Crate").click()
         wait_text(eve, "#collection-heading", "Crate")
-        fill(eve, "input[name=url]", page.url)
+        fill(eve, "input[name=url]", site.url("/records/blue-train"))
         fill(eve, "input[name=note]", "for Saturday")
         click(eve, "form[data-api$='/items'] button[type=submit]")
         wait_for(eve, ".items li.item")

@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import struct
-import threading
-import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Iterable
 
@@ -235,51 +231,3 @@ def set_value(driver: WebDriver, css: str, value: str, events: Iterable[str] = (
         "for (const type of events) el.dispatchEvent(new Event(type, { bubbles: true }));",
         element, value, list(events))
     return element
-
-
-def png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:
-    """A real RGB PNG: a `colour` square with a diagonal stripe (so it is not one flat colour)."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    rows = bytearray()
-    for y in range(height):
-        rows.append(0)
-        for x in range(width):
-            rows += bytes((255, 255, 255)) if abs(x - y) < 4 else bytes(colour)
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(rows)))
-            + chunk(b"IEND", b""))
-
-
-class LocalPage:
-    """A web page served from 127.0.0.1 in a thread, for link previews."""
-
-    def __init__(self, html: str, path: str = "/"):
-        self.path = path
-        body = html.encode()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's naming)
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}{self.path}"
-
-    def __enter__(self) -> "LocalPage":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
