@@ -222,10 +222,7 @@ extension PlazaClient {
         body.append(Data("Content-Type: \(contentType)\r\n\r\n".utf8))
         body.append(data)
         body.append(Data("\r\n--\(boundary)--\r\n".utf8))
-        var headers = await headers(json: false)
-        headers["Content-Type"] = "multipart/form-data; boundary=\(boundary)"
-        let request = HTTPRequestData(method: "POST", url: url("/me/media"), headers: headers, body: body)
-        let response = try Self.check(try await transport.send(request, uploadProgress: progress))
+        let response = try await send("POST", "/me/media", raw: (body, "multipart/form-data; boundary=\(boundary)"), uploadProgress: progress)
         return try Self.decoder.decode(Media.self, from: response.body)
     }
     public func myMedia(page: PageOptions = .init()) async throws -> Page<Media> { try await call("GET", "/me/media", query: page.query) }

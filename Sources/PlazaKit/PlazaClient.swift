@@ -62,28 +62,39 @@ public struct PlazaClient: Sendable {
         URL(string: path, relativeTo: baseURL)?.absoluteURL ?? baseURL.appendingPathComponent(path)
     }
 
-    func headers(json: Bool) async -> [String: String] {
-        var headers = ["Accept": "application/json"]
-        if json { headers["Content-Type"] = "application/json" }
+    /// `Accept` and, when signed in, `Authorization`.
+    func headers(accept: String = "application/json") async -> [String: String] {
+        var headers = ["Accept": accept]
         if let token = await tokens.token() { headers["Authorization"] = "Bearer \(token)" }
         return headers
     }
 
     /// Sends a request and returns the raw response, throwing `PlazaClientError` for any status ≥ 400.
     @discardableResult
+    func send(_ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil) async throws -> HTTPResponseData {
+        try await send(method, path, query: query, raw: try body.map { (try Self.encoder.encode($0), "application/json") })
+    }
+
+    /// Sends `raw` (bytes and their content type) as the body.
     func send(
-        _ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil,
+        _ method: String, _ path: String, query: [String: String?] = [:], raw: (data: Data, contentType: String)?,
         uploadProgress: (@Sendable (Double) -> Void)? = nil
     ) async throws -> HTTPResponseData {
-        let data = try body.map { try Self.encoder.encode($0) }
-        let request = HTTPRequestData(method: method, url: url(path, query), headers: await headers(json: data != nil), body: data)
+        var headers = await headers()
+        if let raw { headers["Content-Type"] = raw.contentType }
+        let request = HTTPRequestData(method: method, url: url(path, query), headers: headers, body: raw?.data)
         return try Self.check(try await transport.send(request, uploadProgress: uploadProgress))
     }
 
     static func check(_ response: HTTPResponseData) throws -> HTTPResponseData {
         guard response.status >= 400 else { return response }
+        throw error(from: response)
+    }
+
+    /// The error an error response stands for: the API's error body, else the status and text.
+    static func error(from response: HTTPResponseData) -> PlazaClientError {
         let detail = try? decoder.decode(ErrorBody.self, from: response.body).error
-        throw PlazaClientError(
+        return PlazaClientError(
             status: response.status, code: detail?.code ?? "http_\(response.status)",
             message: detail?.message ?? String(decoding: response.body.prefix(500), as: UTF8.self), field: detail?.field,
             retryAfter: response.headers["retry-after"].flatMap { Int($0) })

@@ -48,14 +48,13 @@ extension PlazaClient {
             var serverRetry: Duration?
             while !Task.isCancelled {
                 do {
-                    var headers = await headers(json: false)
-                    headers["Accept"] = "text/event-stream"
+                    var headers = await headers(accept: "text/event-stream")
                     if let resumeFrom { headers["Last-Event-ID"] = resumeFrom }
                     let response = try await transport.stream(HTTPRequestData(method: "GET", url: url("/stream"), headers: headers))
                     if response.status >= 400 {
                         var body = Data()
                         for try await chunk in response.body { body.append(chunk) }
-                        let failure = Self.failure(status: response.status, body: body, headers: response.headers)
+                        let failure = Self.error(from: HTTPResponseData(status: response.status, headers: response.headers, body: body))
                         if response.status == 401 || response.status == 403 { throw failure }
                         if let wait = failure.retryAfter { delay = .seconds(wait) }
                     } else {
@@ -82,15 +81,6 @@ extension PlazaClient {
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream
-    }
-
-    static func failure(status: Int, body: Data, headers: [String: String]) -> PlazaClientError {
-        do {
-            _ = try check(HTTPResponseData(status: status, headers: headers, body: body))
-        } catch let error as PlazaClientError {
-            return error
-        } catch {}
-        return PlazaClientError(status: status, code: "http_\(status)", message: "", field: nil, retryAfter: nil)
     }
 
     static func event(_ frame: ServerSentEvents.Frame) -> PlazaEvent? {
