@@ -139,10 +139,12 @@ final class EventHub: Service, Sendable {
         var position = start
         do {
             // Nobody listens here: move to the head without reading rows no one would get. The
-            // head is read before the check, so a stream that subscribes meanwhile has its own
-            // starting point at or after it, and the next drain reads on from here.
-            let head = try await feed.bounds().head
-            if state.withLockedValue({ $0.count == 0 }) { return EventFeed.Position(seq: max(head, position.seq), recipient: .max) }
+            // head is read before the second check, so a stream that subscribes meanwhile has its
+            // own starting point at or after it, and the next drain reads on from here.
+            if state.withLockedValue({ $0.count == 0 }) {
+                let head = try await feed.bounds().head
+                if state.withLockedValue({ $0.count == 0 }) { return EventFeed.Position(seq: max(head, position.seq), recipient: .max) }
+            }
             while true {
                 let entries = try await feed.entries(after: position, limit: Self.batch)
                 guard let last = entries.last else { break }
