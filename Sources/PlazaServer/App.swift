@@ -17,6 +17,7 @@ struct AppServices: Sendable {
     let linkPreviews: LinkPreviewStore
     let linkPreviewQueue = LinkPreviewQueue()
     let events: EventLog
+    let searchWindows = SearchWindowCache()
     let notifications: NotificationStore
     let eventFeed: EventFeed
     let passwords: PasswordHasher
@@ -28,15 +29,16 @@ struct AppServices: Sendable {
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
         ids = IDGenerator(node: config.nodeID)
-        accounts = AccountStore(db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000)
+        accounts = AccountStore(
+            db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000, searchWindows: searchWindows)
         events = EventLog(db: db, signal: EventSignal())
         people = PeopleStore(db: db, ids: ids, events: events)
-        posts = PostStore(db: db, ids: ids, events: events)
+        posts = PostStore(db: db, ids: ids, events: events, searchWindows: searchWindows)
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)
         eventFeed = EventFeed(db: db, posts: posts, notifications: notifications)
-        spaces = SpaceStore(db: db, ids: ids)
+        spaces = SpaceStore(db: db, ids: ids, searchWindows: searchWindows)
         collections = CollectionStore(db: db, ids: ids)
         linkPreviews = LinkPreviewStore(db: db)
         passwords = PasswordHasher(cost: config.bcryptCost)
@@ -92,8 +94,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
         feeds: FeedsController(posts: services.posts, people: services.people, spaces: services.spaces),
         spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage),
         search: SearchController(
-            search: SearchStore(db: services.db), spaces: services.spaces, people: services.people, collections: services.collections,
-            posts: services.posts),
+            search: SearchStore(db: services.db, cache: services.searchWindows, posts: services.posts, people: services.people),
+            spaces: services.spaces, collections: services.collections),
         history: HistoryController(history: HistoryStore(db: services.db)),
         collections: CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),
         notifications: NotificationsController(notifications: services.notifications))

@@ -37,8 +37,9 @@ actor CredentialsFile: TokenStore {
         tokens[server] = token
         let folder = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        guard let data = try? JSONEncoder().encode(tokens) else { return }
-        FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
+        guard let data = try? JSONEncoder().encode(tokens),
+            FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
+        else { return FileHandle.standardError.write(Data("plaza: could not write \(path); the session is not kept\n".utf8)) }
     }
 }
 

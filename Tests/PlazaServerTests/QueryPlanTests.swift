@@ -42,17 +42,17 @@ struct QueryPlanTests {
 
     @Test func hotQueriesUseIndexes() async throws {
         try await withDatabase { db, _ in
-            let search = SearchStore.PostQuery(text: SearchText("linear alg")!, page: PageRequest(limit: 20, cursor: Cursor(time: 1, id: 2, score: -1.5)))
+            let search = SearchStore.PostQuery(text: SearchText("linear alg")!, page: PageRequest(limit: 20))
             let dialectQueries: [(String, SQLQueryString)] = [
-                ("post search", SearchStore.postsSQL(search, viewer: Self.viewer, kind: db.kind)),
+                ("post search", SearchStore.windowSQL(search, kind: db.kind)),
                 ("history by last view", HistoryStore.historySQL(of: Self.viewer, .init(page: PageRequest(limit: 20, cursor: Self.cursor)), kind: db.kind)),
                 ("history by posting time", HistoryStore.historySQL(of: Self.viewer, .init(sort: .postedAt, page: PageRequest(limit: 20)), kind: db.kind)),
                 ("history by views, searched", HistoryStore.historySQL(of: Self.viewer, .init(sort: .views, text: SearchText("garden"), page: PageRequest(limit: 20)), kind: db.kind)),
                 ("account search", SearchStore.usersSQL(SearchText("ana")!.asPrefixes, page: PageRequest(limit: 20), viewer: Self.viewer, kind: db.kind)),
                 ("saved items search", SearchStore.savedSQL(SearchText("soup")!, owner: Self.viewer, page: PageRequest(limit: 20, cursor: Self.cursor))),
-                ("posts near a place", SearchStore.postsSQL(.init(near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20)), viewer: Self.viewer, kind: db.kind)),
-                ("posts near a place, with words", SearchStore.postsSQL(.init(text: SearchText("pastries"), near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20)), viewer: nil, kind: db.kind)),
-                ("post search in a space, by kind", SearchStore.postsSQL(.init(text: SearchText("vector")!, field: .title, space: 3, kind: .text, page: PageRequest(limit: 20)), viewer: nil, kind: db.kind)),
+                ("posts near a place", SearchStore.nearbySQL(.init(near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20, cursor: Cursor(time: 0, id: 2, score: 1.5))), viewer: Self.viewer, kind: db.kind)),
+                ("posts near a place, with words", SearchStore.windowSQL(.init(text: SearchText("pastries"), near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20)), kind: db.kind)),
+                ("post search in a space, by kind", SearchStore.windowSQL(.init(text: SearchText("vector")!, field: .title, space: 3, kind: .text, page: PageRequest(limit: 20)), kind: db.kind)),
             ]
             for (name, query) in Self.queries + dialectQueries {
                 let plan = try await db.read { sql in

@@ -76,8 +76,12 @@ struct SearchTests {
             #expect(try await search(api, "peppers") == ["Peppers"])
             try await api.call(.patch, "/posts/\(post.id)", as: ana, json: UpdatePostRequest(spaces: ["garden"]))
             #expect(try await api.page("/search/posts?q=gardening&in=space", of: Post.self).items.map(\.id) == [post.id])
+            // Each search below is also run just before the change that makes it match: its kept
+            // ranking must not outlive that change.
+            #expect(try await api.page("/search/posts?q=allotment", of: Post.self).items.isEmpty)
             try await api.call(.patch, "/spaces/garden", as: ana, json: UpdateSpaceRequest(name: "Allotment"))
             #expect(try await api.page("/search/posts?q=allotment", of: Post.self).items.map(\.id) == [post.id])
+            #expect(try await api.page("/search/posts?q=verde&in=author", of: Post.self).items.isEmpty)
             try await api.call(.patch, "/me", as: ana, json: UpdateMeRequest(displayName: "Ana Verde"))
             #expect(try await api.page("/search/posts?q=verde&in=author", of: Post.self).items.map(\.id) == [post.id])
             // Likes update the post row but leave the index alone; the post stays findable.
@@ -86,6 +90,66 @@ struct SearchTests {
             try await api.call(.delete, "/posts/\(post.id)", as: ana)
             #expect(try await search(api, "peppers").isEmpty)
         }
+    }
+
+    /// A word search is ranked once and kept for a second: posts written, edited or deleted
+    /// show at once, and each viewer's blocks and cursor apply to the kept ranking.
+    @Test func keptRankingsFollowWritesAndEachViewersBlocks() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            #expect(try await search(api, "quince").isEmpty)
+            let jam = try await api.post(ana, CreatePostRequest(kind: .text, title: "Quince jam"))
+            #expect(try await search(api, "quince") == ["Quince jam"])
+            let tart = try await api.post(bob, CreatePostRequest(kind: .text, title: "Quince tart"))
+            #expect(try await search(api, "quince") == ["Quince tart", "Quince jam"])  // equal scores: newer first
+            try await api.call(.put, "/users/bob/block", as: ana)
+            #expect(try await search(api, "quince", as: ana) == ["Quince jam"])
+            #expect(try await search(api, "quince", as: bob) == ["Quince tart"])
+            #expect(try await search(api, "quince") == ["Quince tart", "Quince jam"])
+            let first = try await api.page("/search/posts?q=quince&limit=1", of: Post.self)
+            let second = try await api.page("/search/posts?q=quince&limit=1&cursor=\(first.nextCursor ?? "")", of: Post.self)
+            #expect(first.items.map(\.id) == [tart.id] && second.items.map(\.id) == [jam.id] && second.nextCursor == nil)
+            try await api.call(.patch, "/posts/\(jam.id)", as: ana, json: UpdatePostRequest(title: .set("Plum jam")))
+            #expect(try await search(api, "quince") == ["Quince tart"])
+            try await api.call(.delete, "/posts/\(tart.id)", as: bob)
+            #expect(try await search(api, "quince").isEmpty)
+        }
+    }
+
+    @Test func pagesFillUpPastBlockedPeoplesPosts() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let carol = try await api.register("carol")
+            var anas: [String] = []
+            for i in 0..<3 { anas.append(try await api.post(ana, CreatePostRequest(kind: .text, title: "fig \(i)")).id) }
+            for i in 0..<7 { _ = try await api.post(bob, CreatePostRequest(kind: .text, title: "fig \(i)")) }
+            try await api.call(.put, "/users/bob/block", as: carol)
+            let first = try await api.page("/search/posts?q=fig&limit=2", as: carol, of: Post.self)
+            let second = try await api.page("/search/posts?q=fig&limit=2&cursor=\(first.nextCursor ?? "")", as: carol, of: Post.self)
+            #expect(first.items.count == 2 && second.items.count == 1 && second.nextCursor == nil)
+            #expect(Set((first.items + second.items).map(\.id)) == Set(anas))
+        }
+    }
+
+    @Test func aKeptRankingIsDroppedWhenAWriteRacesIt() {
+        let cache = SearchWindowCache(ttlMillis: 1_000, capacity: 2)
+        let hit = SearchWindowCache.Hit(id: 1, score: -1)
+        let before = cache.get("a", now: 0)
+        #expect(before.hits == nil)
+        cache.clear()  // a post was written while "a" was being ranked
+        cache.put("a", [hit], generation: before.generation, now: 0)
+        #expect(cache.get("a", now: 0).hits == nil)
+        let now = cache.get("a", now: 0)
+        cache.put("a", [hit], generation: now.generation, now: 0)
+        #expect(cache.get("a", now: 999).hits == [hit])
+        #expect(cache.get("a", now: 1_000).hits == nil)
+        cache.put("b", [], generation: now.generation, now: 500)
+        cache.put("c", [hit], generation: now.generation, now: 1_200)  // full: "a" has expired and makes room
+        #expect(cache.get("b", now: 1_200).hits == [] && cache.get("c", now: 1_200).hits == [hit])
+        cache.put("d", [hit], generation: now.generation, now: 1_300)  // full of live ones: the oldest, "b", goes
+        #expect(cache.get("b", now: 1_300).hits == nil && cache.get("c", now: 1_300).hits == [hit] && cache.get("d", now: 1_300).hits == [hit])
     }
 
     @Test func blockedPeoplesPostsAreNotFound() async throws {

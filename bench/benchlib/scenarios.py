@@ -235,6 +235,21 @@ def build(ds: Dataset, plaza: Seeded, pb: Seeded, plaza_base: str, pb_base: str,
                               f"GET {pb_list}filter=(title ~ '{w}' || body ~ '{w}')&sort=-created&perPage=20&skipTotal=1&expand=author",
                               expect_items=True))
         sc.notes.append("PocketBase has no full-text index: `~` is SQL LIKE '%word%', newest first.")
+        # Every word of the vocabulary once, in a fixed shuffle: Plaza keeps a ranking for a
+        # second, so this shows the cost of a search nobody ran in the last second.
+        words = list(ds.words)
+        random.Random(f"{ds.seed}:search rotation").shuffle(words)
+        sc.extras.append((f"Plaza, a different word each request ({len(words):,} words)", "plaza",
+                          _rotate(workdir, "plaza_search_words",
+                                  [("GET", "/api/v1/search/posts?" + _q({"q": x, "limit": 20}), "", "") for x in words], threads,
+                                  "GET /api/v1/search/posts?q=WORD&limit=20")))
+        sc.extras.append((f"PocketBase, a different word each request ({len(words):,} words)", "pocketbase",
+                          _rotate(workdir, "pb_search_words",
+                                  [("GET", pb_list + _q({**feed_params, "filter": f"(title ~ '{x}' || body ~ '{x}')"}), "", "")
+                                   for x in words], threads,
+                                  f"GET {pb_list}filter=(title ~ 'WORD' || body ~ 'WORD')&sort=-created&perPage=20&skipTotal=1&expand=author")))
+        sc.notes.append("Plaza ranks a word search once and keeps the ranking for up to a second (a post written, edited or "
+                        "deleted clears it at once); the extra rows send a different word each time, so every Plaza search is ranked anew.")
         out.append(sc)
 
     # 7. create post

@@ -7,6 +7,8 @@ struct AccountStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let sessionIdleMillis: Int64
+    /// Cleared when a display name changes: posts are found by their author's name.
+    let searchWindows: SearchWindowCache
     let sessionCache = SessionCache()
 
     struct NewUser: Sendable {
@@ -188,6 +190,7 @@ struct AccountStore: Sendable {
         try await db.write { db in
             try await db.exec("UPDATE users SET \(assignments) WHERE id = \(bind: userID)")
         }
+        if displayName != nil { searchWindows.clear() }
     }
 
     /// Sets one key of the user's preferences, writing only when it changes (checked on a

@@ -7,6 +7,8 @@ struct PostStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let events: EventLog
+    /// Cleared after every write that can change what a search finds.
+    let searchWindows: SearchWindowCache
 
     /// A validated new post.
     struct Draft: Sendable {
@@ -55,6 +57,7 @@ struct PostStore: Sendable {
             try await EventLog.append(.init(kind: .postCreated, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
             return (row, media, spaces, preview)
         }
+        searchWindows.clear()
         guard let authorRow else { throw PlazaError.unauthorized }
         return Post(
             id: String(id), kind: draft.kind, author: try UserSummary(authorIn: authorRow, id: author), title: draft.title, body: draft.body,
@@ -150,18 +153,21 @@ struct PostStore: Sendable {
             try await EventLog.append(
                 .init(kind: .postUpdated, actor: record.authorID, post: id), to: .postReaders(post: id, author: record.authorID), on: db)
         }
+        searchWindows.clear()
     }
 
     /// Deletes the author's post with its comments, likes and media rows; returns the ids of the
     /// media whose files should go too.
     func delete(id: Int64, author: Int64) async throws -> [Int64] {
-        try await events.write { db in
-            guard try await db.first("SELECT id FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author)") != nil else { return [] }
+        let media = try await events.write { db in
+            guard try await db.first("SELECT id FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author)") != nil else { return [Int64]() }
             // Its readers are found through its spaces, which go with it.
             try await EventLog.append(.init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
             try await db.exec("DELETE FROM posts WHERE id = \(bind: id)")
             return try await MediaStore.deleteRows(ofPost: id, on: db)
         }
+        searchWindows.clear()
+        return media
     }
 
     /// Notifies the people named in `usernames` that `author` mentioned them in a post.

@@ -6,9 +6,7 @@ import PlazaAPI
 struct SearchController {
     let search: SearchStore
     let spaces: SpaceStore
-    let people: PeopleStore
     let collections: CollectionStore
-    let posts: PostStore
 
     static let maxQueryLength = 1_000
 
@@ -77,12 +75,12 @@ struct SearchController {
 
     @Sendable func searchUsers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
         let text = try Self.text(request.uri.queryParameters.get("q") ?? "")
-        return try await search.users(text, page: rankedPage(request), viewer: context.viewerID, people: people)
+        return try await search.users(text, page: rankedPage(request), viewer: context.viewerID)
     }
 
     @Sendable func searchSaved(_ request: Request, context: PlazaContext) async throws -> Page<CollectionItem> {
         let me = try context.requireUser()
         let text = try Self.text(request.uri.queryParameters.get("q") ?? "")
-        return try await search.saved(text, owner: me.userID, page: request.pageRequest(), collections: collections, posts: posts)
+        return try await search.saved(text, owner: me.userID, page: request.pageRequest(), collections: collections)
     }
 }

@@ -6,6 +6,9 @@ import SQLKit
 /// relevance with recency breaking ties, filtered like the feeds and by the viewer's blocks.
 struct SearchStore: Sendable {
     let db: Database
+    let cache: SearchWindowCache
+    let posts: PostStore
+    let people: PeopleStore
 
     struct PostQuery: Sendable {
         /// nil with `near`: every post in the circle, nearest first.
@@ -36,7 +39,54 @@ struct SearchStore: Sendable {
     }
 
     func posts(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
-        let sql = Self.postsSQL(query, viewer: viewer, kind: db.kind)
+        guard query.text != nil else { return try await nearby(query, viewer: viewer) }
+        var hits = try await window(query)[...]
+        if let cursor = query.page.cursor, let score = cursor.score {
+            hits = hits.drop { $0.score < score || ($0.score == score && $0.id >= cursor.id) }
+        }
+        // The page's posts as the viewer may see them, one more to know whether there is a next
+        // page. Posts of people blocked either way (and any deleted since the ranking) are skipped.
+        let wanted = query.page.limit + 1
+        var page: [(hit: SearchWindowCache.Hit, post: Post)] = []
+        while page.count < wanted, !hits.isEmpty {
+            let chunk = hits.prefix(wanted)
+            hits = hits.dropFirst(chunk.count)
+            let found = try await posts.posts(ids: chunk.map(\.id), viewer: viewer)
+            page += chunk.compactMap { hit in found[hit.id].map { (hit: hit, post: $0) } }.prefix(wanted - page.count)
+        }
+        let shown = page.prefix(query.page.limit)
+        var next: String?
+        if page.count > query.page.limit, let last = shown.last?.hit {
+            next = Cursor(time: 0, id: last.id, score: last.score).encoded
+        }
+        return Page(items: shown.map(\.post), nextCursor: next)
+    }
+
+    /// The ranked window of a word query, from the cache when it was ranked in the last second.
+    func window(_ query: PostQuery) async throws -> [SearchWindowCache.Hit] {
+        let key = Self.windowKey(query)
+        let now = Timestamp.now.milliseconds
+        let cached = cache.get(key, now: now)
+        if let hits = cached.hits { return hits }
+        let sql = Self.windowSQL(query, kind: db.kind)
+        let rows = try await db.read { db in try await db.rows(sql) }
+        let hits = try rows.map {
+            SearchWindowCache.Hit(id: try $0.decode(column: "id", as: Int64.self), score: try $0.decode(column: "score", as: Double.self))
+        }
+        cache.put(key, hits, generation: cached.generation, now: now)
+        return hits
+    }
+
+    /// Everything that decides a window (the page, cursor and viewer do not).
+    static func windowKey(_ query: PostQuery) -> String {
+        var key = (query.text?.fts5(in: query.field) ?? "") + "\u{1}" + (query.kind?.rawValue ?? "") + "\u{1}" + (query.space.map(String.init) ?? "")
+        if let near = query.near { key += "\u{1}\(near.latitude.bitPattern),\(near.longitude.bitPattern),\(near.radiusKm.bitPattern)" }
+        return key
+    }
+
+    /// Posts in the circle without words: every one of them, nearest first, a page at a time.
+    private func nearby(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
+        let sql = Self.nearbySQL(query, viewer: viewer, kind: db.kind)
         let rows = try await db.read { db in try await db.rows(sql) }
         let records = try rows.prefix(query.page.limit).map(PostRecord.init(row:))
         var next: String?
@@ -51,10 +101,9 @@ struct SearchStore: Sendable {
     /// posts, at a cost that does not grow with how common a word is.
     static let rankedWindow = 1_000
 
-    /// Two steps: the matching post ids with their scores (lower first: FTS5's bm25 is negative,
-    /// PostgreSQL's `ts_rank` is negated to match, and without words the score is the distance),
-    /// then only the page's posts are rendered. Ties go to the newer post (ids are time-ordered).
-    static func postsSQL(_ query: PostQuery, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
+    /// The filters of `query` other than its words, on posts `p`, and the distance from its
+    /// `near` point (0 without one).
+    private static func filters(_ query: PostQuery, kind: DatabaseKind) -> (filters: SQLQueryString, distance: SQLQueryString) {
         var filters: SQLQueryString = ""
         var distance: SQLQueryString = "0"
         if let near = query.near {
@@ -78,34 +127,44 @@ struct SearchStore: Sendable {
         if let space = query.space {
             filters += " AND EXISTS (SELECT 1 FROM post_spaces fs WHERE fs.post_id = p.id AND fs.space_id = \(bind: space))"
         }
-        // The window of newest matches ignores blocks (they are few): finding its edge is then a
-        // walk of the index alone.
-        let windowFilters = filters
-        if viewer != nil { filters += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
-        let window = rankedWindow - 1
+        return (filters, distance)
+    }
+
+    /// The newest `rankedWindow` posts matching a word query (after its filters, before blocks),
+    /// with their scores, best first. Scores are lower for better matches: FTS5's
+    /// bm25 is negative and PostgreSQL's `ts_rank` is negated to match. Ties go to the newer post
+    /// (ids are time-ordered).
+    static func windowSQL(_ query: PostQuery, kind: DatabaseKind) -> SQLQueryString {
+        guard let text = query.text else { preconditionFailure("a window needs words") }
+        let (filters, _) = Self.filters(query, kind: kind)
         let hits: SQLQueryString
-        switch (kind, query.text) {
-        case (_, nil):
-            hits = "SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)"
-        case (.sqlite, let text?):
-            let match = text.fts5(in: query.field)
-            // Column weights: title, body, author, spaces.
+        switch kind {
+        case .sqlite:
+            // FTS5 walks the matches newest first and stops after the window; posts are read
+            // only for filters. Column weights: title, body, author, spaces.
+            let join: SQLQueryString = query.kind == nil && query.space == nil && query.near == nil ? "" : " JOIN posts p ON p.id = posts_search.rowid"
             hits = """
-                SELECT posts_search.rowid AS id, bm25(posts_search, 8.0, 1.0, 4.0, 2.0) AS score
-                FROM posts_search JOIN posts p ON p.id = posts_search.rowid
-                WHERE posts_search MATCH \(bind: match)\(filters) AND posts_search.rowid >= coalesce((
-                    SELECT posts_search.rowid FROM posts_search \(unsafeRaw: query.kind == nil && query.space == nil && query.near == nil ? "" : "JOIN posts p ON p.id = posts_search.rowid ")\
-                    WHERE posts_search MATCH \(bind: match)\(windowFilters) ORDER BY posts_search.rowid DESC LIMIT 1 OFFSET \(unsafeRaw: String(window))), 0)
+                SELECT posts_search.rowid AS id, bm25(posts_search, 8.0, 1.0, 4.0, 2.0) AS score FROM posts_search\(join)
+                WHERE posts_search MATCH \(bind: text.fts5(in: query.field))\(filters)
+                ORDER BY posts_search.rowid DESC LIMIT \(unsafeRaw: String(rankedWindow))
                 """
-        case (.postgres, let text?):
+        case .postgres:
+            // The window's edge first, so that only its posts are ranked.
             let tsquery: SQLQueryString = "to_tsquery('plaza_search', \(bind: text.tsquery(in: query.field)))"
             hits = """
                 SELECT p.id, (-ts_rank(p.search, \(tsquery)))::float8 AS score FROM posts p
                 WHERE p.search @@ \(tsquery)\(filters) AND p.id >= coalesce((
-                    SELECT p.id FROM posts p WHERE p.search @@ \(tsquery)\(windowFilters) ORDER BY p.id DESC OFFSET \(unsafeRaw: String(window)) LIMIT 1), 0)
+                    SELECT p.id FROM posts p WHERE p.search @@ \(tsquery)\(filters) ORDER BY p.id DESC OFFSET \(unsafeRaw: String(rankedWindow - 1)) LIMIT 1), 0)
                 """
         }
-        var page: SQLQueryString = "SELECT h.id, h.score FROM (\(hits)) AS h"
+        return "SELECT h.id, h.score FROM (\(hits)) AS h ORDER BY h.score, h.id DESC"
+    }
+
+    /// A page of the posts within `near` of a point, nearest first (ties: newer first).
+    static func nearbySQL(_ query: PostQuery, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
+        var (filters, distance) = Self.filters(query, kind: kind)
+        if viewer != nil { filters += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
+        var page: SQLQueryString = "SELECT h.id, h.score FROM (SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)) AS h"
         if let cursor = query.page.cursor, let score = cursor.score {
             page += " WHERE (h.score > \(bind: score) OR (h.score = \(bind: score) AND h.id < \(bind: cursor.id)))"
         }
@@ -120,7 +179,7 @@ struct SearchStore: Sendable {
 
     /// Accounts whose username or display name has words starting with each word of `text`;
     /// best match first (a username hit outranks a display-name hit).
-    func users(_ text: SearchText, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws -> Page<User> {
+    func users(_ text: SearchText, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
         let sql = Self.usersSQL(text.asPrefixes, page: page, viewer: viewer, kind: db.kind)
         let rows = try await db.read { db in try await db.rows(sql) }
         let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
@@ -157,7 +216,7 @@ struct SearchStore: Sendable {
     /// The caller's saved items whose link title, description, URL, note or saved post's text
     /// contain every word of `text`, newest first. A person's saves are few enough to filter
     /// while walking them in index order.
-    func saved(_ text: SearchText, owner: Int64, page: PageRequest, collections: CollectionStore, posts: PostStore) async throws -> Page<CollectionItem> {
+    func saved(_ text: SearchText, owner: Int64, page: PageRequest, collections: CollectionStore) async throws -> Page<CollectionItem> {
         let sql = Self.savedSQL(text, owner: owner, page: page)
         let rows = try await db.read { db in try await db.rows(sql) }
         return try await collections.page(of: rows, limit: page.limit, viewer: owner, posts: posts)

@@ -6,6 +6,8 @@ import SQLKit
 struct SpaceStore: Sendable {
     let db: Database
     let ids: IDGenerator
+    /// Cleared when a space is renamed: posts are found by their spaces' names.
+    let searchWindows: SearchWindowCache
 
     /// The columns every space query selects (`s` = spaces, `u` = the owner).
     static func columns(viewer: Int64?) -> SQLQueryString {
@@ -93,7 +95,8 @@ struct SpaceStore: Sendable {
 
     /// The owner's edits; returns the ids of media no longer used (a replaced image).
     func update(id: Int64, owner: Int64, _ changes: Changes) async throws -> [Int64] {
-        try await db.write { db in
+        defer { if changes.name != nil { searchWindows.clear() } }
+        return try await db.write { db in
             guard let row = try await db.first("SELECT slug, name, image FROM spaces WHERE id = \(bind: id) AND owner_id = \(bind: owner)") else {
                 throw PlazaError.notFound("Space")
             }
