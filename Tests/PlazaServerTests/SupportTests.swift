@@ -38,6 +38,14 @@ struct SupportTests {
     @Test func cursorsRoundTripAndRejectForgeries() {
         let cursor = Cursor(time: 1_795_253_400_123, id: 382_464_562_405_466_112)
         #expect(Cursor(encoded: cursor.encoded) == cursor)
+        // Every padding length comes out without '=' and reads back.
+        var lengths = Set<Int>()
+        for i in 0..<200 {
+            let ranked = Cursor(time: Int64(i), id: Int64(i) * 7_919_000_003, score: -Double(i) * 0.734 - 1e-9)
+            #expect(Cursor(encoded: ranked.encoded) == ranked && !ranked.encoded.contains("="))
+            lengths.insert(ranked.encoded.count % 4)
+        }
+        #expect(lengths == [0, 2, 3])
         for bad in ["", "!!!", "MTIz", String(repeating: "A", count: 100), Data("a:b".utf8).base64EncodedString()] {
             #expect(Cursor(encoded: bad) == nil, "\(bad)")
         }
