@@ -94,7 +94,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
         feeds: FeedsController(posts: services.posts, people: services.people, spaces: services.spaces),
         spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage),
         search: SearchController(
-            search: SearchStore(db: services.db, cache: services.searchWindows, posts: services.posts, people: services.people),
+            search: SearchStore(db: services.db, cache: services.searchWindows, postStore: services.posts, people: services.people),
             spaces: services.spaces, collections: services.collections),
         history: HistoryController(history: HistoryStore(db: services.db)),
         collections: CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),

@@ -7,7 +7,7 @@ import SQLKit
 struct SearchStore: Sendable {
     let db: Database
     let cache: SearchWindowCache
-    let posts: PostStore
+    let postStore: PostStore
     let people: PeopleStore
 
     struct PostQuery: Sendable {
@@ -48,10 +48,14 @@ struct SearchStore: Sendable {
         // page. Posts of people blocked either way (and any deleted since the ranking) are skipped.
         let wanted = query.page.limit + 1
         var page: [(hit: SearchWindowCache.Hit, post: Post)] = []
+        // Hidden posts are rare, so the first read asks for just the page; if some were hidden,
+        // later reads take bigger steps (a window of 1,000 takes at most 5 reads).
+        var step = wanted
         while page.count < wanted, !hits.isEmpty {
-            let chunk = hits.prefix(wanted)
+            let chunk = hits.prefix(step)
             hits = hits.dropFirst(chunk.count)
-            let found = try await posts.posts(ids: chunk.map(\.id), viewer: viewer)
+            step = max(step, 250)
+            let found = try await postStore.posts(ids: chunk.map(\.id), viewer: viewer)
             page += chunk.compactMap { hit in found[hit.id].map { (hit: hit, post: $0) } }.prefix(wanted - page.count)
         }
         let shown = page.prefix(query.page.limit)
@@ -65,7 +69,7 @@ struct SearchStore: Sendable {
     /// The ranked window of a word query, from the cache when it was ranked in the last second.
     func window(_ query: PostQuery) async throws -> [SearchWindowCache.Hit] {
         let key = Self.windowKey(query)
-        let now = Timestamp.now.milliseconds
+        let now = Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000)  // monotonic: a clock step cannot keep a window
         let cached = cache.get(key, now: now)
         if let hits = cached.hits { return hits }
         let sql = Self.windowSQL(query, kind: db.kind)
@@ -219,7 +223,7 @@ struct SearchStore: Sendable {
     func saved(_ text: SearchText, owner: Int64, page: PageRequest, collections: CollectionStore) async throws -> Page<CollectionItem> {
         let sql = Self.savedSQL(text, owner: owner, page: page)
         let rows = try await db.read { db in try await db.rows(sql) }
-        return try await collections.page(of: rows, limit: page.limit, viewer: owner, posts: posts)
+        return try await collections.page(of: rows, limit: page.limit, viewer: owner, posts: postStore)
     }
 
     static func savedSQL(_ text: SearchText, owner: Int64, page: PageRequest) -> SQLQueryString {

@@ -1,9 +1,10 @@
 import NIOConcurrencyHelpers
 import PlazaAPI
 
-/// The ranked windows of recent word searches, so that a query many people run is ranked once
-/// a second rather than on every request (the ranking reads every match's index entries; the
-/// page is then only a look-up of its posts). Like a search engine's refresh interval, results
+/// The ranked windows of recent word searches, so that a query many people run is ranked about
+/// once a second rather than on every request (the ranking reads every match's index entries;
+/// the page is then only a look-up of its posts). Requests that miss at the same moment each
+/// rank it; any post write on this server clears every window. Like a search engine's refresh interval, results
 /// are near-real-time: a post written, edited or deleted on this server clears the cache at once;
 /// on other app servers (PostgreSQL) it shows within `ttlMillis`.
 ///

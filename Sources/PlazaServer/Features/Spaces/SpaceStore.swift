@@ -95,8 +95,7 @@ struct SpaceStore: Sendable {
 
     /// The owner's edits; returns the ids of media no longer used (a replaced image).
     func update(id: Int64, owner: Int64, _ changes: Changes) async throws -> [Int64] {
-        defer { if changes.name != nil { searchWindows.clear() } }
-        return try await db.write { db in
+        let unused = try await db.write { db in
             guard let row = try await db.first("SELECT slug, name, image FROM spaces WHERE id = \(bind: id) AND owner_id = \(bind: owner)") else {
                 throw PlazaError.notFound("Space")
             }
@@ -121,6 +120,8 @@ struct SpaceStore: Sendable {
             if !sets.isEmpty { try await db.exec("UPDATE spaces SET \(sets.joined(separator: ", ")) WHERE id = \(bind: id)") }
             return unused
         }
+        if changes.name != nil { searchWindows.clear() }
+        return unused
     }
 
     func join(space: Int64, user: Int64) async throws {
