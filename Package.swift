@@ -35,19 +35,23 @@ let package = Package(
     ],
     targets: [
         .target(name: "PlazaAPI", swiftSettings: swiftSettings),
-        // The client SDK: Foundation only (URLSession), for iOS, macOS and Linux apps.
-        .target(name: "PlazaKit", dependencies: ["PlazaAPI"], swiftSettings: swiftSettings),
-        // PlazaKit's transport over AsyncHTTPClient, for servers and the `plaza` command line.
+        // The client SDK without a transport of its own. The `plaza` command line uses it over
+        // AsyncHTTPClient, so the server binary does not link FoundationNetworking (libcurl and
+        // its TLS stack: 6 MB of resident memory).
+        .target(name: "PlazaKitCore", dependencies: ["PlazaAPI"], swiftSettings: swiftSettings),
+        // The client SDK for iOS, macOS and Linux apps: PlazaKitCore over URLSession, Foundation only.
+        .target(name: "PlazaKit", dependencies: ["PlazaKitCore"], swiftSettings: swiftSettings),
+        // A transport over AsyncHTTPClient, for servers and the `plaza` command line.
         .target(
             name: "PlazaKitAsyncHTTPClient",
             dependencies: [
-                "PlazaKit", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "PlazaKitCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
         .target(name: "CSQLiteShim"),
-        .systemLibrary(name: "CLibVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"]), .brew(["vips"])]),
-        .target(name: "CVips", dependencies: ["CLibVips"]),
+        // libvips, loaded at the first image (dlopen): neither its headers nor a link are needed to build.
+        .target(name: "CVips", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(
             name: "PlazaServer",
             dependencies: [
@@ -82,7 +86,7 @@ let package = Package(
             name: "plaza",
             dependencies: [
                 "PlazaServer",
-                "PlazaKit",
+                "PlazaKitCore",
                 "PlazaKitAsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -19,10 +19,11 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 
-# Package lists, space-separated. The build links libvips (images); SQLite and BoringSSL come
-# with the Swift packages.
-apt_build="libvips-dev pkg-config"
-brew_build="vips pkg-config"
+# Package lists, space-separated. Plaza loads libvips (images) at the first upload; libvips-dev
+# is the package name that stays the same across Debian and Ubuntu releases. SQLite and
+# BoringSSL come with the Swift packages.
+apt_build="libvips-dev"
+brew_build="vips"
 apt_test="postgresql curl fonts-dejavu-core fonts-noto-color-emoji"
 brew_test="postgresql@16"
 # The browser tests (e2e/, selenium): Debian's Chromium and its driver, Homebrew's casks. With

@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import PlazaKit
+import PlazaKitCore
 
 /// `HTTPTransport` over AsyncHTTPClient, for Swift servers and command-line tools.
 public struct AsyncHTTPClientTransport: HTTPTransport {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PlazaKit
+import PlazaKitCore
 import PlazaKitAsyncHTTPClient
 
 #if canImport(Glibc)

@@ -3,6 +3,7 @@ import PlazaKitAsyncHTTPClient
 import Testing
 
 @testable import PlazaKit
+@testable import PlazaKitCore
 
 @Suite("PlazaKit against a running plaza serve")
 struct PlazaKitTests {

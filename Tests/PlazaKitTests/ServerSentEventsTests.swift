@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PlazaKit
+@testable import PlazaKitCore
 
 @Suite("Server-Sent Events parsing")
 struct ServerSentEventsTests {

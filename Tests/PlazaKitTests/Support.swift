@@ -8,6 +8,7 @@ import Darwin
 #endif
 
 @testable import PlazaKit
+@testable import PlazaKitCore
 
 /// `plaza serve` as a child process on a loopback port and a temp SQLite data dir, as an app
 /// would meet it. The binary is PLAZA_BIN, else the package's `.build/debug/plaza`.
@@ -28,7 +29,7 @@ final class PlazaProcess: @unchecked Sendable {
         dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("plazakit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dataDir, withIntermediateDirectories: true)
         log = dataDir.appendingPathComponent("plaza.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        try Data().write(to: log)
     }
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }

@@ -23,8 +23,9 @@ typedef struct {
     const char *loader;  /// the libvips loader that reads the file, e.g. "VipsForeignLoadJpegFile"
 } plaza_image_header;
 
-/// Starts libvips once per process: `concurrency` worker threads per image, no operation cache,
-/// untrusted loaders (everything but the common formats) blocked.
+/// Loads libvips (dlopen) and starts it, once per process: `concurrency` worker threads per
+/// image, no operation cache, untrusted loaders (everything but the common formats) blocked.
+/// When libvips cannot be loaded, `plaza_vips_error` says why.
 int plaza_vips_start(int concurrency);
 
 /// Reads only the header of the file at `path` (no pixels are decoded).
@@ -61,7 +62,7 @@ int plaza_vips_pixels(const char *path, int size, void **out, size_t *length, in
 /// for the tests.
 int plaza_vips_sample(plaza_format format, int width, int height, int pages, void **out, size_t *length);
 
-/// The last error libvips reported on any thread, cleared; free with plaza_vips_free.
+/// The last error libvips reported on any thread, cleared; free with free().
 char *plaza_vips_error(void);
 
 void plaza_vips_free(void *pointer);

@@ -45,11 +45,15 @@ struct ImagePipeline: Sendable {
         self.threadPool = threadPool
     }
 
-    /// libvips starts once per process, at the first image (a server that never sees an upload
-    /// does not map its codecs), with one worker thread per image.
-    private static let startLibvips: Void = {
-        if plaza_vips_start(1) != 0 { fatalError("libvips failed to start: \(takeError())") }
-    }()
+    /// libvips is loaded and started once per process, at the first image (a server that never
+    /// sees an upload does not map it and its codecs), with one worker thread per image.
+    /// nil once started, else why it could not be.
+    private static let libvipsFailure: String? = plaza_vips_start(1) == 0 ? nil : takeError()
+
+    private static func startLibvips() throws {
+        guard let failure = libvipsFailure else { return }
+        throw PlazaError(.serviceUnavailable, "images_unavailable", "This server cannot process images: \(failure).")
+    }
 
     /// Processes the image in the file at `path`; `format` is what its first bytes said.
     func process(path: String, format: ImageFormat) async throws -> Result {
@@ -59,7 +63,7 @@ struct ImagePipeline: Sendable {
     }
 
     private static func process(path: String, format: ImageFormat, limits: Limits) throws -> Result {
-        _ = startLibvips
+        try startLibvips()
         var header = plaza_image_header()
         guard plaza_vips_header(path, &header) == 0, let loader = header.loader.map({ String(cString: $0) }), format.isRead(by: loader) else {
             throw unreadable()
@@ -157,7 +161,7 @@ struct ImagePipeline: Sendable {
 
     static func takeError() -> String {
         guard let message = plaza_vips_error() else { return "unknown libvips error" }
-        defer { plaza_vips_free(message) }
+        defer { free(message) }
         return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -169,7 +173,7 @@ struct ImagePipeline: Sendable {
 
     /// A synthetic picture for the tests (a colour gradient; `pages` frames).
     static func sample(_ format: ImageFormat, width: Int, height: Int, pages: Int = 1) throws -> [UInt8] {
-        _ = startLibvips
+        try startLibvips()
         let code: plaza_format =
             switch format {
             case .jpeg: PLAZA_FORMAT_JPEG

@@ -36,7 +36,7 @@ public struct PlazaClient: Sendable {
     public let transport: any HTTPTransport
     public let tokens: any TokenStore
 
-    public init(baseURL: URL, transport: any HTTPTransport = URLSessionTransport(), tokens: any TokenStore = InMemoryTokenStore()) {
+    public init(baseURL: URL, transport: any HTTPTransport, tokens: any TokenStore = InMemoryTokenStore()) {
         self.baseURL = baseURL
         self.transport = transport
         self.tokens = tokens
