@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "PlazaAPI", targets: ["PlazaAPI"]),
         .library(name: "PlazaServer", targets: ["PlazaServer"]),
         .library(name: "PlazaKit", targets: ["PlazaKit"]),
+        .library(name: "PlazaKitCore", targets: ["PlazaKitCore"]),
         .library(name: "PlazaKitAsyncHTTPClient", targets: ["PlazaKitAsyncHTTPClient"]),
         .executable(name: "plaza", targets: ["plaza"]),
     ],

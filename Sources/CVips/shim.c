@@ -59,7 +59,7 @@ static struct {
 #undef PLAZA_DECLARE
 } lib;
 
-/// Since 8.13: blocks the loaders libvips marks untrusted.
+/// Since 8.13: blocks the loaders libvips marks untrusted (8.12 has no such list).
 static __typeof__(&vips_block_untrusted_set) block_untrusted_set;
 
 /// Why loading libvips failed; empty when it is loaded.
@@ -74,12 +74,13 @@ static int load(void) {
     void *handle = NULL;
     for (size_t i = 0; i < sizeof names / sizeof *names && !handle; i++) handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-        snprintf(load_error, sizeof load_error, "libvips could not be loaded: %s", dlerror());
+        const char *reason = dlerror();
+        snprintf(load_error, sizeof load_error, "libvips could not be loaded: %s", reason ? reason : "not found");
         return -1;
     }
 #define PLAZA_RESOLVE(name) \
     if (!(lib.name = (__typeof__(&name))dlsym(handle, #name))) { \
-        snprintf(load_error, sizeof load_error, "libvips has no %s (version 8.13 or newer is needed)", #name); \
+        snprintf(load_error, sizeof load_error, "libvips has no %s (8.12 or newer is needed)", #name); \
         return -1; \
     }
     PLAZA_VIPS_FUNCTIONS(PLAZA_RESOLVE)
@@ -94,6 +95,12 @@ static int has_keep;
 
 int plaza_vips_start(int concurrency) {
     if (load()) return -1;
+    int major = lib.vips_version(0), minor = lib.vips_version(1);
+    if (major < 8 || (major == 8 && minor < 12)) {
+        // The loaders' `fail_on` option came in 8.12.
+        snprintf(load_error, sizeof load_error, "libvips 8.12 or newer is needed (found %d.%d)", major, minor);
+        return -1;
+    }
     if (lib.vips_init("plaza")) return -1;
     lib.vips_concurrency_set(concurrency);
     lib.vips_cache_set_max(0);
@@ -101,7 +108,6 @@ int plaza_vips_start(int concurrency) {
     lib.vips_cache_set_max_files(0);
     lib.vips_leak_set(FALSE);
     if (block_untrusted_set) block_untrusted_set(TRUE);
-    int major = lib.vips_version(0), minor = lib.vips_version(1);
     has_keep = major > 8 || (major == 8 && minor >= 15);
     return 0;
 }
@@ -264,11 +270,13 @@ done:
 }
 
 char *plaza_vips_error(void) {
-    if (load_error[0]) return strdup(load_error);
+    if (load_error[0] || !lib.vips_error_buffer) return strdup(load_error[0] ? load_error : "libvips is not loaded");
     const char *message = lib.vips_error_buffer();
     char *copy = strdup(message && *message ? message : "unknown libvips error");
     lib.vips_error_clear();
     return copy;
 }
 
-void plaza_vips_free(void *pointer) { (lib.g_free)(pointer); }
+void plaza_vips_free(void *pointer) {
+    if (lib.g_free) (lib.g_free)(pointer);
+}

@@ -42,8 +42,8 @@ public struct HTTPStreamResponse: Sendable {
     }
 }
 
-/// How PlazaKit talks HTTP. `URLSessionTransport` works on Apple platforms and Linux;
-/// `PlazaKitAsyncHTTPClient` adds one over AsyncHTTPClient for servers. Tests and apps may
+/// How PlazaKit talks HTTP. `URLSessionTransport` (module `PlazaKit`) works on Apple platforms
+/// and Linux; `PlazaKitAsyncHTTPClient` adds one over AsyncHTTPClient for servers. Tests and apps may
 /// plug in their own.
 public protocol HTTPTransport: Sendable {
     /// Sends `request`; `uploadProgress` gets the fraction of the body sent, from 0 to 1.

@@ -1,5 +1,6 @@
 import CVips
 import Foundation
+import Logging
 import NIOCore
 import NIOPosix
 
@@ -47,12 +48,16 @@ struct ImagePipeline: Sendable {
 
     /// libvips is loaded and started once per process, at the first image (a server that never
     /// sees an upload does not map it and its codecs), with one worker thread per image.
-    /// nil once started, else why it could not be.
-    private static let libvipsFailure: String? = plaza_vips_start(1) == 0 ? nil : takeError()
+    /// False when it could not be; the log says why.
+    private static let libvipsStarted: Bool = {
+        guard plaza_vips_start(1) != 0 else { return true }
+        Logger(label: "PlazaServer.media").error("Images cannot be processed: \(takeError())")
+        return false
+    }()
 
     private static func startLibvips() throws {
-        guard let failure = libvipsFailure else { return }
-        throw PlazaError(.serviceUnavailable, "images_unavailable", "This server cannot process images: \(failure).")
+        guard !libvipsStarted else { return }
+        throw PlazaError(.serviceUnavailable, "images_unavailable", "This server cannot process images at the moment.")
     }
 
     /// Processes the image in the file at `path`; `format` is what its first bytes said.
