@@ -54,3 +54,10 @@ int plaza_sqlite_register_functions(void *db) {
     return sqlite_nio_sqlite3_create_function_v2(db, "plaza_distance_km", 4,
         PLAZA_SQLITE_UTF8 | PLAZA_SQLITE_DETERMINISTIC | PLAZA_SQLITE_INNOCUOUS, 0, distance_function, 0, 0, 0);
 }
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+void plaza_release_free_heap(void) { malloc_trim(0); }
+#else
+void plaza_release_free_heap(void) {}
+#endif

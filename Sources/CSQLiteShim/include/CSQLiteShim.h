@@ -15,4 +15,8 @@ int plaza_sqlite_register_functions(void *db);
 /// The same distance, for Swift.
 double plaza_distance_km(double lat1, double lon1, double lat2, double lon2);
 
+/// Hands the heap's free pages back to the system (glibc's malloc_trim; elsewhere nothing),
+/// after the connections dropped their page caches (SQLiteDriver, when idle).
+void plaza_release_free_heap(void);
+
 #endif

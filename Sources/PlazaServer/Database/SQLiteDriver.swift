@@ -1,3 +1,4 @@
+import CSQLiteShim
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -148,11 +149,33 @@ final class SQLiteDriver: DatabaseDriver {
         try await writer.withResource { try await $0.rows(statement) }
     }
 
+    /// Once the database has had no reads or writes for a second after some use, drops every
+    /// connection's cached pages (the OS file cache keeps them) and hands the freed memory back
+    /// to the system: a server that has gone quiet goes back to about the memory it started with.
+    /// Returns when cancelled.
+    private func releaseMemoryWhenIdle() async {
+        var seen = readers.lends + writer.lends
+        var released = true
+        while (try? await Task.sleep(for: .seconds(1))) != nil {
+            let now = readers.lends + writer.lends
+            defer { seen = readers.lends + writer.lends }
+            if now != seen {
+                released = false
+                continue
+            }
+            guard !released else { continue }
+            released = true
+            await writer.withResource { try? await $0.exec("PRAGMA shrink_memory") }
+            await readers.withEach { try? await $0.exec("PRAGMA shrink_memory") }
+            plaza_release_free_heap()
+        }
+    }
+
     /// One process owns a SQLite database, so there is no other server to hear from.
     func listen(channel: String, signal: EventSignal) async throws {}
 
     func run() async throws {
-        try? await gracefulShutdown()
+        await cancelWhenGracefulShutdown { await self.releaseMemoryWhenIdle() }
         // Finishing must not be cut short when shutdown came as cancellation, so it runs in its
         // own task; the handles close when the driver is released.
         await Task {
