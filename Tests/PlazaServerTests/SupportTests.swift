@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import PlazaAPI
@@ -102,6 +103,20 @@ struct DatabaseWriteTests {
 
     /// Many writes at once (on SQLite they share commits): each failing one is rolled back
     /// alone with its own error, every other one is committed, and each caller returns its own value.
+    @Test func poolsCountLendsAndVisitEachResourceOnce() async {
+        let pool = ResourcePool([1, 2, 3])
+        #expect(pool.lends == 0)
+        let held = await pool.withResource { first in await pool.withResource { second in [first, second] } }
+        #expect(Set(held).count == 2)
+        let visited = NIOLockedValueBox<[Int]>([])
+        await pool.withEach { resource in visited.withLockedValue { $0.append(resource) } }
+        #expect(visited.withLockedValue { $0.sorted() } == [1, 2, 3])
+        #expect(pool.lends == 5)
+        // Every resource went back: three more can be held at once.
+        let again = await pool.withResource { a in await pool.withResource { b in await pool.withResource { c in [a, b, c] } } }
+        #expect(Set(again) == [1, 2, 3])
+    }
+
     @Test func concurrentWritesCommitOrRollBackEachOnTheirOwn() async throws {
         try await withDatabase { db, _ in
             try await db.write { try await $0.exec("CREATE TABLE scratch (id BIGINT PRIMARY KEY, note TEXT NOT NULL)") }

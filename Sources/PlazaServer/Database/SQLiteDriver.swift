@@ -154,20 +154,17 @@ final class SQLiteDriver: DatabaseDriver {
     /// to the system: a server that has gone quiet goes back to about the memory it started with.
     /// Returns when cancelled.
     private func releaseMemoryWhenIdle() async {
-        var seen = readers.lends + writer.lends
-        var released = true
+        let lends = { [writer, readers] in writer.lends + readers.lends }
+        var seen = lends(), released = true
         while (try? await Task.sleep(for: .seconds(1))) != nil {
-            let now = readers.lends + writer.lends
-            defer { seen = readers.lends + writer.lends }
+            let now = lends()
             if now != seen {
-                released = false
-                continue
+                (seen, released) = (now, false)
+            } else if !released {
+                for pool in [writer, readers] { await pool.withEach { try? await $0.exec("PRAGMA shrink_memory") } }
+                plaza_release_free_heap()
+                (seen, released) = (lends(), true)
             }
-            guard !released else { continue }
-            released = true
-            await writer.withResource { try? await $0.exec("PRAGMA shrink_memory") }
-            await readers.withEach { try? await $0.exec("PRAGMA shrink_memory") }
-            plaza_release_free_heap()
         }
     }
 
