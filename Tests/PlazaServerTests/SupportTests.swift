@@ -101,8 +101,6 @@ struct SupportTests {
 struct DatabaseWriteTests {
     struct Refused: Error, Equatable { let id: Int }
 
-    /// Many writes at once (on SQLite they share commits): each failing one is rolled back
-    /// alone with its own error, every other one is committed, and each caller returns its own value.
     @Test func poolsCountLendsAndVisitEachResourceOnce() async {
         let pool = ResourcePool([1, 2, 3])
         #expect(pool.lends == 0)
@@ -117,6 +115,8 @@ struct DatabaseWriteTests {
         #expect(Set(again) == [1, 2, 3])
     }
 
+    /// Many writes at once (on SQLite they share commits): each failing one is rolled back
+    /// alone with its own error, every other one is committed, and each caller returns its own value.
     @Test func concurrentWritesCommitOrRollBackEachOnTheirOwn() async throws {
         try await withDatabase { db, _ in
             try await db.write { try await $0.exec("CREATE TABLE scratch (id BIGINT PRIMARY KEY, note TEXT NOT NULL)") }
@@ -142,6 +142,48 @@ struct DatabaseWriteTests {
             }
             let stored = try await db.read { try await $0.rows("SELECT id FROM scratch ORDER BY id") }.map { try $0.decode(column: "id", as: Int.self) }
             #expect(stored == (0..<60).filter { $0 % 6 != 5 })
+        }
+    }
+
+    /// SQLite: while writes go on, what they commit reaches the database file itself, long
+    /// before the writer's own checkpoint every `checkpointPages` pages (the checkpointer copies
+    /// the WAL back after commits). The writes keep coming, so the idle release, which also
+    /// checkpoints, never starts.
+    @Test(.enabled(if: TestDatabase.postgresURL == nil))
+    func committedPagesReachTheDatabaseFileWhileWritesGoOn() async throws {
+        try await withDatabase { db, config in
+            let marker = "marker-\(UUID().uuidString)"
+            try await db.write { try await $0.exec("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+            try await db.write { try await $0.exec("INSERT INTO scratch (note) VALUES (\(bind: marker))") }
+            func fileHoldsMarker() throws -> Bool {
+                let file = try Data(contentsOf: URL(fileURLWithPath: config.database.sqlitePath))
+                return file.range(of: Data(marker.utf8)) != nil
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            var found = try fileHoldsMarker()
+            while !found, ContinuousClock.now < deadline {
+                try await db.write { try await $0.exec("INSERT INTO scratch (note) VALUES ('filler')") }
+                try await Task.sleep(for: .milliseconds(20))
+                found = try fileHoldsMarker()
+            }
+            #expect(found)
+        }
+    }
+
+    /// SQLite: a database that has gone quiet gives the WAL's disk space back.
+    @Test(.enabled(if: TestDatabase.postgresURL == nil))
+    func aQuietDatabaseTruncatesItsWAL() async throws {
+        try await withDatabase { db, config in
+            try await db.write { try await $0.exec("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+            let wal = config.database.sqlitePath + "-wal"
+            func walSize() throws -> Int { try FileManager.default.attributesOfItem(atPath: wal)[.size] as! Int }
+            #expect(try walSize() > 0)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try walSize() > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(try walSize() == 0)
+            // The database works on as before.
+            try await db.write { try await $0.exec("INSERT INTO scratch (note) VALUES ('after')") }
+            #expect(try await db.read { try await $0.rows("SELECT note FROM scratch") }.count == 1)
         }
     }
 }
