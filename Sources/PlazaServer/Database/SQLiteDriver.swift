@@ -19,7 +19,7 @@ final class SQLiteDriver: DatabaseDriver {
     private let writer: ResourcePool<Connection>
     private let readers: ResourcePool<Connection>
     /// The connection that copies the WAL back into the database file while the writer goes
-    /// on (see `checkpointWhileWriting`).
+    /// on (see `checkpointWhileWriting`), used only from the one thread of `run()`'s pool.
     private let checkpointer: SQLiteHandle
     /// Yields after each commit; yields that arrive while the checkpointer works fold into one.
     private let commits: AsyncStream<Void>
@@ -172,7 +172,7 @@ final class SQLiteDriver: DatabaseDriver {
     /// OS file cache keeps them) and hands the freed memory back to the system: a server that
     /// has gone quiet goes back to about the memory and disk it started with.
     /// Returns when cancelled.
-    private func releaseMemoryWhenIdle() async {
+    private func releaseMemoryWhenIdle(checkpointing thread: NIOThreadPool) async {
         let lends = { [writer, readers] in writer.lends + readers.lends }
         var seen = lends(), released = true
         while (try? await Task.sleep(for: .seconds(1))) != nil {
@@ -180,7 +180,9 @@ final class SQLiteDriver: DatabaseDriver {
             if now != seen {
                 (seen, released) = (now, false)
             } else if !released {
-                await writer.withResource { try? await $0.exec("PRAGMA wal_checkpoint(TRUNCATE)") }
+                // It waits for the writer and readers to finish (up to busy_timeout) and ends in
+                // fsyncs, so it runs on the checkpointer's thread rather than one the server shares.
+                try? await thread.runIfActive { [checkpointer] in try checkpointer.execute(script: "PRAGMA wal_checkpoint(TRUNCATE)") }
                 for pool in [writer, readers] { await pool.withEach { try? await $0.exec("PRAGMA shrink_memory") } }
                 plaza_release_free_heap()
                 (seen, released) = (lends(), true)
@@ -197,22 +199,22 @@ final class SQLiteDriver: DatabaseDriver {
     /// in two fsyncs, of the WAL and of the database file; done by the writer, as SQLite does by
     /// default every 1,000 pages, it stalls every write queued behind it (checkpoints took a
     /// quarter of the server's CPU time during a run of likes). Returns when cancelled.
-    private func checkpointWhileWriting() async {
-        let thread = NIOThreadPool(numberOfThreads: 1)
-        thread.start()
+    private func checkpointWhileWriting(on thread: NIOThreadPool) async {
         for await _ in commits {
             try? await thread.runIfActive { [checkpointer] in try checkpointer.execute(script: "PRAGMA wal_checkpoint(PASSIVE)") }
         }
-        try? await thread.shutdownGracefully()
     }
 
     func run() async throws {
+        let checkpointing = NIOThreadPool(numberOfThreads: 1)
+        checkpointing.start()
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.checkpointWhileWriting() }
-                group.addTask { await self.releaseMemoryWhenIdle() }
+                group.addTask { await self.checkpointWhileWriting(on: checkpointing) }
+                group.addTask { await self.releaseMemoryWhenIdle(checkpointing: checkpointing) }
             }
         }
+        try? await checkpointing.shutdownGracefully()
         // Finishing must not be cut short when shutdown came as cancellation, so it runs in its
         // own task; the handles close when the driver is released.
         await Task {
