@@ -10,7 +10,8 @@ import VaporCSQLite
 /// time, which is what SQLite's multi-thread mode (`NOMUTEX`) asks for.
 final class SQLiteHandle: @unchecked Sendable {
     // @unchecked: the handle and its statement cache are only touched by the task that has
-    // checked this connection out of its `ResourcePool`, one at a time.
+    // checked this connection out of its `ResourcePool`, one at a time; the SQLite driver's
+    // checkpointer handle, in no pool, only by the one thread of its own thread pool.
     private let db: OpaquePointer
     private var statements: [String: Statement] = [:]
     private static let cacheLimit = 256
