@@ -24,8 +24,8 @@ typedef struct {
 } plaza_image_header;
 
 /// Loads libvips (dlopen; 8.12 or newer) and starts it. Call it once per process, before any
-/// other function here: `concurrency` worker threads per
-/// image, no operation cache, untrusted loaders (everything but the common formats) blocked.
+/// other function here: `concurrency` worker threads per image, no operation cache, untrusted
+/// loaders (everything but the common formats) blocked.
 /// When libvips cannot be loaded, `plaza_vips_error` says why.
 int plaza_vips_start(int concurrency);
 

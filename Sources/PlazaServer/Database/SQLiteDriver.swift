@@ -175,7 +175,7 @@ final class SQLiteDriver: DatabaseDriver {
     /// OS file cache keeps them) and hands the freed memory back to the system: a server that
     /// has gone quiet goes back to about the memory and disk it started with.
     /// Returns when cancelled.
-    private func releaseMemoryWhenIdle(checkpointing thread: NIOThreadPool) async {
+    private func releaseWhenIdle(checkpointing thread: NIOThreadPool) async {
         let lends = { [writer, readers] in writer.lends + readers.lends }
         var seen = lends(), released = true
         while (try? await Task.sleep(for: .seconds(1))) != nil {
@@ -186,10 +186,7 @@ final class SQLiteDriver: DatabaseDriver {
                 // It ends in fsyncs, so it runs on the checkpointer's thread rather than one the
                 // server shares. While a read or write is still running it gives up at once
                 // (busy), and the whole release waits for the next quiet second.
-                let truncated = try? await thread.runIfActive { [checkpointer] in
-                    try checkpointer.rows("PRAGMA wal_checkpoint(TRUNCATE)", []).first?.decode(column: "busy", as: Int.self) == 0
-                }
-                guard truncated == true else { continue }
+                guard (try? await checkpoint("TRUNCATE", on: thread))?.busy == false else { continue }
                 for pool in [writer, readers] { await pool.withEach { try? await $0.exec("PRAGMA shrink_memory") } }
                 plaza_release_free_heap()
                 (seen, released) = (lends(), true)
@@ -217,9 +214,16 @@ final class SQLiteDriver: DatabaseDriver {
                 walPages = 0
                 continue
             }
-            walPages = (try? await thread.runIfActive { [checkpointer] in
-                try checkpointer.rows("PRAGMA wal_checkpoint(PASSIVE)", []).first?.decode(column: "log", as: Int.self) ?? 0
-            }) ?? 0
+            walPages = (try? await checkpoint("PASSIVE", on: thread))?.walPages ?? 0
+        }
+    }
+
+    /// Runs `PRAGMA wal_checkpoint(mode)` on the checkpointer, on `thread` (the one thread that
+    /// uses it): whether it gave up for a lock, and the pages in the WAL.
+    private func checkpoint(_ mode: String, on thread: NIOThreadPool) async throws -> (busy: Bool, walPages: Int) {
+        try await thread.runIfActive { [checkpointer] in
+            guard let row = try checkpointer.rows("PRAGMA wal_checkpoint(\(mode))", []).first else { return (true, 0) }
+            return (try row.decode(column: "busy", as: Int.self) != 0, try row.decode(column: "log", as: Int.self))
         }
     }
 
@@ -229,7 +233,7 @@ final class SQLiteDriver: DatabaseDriver {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.checkpointWhileWriting(on: checkpointing) }
-                group.addTask { await self.releaseMemoryWhenIdle(checkpointing: checkpointing) }
+                group.addTask { await self.releaseWhenIdle(checkpointing: checkpointing) }
             }
         }
         try? await checkpointing.shutdownGracefully()
