@@ -27,6 +27,7 @@ enum MultipartUpload {
         defer { try? file.close() }
 
         let parser = MultipartParser(boundary: boundary)
+        var guardrail = HeaderNameGuard(boundary: boundary)
         var headers: [(String, String)] = []
         var inFile = false
         var sawFile = false
@@ -54,6 +55,9 @@ enum MultipartUpload {
         for try await chunk in request.body {
             total += chunk.readableBytes
             if total > maxTotal { throw tooLarge(limits) }
+            guard guardrail.allows(chunk.readableBytesView) else {
+                throw PlazaError.malformed("A part header's name has a character that is not ASCII.")
+            }
             do {
                 try parser.execute(chunk)
             } catch {
@@ -68,6 +72,61 @@ enum MultipartUpload {
         guard sawFile else { throw PlazaError.invalid("file", "The form needs a file field with the image.") }
         guard finished else { throw PlazaError.malformed("The multipart body ended before the file did.") }
         guard fileBytes > 0 else { throw PlazaError.invalid("file", "The file is empty.") }
+    }
+
+    /// MultipartKit 4.7.1 traps (index out of range) on a byte of 128 or more in a part
+    /// header's name, which would let any signed-in user stop the server. This follows the
+    /// body's lines as the parser does, a little more strictly (a boundary need not follow a
+    /// line break here; a bare LF ends a line), and refuses such a byte before the parser sees it.
+    struct HeaderNameGuard {
+        private enum Place { case body, boundaryLine, name, value, epilogue }
+        private var place = Place.body
+        private let delimiter: [UInt8]
+        /// For each prefix of `delimiter`, the longest proper prefix that is also its suffix.
+        private let fallback: [Int]
+        private var matched = 0
+        private var lineIsEmpty = true
+
+        init(boundary: String) {
+            delimiter = Array("--\(boundary)".utf8)
+            var fallback = [0], k = 0
+            for i in 1..<delimiter.count {
+                while k > 0, delimiter[i] != delimiter[k] { k = fallback[k - 1] }
+                if delimiter[i] == delimiter[k] { k += 1 }
+                fallback.append(k)
+            }
+            self.fallback = fallback
+        }
+
+        mutating func allows(_ bytes: some Sequence<UInt8>) -> Bool {
+            for byte in bytes {
+                switch place {
+                case .body:
+                    while matched > 0, byte != delimiter[matched] { matched = fallback[matched - 1] }
+                    if byte == delimiter[matched] { matched += 1 }
+                    if matched == delimiter.count { (place, matched, lineIsEmpty) = (.boundaryLine, 0, true) }
+                case .boundaryLine:
+                    if byte == UInt8(ascii: "-"), lineIsEmpty { place = .epilogue }
+                    lineIsEmpty = false
+                    if byte == UInt8(ascii: "\n") { (place, lineIsEmpty) = (.name, true) }
+                case .name:
+                    if byte >= 0x80 { return false }
+                    if byte == UInt8(ascii: ":") {
+                        place = .value
+                    } else if byte == UInt8(ascii: "\n") {
+                        place = lineIsEmpty ? .body : .name
+                        lineIsEmpty = true
+                    } else if byte != UInt8(ascii: "\r") {
+                        lineIsEmpty = false
+                    }
+                case .value:
+                    if byte == UInt8(ascii: "\n") { (place, lineIsEmpty) = (.name, true) }
+                case .epilogue:
+                    return true
+                }
+            }
+            return true
+        }
     }
 
     static func tooLarge(_ limits: Limits) -> PlazaError {
