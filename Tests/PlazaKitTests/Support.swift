@@ -17,7 +17,7 @@ final class PlazaProcess: @unchecked Sendable {
     let dataDir: URL
     let log: URL
     private(set) var port = 0
-    private var process: Process?
+    private var process: ChildProcess?
 
     static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["PLAZA_BIN"], !path.isEmpty { return URL(fileURLWithPath: path) }
@@ -54,26 +54,20 @@ final class PlazaProcess: @unchecked Sendable {
     /// Starts the server (on the same port as before when restarting) and waits until it listens.
     func start() async throws {
         if port == 0 { port = Self.freePort() }
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir.path]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLAZA_") }
         environment["PLAZA_BCRYPT_COST"] = "10"
         environment["PLAZA_RATE_LIMITS"] = "off"
         environment["PLAZA_LINK_PREVIEW_PUBLIC"] = "off"
-        process.environment = environment
-        let handle = try FileHandle(forWritingTo: log)
-        handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
         let linesBefore = (try? String(contentsOf: log, encoding: .utf8))?.count ?? 0
-        try process.run()
-        self.process = process
+        let child = try ChildProcess(
+            Self.binary.path, arguments: ["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir.path],
+            environment: environment, output: log.path)
+        self.process = child
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let text = String((try? String(contentsOf: log, encoding: .utf8))?.dropFirst(linesBefore) ?? "")
             if text.contains("listening on 127.0.0.1:\(port)") { return }
-            guard process.isRunning else { break }
+            guard child.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw ServerError(message: "plaza serve did not start:\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
@@ -81,10 +75,8 @@ final class PlazaProcess: @unchecked Sendable {
 
     /// SIGTERM and wait: open streams are closed by the server's graceful shutdown.
     func stop() {
-        guard let process else { return }
-        process.terminate()
-        process.waitUntilExit()
-        self.process = nil
+        process?.terminate()
+        process = nil
     }
 
     deinit {
@@ -93,6 +85,69 @@ final class PlazaProcess: @unchecked Sendable {
     }
 
     struct ServerError: Error, CustomStringConvertible { let message: String; var description: String { message } }
+}
+
+/// A child process started with `posix_spawn`, its output appended to a file. Not Foundation's
+/// `Process`: in Swift 6.3.1 on Linux, `Process.run()` reads past a buffer while it lists
+/// /proc/self/fd and now and then crashes the whole test process with SIGSEGV
+/// (swift-corelibs-foundation pull request 5472).
+final class ChildProcess: @unchecked Sendable {
+    // @unchecked: used by the one test that owns it, one call at a time.
+    let pid: pid_t
+    private var exited = false
+
+    init(_ path: String, arguments: [String], environment: [String: String], output: String) throws {
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        #if canImport(Glibc)
+        var actions = posix_spawn_file_actions_t()
+        #else
+        var actions: posix_spawn_file_actions_t?
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_APPEND, 0)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // The child gets no other descriptor of the test process (its sockets, other servers' files).
+        #if canImport(Glibc)
+        // glibc 2.34+ has it; Swift's Glibc module does not declare it.
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            throw PlazaProcess.ServerError(message: "posix_spawn_file_actions_addclosefrom_np needs glibc 2.34 or newer")
+        }
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        #else
+        var attributes: posix_spawnattr_t?
+        #endif
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        #if canImport(Darwin)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
+        #endif
+        var pid: pid_t = 0
+        let failed = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard failed == 0 else { throw PlazaProcess.ServerError(message: "\(path): \(String(cString: strerror(failed)))") }
+        self.pid = pid
+    }
+
+    var isRunning: Bool {
+        guard !exited else { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) != 0 { exited = true }
+        return !exited
+    }
+
+    /// SIGTERM, then waits for the child to exit.
+    func terminate() {
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        exited = true
+    }
 }
 
 /// Runs `body` with a fresh server; the server stops afterwards.
