@@ -83,6 +83,26 @@ struct AccountsTests {
         }
     }
 
+    /// The suite runs at bcrypt cost 4; the configured cost is what goes into every hash, and an
+    /// unknown user is checked against a decoy made at that same cost.
+    @Test func passwordsAreStoredAsBcryptAtTheConfiguredCost() async throws {
+        try await withApp({ $0.bcryptCost = 10 }) { api async throws in
+            let ana = try await api.register("ana")
+            let stored = try await api.withDatabase { db in
+                try await db.read { try await $0.first("SELECT password_hash FROM users WHERE username = \(bind: ana.username)")?.decode(column: "password_hash", as: String.self) }
+            }
+            #expect(stored?.hasPrefix("$2b$10$") == true, "\(stored ?? "")")
+        }
+        let hasher = PasswordHasher(cost: 5)
+        let hash = try await hasher.hash("secret")
+        #expect(hash.hasPrefix("$2b$05$"))
+        #expect(try await hasher.verify("secret", hash: hash))
+        #expect(try await !hasher.verify("Secret", hash: hash))
+        #expect(try await !hasher.verify("secret", hash: nil))
+        #expect(PasswordHasher.decoy(cost: 5).hasPrefix("$2b$05$"))
+        #expect(PasswordHasher.decoy(cost: 5) == PasswordHasher.decoy(cost: 5), "made once per cost")
+    }
+
     @Test func repeatedFailuresAreThrottledWithRetryAfterButNeverForever() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")

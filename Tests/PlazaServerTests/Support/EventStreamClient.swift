@@ -78,6 +78,12 @@ final class EventStreamClient: Sendable {
         return events
     }
 
+    /// Waits until a heartbeat comment has arrived.
+    func waitForHeartbeat(within deadline: Duration = .seconds(5)) async -> Bool {
+        await waitUntil(deadline) { $0.comments >= 1 }
+        return heartbeats >= 1
+    }
+
     /// Waits until the server ends the stream.
     func waitForEnd(within deadline: Duration = .seconds(5)) async -> Bool {
         await waitUntil(deadline) { $0.ended }

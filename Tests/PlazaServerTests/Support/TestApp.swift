@@ -19,7 +19,9 @@ enum TestDatabase {
         var config = PlazaConfig()
         config.dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-test-\(UUID().uuidString)").path
         config.port = 0
-        config.bcryptCost = 10
+        // bcrypt's lowest cost (operators may set 10 to 16): the suite registers hundreds of
+        // accounts, and at cost 10 hashing took half its CPU. `PasswordTests` checks the cost is used.
+        config.bcryptCost = 4
         config.rateLimits = false
         config.logLevel = .warning
         config.nodeID = 1

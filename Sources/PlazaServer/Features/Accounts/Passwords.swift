@@ -1,19 +1,16 @@
 import Crypto
 import Foundation
 import HummingbirdBcrypt
+import NIOConcurrencyHelpers
 import NIOPosix
 
 /// Password hashing: bcrypt over a SHA-256 pre-hash, so passwords up to the API's 128
 /// characters count in full instead of being cut at bcrypt's 72 bytes. Runs off the event loop.
 struct PasswordHasher: Sendable {
     let cost: Int
-    /// A valid hash of a random secret at the same cost, verified against when the account does
-    /// not exist, so an unknown user costs the same time as a wrong password.
-    private let decoyHash: String
 
     init(cost: Int) {
         self.cost = cost
-        self.decoyHash = Bcrypt.hash(UUID().uuidString, cost: UInt8(cost))
     }
 
     func hash(_ password: String) async throws -> String {
@@ -21,11 +18,27 @@ struct PasswordHasher: Sendable {
         return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(Self.prehash(password), cost: cost) }
     }
 
+    /// Without an account (`hash` nil) the password is checked against a decoy hash at the same
+    /// cost, so an unknown user costs the same time as a wrong password.
     func verify(_ password: String, hash: String?) async throws -> Bool {
-        let decoy = decoyHash
+        let cost = self.cost
         return try await NIOThreadPool.singleton.runIfActive {
-            let ok = Bcrypt.verify(Self.prehash(password), hash: hash ?? decoy)
+            let ok = Bcrypt.verify(Self.prehash(password), hash: hash ?? Self.decoy(cost: cost))
             return ok && hash != nil
+        }
+    }
+
+    /// A valid hash of a random secret per cost, made on first use (on the thread pool, not
+    /// at start-up) and shared by every hasher in the process.
+    private static let decoys = NIOLockedValueBox<[Int: String]>([:])
+
+    static func decoy(cost: Int) -> String {
+        if let made = decoys.withLockedValue({ $0[cost] }) { return made }
+        let made = Bcrypt.hash(UUID().uuidString, cost: UInt8(cost))
+        return decoys.withLockedValue { decoys in
+            if let first = decoys[cost] { return first }
+            decoys[cost] = made
+            return made
         }
     }
 
