@@ -54,6 +54,7 @@ final class PlazaProcess: @unchecked Sendable {
     /// Starts the server (on the same port as before when restarting) and waits until it listens.
     func start() async throws {
         if port == 0 { port = Self.freePort() }
+        stop()
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLAZA_") }
         environment["PLAZA_BCRYPT_COST"] = "10"
         environment["PLAZA_RATE_LIMITS"] = "off"
@@ -124,9 +125,18 @@ final class ChildProcess: @unchecked Sendable {
         #endif
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
+        // No signal blocked or ignored: the spawning thread (a dispatch worker) blocks most of them.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        var flags = Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
         #if canImport(Darwin)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
+        flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
         #endif
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         var pid: pid_t = 0
         let failed = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard failed == 0 else { throw PlazaProcess.ServerError(message: "\(path): \(String(cString: strerror(failed)))") }
@@ -140,10 +150,14 @@ final class ChildProcess: @unchecked Sendable {
         return !exited
     }
 
-    /// SIGTERM, then waits for the child to exit.
+    /// SIGTERM, then waits for the child to exit; SIGKILL if it has not within 10 s.
     func terminate() {
         guard isRunning else { return }
         kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+        guard isRunning else { return }
+        kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1, errno == EINTR {}
         exited = true

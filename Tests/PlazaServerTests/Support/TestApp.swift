@@ -20,7 +20,7 @@ enum TestDatabase {
         config.dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-test-\(UUID().uuidString)").path
         config.port = 0
         // bcrypt's lowest cost (operators may set 10 to 16): the suite registers hundreds of
-        // accounts, and at cost 10 hashing took half its CPU. `PasswordTests` checks the cost is used.
+        // accounts, and at cost 10 hashing took half its CPU. `AccountsTests` checks the configured cost is used.
         config.bcryptCost = 4
         config.rateLimits = false
         config.logLevel = .warning
