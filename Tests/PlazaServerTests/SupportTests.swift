@@ -159,10 +159,10 @@ struct DatabaseWriteTests {
                 let file = try Data(contentsOf: URL(fileURLWithPath: config.database.sqlitePath))
                 return file.range(of: Data(marker.utf8)) != nil
             }
-            // The writer's own checkpoint waits for 8,192 WAL pages; 200 one-row writes are far
+            // The writer's own checkpoint waits for `checkpointPages` (8,192) WAL pages; 200 one-row writes are far
             // fewer, and they keep the idle release from starting.
             let autocheckpoint = try await db.write { try await $0.first("PRAGMA wal_autocheckpoint") }
-            #expect(try autocheckpoint?.decode(column: "wal_autocheckpoint", as: Int.self) == 8_192)
+            #expect(try autocheckpoint?.decode(column: "wal_autocheckpoint", as: Int.self) == SQLiteDriver.checkpointPages)
             var found = try fileHoldsMarker()
             for _ in 0..<200 where !found {
                 try await db.write { try await $0.exec("INSERT INTO scratch (note) VALUES ('filler')") }

@@ -9,10 +9,6 @@ import NIOPosix
 struct PasswordHasher: Sendable {
     let cost: Int
 
-    init(cost: Int) {
-        self.cost = cost
-    }
-
     func hash(_ password: String) async throws -> String {
         let cost = UInt8(self.cost)
         return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(Self.prehash(password), cost: cost) }
