@@ -272,6 +272,7 @@ extension AuthResponse: JSONWritable {
         w.object { w in
             w.field("user", user)
             w.field("token", token)
+            w.field("deviceToken", deviceToken)
         }
     }
 }

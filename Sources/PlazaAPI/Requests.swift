@@ -26,9 +26,13 @@ public struct LoginRequest: Codable, Sendable {
 public struct AuthResponse: Codable, Sendable {
     public var user: Me
     public var token: String
-    public init(user: Me, token: String) {
+    /// Proof that this client signed in before: send it in the `Plaza-Device-Token` header when
+    /// signing in or confirming the password, so other people's wrong guesses do not lock it out.
+    @Nullable public var deviceToken: String?
+    public init(user: Me, token: String, deviceToken: String? = nil) {
         self.user = user
         self.token = token
+        self.deviceToken = deviceToken
     }
 }
 

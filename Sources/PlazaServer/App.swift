@@ -55,6 +55,17 @@ struct AppServices: Sendable {
 }
 
 extension AppServices {
+    /// Rate limits and sign-in throttles: shared through the database on PostgreSQL, in memory on SQLite.
+    var sharedLimits: PostgresLimitStore? { db.kind == .postgres ? PostgresLimitStore(db: db) : nil }
+
+    func rateLimiter(policy: RateLimiter.Policy) -> RateLimiter {
+        sharedLimits.map { RateLimiter(policy: policy, store: $0) } ?? RateLimiter(policy: policy)
+    }
+
+    func loginThrottle(policy: LoginThrottle.Policy) -> LoginThrottle {
+        sharedLimits.map { LoginThrottle(policy: policy, store: $0) } ?? LoginThrottle(policy: policy)
+    }
+
     func eventHub(config: PlazaConfig, logger: Logger) -> EventHub {
         EventHub(feed: eventFeed, signal: events.signal, sessions: accounts, limits: config.streamLimits, logger: logger)
     }
@@ -73,20 +84,25 @@ extension AppServices {
 /// Builds the router with every route of the API and the web app.
 func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, config: PlazaConfig) -> Router<PlazaContext> {
     let router = Router(context: PlazaContext.self)
+    // First, so limits, throttles, sessions and the request log see the client behind any trusted proxy.
+    router.add(middleware: ClientAddressMiddleware(proxies: config.trustedProxies))
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: WebErrorMiddleware(renderer: web))
     router.add(middleware: BodyLimitMiddleware(limit: config.maxBodyBytes))
     HealthController(db: services.db).register(to: router)
     let api = router.group("api/v1")
+    // One limiter for the API and the web app's pages, so a client cannot double its budget; it
+    // runs before authentication (invalid tokens pay their address's bucket), then charges a
+    // signed-in person's own bucket. On PostgreSQL its buckets are shared by every app server.
+    let rateLimiter = config.rateLimits ? services.rateLimiter(policy: config.rateLimitPolicy) : nil
+    if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication)) }
     api.add(middleware: AuthMiddleware(accounts: services.accounts))
-    // One limiter for the API and the web app's pages, so a client cannot double its budget.
-    let rateLimiter = config.rateLimits ? RateLimiter(policy: config.rateLimitPolicy) : nil
-    if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter)) }
+    if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
     let controllers = WebController.APIControllers(
         accounts: AccountsController(
-            accounts: services.accounts, passwords: services.passwords, throttle: LoginThrottle(policy: config.loginThrottle),
-            media: services.media, storage: services.mediaStorage),
+            accounts: services.accounts, passwords: services.passwords, throttle: services.loginThrottle(policy: config.loginThrottle),
+            devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media, storage: services.mediaStorage),
         people: PeopleController(people: services.people),
         posts: PostsController(
             posts: services.posts, comments: services.comments, likes: services.likes, people: services.people, storage: services.mediaStorage,
@@ -137,7 +153,8 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         db,
         MaintenanceService(
             accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, events: services.eventFeed,
-            eventRetentionMillis: Int64(config.eventRetentionDays) * 86_400_000, logger: logger),
+            eventRetentionMillis: Int64(config.eventRetentionDays) * 86_400_000, limits: services.sharedLimits,
+            limitAges: (buckets: config.rateLimitPolicy.longestRefillMillis, throttle: config.loginThrottle.staleAfterMillis), logger: logger),
         try services.linkPreviewService(config: config, logger: logger), hub)
     // Runs once the database service is up (a PostgreSQL pool must be running to be used).
     let migrationLogger = logger

@@ -38,6 +38,9 @@ public struct PlazaConfig: Sendable {
     /// How long the event log keeps events for clients to resume from.
     public var eventRetentionDays = 7
     public var loginThrottle = LoginThrottle.Policy.standard
+    /// Reverse proxies whose forwarding header names the client, and which header they write;
+    /// none by default (the client is the TCP peer).
+    var trustedProxies = TrustedProxies.none
     public var rateLimitPolicy = RateLimiter.Policy.standard
 
     public init() {}
@@ -101,6 +104,12 @@ public struct PlazaConfig: Sendable {
         guard eventRetentionDays >= 1 else { throw ConfigurationError("event-retention-days must be at least 1.") }
 
         rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")
+        do {
+            trustedProxies = try TrustedProxies.parse(
+                reader.string(forKey: "plaza.trusted.proxies", default: ""), header: reader.string(forKey: "plaza.forwarded.header", default: "x-forwarded-for"))
+        } catch {
+            throw ConfigurationError("\(error)")
+        }
         let level = reader.string(forKey: "plaza.log.level", default: "info")
         guard let parsed = Logger.Level(rawValue: level.lowercased()) else {
             throw ConfigurationError("log-level must be one of trace, debug, info, notice, warning, error, critical.")

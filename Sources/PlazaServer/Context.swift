@@ -14,14 +14,23 @@ public struct Identity: Sendable {
 public struct PlazaContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: Identity?
-    public let remoteAddress: String
+    /// The client's address as text ("local" when unknown): the TCP peer, or behind trusted
+    /// proxies the address they forwarded for (`ClientAddressMiddleware`).
+    public private(set) var remoteAddress: String
+    /// The TCP peer, and the client's address (the peer unless a trusted proxy forwarded another).
+    let peerAddress: IPAddress?
+    private(set) var clientAddress: IPAddress?
     /// Completes when the client's connection closes: endless responses (the event stream) stop then.
     let connectionClosed: EventLoopFuture<Void>
     var bodyLimit: Int
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
-        self.remoteAddress = source.channel.remoteAddress?.ipAddress ?? "local"
+        // A dual-stack socket reports IPv4 peers as ::ffff:a.b.c.d; they are IPv4 clients.
+        let peer = source.channel.remoteAddress?.ipAddress.flatMap(IPAddress.init)?.unmapped
+        self.peerAddress = peer
+        self.clientAddress = peer
+        self.remoteAddress = peer?.description ?? "local"
         self.connectionClosed = source.channel.closeFuture
         self.bodyLimit = 64 * 1024
     }
@@ -37,6 +46,14 @@ public struct PlazaContext: RequestContext {
     }
 
     var viewerID: Int64? { identity?.userID }
+
+    /// Who the client is for rate limits and sign-in throttles: an IPv4 address, an IPv6 /64.
+    var clientKey: String { clientAddress?.clientKey ?? "local" }
+
+    mutating func setClientAddress(_ address: IPAddress?) {
+        clientAddress = address
+        remoteAddress = address?.description ?? "local"
+    }
 }
 
 /// Encodes handler results as compact UTF-8 JSON.

@@ -29,6 +29,10 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "postgres://user:password@host:port/database switches to PostgreSQL (PLAZA_DATABASE_URL).") var databaseURL: String?
     @Option(help: "General rate limits, on or off (PLAZA_RATE_LIMITS, default on).") var rateLimits: String?
     @Option(help: "trace, debug, info, notice, warning, error (PLAZA_LOG_LEVEL, default info).") var logLevel: String?
+    @Option(help: "Reverse proxies (CIDR blocks, comma-separated) whose forwarding header names the client (PLAZA_TRUSTED_PROXIES, default none).")
+    var trustedProxies: String?
+    @Option(help: "The header the trusted proxies write: x-forwarded-for or forwarded (PLAZA_FORWARDED_HEADER, default x-forwarded-for).")
+    var forwardedHeader: String?
 
     func config() throws -> PlazaConfig {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
@@ -41,6 +45,8 @@ struct ServerOptions: ParsableArguments {
         put("plaza.database.url", databaseURL.map { .string($0) })
         put("plaza.rate.limits", rateLimits.map { .string($0) })
         put("plaza.log.level", logLevel.map { .string($0) })
+        put("plaza.trusted.proxies", trustedProxies.map { .string($0) })
+        put("plaza.forwarded.header", forwardedHeader.map { .string($0) })
         let reader = ConfigReader(providers: [
             InMemoryProvider(name: "command line", values: values),
             EnvironmentVariablesProvider(),

@@ -126,25 +126,6 @@ struct AccountsTests {
         }
     }
 
-    @Test func throttleLockoutGrowsThenExpires() {
-        let throttle = LoginThrottle(policy: .init(freeFailuresPerAccount: 3, freeFailuresPerAddress: 100, windowSeconds: 900, baseLockoutSeconds: 30, maxLockoutSeconds: 120))
-        let t0 = Timestamp(milliseconds: 1_000_000_000)
-        for _ in 0..<2 { throttle.recordFailure(account: "ana", address: "1.2.3.4", now: t0) }
-        #expect(throttle.retryAfter(account: "ana", address: "1.2.3.4", now: t0) == nil)
-        throttle.recordFailure(account: "ana", address: "1.2.3.4", now: t0)
-        #expect(throttle.retryAfter(account: "ANA", address: "5.6.7.8", now: t0) == 30)
-        let t1 = Timestamp(milliseconds: t0.milliseconds + 31_000)
-        #expect(throttle.retryAfter(account: "ana", address: "1.2.3.4", now: t1) == nil)
-        throttle.recordFailure(account: "ana", address: "1.2.3.4", now: t1)
-        #expect(throttle.retryAfter(account: "ana", address: "1.2.3.4", now: t1) == 60)
-        for _ in 0..<10 { throttle.recordFailure(account: "ana", address: "1.2.3.4", now: t1) }
-        #expect(throttle.retryAfter(account: "ana", address: "1.2.3.4", now: t1) == 120)  // capped, never permanent
-        let later = Timestamp(milliseconds: t1.milliseconds + 121_000)
-        #expect(throttle.retryAfter(account: "ana", address: "1.2.3.4", now: later) == nil)
-        throttle.recordSuccess(account: "ana")
-        #expect(throttle.retryAfter(account: "ana", address: "1.2.3.4", now: later) == nil)
-    }
-
     @Test func logoutRevokesOnlyThatToken() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")

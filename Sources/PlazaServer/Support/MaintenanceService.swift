@@ -10,6 +10,9 @@ struct MaintenanceService: Service {
     let mediaStorage: any MediaStorage
     let events: EventFeed
     let eventRetentionMillis: Int64
+    /// PostgreSQL's shared rate buckets and throttle entries, and the ages past which they no longer matter.
+    var limits: PostgresLimitStore? = nil
+    var limitAges: (buckets: Int64, throttle: Int64) = (3_600_000, 3_600_000)
     let logger: Logger
     var interval: Duration = .seconds(3600)
     static let unusedMediaLifetime: Int64 = 24 * 3_600_000
@@ -41,6 +44,11 @@ struct MaintenanceService: Service {
             try await events.prune(before: now - eventRetentionMillis)
         } catch {
             logger.warning("Event log clean-up failed: \(error)")
+        }
+        do {
+            try await limits?.prune(now: now, bucketAge: limitAges.buckets, throttleAge: limitAges.throttle)
+        } catch {
+            logger.warning("Rate limit clean-up failed: \(error)")
         }
     }
 }

@@ -35,6 +35,7 @@ enum Migrations {
         Migration003.migration,
         Migration004.migration,
         Migration005.migration,
+        Migration006.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

@@ -12,6 +12,7 @@ struct AccountsController {
     let accounts: AccountStore
     let passwords: PasswordHasher
     let throttle: LoginThrottle
+    let devices: DeviceTokens
     let media: MediaStore
     let storage: any MediaStorage
 
@@ -43,29 +44,54 @@ struct AccountsController {
         let hash = try await passwords.hash(body.password)
         let userID = try await accounts.createUser(.init(username: username, email: email, passwordHash: hash, displayName: displayName))
         let token = try await accounts.createSession(userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
-        return AuthResponse(user: try await accounts.me(userID: userID), token: token)
+        return AuthResponse(user: try await accounts.me(userID: userID), token: token, deviceToken: try await devices.issue(userID: userID))
     }
 
     @Sendable func login(_ request: Request, context: PlazaContext) async throws -> AuthResponse {
         try await signIn(try await request.decode(as: LoginRequest.self, context: context), request: request, context: context)
     }
 
-    /// Checks the password (throttled per account and address) and opens a session; shared by the API and the web form.
+    /// Checks the password (throttled, see `LoginThrottle`) and opens a session; shared by the API and the web form.
     func signIn(_ body: LoginRequest, request: Request, context: PlazaContext) async throws -> AuthResponse {
         let login = body.login.trimmingCharacters(in: .whitespaces)
         guard !login.isEmpty, login.count <= 254 else { throw PlazaError.invalid("login", "login must be a username or email.") }
         guard body.password.count <= 128 else { throw Self.invalidCredentials }
-        if let wait = throttle.retryAfter(account: login, address: context.remoteAddress) {
-            throw PlazaError.rateLimited(retryAfter: wait, message: "Too many failed sign-ins. Try again in \(wait) seconds.")
-        }
         let account = try await accounts.credentials(login: login)
+        let key = LoginThrottle.account(id: account?.id, login: login)
+        let client = try await throttleClient(userID: account?.id, request: request, context: context)
+        if let wait = try await throttle.retryAfter(account: key, client: client) { throw Self.throttled(wait) }
         guard try await passwords.verify(body.password, hash: account?.hash), let account else {
-            throttle.recordFailure(account: login, address: context.remoteAddress)
+            try await throttle.recordFailure(account: key, client: client)
             throw Self.invalidCredentials
         }
-        throttle.recordSuccess(account: login)
+        try await throttle.recordSuccess(account: key, client: client)
         let token = try await accounts.createSession(userID: account.id, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
-        return AuthResponse(user: try await accounts.me(userID: account.id), token: token)
+        return AuthResponse(user: try await accounts.me(userID: account.id), token: token, deviceToken: try await devices.issue(userID: account.id))
+    }
+
+    /// Who is guessing, for the throttle: a device that signed in to `userID` before (a valid
+    /// device token in the header or cookie), else an untrusted client at its address.
+    func throttleClient(userID: Int64?, request: Request, context: PlazaContext) async throws -> LoginThrottle.Client {
+        if let userID, let device = try await devices.device(DeviceTokens.presented(request), userID: userID) { return .trustedDevice(device) }
+        return .untrusted(address: context.clientKey)
+    }
+
+    /// Checks the signed-in person's current password before a sensitive change, throttled
+    /// like sign-in and counting in the same budgets (a stolen session cannot guess freely).
+    func checkCurrentPassword(_ password: String, field: String = "currentPassword", me: Identity, request: Request, context: PlazaContext) async throws {
+        let key = LoginThrottle.account(id: me.userID, login: "")
+        let client = try await throttleClient(userID: me.userID, request: request, context: context)
+        if let wait = try await throttle.retryAfter(account: key, client: client) { throw Self.throttled(wait) }
+        let current = try await accounts.passwordHash(userID: me.userID)
+        guard password.count <= 128, try await passwords.verify(password, hash: current) else {
+            try await throttle.recordFailure(account: key, client: client)
+            throw PlazaError(.forbidden, "wrong_password", "The current password is not right.", field: field)
+        }
+        try await throttle.recordSuccess(account: key, client: client)
+    }
+
+    static func throttled(_ wait: Int) -> PlazaError {
+        PlazaError.rateLimited(retryAfter: wait, message: "Too many failed password attempts. Try again in \(wait) seconds.")
     }
 
     static let invalidCredentials = PlazaError(.unauthorized, "invalid_credentials", "Wrong username, email or password.")
@@ -110,10 +136,7 @@ struct AccountsController {
         let me = try context.requireUser()
         let body = try await request.decode(as: ChangePasswordRequest.self, context: context)
         try Validate.password(body.newPassword, field: "newPassword")
-        let current = try await accounts.passwordHash(userID: me.userID)
-        guard body.currentPassword.count <= 128, try await passwords.verify(body.currentPassword, hash: current) else {
-            throw PlazaError(.forbidden, "wrong_password", "The current password is not right.", field: "currentPassword")
-        }
+        try await checkCurrentPassword(body.currentPassword, me: me, request: request, context: context)
         let hash = try await passwords.hash(body.newPassword)
         try await accounts.setPassword(userID: me.userID, hash: hash, keepingSession: me.sessionID)
         return Response(status: .noContent)

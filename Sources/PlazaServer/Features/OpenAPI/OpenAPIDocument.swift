@@ -68,11 +68,11 @@ enum OpenAPIDocument {
             ("\(v1)/openapi.json", Operation(method: "get", summary: "This document", auth: .none, response: ["type": "object"])),
             // Accounts and sessions
             ("\(v1)/auth/register", Operation(method: "post", summary: "Create an account and sign in", auth: .none, body: "RegisterRequest", status: 201, response: ref("AuthResponse"), errors: [409], links: userLinks)),
-            ("\(v1)/auth/login", Operation(method: "post", summary: "Sign in with username or email", auth: .none, body: "LoginRequest", response: ref("AuthResponse"))),
+            ("\(v1)/auth/login", Operation(method: "post", summary: "Sign in with username or email; throttled after failures (429 with Retry-After)", auth: .none, query: [Params.deviceToken], body: "LoginRequest", response: ref("AuthResponse"))),
             ("\(v1)/auth/logout", Operation(method: "post", summary: "Revoke this session's token", auth: .required, status: 204)),
             ("\(v1)/me", Operation(method: "get", summary: "The signed-in user", auth: .required, response: ref("Me"))),
             ("\(v1)/me", Operation(method: "patch", summary: "Edit my profile; null clears the status", auth: .required, body: "UpdateMeRequest", response: ref("Me"))),
-            ("\(v1)/me/password", Operation(method: "put", summary: "Change my password; revokes my other sessions", auth: .required, body: "ChangePasswordRequest", status: 204, errors: [403])),
+            ("\(v1)/me/password", Operation(method: "put", summary: "Change my password; revokes my other sessions; wrong current passwords are throttled like sign-in", auth: .required, query: [Params.deviceToken], body: "ChangePasswordRequest", status: 204, errors: [403])),
             ("\(v1)/me/preferences", Operation(method: "get", summary: "My app preferences", auth: .required, response: ref("Preferences"))),
             ("\(v1)/me/preferences", Operation(method: "put", summary: "Replace my app preferences (a JSON object, at most 4 KB)", auth: .required, body: "Preferences", response: ref("Preferences"))),
             ("\(v1)/me/avatar", Operation(method: "put", summary: "Make one of my unused uploads my avatar (null removes it)", auth: .required, body: "SetAvatarRequest", response: ref("Me"))),
@@ -246,6 +246,13 @@ enum OpenAPIDocument {
         static var space: Object {  ["name": "space", "in": "query", "description": "a space's slug", "schema": ["type": "string"]] }
         static var unread: Object {  ["name": "unread", "in": "query", "schema": ["type": "boolean"]] }
         static var lastEventId: Object {  ["name": "lastEventId", "in": "query", "description": "the id of the last event received (or the Last-Event-ID header)", "schema": ["type": "integer", "minimum": 0] as Object] }
+        static var deviceToken: Object {
+            [
+                "name": "Plaza-Device-Token", "in": "header",
+                "description": "The deviceToken of an earlier sign-in to this account: this client then has its own failure budget and is not locked out by other people's wrong guesses",
+                "schema": ["type": "string", "maxLength": 200] as Object,
+            ]
+        }
         static var kind: Object {  ["name": "kind", "in": "query", "schema": ["type": "string", "enum": ["text", "photo", "link", "activity"]] as Object] }
     }
 }

@@ -80,7 +80,10 @@ extension OpenAPIDocument {
                     "id": id, "createdAt": timestamp, "lastUsedAt": timestamp, "expiresAt": timestamp, "userAgent": nullable(string()),
                     "ip": nullable(string()), "current": boolean,
                 ]),
-                "AuthResponse": object(["user": ref("Me"), "token": string()]),
+                "AuthResponse": object([
+                    "user": ref("Me"), "token": string(),
+                    "deviceToken": nullable(string(maxLength: 200)).merging(["description": "Proof that this client signed in: send it in the Plaza-Device-Token header when signing in or confirming the password (docs/operations.md)"]) { $1 },
+                ]),
                 "Space": object([
                     "id": id, "slug": string(), "name": string(), "description": string(), "image": nullable(ref("Media")), "owner": ref("UserSummary"),
                     "counts": object(["members": integer, "posts": integer]), "viewer": object(["member": boolean, "owner": boolean]), "createdAt": timestamp,

@@ -31,8 +31,11 @@ struct WebController {
         router.get("assets/**") { request, context in
             renderer.asset(request, path: context.parameters.getCatchAll().joined(separator: "/"))
         }
-        let web = router.group().add(middleware: FormQueryMiddleware()).add(middleware: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false))
-        if let rateLimiter { web.add(middleware: RateLimitMiddleware(limiter: rateLimiter)) }
+        let web = router.group().add(middleware: FormQueryMiddleware())
+        // As on the API: limits before authentication (a stale or forged cookie pays its address), then per person.
+        if let rateLimiter { web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication)) }
+        web.add(middleware: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false))
+        if let rateLimiter { web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
         web.get("login", use: loginPage)
         web.post("login", use: login)
         web.get("signup", use: signupPage)
@@ -187,6 +190,8 @@ struct WebController {
     private func signedIn(_ auth: AuthResponse, request: Request, next: String) -> Response {
         var response = Self.redirect(to: next)
         response.setCookie(WebSession.sessionCookie(token: auth.token, maxAgeDays: sessionDays, request: request))
+        // Marks this browser as a device that signed in to the account (see `DeviceTokens`).
+        if let device = auth.deviceToken { response.setCookie(DeviceTokens.cookie(device, request: request)) }
         return response
     }
 
