@@ -4,13 +4,15 @@
 #   make test    Swift tests on SQLite and on PostgreSQL, end-to-end and browser tests, schemathesis
 #   make clean   build products (./data, your instance's data, stays)
 #   make bench   Plaza vs PocketBase benchmark (bench/README.md); flags via BENCH_ARGS="--duration 5 ..."
+#   make fuzz    the fuzzers, long: Swift suites at 1,000,000 cases, 100,000 mutated requests to the binary
+#   make chaos   1,000 SIGKILLs under concurrent writers, on SQLite and on PostgreSQL; no answered write lost
 # Override with e.g. `make run PORT=9000 DATA_DIR=/srv/plaza`.
 SWIFT ?= swift
 DATA_DIR ?= ./data
 PORT ?= 8080
 PLAZA := ./.build/release/plaza
 
-.PHONY: run build test clean bench
+.PHONY: run build test clean bench fuzz chaos
 
 run: build
 	@echo "==> Seeding the demo world into $(DATA_DIR)"
@@ -36,6 +38,20 @@ test:
 	PLAZA_BIN=.build/debug/plaza scripts/with-postgres.sh scripts/e2e.sh
 	@echo "==> Schemathesis against the OpenAPI document"
 	PLAZA_BIN=.build/debug/plaza scripts/schemathesis.sh
+
+fuzz:
+	@echo "==> Building (debug) with tests"
+	$(SWIFT) build --build-tests
+	@echo "==> Swift fuzz suites, 1,000,000 cases per parser"
+	PLAZA_FUZZ_CASES=1000000 $(SWIFT) test --skip-build --filter Fuzz
+	@echo "==> 100,000 mutated requests to the real binary (seed printed; PLAZA_FUZZ_SEED repeats a run)"
+	PLAZA_FUZZ_REQUESTS=100000 PLAZA_BIN=.build/debug/plaza scripts/e2e.sh -s -k mutated_requests
+
+chaos:
+	@echo "==> Building plaza (debug)"
+	$(SWIFT) build --product plaza
+	@echo "==> 1,000 SIGKILLs under concurrent writers, on SQLite and on PostgreSQL (seed printed; PLAZA_CHAOS_SEED repeats a run)"
+	PLAZA_CHAOS_KILLS=1000 PLAZA_BIN=.build/debug/plaza scripts/with-postgres.sh scripts/e2e.sh -s -k sigkill
 
 bench: build
 	@bench/install.sh
