@@ -61,7 +61,8 @@ class Writers:
         self.pool: deque[str] = deque(seed_posts, maxlen=40)  # recent answered posts, the shared targets
         self.lock = threading.Lock()
         self.stop = threading.Event()
-        self.threads = [threading.Thread(target=self.run, args=(name, i), daemon=True) for i, name in enumerate(tokens)]
+        self.errors: list[str] = []  # what went wrong inside a writer (an exception there would end it silently)
+        self.threads = [threading.Thread(target=self.guarded, args=(name, i), daemon=True) for i, name in enumerate(tokens)]
 
     def start(self) -> None:
         for thread in self.threads:
@@ -72,6 +73,14 @@ class Writers:
         for thread in self.threads:
             thread.join(timeout=2 * REQUEST_TIMEOUT)
             assert not thread.is_alive(), "a writer did not stop"
+        assert not self.errors, self.errors
+
+    def guarded(self, name: str, index: int) -> None:
+        try:
+            self.run(name, index)
+        except BaseException as error:  # noqa: BLE001 (reported by finish())
+            self.errors.append(f"writer {name}: {error!r}")
+            self.stop.set()
 
     def run(self, name: str, index: int) -> None:
         rng = random.Random(f"{SEED}:writer:{index}")
@@ -124,7 +133,8 @@ class Writers:
                 ledger.comments.append((target, response.json()["id"]))
             elif op in ("like", "unlike"):
                 ledger.likes[target] = response.json()["liked"]
-                assert ledger.likes[target] == (op == "like"), response.text
+                if ledger.likes[target] != (op == "like"):
+                    raise AssertionError(f"{method} {path} answered {response.text}")
             else:
                 ledger.follows[target] = op == "follow"
 
@@ -207,6 +217,8 @@ def run_chaos(server: PlazaServer, label: str, after_kill=None) -> None:
     writers.start()
     try:
         for _ in range(KILLS):
+            if writers.stop.is_set():
+                break  # a writer failed: finish() says why
             time.sleep(rng.uniform(UP_MIN, UP_MAX))
             server.kill()  # SIGKILL, and waits for the process to end
             if after_kill:
