@@ -404,6 +404,27 @@ struct SharedLimitsTests {
         }
     }
 
+    /// The account-wide budget is out of one address's reach: however long one address keeps
+    /// guessing as fast as it is let, another address is never refused.
+    @Test func oneAddressAloneNeverTriggersTheAccountWideLockout() async throws {
+        try await withDatabase { db, _ async throws in
+            let (throttle, _) = stores(db, policy: .standard)
+            let attacker = LoginThrottle.Client.untrusted(address: "198.51.100.66")
+            let owner = LoginThrottle.Client.untrusted(address: "203.0.113.10")
+            var failures = 0
+            // Four hours, an attempt whenever the attacker is allowed one (checked every 5 s).
+            for step in 0..<(4 * 720) {
+                let now = Timestamp(milliseconds: 1_000_000_000 + Int64(step) * 5_000)
+                if try await throttle.retryAfter(account: "id:7", client: attacker, now: now) == nil {
+                    try await throttle.recordFailure(account: "id:7", client: attacker, now: now)
+                    failures += 1
+                }
+                #expect(try await throttle.retryAfter(account: "id:7", client: owner, now: now) == nil, "refused at step \(step)")
+            }
+            #expect(failures > 40, "the attacker kept guessing: \(failures)")
+        }
+    }
+
     @Test func tokenBucketRefillsOnEitherStore() async throws {
         try await withDatabase { db, _ async throws in
             let (_, limiter) = stores(db, policy: .standard)

@@ -43,6 +43,19 @@ struct LRUTable<Value: Sendable>: Sendable {
         return slots[slot].value
     }
 
+    /// Runs `body` on `key`'s value (or `initial` when there is none), stored back as the most
+    /// recently used entry: one hash lookup when the key is there.
+    mutating func update<R>(_ key: String, initial: () -> Value, _ body: (inout Value) -> R) -> R {
+        if let slot = index[key] {
+            moveToFront(slot)
+            return body(&slots[slot].value)
+        }
+        var value = initial()
+        let result = body(&value)
+        set(key, value)
+        return result
+    }
+
     /// Stores `value` for `key` as the most recently used entry, pushing out the least recently
     /// used one when the table is full.
     mutating func set(_ key: String, _ value: Value) {

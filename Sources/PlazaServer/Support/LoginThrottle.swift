@@ -173,8 +173,9 @@ final class MemoryThrottleEntries: ThrottleStore {
             // Entries are touched in time order, so the least recent is the first to go stale.
             table.dropStale { now - max($0.windowStart, $0.lockedUntil) > staleAfterMillis }
             for budget in keys {
-                let entry = table.get(budget.key) ?? ThrottleEntry(failures: 0, windowStart: now, lockedUntil: 0)
-                table.set(budget.key, entry.failing(free: budget.free, policy: policy, now: now))
+                table.update(budget.key, initial: { ThrottleEntry(failures: 0, windowStart: now, lockedUntil: 0) }) { entry in
+                    entry = entry.failing(free: budget.free, policy: policy, now: now)
+                }
             }
         }
     }

@@ -103,11 +103,12 @@ final class MemoryRateBuckets: RateBucketStore {
         let stale = max(staleAfterMillis, limit.refillMillis)
         return table.withLockedValue { table in
             table.dropStale { now - $0.updated > stale }
-            var bucket = (table.get(key) ?? RateBucket(tokens: limit.burst, updated: now)).refilled(limit: limit, now: now)
-            let wait = bucket.wait(limit: limit)
-            if wait == nil { bucket.tokens -= 1 }
-            table.set(key, bucket)
-            return wait
+            return table.update(key, initial: { RateBucket(tokens: limit.burst, updated: now) }) { bucket in
+                bucket = bucket.refilled(limit: limit, now: now)
+                let wait = bucket.wait(limit: limit)
+                if wait == nil { bucket.tokens -= 1 }
+                return wait
+            }
         }
     }
 
