@@ -20,6 +20,9 @@ public struct PlazaContext: RequestContext {
     /// The TCP peer, and the client's address (the peer unless a trusted proxy forwarded another).
     let peerAddress: IPAddress?
     private(set) var clientAddress: IPAddress?
+    /// The client reached us over HTTPS: the configured public URL is https, or a trusted proxy
+    /// says so (`X-Forwarded-Proto` or `Forwarded: proto=`), set by `ClientAddressMiddleware`.
+    var isHTTPS = false
     /// Completes when the client's connection closes: endless responses (the event stream) stop then.
     let connectionClosed: EventLoopFuture<Void>
     var bodyLimit: Int

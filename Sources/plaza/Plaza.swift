@@ -19,6 +19,20 @@ struct Plaza: AsyncParsableCommand {
         abstract: "A self-hosted social backend and web app.",
         subcommands: [Serve.self, Migrate.self, UserCommand.self, Seed.self, Login.self, Logout.self, PostCommand.self, Feed.self]
     )
+
+    /// ArgumentParser's own main, with database errors in the database's words.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: DatabaseErrorText.readable(error))
+        }
+    }
 }
 
 /// The server options. Each also reads `PLAZA_<NAME>` from the environment; the command line wins.

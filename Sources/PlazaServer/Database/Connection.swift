@@ -21,6 +21,8 @@ struct Connection: Sendable {
     /// SQLKit's view of the same connection, used to serialise queries in its dialect.
     let sql: any SQLDatabase
     let logger: Logger
+    /// Inside `EventLog.write`: the events the transaction appends when its body has run.
+    var events: EventLog.Pending?
 
     init(sqlite handle: SQLiteHandle, logger: Logger) {
         backend = .sqlite(handle)
@@ -38,6 +40,14 @@ struct Connection: Sendable {
         switch backend {
         case .sqlite: .sqlite
         case .postgres: .postgres
+        }
+    }
+
+    /// SQLite: whether a transaction is open (PostgreSQL's driver tracks its own).
+    var isInTransaction: Bool {
+        switch backend {
+        case .sqlite(let handle): !handle.isAutocommit
+        case .postgres: true
         }
     }
 

@@ -133,24 +133,28 @@ final class SQLiteDriver: DatabaseDriver {
     }
 
     private static func commit(_ batch: [PendingWrite], on connection: Connection) async {
+        guard !batch.isEmpty else { return }
         do {
             try await connection.exec("BEGIN IMMEDIATE")
         } catch {
             return batch.forEach { $0.complete(error) }
         }
         var written: [PendingWrite] = []
-        for write in batch {
+        for (index, write) in batch.enumerated() {
             do {
                 try await connection.exec("SAVEPOINT plaza_write")
-            } catch {
-                write.complete(error)
-                continue
-            }
-            do {
                 try await write.execute(connection)
                 try await connection.exec("RELEASE plaza_write")
                 written.append(write)
             } catch {
+                if !connection.isInTransaction {
+                    // SQLite rolled the whole transaction back itself (IOERR, FULL, NOMEM): what
+                    // the batch wrote so far is gone, and the writes not yet run start a new one
+                    // rather than run outside any transaction.
+                    written.forEach { $0.complete(error) }
+                    write.complete(error)
+                    return await commit(Array(batch[(index + 1)...]), on: connection)
+                }
                 try? await connection.exec("ROLLBACK TO plaza_write")
                 try? await connection.exec("RELEASE plaza_write")
                 write.complete(error)
@@ -164,6 +168,9 @@ final class SQLiteDriver: DatabaseDriver {
             written.forEach { $0.complete(error) }
         }
     }
+
+    /// Writes waiting for the writer (tests use it to fill a batch).
+    var queuedWrites: Int { queue.withLockedValue { $0.pending.count } }
 
     func write(_ statement: SQLQueryString) async throws -> [Row] {
         defer { committed.yield() }

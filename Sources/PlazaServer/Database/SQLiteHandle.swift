@@ -47,6 +47,10 @@ final class SQLiteHandle: @unchecked Sendable {
         sqlite_nio_sqlite3_close_v2(db)
     }
 
+    /// False inside a transaction. SQLite may roll a whole transaction back by itself on some
+    /// errors (IOERR, FULL, NOMEM, BUSY); this is how a caller finds out.
+    var isAutocommit: Bool { sqlite_nio_sqlite3_get_autocommit(db) != 0 }
+
     /// Runs one statement and returns its rows.
     func rows(_ sql: String, _ binds: [SQLiteValue]) throws -> [Row] {
         let statement = try prepared(sql)

@@ -150,13 +150,35 @@ struct TrustedProxies: Sendable {
 struct ClientAddressMiddleware: RouterMiddleware {
     typealias Context = PlazaContext
     let proxies: TrustedProxies
+    /// The public URL is https: every request counts as HTTPS (the proxy in front terminates it).
+    var alwaysHTTPS = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         if !proxies.blocks.isEmpty {
             context.setClientAddress(proxies.client(peer: context.peerAddress, headers: request.headers))
         }
+        context.isHTTPS = alwaysHTTPS || request.uri.scheme?.rawValue == "https"
+            || (context.peerAddress.map(proxies.isTrusted) == true && Self.forwardedProtoIsHTTPS(request.headers))
         context.logger[metadataKey: "client"] = .string(context.remoteAddress)
-        return try await next(request, context)
+        var response = try await next(request, context)
+        // HSTS (RFC 6797): browsers go straight to HTTPS for a year. Only ever sent over HTTPS.
+        if context.isHTTPS { response.headers[.strictTransportSecurity] = "max-age=31536000" }
+        return response
+    }
+
+    static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+
+    /// What a trusted proxy says of the scheme the client used: the last `X-Forwarded-Proto`
+    /// value, or the last `Forwarded` element's `proto`.
+    static func forwardedProtoIsHTTPS(_ headers: HTTPFields) -> Bool {
+        if let proto = headers[values: xForwardedProto].last?.split(separator: ",").last {
+            return proto.trimmingCharacters(in: .whitespaces).lowercased() == "https"
+        }
+        guard let element = headers[values: TrustedProxies.forwarded].last?.split(separator: ",").last else { return false }
+        return element.split(separator: ";").contains { pair in
+            pair.trimmingCharacters(in: .whitespaces).lowercased() == "proto=https"
+                || pair.trimmingCharacters(in: .whitespaces).lowercased() == "proto=\"https\""
+        }
     }
 }

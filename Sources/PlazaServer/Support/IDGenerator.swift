@@ -29,8 +29,12 @@ public final class IDGenerator: Sendable {
     }
 }
 
-/// IDs travel as decimal strings; anything else is simply not found.
+/// IDs travel as decimal strings, exactly as the server renders them (no sign, no leading
+/// zero); anything else is simply not found.
 func parseID(_ text: String) -> Int64? {
-    guard let value = Int64(text), value > 0 else { return nil }
+    let digits = text.utf8
+    guard (1...19).contains(digits.count), digits.first != UInt8(ascii: "0"),
+        digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let value = Int64(text)
+    else { return nil }
     return value
 }

@@ -12,6 +12,9 @@ struct Migration: Sendable {
     /// Statements for one database only (full-text search, triggers), run after the others.
     var sqlite: [String] = []
     var postgres: [String] = []
+    /// Work that SQL alone cannot do (rewriting copies row by row), run after the statements in
+    /// the migration's transaction.
+    var code: (@Sendable (Connection) async throws -> Void)? = nil
 
     func statements(for dialect: Dialect) -> [String] {
         statements.map(dialect.ddl) + counters.flatMap(dialect.triggers) + (dialect.kind == .sqlite ? sqlite : postgres)
@@ -36,6 +39,7 @@ enum Migrations {
         Migration004.migration,
         Migration005.migration,
         Migration006.migration,
+        Migration007.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,
@@ -43,23 +47,21 @@ enum Migrations {
     @discardableResult
     static func run(on database: Database, logger: Logger) async throws -> [Int] {
         let dialect = database.dialect
-        try await database.write { db in
-            try await db.exec(
-                "CREATE TABLE IF NOT EXISTS plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
-            )
-        }
         var applied: [Int] = []
         for migration in all {
             let didApply = try await database.write { db in
                 if dialect.kind == .postgres {
-                    // Serialises concurrent start-ups; released at commit.
+                    // Serialises concurrent start-ups, the bookkeeping table's creation too; released at commit.
                     try await db.exec("SELECT pg_advisory_xact_lock(7215001)")
                 }
+                try await db.exec(
+                    "CREATE TABLE IF NOT EXISTS plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
                 let seen = try await db.first("SELECT version FROM plaza_migrations WHERE version = \(bind: migration.version)")
                 if seen != nil { return false }
                 for statement in migration.statements(for: dialect) {
                     try await db.exec(SQLQueryString(statement))
                 }
+                try await migration.code?(db)
                 try await db.exec(
                     "INSERT INTO plaza_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), \(bind: Timestamp.now.milliseconds))"
                 )

@@ -7,6 +7,8 @@ struct AccountStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let sessionIdleMillis: Int64
+    /// A session ends this long after sign-in, however much it is used.
+    var sessionMaxMillis: Int64 = 90 * 86_400_000
     /// Cleared when a display name changes: posts are found by their author's name.
     let searchWindows: SearchWindowCache
     let sessionCache = SessionCache()
@@ -89,24 +91,25 @@ struct AccountStore: Sendable {
         return token
     }
 
-    /// The identity behind a token, if the session exists and has not been idle too long.
-    /// Refreshes the session's last use at most once a minute.
+    /// The identity behind a token, if the session exists, has not been idle too long and is
+    /// younger than the absolute lifetime. Refreshes the session's last use at most once a minute.
     func identity(token: String) async throws -> Identity? {
         let now = Timestamp.now.milliseconds
         let hash = SessionToken.hash(token)
-        if let cached = sessionCache.get(hash, now: now), now - cached.lastUsed < sessionIdleMillis {
+        if let cached = sessionCache.get(hash, now: now), now - cached.lastUsed < sessionIdleMillis, now - cached.createdAt < sessionMaxMillis {
             return cached.identity
         }
         guard let row = try await db.read({ db in
             try await db.first(
                 """
-                SELECT s.id, s.user_id, s.last_used_at, u.is_admin FROM sessions s JOIN users u ON u.id = s.user_id
+                SELECT s.id, s.user_id, s.created_at, s.last_used_at, u.is_admin FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(bind: hash)
                 """)
         }) else { return nil }
         let sessionID = try row.decode(column: "id", as: Int64.self)
         let lastUsed = try row.decode(column: "last_used_at", as: Int64.self)
-        guard now - lastUsed < sessionIdleMillis else { return nil }
+        let createdAt = try row.decode(column: "created_at", as: Int64.self)
+        guard now - lastUsed < sessionIdleMillis, now - createdAt < sessionMaxMillis else { return nil }
         var used = lastUsed
         if now - lastUsed > 60_000 {
             try await db.write { db in
@@ -117,12 +120,12 @@ struct AccountStore: Sendable {
         let identity = Identity(
             userID: try row.decode(column: "user_id", as: Int64.self), sessionID: sessionID,
             isAdmin: try row.decode(column: "is_admin", as: Bool.self))
-        sessionCache.put(hash, .init(identity: identity, lastUsed: used, cachedAt: now))
+        sessionCache.put(hash, .init(identity: identity, lastUsed: used, createdAt: createdAt, cachedAt: now))
         return identity
     }
 
     func sessions(userID: Int64, current: Int64) async throws -> [Session] {
-        let idle = sessionIdleMillis
+        let (idle, max) = (sessionIdleMillis, sessionMaxMillis)
         let rows = try await db.read { db in
             try await db.rows(
                 "SELECT id, created_at, last_used_at, user_agent, ip FROM sessions WHERE user_id = \(bind: userID) ORDER BY id DESC LIMIT 200")
@@ -130,9 +133,10 @@ struct AccountStore: Sendable {
         return try rows.map { row in
             let id = try row.decode(column: "id", as: Int64.self)
             let lastUsed = try row.decode(column: "last_used_at", as: Int64.self)
+            let createdAt = try row.decode(column: "created_at", as: Int64.self)
             return Session(
-                id: String(id), createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
-                lastUsedAt: Timestamp(milliseconds: lastUsed), expiresAt: Timestamp(milliseconds: lastUsed + idle),
+                id: String(id), createdAt: Timestamp(milliseconds: createdAt),
+                lastUsedAt: Timestamp(milliseconds: lastUsed), expiresAt: Timestamp(milliseconds: min(lastUsed + idle, createdAt + max)),
                 userAgent: try row.decode(column: "user_agent", as: String?.self), ip: try row.decode(column: "ip", as: String?.self),
                 current: id == current)
         }
@@ -155,8 +159,8 @@ struct AccountStore: Sendable {
     }
 
     func deleteIdleSessions(now: Timestamp = .now) async throws {
-        let cutoff = now.milliseconds - sessionIdleMillis
-        try await db.write { db in try await db.exec("DELETE FROM sessions WHERE last_used_at < \(bind: cutoff)") }
+        let (idle, max) = (now.milliseconds - sessionIdleMillis, now.milliseconds - sessionMaxMillis)
+        try await db.write { db in try await db.exec("DELETE FROM sessions WHERE last_used_at < \(bind: idle) OR created_at < \(bind: max)") }
     }
 
     // MARK: me

@@ -14,12 +14,8 @@ struct AuthMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         if let header = request.headers[.authorization] {
-            guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
-                throw PlazaError(.unauthorized, "invalid_token", "Use Authorization: Bearer <token>.")
-            }
-            let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-            guard token.utf8.count <= 128, let identity = try await accounts.identity(token: token) else {
-                throw PlazaError(.unauthorized, "invalid_token", "The token is invalid or has expired. Sign in again.")
+            guard let identity = try await accounts.identity(token: try Self.bearerToken(header)) else {
+                throw Self.invalidToken
             }
             context.identity = identity
         } else if let token = WebSession.sessionToken(request), let identity = try await accounts.identity(token: token) {
@@ -30,6 +26,26 @@ struct AuthMiddleware: RouterMiddleware {
             }
             context.identity = identity
         }
-        return try await next(request, context)
+        var response = try await next(request, context)
+        // What a signed-in person is shown is theirs: no browser or proxy cache may keep it.
+        if context.identity != nil, response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        return response
+    }
+
+    static let invalidToken = PlazaError(.unauthorized, "invalid_token", "The token is invalid or has expired. Sign in again.")
+
+    /// The token of an `Authorization: Bearer <token>` header (RFC 6750: the scheme is
+    /// case-insensitive), if it has a token's shape: 1–128 bytes of base64url or `.~+/=`.
+    static func bearerToken(_ header: String) throws -> String {
+        let bytes = Array(header.utf8)
+        guard bytes.count > 7, String(decoding: bytes[..<7], as: UTF8.self).lowercased() == "bearer " else {
+            throw PlazaError(.unauthorized, "invalid_token", "Use Authorization: Bearer <token>.")
+        }
+        var token = bytes[7...]
+        while token.first == UInt8(ascii: " ") { token = token.dropFirst() }
+        while token.last == UInt8(ascii: " ") { token = token.dropLast() }
+        guard (1...128).contains(token.count), token.allSatisfy({ MultipartParser.isTokenByte($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "=") })
+        else { throw invalidToken }
+        return String(decoding: token, as: UTF8.self)
     }
 }

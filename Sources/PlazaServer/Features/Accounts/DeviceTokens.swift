@@ -60,9 +60,9 @@ final class DeviceTokens: Sendable {
         return request.cookies[cookieName]?.value
     }
 
-    static func cookie(_ token: String, request: Request) -> Cookie {
+    static func cookie(_ token: String, secure: Bool) -> Cookie {
         Cookie(
-            name: cookieName, value: token, maxAge: Int(lifetimeMillis / 1000), path: "/", secure: WebSession.isSecure(request), httpOnly: true,
+            name: cookieName, value: token, maxAge: Int(lifetimeMillis / 1000), path: "/", secure: secure, httpOnly: true,
             sameSite: .lax)
     }
 

@@ -8,6 +8,7 @@ final class SessionCache: Sendable {
     struct Entry {
         var identity: Identity
         var lastUsed: Int64
+        var createdAt: Int64
         var cachedAt: Int64
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import MultipartKit
 
 /// Streams the `file` part of a multipart/form-data request into a temporary file, counting
 /// bytes as they arrive: an upload over the cap is refused with 413 as soon as it crosses it,
@@ -26,131 +25,62 @@ enum MultipartUpload {
         }
         defer { try? file.close() }
 
-        let parser = MultipartParser(boundary: boundary)
-        var guardrail = HeaderNameGuard(boundary: boundary)
-        var headers: [(String, String)] = []
+        var parser = MultipartParser(boundary: boundary)
         var inFile = false
         var sawFile = false
-        var finished = false
         var fileBytes = 0
-        var pending: [UInt8] = []
-        parser.onHeader = { name, value in headers.append((name, value)) }
-        parser.onBody = { buffer in
-            if !inFile {
-                inFile = !sawFile && Self.isFilePart(headers)
-                sawFile = sawFile || inFile
-            }
-            if inFile {
-                fileBytes += buffer.readableBytes
-                pending.append(contentsOf: buffer.readableBytesView)
-            }
-        }
-        parser.onPartComplete = {
-            if !inFile && !sawFile && Self.isFilePart(headers) { sawFile = true }  // an empty file part
-            if inFile { finished = true }
-            inFile = false
-            headers = []
-        }
         var total = 0
         for try await chunk in request.body {
             total += chunk.readableBytes
             if total > maxTotal { throw tooLarge(limits) }
-            guard guardrail.allows(chunk.readableBytesView) else {
-                throw PlazaError.malformed("A part header's name has a character that is not ASCII.")
-            }
+            let events: [MultipartParser.Event]
             do {
-                try parser.execute(chunk)
+                events = try parser.feed(Array(chunk.readableBytesView))
             } catch {
-                throw PlazaError.malformed("The multipart body is malformed.")
+                throw PlazaError.malformed("The multipart body is malformed: \(error.reason).")
             }
-            if fileBytes > limits.maxFileBytes { throw tooLarge(limits) }
-            if !pending.isEmpty {
-                try file.write(contentsOf: pending)
-                pending.removeAll(keepingCapacity: true)
+            for event in events {
+                switch event {
+                case .headers(let headers):
+                    inFile = !sawFile && Self.isFilePart(headers)
+                    sawFile = sawFile || inFile
+                case .body(let bytes) where inFile:
+                    fileBytes += bytes.count
+                    if fileBytes > limits.maxFileBytes { throw tooLarge(limits) }
+                    try file.write(contentsOf: bytes)
+                case .body:
+                    break
+                case .partEnd:
+                    inFile = false
+                }
             }
         }
         guard sawFile else { throw PlazaError.invalid("file", "The form needs a file field with the image.") }
-        guard finished else { throw PlazaError.malformed("The multipart body ended before the file did.") }
+        do {
+            try parser.finish()
+        } catch {
+            throw PlazaError.malformed("The multipart body is malformed: \(error.reason).")
+        }
         guard fileBytes > 0 else { throw PlazaError.invalid("file", "The file is empty.") }
-    }
-
-    /// MultipartKit 4.7.1 traps (index out of range) on a byte of 128 or more in a part
-    /// header's name, which would let any signed-in user stop the server. This follows the
-    /// body's lines as the parser does, a little more strictly (a boundary need not follow a
-    /// line break here; a bare LF ends a line), and refuses such a byte before the parser sees it.
-    struct HeaderNameGuard {
-        private enum Place { case body, boundaryLine, name, value, epilogue }
-        private var place = Place.body
-        private let delimiter: [UInt8]
-        /// For each prefix of `delimiter`, the longest proper prefix that is also its suffix.
-        private let fallback: [Int]
-        private var matched = 0
-        private var lineIsEmpty = true
-
-        init(boundary: String) {
-            delimiter = Array("--\(boundary)".utf8)
-            var fallback = [0], k = 0
-            for i in 1..<delimiter.count {
-                while k > 0, delimiter[i] != delimiter[k] { k = fallback[k - 1] }
-                if delimiter[i] == delimiter[k] { k += 1 }
-                fallback.append(k)
-            }
-            self.fallback = fallback
-        }
-
-        mutating func allows(_ bytes: some Sequence<UInt8>) -> Bool {
-            for byte in bytes {
-                switch place {
-                case .body:
-                    while matched > 0, byte != delimiter[matched] { matched = fallback[matched - 1] }
-                    if byte == delimiter[matched] { matched += 1 }
-                    if matched == delimiter.count { (place, matched, lineIsEmpty) = (.boundaryLine, 0, true) }
-                case .boundaryLine:
-                    if byte == UInt8(ascii: "-"), lineIsEmpty { place = .epilogue }
-                    lineIsEmpty = false
-                    if byte == UInt8(ascii: "\n") { (place, lineIsEmpty) = (.name, true) }
-                case .name:
-                    if byte >= 0x80 { return false }
-                    if byte == UInt8(ascii: ":") {
-                        place = .value
-                    } else if byte == UInt8(ascii: "\n") {
-                        place = lineIsEmpty ? .body : .name
-                        lineIsEmpty = true
-                    } else if byte != UInt8(ascii: "\r") {
-                        lineIsEmpty = false
-                    }
-                case .value:
-                    if byte == UInt8(ascii: "\n") { (place, lineIsEmpty) = (.name, true) }
-                case .epilogue:
-                    return true
-                }
-            }
-            return true
-        }
     }
 
     static func tooLarge(_ limits: Limits) -> PlazaError {
         PlazaError(.contentTooLarge, "payload_too_large", "The file is larger than \(limits.maxFileBytes / (1024 * 1024)) MB.", field: "file")
     }
 
+    /// The boundary of a `multipart/form-data` content type, if it is a valid one.
     static func boundary(of contentType: String) -> String? {
-        let parts = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-        guard parts.first?.lowercased() == "multipart/form-data" else { return nil }
-        for part in parts.dropFirst() {
-            let pair = part.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].lowercased() == "boundary" else { continue }
-            let value = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            return (1...70).contains(value.utf8.count) ? value : nil
-        }
-        return nil
+        guard let type = HeaderParameters(contentType), type.value == "multipart/form-data",
+            let boundary = type.parameters["boundary"], MultipartParser.isValidBoundary(boundary)
+        else { return nil }
+        return boundary
     }
 
-    /// True for a part whose Content-Disposition names the field `file`.
-    static func isFilePart(_ headers: [(String, String)]) -> Bool {
-        guard let disposition = headers.first(where: { $0.0.lowercased() == "content-disposition" })?.1 else { return false }
-        return disposition.split(separator: ";").contains { parameter in
-            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            return pair.count == 2 && pair[0].lowercased() == "name" && pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) == "file"
+    /// True for a part whose Content-Disposition is `form-data` naming the field `file`.
+    static func isFilePart(_ headers: [MultipartParser.Header]) -> Bool {
+        guard let disposition = headers.first(where: { $0.name == "content-disposition" }).flatMap({ HeaderParameters($0.value) }) else {
+            return false
         }
+        return disposition.value == "form-data" && disposition.parameters["name"] == "file"
     }
 }

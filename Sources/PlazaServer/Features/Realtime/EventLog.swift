@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import PlazaAPI
 import SQLKit
 
@@ -6,9 +7,15 @@ import SQLKit
 ///
 /// `seq` must grow in commit order, or a reader that has seen seq 11 could later miss a 10
 /// committed after it. SQLite has one writer, so that holds by itself. On PostgreSQL each
-/// appending transaction takes one advisory lock just before it appends (its last statements),
-/// held until commit, and announces the new seq with `NOTIFY plaza_events`, which every app
-/// server's hub listens to. The cost is that appending transactions commit one at a time.
+/// appending transaction takes one advisory lock, held until commit, and announces the new seq
+/// with `NOTIFY plaza_events`, which every app server's hub listens to.
+///
+/// Lock order: `write` collects a transaction's events while its body runs and appends them
+/// only after the body has returned, so the advisory lock is always the last lock a
+/// transaction takes, and its holder only inserts rows nobody else can lock (`events`,
+/// `event_inbox`) before it commits. No transaction can then hold the advisory lock and wait for
+/// a row lock held by one that waits for the advisory lock (a deadlock the first design had: a
+/// transaction appended one notification's event, then joined another notification's group row).
 struct EventLog: Sendable {
     let db: Database
     let signal: EventSignal
@@ -16,9 +23,17 @@ struct EventLog: Sendable {
     static let channel = "plaza_events"
     private static let appendLock = 7_215_002
 
-    /// Runs `body` in a write transaction and wakes this server's hub once it has committed.
+    /// Runs `body` in a write transaction, appends the events it recorded with `append` once
+    /// it has returned, and wakes this server's hub once the transaction has committed.
     func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
-        let result = try await db.write(body)
+        let result = try await db.write { connection in
+            var connection = connection
+            let pending = Pending()
+            connection.events = pending
+            let result = try await body(connection)
+            try await Self.flush(pending.take(), on: connection)
+            return result
+        }
         signal.poke()
         return result
     }
@@ -29,6 +44,9 @@ struct EventLog: Sendable {
         /// Those who see the post in their home feed: its author, the author's followers and
         /// the members of its spaces, less anyone with a block either way.
         case postReaders(post: Int64, author: Int64)
+        /// `postReaders` with the post's spaces read when the event was recorded (a deleted
+        /// post's spaces are gone by the time the events are appended).
+        case readers(author: Int64, spaces: [Int64])
     }
 
     struct Event: Sendable {
@@ -41,36 +59,66 @@ struct EventLog: Sendable {
         var data: String?
     }
 
-    /// Appends `event` for `audience`. Call it last in the transaction (see the type's note).
+    /// The events a transaction has recorded and not yet appended.
+    final class Pending: Sendable {
+        private let entries = NIOLockedValueBox([(Event, Audience)]())
+        func add(_ event: Event, _ audience: Audience) { entries.withLockedValue { $0.append((event, audience)) } }
+        func take() -> [(Event, Audience)] { entries.withLockedValue { entries in defer { entries = [] }; return entries } }
+    }
+
+    /// Records `event` for `audience`: inside `write`, it is appended when the body returns;
+    /// elsewhere at once.
     static func append(_ event: Event, to audience: Audience, on db: Connection) async throws {
         if case .users(let users) = audience, users.isEmpty { return }
-        if db.kind == .postgres { try await db.exec("SELECT pg_advisory_xact_lock(\(literal: appendLock))") }
-        guard
-            let seq = try await db.first(
-                """
-                INSERT INTO events (kind, actor_id, post_id, comment_id, notification_id, data, created_at)
-                VALUES (\(bind: event.kind.rawValue), \(bind: event.actor), \(bind: event.post), \(bind: event.comment),
-                    \(bind: event.notification), \(bind: event.data), \(bind: Timestamp.now.milliseconds))
-                RETURNING seq
-                """)?.decode(column: "seq", as: Int64.self)
-        else { return }
-        switch audience {
-        case .users(let users):
-            let rows = Set(users).map { user -> SQLQueryString in "(\(bind: user), \(bind: seq))" }
-            try await db.exec("INSERT INTO event_inbox (recipient_id, seq) VALUES \(rows.joined(separator: ", "))")
-        case .postReaders(let post, let author):
-            try await db.exec(
-                """
-                INSERT INTO event_inbox (recipient_id, seq)
-                SELECT r.id, \(bind: seq) FROM (
-                    SELECT CAST(\(bind: author) AS BIGINT) AS id
-                    UNION SELECT f.follower_id FROM follows f WHERE f.followee_id = \(bind: author)
-                    UNION SELECT m.user_id FROM post_spaces ps JOIN space_members m ON m.space_id = ps.space_id WHERE ps.post_id = \(bind: post)
-                ) r
-                WHERE NOT \(PeopleStore.blockedEitherWay(viewer: author, column: "r.id"))
-                """)
+        var audience = audience
+        if case .postReaders(let post, let author) = audience {
+            let spaces = try await db.rows("SELECT space_id FROM post_spaces WHERE post_id = \(bind: post)").map { try $0.decode(column: "space_id", as: Int64.self) }
+            audience = .readers(author: author, spaces: spaces)
         }
-        if db.kind == .postgres { try await db.exec("SELECT pg_notify(\(literal: channel), \(bind: String(seq)))") }
+        if let pending = db.events {
+            pending.add(event, audience)
+        } else {
+            try await flush([(event, audience)], on: db)
+        }
+    }
+
+    /// Appends the events: on PostgreSQL under the advisory lock, the transaction's last lock.
+    private static func flush(_ entries: [(Event, Audience)], on db: Connection) async throws {
+        guard !entries.isEmpty else { return }
+        if db.kind == .postgres { try await db.exec("SELECT pg_advisory_xact_lock(\(literal: appendLock))") }
+        var last: Int64?
+        for (event, audience) in entries {
+            guard
+                let seq = try await db.first(
+                    """
+                    INSERT INTO events (kind, actor_id, post_id, comment_id, notification_id, data, created_at)
+                    VALUES (\(bind: event.kind.rawValue), \(bind: event.actor), \(bind: event.post), \(bind: event.comment),
+                        \(bind: event.notification), \(bind: event.data), \(bind: Timestamp.now.milliseconds))
+                    RETURNING seq
+                    """)?.decode(column: "seq", as: Int64.self)
+            else { continue }
+            last = seq
+            switch audience {
+            case .users(let users):
+                let rows = Set(users).map { user -> SQLQueryString in "(\(bind: user), \(bind: seq))" }
+                try await db.exec("INSERT INTO event_inbox (recipient_id, seq) VALUES \(rows.joined(separator: ", "))")
+            case .readers(let author, let spaces):
+                let members: SQLQueryString =
+                    spaces.isEmpty ? "" : " UNION SELECT m.user_id FROM space_members m WHERE m.space_id IN (\(binds: spaces))"
+                try await db.exec(
+                    """
+                    INSERT INTO event_inbox (recipient_id, seq)
+                    SELECT r.id, \(bind: seq) FROM (
+                        SELECT CAST(\(bind: author) AS BIGINT) AS id
+                        UNION SELECT f.follower_id FROM follows f WHERE f.followee_id = \(bind: author)\(members)
+                    ) r
+                    WHERE NOT \(PeopleStore.blockedEitherWay(viewer: author, column: "r.id"))
+                    """)
+            case .postReaders:
+                break  // resolved to `.readers` by `append`
+            }
+        }
+        if db.kind == .postgres, let last { try await db.exec("SELECT pg_notify(\(literal: channel), \(bind: String(last)))") }
     }
 }
 

@@ -74,12 +74,12 @@ struct WebController {
             all["csrf"] = WebSession.csrfToken(secret: secret)
         }
         var response = renderer.html(template, all, status: status)
-        if let nonce { response.setCookie(WebSession.nonceCookie(nonce, request: request)) }
+        if let nonce { response.setCookie(WebSession.nonceCookie(nonce, secure: context.isHTTPS)) }
         // The server's session slides with use; so does the cookie, renewed on every signed-in page.
         if context.identity != nil, let token = WebSession.sessionToken(request) {
-            response.setCookie(WebSession.sessionCookie(token: token, maxAgeDays: sessionDays, request: request))
+            response.setCookie(WebSession.sessionCookie(token: token, maxAgeDays: sessionDays, secure: context.isHTTPS))
         }
-        if context.identity == nil, WebSession.sessionToken(request) != nil { response.setCookie(WebSession.expiredSessionCookie(request: request)) }
+        if context.identity == nil, WebSession.sessionToken(request) != nil { response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS)) }
         return response
     }
 
@@ -124,7 +124,11 @@ struct WebController {
     struct LogoutForm: Decodable { var _csrf: String? }
 
     func form<T: Decodable>(_ type: T.Type, _ request: Request, context: PlazaContext) async throws -> T {
-        let body = try await request.body.collect(upTo: 16 * 1024)
+        try Self.decodeForm(type, from: try await request.body.collect(upTo: 16 * 1024))
+    }
+
+    /// An `application/x-www-form-urlencoded` body, or 400.
+    static func decodeForm<T: Decodable>(_ type: T.Type, from body: ByteBuffer) throws -> T {
         do {
             return try URLEncodedFormDecoder().decode(type, from: String(buffer: body))
         } catch {
@@ -157,7 +161,7 @@ struct WebController {
                 LoginRequest(login: form.login ?? "", password: form.password ?? ""), request: request, context: context)
             // Signing in again from a browser that still had a session replaces it.
             if let old = context.identity { _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID) }
-            return signedIn(auth, request: request, next: next)
+            return signedIn(auth, context: context, next: next)
         } catch let error as PlazaError {
             return try await page(
                 "login", title: "Sign in", nav: "login", ["error": error.message, "login": form.login ?? "", "next": next], request: request,
@@ -177,7 +181,7 @@ struct WebController {
             username: form.username ?? "", email: form.email ?? "", password: form.password ?? "",
             displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 })
         do {
-            return signedIn(try await api.accounts.signUp(body, request: request, context: context), request: request, next: "/")
+            return signedIn(try await api.accounts.signUp(body, request: request, context: context), context: context, next: "/")
         } catch let error as PlazaError {
             let values: [String: Any] = [
                 "error": error.message, "errorField": error.field ?? "", "username": body.username, "email": body.email,
@@ -187,11 +191,11 @@ struct WebController {
         }
     }
 
-    private func signedIn(_ auth: AuthResponse, request: Request, next: String) -> Response {
+    private func signedIn(_ auth: AuthResponse, context: PlazaContext, next: String) -> Response {
         var response = Self.redirect(to: next)
-        response.setCookie(WebSession.sessionCookie(token: auth.token, maxAgeDays: sessionDays, request: request))
+        response.setCookie(WebSession.sessionCookie(token: auth.token, maxAgeDays: sessionDays, secure: context.isHTTPS))
         // Marks this browser as a device that signed in to the account (see `DeviceTokens`).
-        if let device = auth.deviceToken { response.setCookie(DeviceTokens.cookie(device, request: request)) }
+        if let device = auth.deviceToken { response.setCookie(DeviceTokens.cookie(device, secure: context.isHTTPS)) }
         return response
     }
 
@@ -200,7 +204,7 @@ struct WebController {
         try checkCSRF(form._csrf, request, context: context)
         if let me = context.identity { _ = try await stores.accounts.deleteSession(id: me.sessionID, userID: me.userID) }
         var response = Self.redirect(to: "/login")
-        response.setCookie(WebSession.expiredSessionCookie(request: request))
+        response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS))
         return response
     }
 }

@@ -6,7 +6,8 @@ import Hummingbird
 /// The web app's cookie session and its CSRF defence.
 ///
 /// The session cookie holds the same kind of token an API client gets from `/auth/login`
-/// (HttpOnly, SameSite=Lax, Secure behind HTTPS). The CSRF token is derived from a secret
+/// (HttpOnly, SameSite=Lax; over HTTPS also Secure and named with the `__Host-` prefix, so
+/// no subdomain and no plain-HTTP page can set or shadow it). The CSRF token is derived from a secret
 /// only the browser's cookie jar holds, `SHA-256("plaza-csrf:" + secret)`: the session token
 /// once signed in, else a random pre-session nonce. A page embeds the token; a cross-site
 /// page can neither read the cookie nor the page, so it cannot produce the token. Forms send
@@ -24,14 +25,22 @@ enum WebSession {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
+    /// A cookie's name as set: over HTTPS with the `__Host-` prefix.
+    static func name(_ cookie: String, secure: Bool) -> String { secure ? "__Host-" + cookie : cookie }
+
+    /// A cookie's value by either name (the `__Host-` one first).
+    private static func value(_ cookie: String, _ request: Request) -> String? {
+        request.cookies[name(cookie, secure: true)]?.value ?? request.cookies[cookie]?.value
+    }
+
     /// The session token from the cookie, if it has a plausible shape.
     static func sessionToken(_ request: Request) -> String? {
-        guard let value = request.cookies[sessionCookie]?.value, !value.isEmpty, value.utf8.count <= 128 else { return nil }
+        guard let value = value(sessionCookie, request), !value.isEmpty, value.utf8.count <= 128 else { return nil }
         return value
     }
 
     static func nonce(_ request: Request) -> String? {
-        guard let value = request.cookies[nonceCookie]?.value, value.utf8.count >= 16, value.utf8.count <= 64 else { return nil }
+        guard let value = value(nonceCookie, request), value.utf8.count >= 16, value.utf8.count <= 64 else { return nil }
         return value
     }
 
@@ -50,22 +59,18 @@ enum WebSession {
         !(method == .get || method == .head || method == .options)
     }
 
-    /// Secure cookies when the request reached us (or the proxy in front) over HTTPS.
-    static func isSecure(_ request: Request) -> Bool {
-        request.uri.scheme?.rawValue == "https" || request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https"
-    }
-
-    static func sessionCookie(token: String, maxAgeDays: Int, request: Request) -> Cookie {
+    static func sessionCookie(token: String, maxAgeDays: Int, secure: Bool) -> Cookie {
         Cookie(
-            name: sessionCookie, value: token, maxAge: maxAgeDays * 86_400, path: "/", secure: isSecure(request), httpOnly: true, sameSite: .lax)
+            name: name(sessionCookie, secure: secure), value: token, maxAge: maxAgeDays * 86_400, path: "/", secure: secure, httpOnly: true,
+            sameSite: .lax)
     }
 
-    static func expiredSessionCookie(request: Request) -> Cookie {
-        Cookie(name: sessionCookie, value: "", maxAge: 0, path: "/", secure: isSecure(request), httpOnly: true, sameSite: .lax)
+    static func expiredSessionCookie(secure: Bool) -> Cookie {
+        Cookie(name: name(sessionCookie, secure: secure), value: "", maxAge: 0, path: "/", secure: secure, httpOnly: true, sameSite: .lax)
     }
 
-    static func nonceCookie(_ value: String, request: Request) -> Cookie {
-        Cookie(name: nonceCookie, value: value, path: "/", secure: isSecure(request), httpOnly: true, sameSite: .lax)
+    static func nonceCookie(_ value: String, secure: Bool) -> Cookie {
+        Cookie(name: name(nonceCookie, secure: secure), value: value, path: "/", secure: secure, httpOnly: true, sameSite: .lax)
     }
 
     static func newNonce() -> String {
