@@ -49,7 +49,7 @@ def plaza_env() -> dict[str, str]:
 def describe(response: requests.Response) -> str:
     """The request and the response, for assertion messages."""
     request = response.request
-    body = request.body.decode() if isinstance(request.body, bytes) else request.body
+    body = request.body.decode(errors="replace") if isinstance(request.body, bytes) else request.body
     return f"{request.method} {request.url} {body or ''}\n-> {response.status_code} {response.text[:2000]}"
 
 
