@@ -566,7 +566,7 @@ def mutate_query(req: Req, rng: random.Random) -> str:
         i = rng.randrange(len(query))
         name, value = query[i]
         if name == "cursor" and rng.random() < 0.5:  # a cursor that is almost right
-            raw = bytearray(value.encode())
+            raw = bytearray((value or "").encode("utf-8", "surrogatepass")) or bytearray(b"A")
             raw[rng.randrange(len(raw))] = rng.choice(b"AZaz09-_=+/.%")
             value = raw.decode("latin-1")
         else:
