@@ -99,6 +99,7 @@ let package = Package(
                 "PlazaServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             // Read from their paths by the tests, not bundled.
             exclude: ["Fixtures"],

@@ -26,7 +26,7 @@ final class PostgresDriver: DatabaseDriver {
             username: components.user ?? "postgres",
             password: components.password,
             database: database.isEmpty ? nil : database,
-            tls: tls
+            tls: tls.client
         )
         configuration.options.maximumConnections = max(2, poolSize)
         configuration.options.minimumConnections = 0
@@ -38,7 +38,7 @@ final class PostgresDriver: DatabaseDriver {
     /// when the server offers it, unverified; `require` refuses a server without TLS (unverified,
     /// as libpq does without a root certificate); `verify-ca` also checks the chain and
     /// `verify-full` the host name too, against `sslrootcert` (a PEM file) or the system's roots.
-    static func tls(sslMode: String, rootCertificate: String?) throws -> PostgresClient.Configuration.TLS {
+    static func tls(sslMode: String, rootCertificate: String?) throws -> TLSMode {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let rootCertificate { tls.trustRoots = .file(rootCertificate) }
         switch sslMode {
@@ -59,6 +59,20 @@ final class PostgresDriver: DatabaseDriver {
             return .require(tls)
         default:
             throw ConfigurationError("sslmode must be disable, allow, prefer, require, verify-ca or verify-full, not \(sslMode).")
+        }
+    }
+
+    enum TLSMode {
+        case disable
+        case prefer(TLSConfiguration)
+        case require(TLSConfiguration)
+
+        var client: PostgresClient.Configuration.TLS {
+            switch self {
+            case .disable: .disable
+            case .prefer(let configuration): .prefer(configuration)
+            case .require(let configuration): .require(configuration)
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOHTTP1
 import PlazaAPI
 
 /// Turns every error into the JSON error body; unexpected ones are logged and become a
@@ -13,6 +14,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             let (code, message) = Self.describe(error)
             return PlazaError.jsonResponse(status: error.status, body: ErrorBody(code: code, message: message), headers: error.headers)
+        } catch is HTTPParserError {
+            // A body the HTTP parser refused while a handler read it: cut short, a bad chunk size.
+            return PlazaError.jsonResponse(
+                status: .badRequest, body: ErrorBody(code: "malformed_request", message: "The request body could not be read."))
         } catch let error as any HTTPResponseError {
             let (code, message) = Self.describe(HTTPError(error.status))
             return PlazaError.jsonResponse(status: error.status, body: ErrorBody(code: code, message: message))

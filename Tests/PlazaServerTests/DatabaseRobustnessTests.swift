@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import NIOSSL
+import PostgresNIO
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+/// What the database layer does when things go wrong: a transaction SQLite rolled back by
+/// itself, several servers migrating one fresh database, TLS the server does not offer.
+@Suite("Database: rollbacks, concurrent start-ups, TLS modes")
+struct DatabaseRobustnessTests {
+    /// SQLite may roll a whole transaction back by itself (IOERR, FULL, NOMEM). A write that
+    /// finds its group commit's transaction gone must not let the writes after it run outside
+    /// any transaction, and every caller learns what really happened to its write.
+    @Test func aBatchWhoseTransactionSQLiteRolledBackReportsTrueOutcomes() async throws {
+        let config = try await TestDatabase.config()
+        guard config.databaseURL == nil else { return }  // group commit is SQLite's
+        let db = try await Database.open(config.database, logger: Logger(label: "test"))
+        try await db.withRunning { db in
+            let driver = try #require(db.driver as? SQLiteDriver)
+            try await db.write { db in try await db.exec("CREATE TABLE t (name TEXT NOT NULL)") }
+            // The first write holds the writer until three more are queued, one after another,
+            // so those three share the next batch in a known order.
+            let (started, signal) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await db.write { db in
+                    signal.yield()
+                    while driver.queuedWrites < 3 { await Task.yield() }
+                    try await db.exec("INSERT INTO t (name) VALUES ('first')")
+                }
+            }
+            for await _ in started { break }
+            let writes: [@Sendable () async throws -> Void] = [
+                { try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('before')") } },
+                {
+                    try await db.write { db in
+                        // What SQLite does on SQLITE_FULL mid-transaction, then the error surfaces.
+                        try await db.exec("ROLLBACK")
+                        throw PlazaError(.internalServerError, "disk_full", "database or disk is full")
+                    }
+                },
+                { try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('after')") } },
+            ]
+            var tasks: [Task<Result<Void, any Error>, Never>] = []
+            for (queued, write) in writes.enumerated() {
+                tasks.append(Task { await Self.outcome(write) })
+                while driver.queuedWrites <= queued { await Task.yield() }
+            }
+            _ = try await holder.value
+            var results: [Result<Void, any Error>] = []
+            for task in tasks { results.append(await task.value) }
+            let stored = Set(try await db.read { db in try await db.rows("SELECT name FROM t") }.map { try $0.decode(column: "name", as: String.self) })
+            // Each write is stored exactly when its caller was told it succeeded.
+            for (name, result) in zip(["before", "rolled back", "after"], results) {
+                let succeeded = (try? result.get()) != nil
+                #expect(succeeded == stored.contains(name), "\(name): told \(succeeded), stored \(stored.contains(name))")
+            }
+            #expect(stored.contains("first") && !stored.contains("before"), "the rolled-back transaction's writes are gone: \(stored)")
+            #expect(stored.contains("after"), "the write after the rollback ran in a transaction of its own: \(stored)")
+            // The writer is in a clean state for the next write.
+            try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('later')") }
+        }
+    }
+
+    static func outcome(_ body: @Sendable () async throws -> Void) async -> Result<Void, any Error> {
+        do { return .success(try await body()) } catch { return .failure(error) }
+    }
+
+    /// Three servers starting together on an empty PostgreSQL database all finish their
+    /// migrations (SQLite's database belongs to one server).
+    @Test func serversStartingTogetherOnAFreshDatabaseAllMigrate() async throws {
+        let config = try await TestDatabase.config()
+        guard config.databaseURL != nil else { return }
+        let results = await withTaskGroup(of: Result<Void, any Error>.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    await Self.outcome {
+                        let db = try await Database.open(config.database, logger: Logger(label: "test"))
+                        try await db.withRunning { db in _ = try await Migrations.run(on: db, logger: Logger(label: "test")) }
+                    }
+                }
+            }
+            var all: [Result<Void, any Error>] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        for case .failure(let error) in results { Issue.record("a start-up failed: \(DatabaseErrorText(error))") }
+        let db = try await Database.open(config.database, logger: Logger(label: "test"))
+        let applied = try await db.withRunning { db in try await db.read { db in try await db.rows("SELECT version FROM plaza_migrations") }.count }
+        #expect(applied == Migrations.all.count)
+    }
+
+    @Test func sslModesFollowLibpq() throws {
+        guard case .disable = try PostgresDriver.tls(sslMode: "disable", rootCertificate: nil) else { Issue.record("disable"); return }
+        guard case .prefer(let prefer) = try PostgresDriver.tls(sslMode: "prefer", rootCertificate: nil) else { Issue.record("prefer"); return }
+        #expect(prefer.certificateVerification == .none)
+        guard case .require(let require) = try PostgresDriver.tls(sslMode: "require", rootCertificate: nil) else { Issue.record("require"); return }
+        #expect(require.certificateVerification == .none)
+        guard case .require(let ca) = try PostgresDriver.tls(sslMode: "verify-ca", rootCertificate: "/ca.pem") else { Issue.record("verify-ca"); return }
+        #expect(ca.certificateVerification == .noHostnameVerification)
+        guard case .require(let full) = try PostgresDriver.tls(sslMode: "verify-full", rootCertificate: nil) else { Issue.record("verify-full"); return }
+        #expect(full.certificateVerification == .fullVerification)
+        #expect(throws: ConfigurationError.self) { _ = try PostgresDriver.tls(sslMode: "requir", rootCertificate: nil) }
+    }
+
+    /// `sslmode=require` against a server that offers no TLS (the suite's) fails closed;
+    /// `prefer` falls back to a plain connection. (One connection each: the pool would retry
+    /// the refused one until a request gives up.)
+    @Test func requireFailsClosedWithoutTLS() async throws {
+        guard let url = TestDatabase.postgresURL, let components = URLComponents(string: url), let host = components.host else { return }
+        func connect(_ mode: String) async throws {
+            let tls: PostgresConnection.Configuration.TLS =
+                switch try PostgresDriver.tls(sslMode: mode, rootCertificate: nil) {
+                case .disable: .disable
+                case .prefer(let configuration): .prefer(try NIOSSLContext(configuration: configuration))
+                case .require(let configuration): .require(try NIOSSLContext(configuration: configuration))
+                }
+            let configuration = PostgresConnection.Configuration(
+                host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
+                database: String(components.path.dropFirst()), tls: tls)
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "test"))
+            try await connection.close()
+        }
+        await #expect(throws: (any Error).self) { try await connect("require") }
+        await #expect(throws: (any Error).self) { try await connect("verify-full") }
+        try await connect("prefer")
+    }
+}
