@@ -33,7 +33,7 @@ test:
 	@echo "==> Swift tests on SQLite (and S3 media storage against moto)"
 	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh $(SWIFT) test --skip-build
 	@echo "==> Swift tests on PostgreSQL (PlazaKit's run against their own SQLite server, so only once, above)"
-	scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests
+	scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests --skip FuzzTests
 	@echo "==> End-to-end and browser tests (e2e/; two servers on one PostgreSQL for realtime; screenshots in e2e/screenshots)"
 	PLAZA_BIN=.build/debug/plaza scripts/with-postgres.sh scripts/e2e.sh
 	@echo "==> Schemathesis against the OpenAPI document"
@@ -43,7 +43,7 @@ fuzz:
 	@echo "==> Building (debug) with tests"
 	$(SWIFT) build --build-tests
 	@echo "==> Swift fuzz suites, 1,000,000 cases per parser"
-	PLAZA_FUZZ_CASES=1000000 $(SWIFT) test --skip-build --filter Fuzz
+	PLAZA_FUZZ_CASES=1000000 PLAZA_FUZZ_SECONDS=7200 $(SWIFT) test --skip-build --filter FuzzTests
 	@echo "==> 100,000 mutated requests to the real binary (seed printed; PLAZA_FUZZ_SEED repeats a run)"
 	PLAZA_FUZZ_REQUESTS=100000 PLAZA_BIN=.build/debug/plaza scripts/e2e.sh -s -k mutated_requests
 
