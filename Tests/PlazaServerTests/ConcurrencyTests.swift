@@ -45,7 +45,7 @@ struct ConcurrencyTests {
             for (i, account) in accounts.enumerated() {
                 let api = i % 2 == 0 ? a : b
                 group.addTask {
-                    var random = SeededRandom(seed: UInt64(i + 1))
+                    var random = SeededGenerator(seed: UInt64(i + 1))
                     var answers: [(String, Int)] = []
                     for n in 0..<actionsEach {
                         let post = postIDs[Int.random(in: 0..<postIDs.count, using: &random)]

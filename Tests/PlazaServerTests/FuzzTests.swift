@@ -86,7 +86,7 @@ import Testing
     /// Valid forms with random part bodies (the delimiter's own bytes among them) come back
     /// exactly, however they are cut.
     @Test func multipartRoundTrips() {
-        var random = SeededRandom(seed: Fuzz.seed)
+        var random = SeededGenerator(seed: Fuzz.seed)
         let alphabet: [UInt8] = Array("\r\n-b0undary-Xy".utf8) + [0, 0xFF, 0x80]
         for _ in 0..<max(1, Fuzz.cases / 10) {
             let parts = (0..<Int.random(in: 0...3, using: &random)).map { i in
@@ -175,7 +175,7 @@ import Testing
     }
 
     @Test func cursors() {
-        var random = SeededRandom(seed: Fuzz.seed)
+        var random = SeededGenerator(seed: Fuzz.seed)
         let valid = (0..<64).map { _ in
             Cursor(time: .random(in: .min ... .max, using: &random), id: .random(in: .min ... .max, using: &random),
                 score: Bool.random(using: &random) ? Double.random(in: -1e9...1e9, using: &random) : nil)

@@ -1,31 +1,16 @@
 import Foundation
 
-/// A seeded source of random numbers (SplitMix64): the same seed gives the same cases, so a
-/// failure names its seed and case and can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Mutates valid inputs the way a hostile client or a broken page would: flipped bits, bytes
 /// that end lines or strings (CR, LF, NUL, quotes), bytes of 0x80 and more, pieces of the
 /// format's own syntax (`dictionary`), repeated and deleted runs, truncation.
 struct Mutator {
-    var random: SeededRandom
+    var random: SeededGenerator
     let dictionary: [[UInt8]]
 
     static let interesting: [UInt8] = [0x00, 0x0A, 0x0D, 0x09, 0x20, 0x22, 0x27, 0x2D, 0x2F, 0x3A, 0x3B, 0x3D, 0x5C, 0x7F, 0x80, 0xC0, 0xC3, 0xE2, 0xF0, 0xFF, 0x25, 0x26, 0x2B, 0x3C, 0x3E]
 
     init(seed: UInt64, dictionary: [String] = []) {
-        random = SeededRandom(seed: seed)
+        random = SeededGenerator(seed: seed)
         self.dictionary = dictionary.map { Array($0.utf8) } + [[0x0D, 0x0A], [0x0A], [0xC3, 0xA9], [0xF0, 0x9F, 0x98, 0x80], [0xED, 0xA0, 0x80]]
     }
 
@@ -84,7 +69,7 @@ enum Fuzz {
     /// anywhere stops the whole test process, which fails the run.
     static func run(
         _ name: String, seeds: [[UInt8]], dictionary: [String] = [], count: Int = cases,
-        _ body: (_ input: [UInt8], _ random: inout SeededRandom) throws -> Void
+        _ body: (_ input: [UInt8], _ random: inout SeededGenerator) throws -> Void
     ) rethrows {
         var mutator = Mutator(seed: seed ^ UInt64(truncatingIfNeeded: name.hashValueStable), dictionary: dictionary)
         for seedInput in seeds { try body(seedInput, &mutator.random) }
