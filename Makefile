@@ -31,7 +31,9 @@ test:
 	@echo "==> Building (debug) with tests"
 	$(SWIFT) build --build-tests
 	@echo "==> Swift tests on SQLite (and S3 media storage against moto)"
-	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh $(SWIFT) test --skip-build
+	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh $(SWIFT) test --skip-build --skip FuzzTests
+	@echo "==> Swift fuzz suites (100,000 cases per parser), alone: they keep both cores busy for minutes"
+	env -u PLAZA_TEST_DATABASE_URL $(SWIFT) test --skip-build --filter FuzzTests
 	@echo "==> Swift tests on PostgreSQL (PlazaKit's run against their own SQLite server, so only once, above)"
 	scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests --skip FuzzTests
 	@echo "==> End-to-end and browser tests (e2e/; two servers on one PostgreSQL for realtime; screenshots in e2e/screenshots)"

@@ -30,7 +30,8 @@ struct AppServices: Sendable {
         self.db = db
         ids = IDGenerator(node: config.nodeID)
         accounts = AccountStore(
-            db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000, searchWindows: searchWindows)
+            db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000,
+            sessionMaxMillis: Int64(config.sessionMaxDays) * 86_400_000, searchWindows: searchWindows)
         events = EventLog(db: db, signal: EventSignal())
         people = PeopleStore(db: db, ids: ids, events: events)
         posts = PostStore(db: db, ids: ids, events: events, searchWindows: searchWindows)
@@ -85,7 +86,7 @@ extension AppServices {
 func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, config: PlazaConfig) -> Router<PlazaContext> {
     let router = Router(context: PlazaContext.self)
     // First, so limits, throttles, sessions and the request log see the client behind any trusted proxy.
-    router.add(middleware: ClientAddressMiddleware(proxies: config.trustedProxies))
+    router.add(middleware: ClientAddressMiddleware(proxies: config.trustedProxies, alwaysHTTPS: config.servesHTTPS))
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: WebErrorMiddleware(renderer: web))
@@ -146,6 +147,13 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let hub = services.eventHub(config: config, logger: logger)
     var app = Application(
         router: buildRouter(services, hub: hub, web: try await WebRenderer.load(), config: config),
+        // Slow clients cannot hold connections: one that sends nothing for the idle timeout, in
+        // its headers and body too, is closed; headers are capped.
+        server: .http1(
+            configuration: .init(
+                idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
+                httpDecoderConfiguration: .init(
+                    maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes, maxHeaderFieldCount: 100))),
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )

@@ -16,6 +16,15 @@ public struct PlazaConfig: Sendable {
     /// General per-route rate limits. Failed-login throttling is on regardless.
     public var rateLimits = true
     public var sessionIdleDays = 30
+    /// Sessions end this long after sign-in however much they are used (OWASP's absolute timeout).
+    public var sessionMaxDays = 90
+    /// The address people use, e.g. `https://plaza.example.com`: an `https://` one makes the
+    /// session cookies `Secure` and `__Host-` and sends HSTS whatever the proxy in front says.
+    public var publicURL: String?
+    /// A connection that sends nothing (a request's headers or body included) this long is closed.
+    public var idleTimeoutSeconds = 60
+    /// The most header bytes a request may send (each line and all of them).
+    public var maxHeaderBytes = 32 * 1024
     public var bcryptCost = 12
     /// Node number (0–1023) baked into generated IDs; give each app server its own.
     public var nodeID = Int.random(in: 0..<1024)
@@ -45,6 +54,9 @@ public struct PlazaConfig: Sendable {
 
     public init() {}
 
+    /// True when the configured public URL is `https://`.
+    var servesHTTPS: Bool { publicURL?.lowercased().hasPrefix("https://") == true }
+
     var streamLimits: EventHub.Limits {
         EventHub.Limits(perUser: streamsPerUser, total: streamsMax, buffer: streamBuffer, heartbeat: .seconds(streamHeartbeatSeconds))
     }
@@ -70,6 +82,10 @@ public struct PlazaConfig: Sendable {
         sqliteSynchronous = reader.string(forKey: "plaza.sqlite.synchronous", default: defaults.sqliteSynchronous)
         postgresPoolSize = reader.int(forKey: "plaza.postgres.pool.size", default: defaults.postgresPoolSize)
         sessionIdleDays = reader.int(forKey: "plaza.session.idle.days", default: defaults.sessionIdleDays)
+        sessionMaxDays = reader.int(forKey: "plaza.session.max.days", default: defaults.sessionMaxDays)
+        publicURL = reader.string(forKey: "plaza.public.url").flatMap { $0.isEmpty ? nil : $0 }
+        idleTimeoutSeconds = reader.int(forKey: "plaza.idle.timeout.seconds", default: defaults.idleTimeoutSeconds)
+        maxHeaderBytes = reader.int(forKey: "plaza.max.header.bytes", default: defaults.maxHeaderBytes)
         bcryptCost = reader.int(forKey: "plaza.bcrypt.cost", default: defaults.bcryptCost)
         nodeID = reader.int(forKey: "plaza.node.id", default: defaults.nodeID)
         maxBodyBytes = reader.int(forKey: "plaza.max.body.bytes", default: defaults.maxBodyBytes)
@@ -121,6 +137,12 @@ public struct PlazaConfig: Sendable {
         guard mediaMaxBytes >= 1024 else { throw ConfigurationError("media-max-bytes must be at least 1024.") }
         guard mediaMaxPixels >= 1_000_000 else { throw ConfigurationError("media-max-pixels must be at least 1000000.") }
         guard sessionIdleDays >= 1 else { throw ConfigurationError("session-idle-days must be at least 1.") }
+        guard sessionMaxDays >= sessionIdleDays else { throw ConfigurationError("session-max-days must be at least session-idle-days.") }
+        guard (1...3600).contains(idleTimeoutSeconds) else { throw ConfigurationError("idle-timeout-seconds must be from 1 to 3600.") }
+        guard (4096...1_048_576).contains(maxHeaderBytes) else { throw ConfigurationError("max-header-bytes must be from 4096 to 1048576.") }
+        if let publicURL, !(publicURL.hasPrefix("https://") || publicURL.hasPrefix("http://")) || URL(string: publicURL)?.host == nil {
+            throw ConfigurationError("public-url must be an http:// or https:// URL, not \(publicURL).")
+        }
         guard ["NORMAL", "FULL"].contains(sqliteSynchronous.uppercased()) else {
             throw ConfigurationError("sqlite-synchronous must be NORMAL or FULL.")
         }

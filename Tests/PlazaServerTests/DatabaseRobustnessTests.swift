@@ -21,36 +21,17 @@ struct DatabaseRobustnessTests {
         try await db.withRunning { db in
             let driver = try #require(db.driver as? SQLiteDriver)
             try await db.write { db in try await db.exec("CREATE TABLE t (name TEXT NOT NULL)") }
-            // The first write holds the writer until three more are queued, one after another,
-            // so those three share the next batch in a known order.
-            let (started, signal) = AsyncStream.makeStream(of: Void.self)
-            let holder = Task {
-                try await db.write { db in
-                    signal.yield()
-                    while driver.queuedWrites < 3 { await Task.yield() }
-                    try await db.exec("INSERT INTO t (name) VALUES ('first')")
-                }
-            }
-            for await _ in started { break }
-            let writes: [@Sendable () async throws -> Void] = [
-                { try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('before')") } },
-                {
-                    try await db.write { db in
-                        // What SQLite does on SQLITE_FULL mid-transaction, then the error surfaces.
-                        try await db.exec("ROLLBACK")
-                        throw PlazaError(.internalServerError, "disk_full", "database or disk is full")
-                    }
+            let writes: [@Sendable (Connection) async throws -> Void] = [
+                { db in try await db.exec("INSERT INTO t (name) VALUES ('before')") },
+                { db in
+                    // What SQLite does on SQLITE_FULL mid-transaction, then the error surfaces.
+                    try await db.exec("ROLLBACK")
+                    throw PlazaError(.internalServerError, "disk_full", "database or disk is full")
                 },
-                { try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('after')") } },
+                { db in try await db.exec("INSERT INTO t (name) VALUES ('after')") },
             ]
-            var tasks: [Task<Result<Void, any Error>, Never>] = []
-            for (queued, write) in writes.enumerated() {
-                tasks.append(Task { await Self.outcome(write) })
-                while driver.queuedWrites <= queued { await Task.yield() }
-            }
-            _ = try await holder.value
-            var results: [Result<Void, any Error>] = []
-            for task in tasks { results.append(await task.value) }
+            try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('first')") }
+            let results = await driver.commitTogether(writes)
             let stored = Set(try await db.read { db in try await db.rows("SELECT name FROM t") }.map { try $0.decode(column: "name", as: String.self) })
             // Each write is stored exactly when its caller was told it succeeded.
             for (name, result) in zip(["before", "rolled back", "after"], results) {

@@ -169,8 +169,16 @@ final class SQLiteDriver: DatabaseDriver {
         }
     }
 
-    /// Writes waiting for the writer (tests use it to fill a batch).
-    var queuedWrites: Int { queue.withLockedValue { $0.pending.count } }
+    /// Runs `writes` as one batch on the writer, as group commit does when they arrive together,
+    /// and returns what each caller is told (tests use it to make a batch of their choosing).
+    func commitTogether(_ writes: [@Sendable (Connection) async throws -> Void]) async -> [Result<Void, any Error>] {
+        let outcomes = NIOLockedValueBox([Int: Result<Void, any Error>]())
+        let batch = writes.enumerated().map { index, write in
+            PendingWrite(execute: write, complete: { error in outcomes.withLockedValue { $0[index] = error.map { .failure($0) } ?? .success(()) } })
+        }
+        await writer.withResource { connection in await Self.commit(batch, on: connection) }
+        return outcomes.withLockedValue { outcomes in writes.indices.map { outcomes[$0] ?? .failure(CancellationError()) } }
+    }
 
     func write(_ statement: SQLQueryString) async throws -> [Row] {
         defer { committed.yield() }
