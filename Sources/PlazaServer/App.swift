@@ -34,13 +34,13 @@ struct AppServices: Sendable {
             sessionMaxMillis: Int64(config.sessionMaxDays) * 86_400_000, searchWindows: searchWindows)
         events = EventLog(db: db, signal: EventSignal())
         people = PeopleStore(db: db, ids: ids, events: events)
-        posts = PostStore(db: db, ids: ids, events: events, searchWindows: searchWindows)
+        posts = PostStore(db: db, ids: ids, events: events, searchWindows: searchWindows, linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)
         eventFeed = EventFeed(db: db, posts: posts, notifications: notifications)
         spaces = SpaceStore(db: db, ids: ids, searchWindows: searchWindows)
-        collections = CollectionStore(db: db, ids: ids)
+        collections = CollectionStore(db: db, ids: ids, linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)
         linkPreviews = LinkPreviewStore(db: db)
         passwords = PasswordHasher(cost: config.bcryptCost)
         media = MediaStore(db: db)
@@ -78,7 +78,7 @@ extension AppServices {
             maxRedirects: settings.maxRedirects)
         return LinkPreviewService(
             store: linkPreviews, fetcher: fetcher, ingest: ingest, ids: ids, queue: linkPreviewQueue, settings: settings,
-            uploadDirectory: uploadDirectory, maxImageBytes: config.mediaMaxBytes, logger: logger)
+            uploadDirectory: uploadDirectory, maxImageBytes: config.mediaMaxBytes, storageQuota: config.quotas.storageBytes, logger: logger)
     }
 }
 
@@ -120,10 +120,15 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.accounts.register(to: api)
     controllers.people.register(to: api)
     controllers.posts.register(to: api)
+    // Media files: rate limited like the API, and authenticated (an unused upload is its owner's).
+    let mediaFiles = router.group("media")
+    if let rateLimiter { mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication)) }
+    mediaFiles.add(middleware: AuthMiddleware(accounts: services.accounts))
+    if let rateLimiter { mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
     MediaController(
         media: services.media, storage: services.mediaStorage, ingest: services.ingest, ids: services.ids,
-        uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes
-    ).register(api: api, router: router)
+        uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes, quotas: config.quotas
+    ).register(api: api, files: mediaFiles)
     controllers.feeds.register(to: api)
     controllers.spaces.register(to: api)
     controllers.search.register(to: api)

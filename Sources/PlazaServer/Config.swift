@@ -37,6 +37,8 @@ public struct PlazaConfig: Sendable {
     public var mediaMaxPixels = 40_000_000
     /// Media in an S3-compatible bucket instead of `<dataDir>/media` when an endpoint is set.
     public var mediaS3: S3MediaSettings?
+    /// Per-person storage quota and daily caps on uploads and link-preview fetches.
+    public var quotas = Quotas()
     /// Link-preview fetching: which private addresses it may reach, timeouts, retries.
     public var linkPreviews = LinkPreviewSettings()
     /// Open `/stream` connections: per person, in total, and the events buffered for a slow one.
@@ -91,6 +93,9 @@ public struct PlazaConfig: Sendable {
         maxBodyBytes = reader.int(forKey: "plaza.max.body.bytes", default: defaults.maxBodyBytes)
         mediaMaxBytes = reader.int(forKey: "plaza.media.max.bytes", default: defaults.mediaMaxBytes)
         mediaMaxPixels = reader.int(forKey: "plaza.media.max.pixels", default: defaults.mediaMaxPixels)
+        quotas.storageBytes = Int64(reader.int(forKey: "plaza.media.quota.bytes", default: Int(defaults.quotas.storageBytes)))
+        quotas.uploadsPerDay = reader.int(forKey: "plaza.media.uploads.per.day", default: defaults.quotas.uploadsPerDay)
+        quotas.linkPreviewsPerDay = reader.int(forKey: "plaza.link.previews.per.day", default: defaults.quotas.linkPreviewsPerDay)
         if let endpoint = reader.string(forKey: "plaza.media.s3.endpoint"), !endpoint.isEmpty {
             guard let bucket = reader.string(forKey: "plaza.media.s3.bucket"), !bucket.isEmpty,
                 let accessKey = reader.string(forKey: "plaza.media.s3.access.key.id"),
@@ -136,6 +141,9 @@ public struct PlazaConfig: Sendable {
         guard (0..<1024).contains(nodeID) else { throw ConfigurationError("node-id must be from 0 to 1023.") }
         guard mediaMaxBytes >= 1024 else { throw ConfigurationError("media-max-bytes must be at least 1024.") }
         guard mediaMaxPixels >= 1_000_000 else { throw ConfigurationError("media-max-pixels must be at least 1000000.") }
+        guard quotas.storageBytes >= 0, quotas.uploadsPerDay >= 0, quotas.linkPreviewsPerDay >= 0 else {
+            throw ConfigurationError("media-quota-bytes, media-uploads-per-day and link-previews-per-day must be 0 (no limit) or more.")
+        }
         guard sessionIdleDays >= 1 else { throw ConfigurationError("session-idle-days must be at least 1.") }
         guard sessionMaxDays >= sessionIdleDays else { throw ConfigurationError("session-max-days must be at least session-idle-days.") }
         guard (1...3600).contains(idleTimeoutSeconds) else { throw ConfigurationError("idle-timeout-seconds must be from 1 to 3600.") }

@@ -123,14 +123,15 @@ struct PlazaKitTests {
             let seen = progress.values
             #expect(seen.last == 1.0)
             #expect(seen == seen.sorted(), "progress only goes up")
+            // Posted, the media are public (before, only their owner may fetch them).
+            let post = try await ana.createPost(CreatePostRequest(kind: .photo, body: "red", mediaIds: [media.id]))
+            #expect(post.media.map(\.id) == [media.id])
             for variant in [Media.Variant.thumbnail, .medium, .original] {
                 let url = ana.mediaURL(media.path(variant))
-                #expect(url.absoluteString.hasPrefix(server.url.absoluteString + "/media/\(media.id)/"))
+                #expect(url.absoluteString.hasPrefix(server.url.absoluteString + "/media/\(media.id)/\(variant.rawValue)?k="))
                 let response = try await ana.transport.send(HTTPRequestData(method: "GET", url: url))
                 #expect(response.status == 200 && response.headers["content-type"]?.hasPrefix("image/") == true && !response.body.isEmpty)
             }
-            let post = try await ana.createPost(CreatePostRequest(kind: .photo, body: "red", mediaIds: [media.id]))
-            #expect(post.media.map(\.id) == [media.id])
             do {
                 _ = try await ana.upload(Data("not an image".utf8), filename: "x.txt", contentType: "text/plain")
                 Issue.record("a text file is not an image")

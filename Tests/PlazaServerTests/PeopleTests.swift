@@ -96,7 +96,11 @@ struct PeopleTests {
             #expect(try await api.get("/posts/\(bobPost.id)", as: ana).status == .notFound)
             #expect(try await api.page("/feed/global", as: bob, of: Post.self).items.map(\.id) == [bobPost.id])
             #expect(try await api.page("/feed/global", as: ana, of: Post.self).items.map(\.id) == [anaPost.id])
-            #expect(try await api.page("/users/ana/posts", as: bob, of: Post.self).items.isEmpty)
+            // The blocker's profile and everything under it is a 404 to the blocked, as to the blocker.
+            for path in ["/users/ana", "/users/ana/posts", "/users/ana/followers", "/users/ana/following", "/users/ana/activity"] {
+                #expect(try await api.get(path, as: bob).status == .notFound, "\(path)")
+                #expect(try await api.get(path.replacingOccurrences(of: "ana", with: "bob"), as: ana).status == .notFound, "\(path)")
+            }
             // Bob's comment and like disappear for Ana; Carol still sees everything.
             #expect(try await api.page("/posts/\(anaPost.id)/comments", as: ana, of: PlazaAPI.Comment.self).items.map(\.body) == ["carol too"])
             #expect(try await api.page("/posts/\(anaPost.id)/comments", as: carol, of: PlazaAPI.Comment.self).items.count == 2)
@@ -104,8 +108,8 @@ struct PeopleTests {
             #expect(try await api.page("/feed/global", as: carol, of: Post.self).items.count == 2)
 
             // No interactions either way.
-            #expect(try await api.call(.put, "/users/ana/follow", as: bob).status == .forbidden)
-            #expect(try await api.call(.put, "/users/bob/follow", as: ana).status == .forbidden)
+            #expect(try await api.call(.put, "/users/ana/follow", as: bob).status == .notFound)
+            #expect(try await api.call(.put, "/users/bob/follow", as: ana).status == .notFound)
             #expect(try await api.call(.put, "/posts/\(anaPost.id)/like", as: bob).status == .notFound)
             #expect(try await api.call(.post, "/posts/\(anaPost.id)/comments", as: bob, json: CreateCommentRequest(body: "hi")).status == .notFound)
 

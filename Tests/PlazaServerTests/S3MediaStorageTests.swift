@@ -38,7 +38,8 @@ struct S3MediaStorageTests {
         try await withApp({ $0.mediaS3 = settings }) { api async throws in
             let ana = try await api.register("ana")
             let media = try await api.uploaded(try MediaFixtures.sample(.jpeg, width: 800, height: 600), as: ana)
-            let original = try await api.fetch(media.variants.original)
+            // Unused yet, so its owner's alone.
+            let original = try await api.fetch(media.variants.original, as: ana)
             #expect(original.status == .ok)
             #expect(original.headers[.contentType] == "image/jpeg")
             // The bytes are in the bucket, not on the local disk.
@@ -47,7 +48,7 @@ struct S3MediaStorageTests {
             let post = try await api.post(ana, CreatePostRequest(kind: .photo, mediaIds: [media.id]))
             #expect(try await api.call(.delete, "/posts/\(post.id)", as: ana).status == .noContent)
             #expect(try await storage.get("\(media.id)/thumbnail") == nil)
-            #expect(try await api.fetch(media.variants.original).status == .notFound)
+            #expect(try await api.fetch(media.variants.original, as: ana).status == .notFound)
         }
     }
 }

@@ -190,7 +190,8 @@ struct SpacesTests {
             let replacement = try await api.uploaded(try MediaFixtures.sample(.png), as: ana)
             let replaced = try await api.call(.patch, "/spaces/art", as: ana, json: UpdateSpaceRequest(imageId: .set(replacement.id))).decode(Space.self)
             #expect(replaced.image?.id == replacement.id)
-            #expect(try await api.fetch("/media/\(upload.id)/original").status == .notFound, "the old image is gone")
+            #expect(try await api.fetch(art.image?.url ?? "-").status == .notFound, "the old image is gone")
+            #expect(try await api.fetch(replaced.image?.url ?? "-").status == .ok, "the new one is served to anyone")
             let cleared = try await api.call(.patch, "/spaces/art", as: ana, json: UpdateSpaceRequest(imageId: .clear)).decode(Space.self)
             #expect(cleared.image == nil)
         }

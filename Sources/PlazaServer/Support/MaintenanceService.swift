@@ -3,7 +3,8 @@ import PlazaAPI
 import ServiceLifecycle
 
 /// Periodic clean-up: sessions idle past their lifetime, uploads nothing used within a day,
-/// and events older than the log's retention.
+/// link-preview images nothing shows, past days' usage counts, and events older than the log's
+/// retention.
 struct MaintenanceService: Service {
     let accounts: AccountStore
     let media: MediaStore
@@ -39,6 +40,16 @@ struct MaintenanceService: Service {
             }
         } catch {
             logger.warning("Media clean-up failed: \(error)")
+        }
+        do {
+            while true {
+                let released = try await media.releaseUnusedPreviewImages(now: now)
+                await mediaStorage.deleteFiles(ofMedia: released, logger: logger)
+                if released.count < MediaStore.cleanupBatch { break }
+            }
+            try await DailyUsage.prune(now: now, on: media.db)
+        } catch {
+            logger.warning("Link-preview image and usage clean-up failed: \(error)")
         }
         do {
             try await events.prune(before: now - eventRetentionMillis)

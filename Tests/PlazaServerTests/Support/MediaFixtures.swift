@@ -122,8 +122,10 @@ extension TestAPI {
         return try response.decode(Media.self)
     }
 
-    /// A path outside `/api/v1`, e.g. `/media/1/original`.
-    func fetch(_ path: String, headers: HTTPFields = [:], method: HTTPRequest.Method = .get) async throws -> TestResponse {
+    /// A path outside `/api/v1`, e.g. `/media/1/original?k=…`, as `account` when given.
+    func fetch(_ path: String, as account: Account? = nil, headers: HTTPFields = [:], method: HTTPRequest.Method = .get) async throws -> TestResponse {
+        var headers = headers
+        if let account { headers[.authorization] = "Bearer \(account.token)" }
         let response = try await client.execute(uri: path, method: method, headers: headers, body: nil)
         return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }

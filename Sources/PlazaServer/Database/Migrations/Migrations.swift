@@ -39,6 +39,7 @@ enum Migrations {
         Migration004.migration,
         Migration005.migration,
         Migration006.migration,
+        Migration007.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

@@ -7,6 +7,8 @@ import SQLKit
 struct CollectionStore: Sendable {
     let db: Database
     let ids: IDGenerator
+    /// New link previews one person may ask for a day (0: no cap).
+    var linkPreviewsPerDay = Quotas().linkPreviewsPerDay
 
     static let columns: SQLQueryString = "c.id, c.name, c.items_count, c.created_at"
 
@@ -161,7 +163,7 @@ struct CollectionStore: Sendable {
                         VALUES (\(bind: id), \(bind: collection), \(bind: owner), \(bind: post), \(bind: note), \(bind: now))
                         """)
                 case .link(let url):
-                    let preview = try await LinkPreviewStore.request(url, by: owner, now: now, on: db)
+                    let preview = try await LinkPreviewStore.request(url, by: owner, now: now, cap: linkPreviewsPerDay, on: db)
                     try await db.exec(
                         """
                         INSERT INTO collection_items (id, collection_id, owner_id, url, note, saved_at, link_state, link_title, link_description,

@@ -31,7 +31,8 @@ struct FeedsController {
     }
 
     @Sendable func userPosts(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
-        let query = try query(.author(try await people.userID(username: context.parameters.string("username"))), request)
+        let author = try await people.userID(username: context.parameters.string("username"), viewer: context.viewerID)
+        let query = try query(.author(author), request)
         return try await posts.feed(query, viewer: context.viewerID)
     }
 

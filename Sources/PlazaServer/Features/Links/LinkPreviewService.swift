@@ -91,6 +91,9 @@ struct LinkPreviewService: Service {
     let settings: LinkPreviewSettings
     let uploadDirectory: String
     let maxImageBytes: Int
+    /// The requester's storage quota, which preview images count against (0: none); over it,
+    /// the preview has no image.
+    var storageQuota: Int64 = 0
     let logger: Logger
     /// How many URLs are fetched at once.
     static let concurrency = 4
@@ -172,7 +175,7 @@ struct LinkPreviewService: Service {
             let image = try await fetcher.fetch(url, maxBytes: maxImageBytes, accept: "image/*")
             guard !image.truncated else { return nil }
             try Data(image.body).write(to: URL(fileURLWithPath: path))
-            let record = try await ingest.ingest(path: path, id: id, owner: owner, linkPreview: true, logger: logger)
+            let record = try await ingest.ingest(path: path, id: id, owner: owner, linkPreview: true, quota: storageQuota, logger: logger)
             return record.media.variants.medium
         } catch {
             logger.info("Preview image \(url) skipped: \(error)")

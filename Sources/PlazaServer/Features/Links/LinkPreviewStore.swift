@@ -33,12 +33,18 @@ struct LinkPreviewStore: Sendable {
     /// returned to be copied at once; otherwise the URL is queued (again) and `pending` returned.
     /// On PostgreSQL the row stays locked until the saving transaction commits, so a worker
     /// finishing the URL meanwhile waits, then sees (and fills in) the new post or item.
-    static func request(_ url: String, by user: Int64, now: Int64, on db: Connection) async throws -> Preview {
-        try await db.exec(
+    /// Every fetch queued counts against the person's `cap` of fetches a day (429
+    /// `daily_link_preview_limit` past it, and nothing is saved); a known URL costs nothing.
+    static func request(_ url: String, by user: Int64, now: Int64, cap: Int, on db: Connection) async throws -> Preview {
+        let inserted = try await db.first(
             """
             INSERT INTO link_previews (url, state, next_attempt_at, requested_by, created_at)
-            VALUES (\(bind: url), 'pending', \(bind: now), \(bind: user), \(bind: now)) ON CONFLICT (url) DO NOTHING
+            VALUES (\(bind: url), 'pending', \(bind: now), \(bind: user), \(bind: now)) ON CONFLICT (url) DO NOTHING RETURNING url
             """)
+        if inserted != nil {
+            try await DailyUsage.charge(.linkPreview, user: user, cap: cap, now: now, on: db)
+            return .pending
+        }
         let lock: SQLQueryString = db.kind == .postgres ? " FOR UPDATE" : ""
         guard let row = try await db.first(
             "SELECT state, title, description, image_url, site_name, fetched_at FROM link_previews WHERE url = \(bind: url)\(lock)")
@@ -53,6 +59,7 @@ struct LinkPreviewStore: Sendable {
                 imageURL: try row.decode(column: "image_url", as: String?.self), siteName: try row.decode(column: "site_name", as: String?.self),
                 fetchedAt: fetchedAt)
         }
+        try await DailyUsage.charge(.linkPreview, user: user, cap: cap, now: now, on: db)
         try await db.exec(
             """
             UPDATE link_previews SET state = 'pending', attempts = 0, next_attempt_at = \(bind: now), requested_by = \(bind: user)

@@ -6,7 +6,7 @@ import PlazaAPI
 
 extension Media: ResponseEncodable {}
 
-/// Uploads (`/api/v1/me/media`) and the files themselves (`/media/{id}/{variant}`).
+/// Uploads (`/api/v1/me/media`) and the files themselves (`/media/{id}/{variant}?k={key}`).
 struct MediaController {
     let media: MediaStore
     let storage: any MediaStorage
@@ -15,21 +15,30 @@ struct MediaController {
     /// Where uploads wait while they are processed.
     let uploadDirectory: String
     let maxUploadBytes: Int
+    let quotas: Quotas
 
-    func register(api: RouterGroup<PlazaContext>, router: Router<PlazaContext>) {
+    /// `files` is the `/media` group, with the rate limiter and authentication in front (an
+    /// upload nothing uses yet is served to its owner only).
+    func register(api: RouterGroup<PlazaContext>, files: RouterGroup<PlazaContext>) {
         api.post("me/media", use: upload)
         api.get("me/media", use: list)
-        router.get("media/{id}/{variant}", use: serve)
-        router.head("media/{id}/{variant}", use: serve)
+        files.get("{id}/{variant}", use: serve)
+        files.head("{id}/{variant}", use: serve)
     }
 
+    /// Refused before the body is read when the person's storage is full (413
+    /// `storage_quota_exceeded`) or today's uploads are used up (429 `daily_upload_limit`); the
+    /// quota is checked again with the processed size when the upload is stored.
     @Sendable func upload(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Media> {
         let me = try context.requireUser()
+        try await media.checkRoom(owner: me.userID, quota: quotas.storageBytes)
+        try await media.chargeUpload(owner: me.userID, cap: quotas.uploadsPerDay)
         let id = ids.next()
         let path = "\(uploadDirectory)/upload-\(id)"
         defer { unlink(path) }
         try await MultipartUpload.receive(request, into: path, limits: .init(maxFileBytes: maxUploadBytes))
-        let record = try await ingest.ingest(path: path, id: id, owner: me.userID, linkPreview: false, logger: context.logger)
+        let record = try await ingest.ingest(
+            path: path, id: id, owner: me.userID, linkPreview: false, quota: quotas.storageBytes, logger: context.logger)
         return EditedResponse(status: .created, response: record.media)
     }
 
@@ -38,16 +47,21 @@ struct MediaController {
         return try await media.list(owner: me.userID, page: request.pageRequest())
     }
 
+    /// A wrong or missing key is the same 404 as an unknown id, as is media the viewer may not
+    /// see. Media in use are immutable and public to whoever has the URL, so caches may keep
+    /// them for a year; an upload nothing uses yet is its owner's, so only their browser may
+    /// keep it, and it revalidates (the check runs again, a 304 when allowed).
     @Sendable func serve(_ request: Request, context: PlazaContext) async throws -> Response {
         let id = try context.parameters.id("id", "Media")
         guard let variant = context.parameters.get("variant").flatMap(ImagePipeline.Variant.init(rawValue:)),
-            let types = try await media.contentTypes(id: id)
+            let key = request.uri.queryParameters.get("k"), MediaRecord.isKeyShaped(key),
+            let served = try await media.served(id: id, key: key, viewer: context.viewerID)
         else { throw PlazaError.notFound("Media") }
         let etag = "\"\(id)-\(variant.rawValue)\""
         var headers: HTTPFields = [
             .eTag: etag,
-            .cacheControl: "public, max-age=31536000, immutable",
-            .contentType: variant == .original ? types.original : types.variants,
+            .cacheControl: served.isPublic ? "public, max-age=31536000, immutable" : "private, no-cache",
+            .contentType: variant == .original ? served.originalType : served.variantType,
             .xContentTypeOptions: "nosniff",
             .contentSecurityPolicy: "sandbox",
         ]

@@ -12,8 +12,9 @@ struct MediaIngest: Sendable {
         .unsupportedMediaType, "unsupported_media_type", "The file is not a JPEG, PNG, WebP, GIF or HEIC image.", field: "file")
 
     /// Ingests the image at `path` as media `id` of `owner`: an upload, or a link preview's
-    /// image (in use at once, so the clean-up of unclaimed uploads leaves it alone).
-    func ingest(path: String, id: Int64, owner: Int64, linkPreview: Bool, logger: Logger) async throws -> MediaRecord {
+    /// image (in use at once, so the clean-up of unclaimed uploads leaves it alone). 413
+    /// `storage_quota_exceeded`, with nothing kept, when the owner's media would pass `quota`.
+    func ingest(path: String, id: Int64, owner: Int64, linkPreview: Bool, quota: Int64, logger: Logger) async throws -> MediaRecord {
         guard let format = ImageFormat.sniff(try Self.firstBytes(of: path)) else { throw Self.unsupported }
         let result = try await pipeline.process(path: path, format: format)
         do {
@@ -23,7 +24,7 @@ struct MediaIngest: Sendable {
                 }
                 try await group.waitForAll()
             }
-            return try await media.create(id: id, owner: owner, result, linkPreview: linkPreview)
+            return try await media.create(id: id, owner: owner, result, linkPreview: linkPreview, quota: quota)
         } catch {
             await storage.deleteFiles(ofMedia: [id], logger: logger)
             throw error

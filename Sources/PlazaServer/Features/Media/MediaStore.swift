@@ -6,18 +6,45 @@ import SQLKit
 struct MediaStore: Sendable {
     let db: Database
 
-    /// Records processed media; a link preview's image is in use from the start and is not
-    /// listed among the owner's uploads.
-    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool) async throws -> MediaRecord {
+    /// Records processed media with a new access key; a link preview's image is in use from the
+    /// start and is not listed among the owner's uploads. 413 `storage_quota_exceeded` when the
+    /// owner's media would pass `quota` bytes (0: no quota). Uploads in flight at the same time
+    /// may each pass the check, so the quota can be exceeded by those.
+    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool, quota: Int64) async throws -> MediaRecord {
         let bytes = result.variants.values.reduce(0) { $0 + $1.bytes.count }
         let now = Timestamp.now.milliseconds
-        try await db.write(
+        let key = MediaRecord.newKey()
+        let withinQuota: SQLQueryString = quota > 0 ? "media_bytes + \(bind: bytes) <= \(bind: quota)" : "TRUE"
+        let rows = try await db.write(
             """
-            INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, link_preview, created_at)
-            VALUES (\(bind: id), \(bind: owner), \(bind: result.contentType), \(bind: result.variantType), \(bind: result.width),
-                \(bind: result.height), \(bind: result.blurhash), \(bind: bytes), \(bind: linkPreview ? now : nil), \(bind: linkPreview), \(bind: now))
+            INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, link_preview, access_key, created_at)
+            SELECT \(bind: id), id, \(bind: result.contentType), \(bind: result.variantType), \(bind: result.width),
+                \(bind: result.height), \(bind: result.blurhash), \(bind: bytes), \(bind: linkPreview ? now : nil), \(bind: linkPreview), \(bind: key), \(bind: now)
+            FROM users WHERE id = \(bind: owner) AND \(withinQuota)
+            RETURNING id
             """)
-        return MediaRecord(id: id, contentType: result.contentType, width: result.width, height: result.height, blurhash: result.blurhash)
+        guard !rows.isEmpty else { throw Quotas.storageExceeded }
+        return MediaRecord(id: id, contentType: result.contentType, width: result.width, height: result.height, blurhash: result.blurhash, key: key)
+    }
+
+    /// 413 `storage_quota_exceeded` when the owner's media already fill `quota` bytes (0: no
+    /// quota), so a full account is refused before its upload is received and processed.
+    func checkRoom(owner: Int64, quota: Int64) async throws {
+        guard quota > 0 else { return }
+        let used = try await db.read { db in try await db.first("SELECT media_bytes FROM users WHERE id = \(bind: owner)") }
+        if let used, try used.decode(column: "media_bytes", as: Int64.self) >= quota { throw Quotas.storageExceeded }
+    }
+
+    /// Counts an upload against the owner's daily cap (429 `daily_upload_limit` past it).
+    func chargeUpload(owner: Int64, cap: Int) async throws {
+        guard cap > 0 else { return }
+        try await db.write { db in try await DailyUsage.charge(.upload, user: owner, cap: cap, on: db) }
+    }
+
+    /// The bytes of the owner's media.
+    func storageUsed(owner: Int64) async throws -> Int64 {
+        try await db.read { db in try await db.first("SELECT media_bytes FROM users WHERE id = \(bind: owner)") }?
+            .decode(column: "media_bytes", as: Int64.self) ?? 0
     }
 
     /// The caller's uploads, newest first.
@@ -26,7 +53,7 @@ struct MediaStore: Sendable {
         let rows = try await db.read { db in
             try await db.rows(
                 """
-                SELECT id, content_type, width, height, blurhash, created_at FROM media
+                SELECT \(MediaRecord.columns), created_at FROM media
                 WHERE owner_id = \(bind: owner) AND NOT link_preview \(after) ORDER BY id DESC LIMIT \(bind: page.limit + 1)
                 """)
         }
@@ -35,11 +62,36 @@ struct MediaStore: Sendable {
         return Page(items: records.map(\.media), nextCursor: next.map { Cursor(time: $0, id: records[page.limit - 1].id).encoded })
     }
 
-    /// The content types of an upload's original and of its other variants, to serve them;
-    /// nil when there is no such upload.
-    func contentTypes(id: Int64) async throws -> (original: String, variants: String)? {
-        let row = try await db.read { db in try await db.first("SELECT content_type, variant_type FROM media WHERE id = \(bind: id)") }
-        return try row.map { (try $0.decode(column: "content_type", as: String.self), try $0.decode(column: "variant_type", as: String.self)) }
+    /// What serving one media file needs to know.
+    struct Served: Sendable {
+        var originalType: String
+        var variantType: String
+        /// False for an upload nothing uses yet: only its owner may see it, and no shared cache
+        /// may keep it.
+        var isPublic: Bool
+    }
+
+    /// Media `id` with access key `key` as `viewer` may see it, or nil (a 404): an upload that
+    /// nothing uses yet is its owner's alone; a post's media are seen by whoever may see the
+    /// post (`PostStore.readable`, the rule every post read applies); avatars, space images and
+    /// link-preview images by anyone who has the URL.
+    func served(id: Int64, key: String, viewer: Int64?) async throws -> Served? {
+        let row = try await db.read { db in try await db.first(Self.servedSQL(id: id, key: key, viewer: viewer)) }
+        return try row.map {
+            Served(
+                originalType: try $0.decode(column: "content_type", as: String.self), variantType: try $0.decode(column: "variant_type", as: String.self),
+                isPublic: try $0.decode(column: "used_at", as: Int64?.self) != nil)
+        }
+    }
+
+    static func servedSQL(id: Int64, key: String, viewer: Int64?) -> SQLQueryString {
+        let owner: SQLQueryString = viewer.map { "m.owner_id = \(bind: $0)" } ?? "FALSE"
+        return """
+            SELECT m.content_type, m.variant_type, m.used_at FROM media m
+            WHERE m.id = \(bind: id) AND m.access_key = \(bind: key)
+            AND (m.used_at IS NOT NULL OR \(owner))
+            AND (m.post_id IS NULL OR EXISTS (SELECT 1 FROM posts p WHERE p.id = m.post_id AND \(PostStore.readable(by: viewer))))
+            """
     }
 
     /// Claims the owner's unused uploads `ids` for `post`, inside the post's transaction, in the
@@ -50,7 +102,7 @@ struct MediaStore: Sendable {
             """
             UPDATE media SET post_id = \(bind: post), used_at = \(bind: Timestamp.now.milliseconds)
             WHERE id IN (\(binds: ids)) AND owner_id = \(bind: owner) AND used_at IS NULL
-            RETURNING id, content_type, width, height, blurhash
+            RETURNING \(MediaRecord.columns)
             """)
         let records = Dictionary(try rows.map { (try $0.decode(column: "id", as: Int64.self), try MediaRecord(row: $0)) }, uniquingKeysWith: { a, _ in a })
         guard records.count == ids.count else {
@@ -98,7 +150,7 @@ struct MediaStore: Sendable {
                 """
                 UPDATE media SET used_at = \(bind: Timestamp.now.milliseconds)
                 WHERE id = \(bind: mediaID) AND owner_id = \(bind: owner) AND used_at IS NULL
-                RETURNING id, content_type, width, height, blurhash
+                RETURNING \(MediaRecord.columns)
                 """)
             else { throw PlazaError.invalid(field, "\(field) must name one of your uploads that nothing uses yet.") }
             image = try MediaRecord(row: row)
@@ -106,6 +158,33 @@ struct MediaStore: Sendable {
         guard let previous else { return ImageChange(image: image, changed: true, unused: []) }
         try await db.exec("DELETE FROM media WHERE id = \(bind: previous.id)")
         return ImageChange(image: image, changed: true, unused: [previous.id])
+    }
+
+    /// A link-preview image younger than this is never released: between its processing and
+    /// the preview's `finish`, nothing refers to it yet.
+    static let previewImageGrace: Int64 = 3_600_000
+
+    /// Deletes up to `cleanupBatch` link-preview images that nothing shows: no post or saved item
+    /// copied their URL, and no preview fresh enough to be copied onto new ones (within its
+    /// reuse time, plus a margin for clocks and transactions in flight) names them. Returns
+    /// their ids so the files can go too; their bytes leave the owner's storage.
+    func releaseUnusedPreviewImages(now: Int64) async throws -> [Int64] {
+        try await db.write { db in try await db.rows(Self.releaseSQL(now: now)).map { try $0.decode(column: "id", as: Int64.self) } }
+    }
+
+    static func releaseSQL(now: Int64) -> SQLQueryString {
+        let url: SQLQueryString = "'/media/' || m.id || '/medium?k=' || m.access_key"
+        return """
+            DELETE FROM media WHERE id IN (
+                SELECT m.id FROM media m
+                WHERE m.link_preview AND m.created_at < \(bind: now - previewImageGrace) AND m.access_key IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM posts p WHERE p.link_image_url = \(url))
+                AND NOT EXISTS (SELECT 1 FROM collection_items i WHERE i.link_image_url = \(url))
+                AND NOT EXISTS (SELECT 1 FROM link_previews lp WHERE lp.image_url = \(url)
+                    AND lp.fetched_at >= \(bind: now - LinkPreviewStore.readyReuseMillis - previewImageGrace))
+                ORDER BY m.id LIMIT \(bind: cleanupBatch))
+            RETURNING id
+            """
     }
 
     /// How many unused uploads one clean-up statement deletes.

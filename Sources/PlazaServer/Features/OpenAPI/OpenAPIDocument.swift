@@ -76,10 +76,10 @@ enum OpenAPIDocument {
             ("\(v1)/me/preferences", Operation(method: "get", summary: "My app preferences", auth: .required, response: ref("Preferences"))),
             ("\(v1)/me/preferences", Operation(method: "put", summary: "Replace my app preferences (a JSON object, at most 4 KB)", auth: .required, body: "Preferences", response: ref("Preferences"))),
             ("\(v1)/me/avatar", Operation(method: "put", summary: "Make one of my unused uploads my avatar (null removes it)", auth: .required, body: "SetAvatarRequest", response: ref("Me"))),
-            ("\(v1)/me/media", Operation(method: "post", summary: "Upload an image (JPEG, PNG, WebP, GIF, HEIC): re-encoded, metadata stripped, variants made", auth: .required, status: 201, response: ref("Media"), upload: true)),
+            ("\(v1)/me/media", Operation(method: "post", summary: "Upload an image (JPEG, PNG, WebP, GIF, HEIC): re-encoded, metadata stripped, variants made. 413 storage_quota_exceeded past the storage quota; 429 daily_upload_limit past the daily cap", auth: .required, status: 201, response: ref("Media"), upload: true)),
             ("\(v1)/me/media", Operation(method: "get", summary: "My uploads, newest first", auth: .required, query: page, response: pageOf("Media"))),
-            ("/media/{id}/{variant}", Operation(method: "get", summary: "The bytes of an upload's variant (thumbnail, medium, original); cached forever", auth: .none, query: [], image: true)),
-            ("/media/{id}/{variant}", Operation(method: "head", summary: "The headers of an upload's variant", auth: .none, image: true)),
+            ("/media/{id}/{variant}", Operation(method: "get", summary: "The bytes of a media variant (thumbnail, medium, original), at the URL Media gives (with its key k). An upload nothing uses yet is its owner's alone (Cache-Control: private); media in use are cached for a year; a post's media are 404 to whoever may not see the post", auth: .optional, query: [Params.mediaKey], image: true)),
+            ("/media/{id}/{variant}", Operation(method: "head", summary: "The headers of a media variant", auth: .optional, query: [Params.mediaKey], image: true)),
             ("\(v1)/me/sessions", Operation(method: "get", summary: "My sessions", auth: .required, response: pageOf("Session"))),
             ("\(v1)/me/sessions/{id}", Operation(method: "delete", summary: "Revoke one of my sessions", auth: .required, status: 204, errors: [404])),
             // People
@@ -92,7 +92,7 @@ enum OpenAPIDocument {
             ("\(v1)/users/{username}/block", Operation(method: "put", summary: "Block: hides each side's content from the other and ends follows", auth: .required, response: ref("User"), errors: [404])),
             ("\(v1)/users/{username}/block", Operation(method: "delete", summary: "Unblock", auth: .required, response: ref("User"), errors: [404])),
             // Posts, comments, likes
-            ("\(v1)/posts", Operation(method: "post", summary: "Create a post", auth: .required, body: "CreatePostRequest", status: 201, response: ref("Post"), links: postLinks)),
+            ("\(v1)/posts", Operation(method: "post", summary: "Create a post; a link not previewed before counts against the daily cap of link previews (429 daily_link_preview_limit)", auth: .required, body: "CreatePostRequest", status: 201, response: ref("Post"), links: postLinks)),
             ("\(v1)/posts/{id}", Operation(method: "get", summary: "One post", auth: .optional, response: ref("Post"), errors: [404])),
             ("\(v1)/posts/{id}", Operation(method: "patch", summary: "Edit my post; null clears a field", auth: .required, body: "UpdatePostRequest", response: ref("Post"), errors: [403, 404])),
             ("\(v1)/posts/{id}", Operation(method: "delete", summary: "Delete my post with its comments and likes", auth: .required, status: 204, errors: [403, 404])),
@@ -133,7 +133,7 @@ enum OpenAPIDocument {
             ("\(v1)/collections/{id}", Operation(method: "patch", summary: "Rename my collection", auth: .required, body: "CollectionRequest", response: ref("SavedCollection"), errors: [404])),
             ("\(v1)/collections/{id}", Operation(method: "delete", summary: "Delete my collection with its items", auth: .required, status: 204, errors: [404])),
             ("\(v1)/collections/{id}/items", Operation(method: "get", summary: "Items of my collection, newest first", auth: .required, query: page, response: pageOf("CollectionItem"), errors: [404])),
-            ("\(v1)/collections/{id}/items", Operation(method: "post", summary: "Save a post or a link (its preview is fetched in the background)", auth: .required, body: "SaveItemRequest", status: 201, response: ref("CollectionItem"), errors: [404, 409],
+            ("\(v1)/collections/{id}/items", Operation(method: "post", summary: "Save a post or a link (its preview is fetched in the background; a new link counts against the daily cap of link previews, 429 daily_link_preview_limit)", auth: .required, body: "SaveItemRequest", status: 201, response: ref("CollectionItem"), errors: [404, 409],
                 links: [(operationID: "patchCollectionsItemsId", parameter: "id", expression: "$response.body#/id"), (operationID: "deleteCollectionsItemsId", parameter: "id", expression: "$response.body#/id")])),
             ("\(v1)/collections/items/{id}", Operation(method: "patch", summary: "Move my item to another of my collections and/or edit its note", auth: .required, body: "UpdateItemRequest", response: ref("CollectionItem"), errors: [404, 409])),
             ("\(v1)/collections/items/{id}", Operation(method: "delete", summary: "Remove my item", auth: .required, status: 204, errors: [404])),
@@ -214,10 +214,10 @@ enum OpenAPIDocument {
         case 403: "Not allowed"
         case 404: "Not found or not visible to you"
         case 409: "Conflict (username or email taken)"
-        case 413: "Body too large"
+        case 413: "Body too large, or the storage quota is full (storage_quota_exceeded)"
         case 415: "Body is not application/json"
         case 422: "A field is invalid; `field` names it"
-        case 429: "Rate limited; see Retry-After"
+        case 429: "Rate limited, or a daily cap reached (daily_upload_limit, daily_link_preview_limit); see Retry-After"
         case 503: "The database does not answer"
         default: "Error"
         }
@@ -230,6 +230,7 @@ enum OpenAPIDocument {
 
     enum Params {
         static var limit: Object {  ["name": "limit", "in": "query", "schema": ["type": "integer", "minimum": 1, "maximum": 100, "default": 20] as Object] }
+        static var mediaKey: Object {  ["name": "k", "in": "query", "required": true, "description": "The media's access key, as in the URLs of Media; a wrong or missing key is 404", "schema": ["type": "string", "pattern": "^[A-Za-z0-9_-]{16,64}$"] as Object] }
         static var cursor: Object {  ["name": "cursor", "in": "query", "description": "nextCursor of the previous page", "schema": ["type": "string"]] }
         static var since: Object {  ["name": "since", "in": "query", "description": "Only posts created at or after (RFC 3339)", "schema": ["type": "string", "format": "date-time"]] }
         static var until: Object {  ["name": "until", "in": "query", "description": "Only posts created before (RFC 3339)", "schema": ["type": "string", "format": "date-time"]] }

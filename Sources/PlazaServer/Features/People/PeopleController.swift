@@ -19,8 +19,9 @@ struct PeopleController {
         api.get("users/{username}/activity", use: activity)
     }
 
-    private func target(_ context: PlazaContext) async throws -> Int64 {
-        try await people.userID(username: context.parameters.string("username"))
+    /// The user in the path; 404 when a block hides them from the signed-in user (`hiding`).
+    private func target(_ context: PlazaContext, hiding: PeopleStore.ProfileHiding = .eitherWay) async throws -> Int64 {
+        try await people.userID(username: context.parameters.string("username"), viewer: context.viewerID, hiding: hiding)
     }
 
     @Sendable func profile(_ request: Request, context: PlazaContext) async throws -> User {
@@ -28,12 +29,15 @@ struct PeopleController {
     }
 
     /// Applies a change from the signed-in user to the user in the path and returns their
-    /// profile as the signed-in user now sees it.
-    private func relate(_ context: PlazaContext, _ change: @Sendable (_ me: Int64, _ target: Int64) async throws -> Void) async throws -> User {
+    /// profile as the signed-in user now sees it (404 when `hiding` hides it).
+    private func relate(
+        _ context: PlazaContext, hiding: PeopleStore.ProfileHiding = .eitherWay,
+        _ change: @Sendable (_ me: Int64, _ target: Int64) async throws -> Void
+    ) async throws -> User {
         let me = try context.requireUser()
-        let target = try await target(context)
+        let target = try await target(context, hiding: hiding)
         try await change(me.userID, target)
-        return try await people.profile(userID: target, viewer: me.userID)
+        return try await people.profile(userID: target, viewer: me.userID, hiding: hiding)
     }
 
     @Sendable func follow(_ request: Request, context: PlazaContext) async throws -> User {
@@ -45,11 +49,11 @@ struct PeopleController {
     }
 
     @Sendable func block(_ request: Request, context: PlazaContext) async throws -> User {
-        try await relate(context) { try await people.block(blocker: $0, blocked: $1) }
+        try await relate(context, hiding: .theirBlock) { try await people.block(blocker: $0, blocked: $1) }
     }
 
     @Sendable func unblock(_ request: Request, context: PlazaContext) async throws -> User {
-        try await relate(context) { try await people.unblock(blocker: $0, blocked: $1) }
+        try await relate(context, hiding: .theirBlock) { try await people.unblock(blocker: $0, blocked: $1) }
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Page<User> {

@@ -16,20 +16,53 @@ struct PeopleStore: Sendable {
             """
     }
 
-    func userID(username: String) async throws -> Int64 {
+    /// Locks the rows of `users` (their counters) in the order of their ids, as the first locks
+    /// on people a PostgreSQL transaction takes: two transactions that change counters of the
+    /// same people (a follow each way, a follow and a post's mention) then wait for each other
+    /// instead of deadlocking. Post rows come before people (a comment locks its post, then
+    /// notifies), so a transaction that locks a post does so before calling this. SQLite has one
+    /// writer and needs nothing.
+    static func lockInOrder(_ users: [Int64], on db: Connection) async throws {
+        guard db.kind == .postgres, !users.isEmpty else { return }
+        try await db.exec("SELECT id FROM users WHERE id IN (\(binds: Array(Set(users)).sorted())) ORDER BY id FOR NO KEY UPDATE")
+    }
+
+    /// The id of the user named `username` as `viewer` may reach it: 404 when there is none, or
+    /// when `hiding` hides them from the viewer (the profile and everything under it).
+    func userID(username: String, viewer: Int64? = nil, hiding: ProfileHiding = .eitherWay) async throws -> Int64 {
         let key = username.lowercased()
-        guard key.utf8.count <= 30, let row = try await db.read({ db in try await db.first(Self.userIDSQL(usernameKey: key)) })
+        guard key.utf8.count <= 30,
+            let row = try await db.read({ db in try await db.first(Self.userIDSQL(usernameKey: key, viewer: viewer, hiding: hiding)) })
         else { throw PlazaError.notFound("User") }
         return try row.decode(column: "id", as: Int64.self)
     }
 
-    static func userIDSQL(usernameKey: String) -> SQLQueryString {
-        "SELECT id FROM users WHERE username_key = \(bind: usernameKey)"
+    static func userIDSQL(usernameKey: String, viewer: Int64? = nil, hiding: ProfileHiding = .eitherWay) -> SQLQueryString {
+        "SELECT u.id FROM users u WHERE u.username_key = \(bind: usernameKey) AND NOT \(hidden(from: viewer, hiding))"
     }
 
-    func profile(userID: Int64, viewer: Int64?) async throws -> User {
+    /// Which blocks hide a profile from its viewer.
+    enum ProfileHiding: Sendable {
+        /// A block either way, as for everything else the two people would see of each other.
+        case eitherWay
+        /// Only the user's block of the viewer: the answer to the viewer's own block or unblock
+        /// of someone they may have blocked.
+        case theirBlock
+    }
+
+    /// The user's profile as `viewer` sees it; 404 when a block hides it.
+    /// SQL that is true when `hiding` hides the user row `u` from `viewer`.
+    static func hidden(from viewer: Int64?, _ hiding: ProfileHiding) -> SQLQueryString {
+        switch (viewer, hiding) {
+        case (nil, _): "FALSE"
+        case (let viewer?, .theirBlock): "EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = u.id AND b.blocked_id = \(bind: viewer))"
+        case (let viewer?, .eitherWay): blockedEitherWay(viewer: viewer, column: "u.id")
+        }
+    }
+
+    func profile(userID: Int64, viewer: Int64?, hiding: ProfileHiding = .eitherWay) async throws -> User {
         guard let row = try await db.read({ db in
-            try await db.first("SELECT \(UserRecord.columns()) FROM users u WHERE u.id = \(bind: userID)")
+            try await db.first("SELECT \(UserRecord.columns()) FROM users u WHERE u.id = \(bind: userID) AND NOT \(Self.hidden(from: viewer, hiding))")
         }) else { throw PlazaError.notFound("User") }
         return try await users([UserRecord(row: row)], viewer: viewer)[0]
     }
@@ -69,6 +102,7 @@ struct PeopleStore: Sendable {
         let now = Timestamp.now.milliseconds
         let ids = ids
         try await events.write { db in
+            try await Self.lockInOrder([follower, followee], on: db)
             if try await db.first(
                 "SELECT 1 AS x FROM blocks WHERE (blocker_id = \(bind: follower) AND blocked_id = \(bind: followee)) OR (blocker_id = \(bind: followee) AND blocked_id = \(bind: follower))"
             ) != nil { throw Self.blocked }
@@ -82,7 +116,10 @@ struct PeopleStore: Sendable {
     }
 
     func unfollow(follower: Int64, followee: Int64) async throws {
-        try await db.write("DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)")
+        try await db.write { db in
+            try await Self.lockInOrder([follower, followee], on: db)
+            try await db.exec("DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)")
+        }
     }
 
     /// Blocks `blocked`: ends follows both ways; their content disappears for each other.
@@ -90,6 +127,7 @@ struct PeopleStore: Sendable {
         guard blocker != blocked else { throw PlazaError(.unprocessableContent, "cannot_block_self", "You cannot block yourself.") }
         let now = Timestamp.now.milliseconds
         try await db.write { db in
+            try await Self.lockInOrder([blocker, blocked], on: db)
             try await db.exec(
                 "INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (\(bind: blocker), \(bind: blocked), \(bind: now)) ON CONFLICT DO NOTHING")
             try await db.exec(

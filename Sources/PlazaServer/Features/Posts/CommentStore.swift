@@ -95,21 +95,34 @@ struct CommentStore: Sendable {
         ).map { try $0.decode(column: "author_id", as: Int64.self) }
     }
 
-    /// The comment's author and its post's author, if the viewer may see the comment.
+    /// The comment's author and its post's author, if the viewer may see the comment or is one
+    /// of them: a block hides the comment from others, but the post's author can still remove
+    /// comments by people they blocked, and a comment's author their own.
     func owners(comment: Int64, viewer: Int64) async throws -> (commentAuthor: Int64, postAuthor: Int64)? {
         guard let row = try await db.read({ db in
             try await db.first(
                 """
                 SELECT c.author_id, p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id
                 WHERE c.id = \(bind: comment)
-                AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))
-                AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))
+                AND (c.author_id = \(bind: viewer) OR p.author_id = \(bind: viewer)
+                    OR (NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))
+                        AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))))
                 """)
         }) else { return nil }
         return (try row.decode(column: "author_id", as: Int64.self), try row.decode(column: "post_author_id", as: Int64.self))
     }
 
+    /// Deletes the comment. On PostgreSQL its post (the comment count) is locked first, then the
+    /// people whose unread counts lose its notifications, in id order (`PeopleStore.lockInOrder`).
     func delete(comment: Int64) async throws {
-        try await db.write("DELETE FROM comments WHERE id = \(bind: comment)")
+        try await db.write { db in
+            if db.kind == .postgres {
+                try await db.exec(
+                    "SELECT p.id FROM posts p JOIN comments c ON c.post_id = p.id WHERE c.id = \(bind: comment) FOR NO KEY UPDATE OF p")
+                let notified = try await db.rows("SELECT DISTINCT recipient_id FROM notifications WHERE comment_id = \(bind: comment)")
+                try await PeopleStore.lockInOrder(notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
+            }
+            try await db.exec("DELETE FROM comments WHERE id = \(bind: comment)")
+        }
     }
 }

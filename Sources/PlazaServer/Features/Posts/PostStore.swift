@@ -9,6 +9,8 @@ struct PostStore: Sendable {
     let events: EventLog
     /// Cleared after every write that can change what a search finds.
     let searchWindows: SearchWindowCache
+    /// New link previews one person may ask for a day (0: no cap).
+    var linkPreviewsPerDay = Quotas().linkPreviewsPerDay
 
     /// A validated new post.
     struct Draft: Sendable {
@@ -47,13 +49,16 @@ struct PostStore: Sendable {
         let mentioned = Mentions.usernames(in: draft.title, draft.body)
         let ids = ids
         let (authorRow, media, spaces, preview) = try await events.write { db in
+            // The author's row (posts_count) and the mentioned people's (unread counts), in one order.
+            let mentionedIDs = try await NotificationStore.users(named: mentioned, on: db)
+            try await PeopleStore.lockInOrder([author] + mentionedIDs, on: db)
             let spaces = try await SpaceStore.resolve(draft.spaces, on: db)
             let media = try await MediaStore.claim(draft.mediaIDs, owner: author, post: id, on: db)
             var preview: LinkPreviewStore.Preview?
-            if let url = draft.linkURL { preview = try await LinkPreviewStore.request(url, by: author, now: now, on: db) }
+            if let url = draft.linkURL { preview = try await LinkPreviewStore.request(url, by: author, now: now, cap: linkPreviewsPerDay, on: db) }
             let row = try await db.first(insert(media: media, preview: preview))
             if !spaces.isEmpty { try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db) }
-            try await Self.notifyMentions(mentioned, by: author, post: id, ids: ids, on: db)
+            try await NotificationStore.notify(mentionedIDs.map { .mention(of: $0, by: author, post: id, comment: nil) }, ids: ids, on: db)
             try await EventLog.append(.init(kind: .postCreated, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
             return (row, media, spaces, preview)
         }
@@ -83,7 +88,7 @@ struct PostStore: Sendable {
             try await db.first(
                 """
                 SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id
-                WHERE p.id = \(bind: id) AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))
+                WHERE p.id = \(bind: id) AND \(Self.readable(by: viewer))
                 """)
         }
         return try row.map(PostRecord.init(row:))
@@ -96,7 +101,7 @@ struct PostStore: Sendable {
             try await db.rows(
                 """
                 SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id
-                WHERE p.id IN (\(binds: ids)) AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))
+                WHERE p.id IN (\(binds: ids)) AND \(Self.readable(by: viewer))
                 """)
         }
         return Dictionary(try rows.map { let record = try PostRecord(row: $0); return (record.id, record.post) }, uniquingKeysWith: { a, _ in a })
@@ -156,11 +161,14 @@ struct PostStore: Sendable {
         searchWindows.clear()
     }
 
-    /// Deletes the author's post with its comments, likes and media rows; returns the ids of the
-    /// media whose files should go too.
+    /// Deletes the author's post with its comments, likes, saved items (a trigger) and media
+    /// rows; returns the ids of the media whose files should go too.
     func delete(id: Int64, author: Int64) async throws -> [Int64] {
         let media = try await events.write { db in
-            guard try await db.first("SELECT id FROM posts WHERE id = \(bind: id) AND author_id = \(bind: author)") != nil else { return [Int64]() }
+            guard try await db.first(Self.lockOwn(post: id, author: author, on: db)) != nil else { return [Int64]() }
+            // The cascade changes the author's counters and the unread counts of those notified about it.
+            let notified = try await db.rows("SELECT DISTINCT recipient_id FROM notifications WHERE post_id = \(bind: id)")
+            try await PeopleStore.lockInOrder([author] + notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
             // Its readers are found through its spaces, which go with it.
             try await EventLog.append(.init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
             try await db.exec("DELETE FROM posts WHERE id = \(bind: id)")
@@ -170,18 +178,29 @@ struct PostStore: Sendable {
         return media
     }
 
+    /// The author's post, locked for deleting on PostgreSQL before any person's row (the lock order).
+    static func lockOwn(post: Int64, author: Int64, on db: Connection) -> SQLQueryString {
+        let lock: SQLQueryString = db.kind == .postgres ? " FOR UPDATE" : ""
+        return "SELECT id FROM posts WHERE id = \(bind: post) AND author_id = \(bind: author)\(lock)"
+    }
+
     /// Notifies the people named in `usernames` that `author` mentioned them in a post.
     static func notifyMentions(_ usernames: [String], by author: Int64, post: Int64, ids: IDGenerator, on db: Connection) async throws {
         let users = try await NotificationStore.users(named: usernames, on: db)
         try await NotificationStore.notify(users.map { .mention(of: $0, by: author, post: post, comment: nil) }, ids: ids, on: db)
     }
 
-    /// SQL that is true when `post` exists and `viewer` may see it (no block either way).
+    /// SQL that is true when `viewer` may read the post `alias` (a row of `posts`): the one rule
+    /// that every read of posts, and of what hangs off them (media, saved posts' text), composes.
+    /// Today that is no block either way; audiences belong here.
+    static func readable(by viewer: Int64?, post alias: String = "p") -> SQLQueryString {
+        guard viewer != nil else { return "TRUE" }
+        return "NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "\(unsafeRaw: alias).author_id"))"
+    }
+
+    /// SQL that is true when `post` exists and `viewer` may see it.
     static func visible(post: Int64, to viewer: Int64) -> SQLQueryString {
-        """
-        EXISTS (SELECT 1 FROM posts vp WHERE vp.id = \(bind: post) \
-        AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "vp.author_id")))
-        """
+        "EXISTS (SELECT 1 FROM posts vp WHERE vp.id = \(bind: post) AND \(readable(by: viewer, post: "vp")))"
     }
 
     /// The author's summary columns of a row that has `author_id`, for a RETURNING clause.
@@ -264,7 +283,7 @@ struct PostStore: Sendable {
         if let since = query.since { sql += " AND \(time) >= \(bind: since.milliseconds)" }
         if let until = query.until { sql += " AND \(time) < \(bind: until.milliseconds)" }
         if let cursor = query.page.cursor { sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
+        if viewer != nil { sql += " AND \(readable(by: viewer))" }
         return sql
     }
 }

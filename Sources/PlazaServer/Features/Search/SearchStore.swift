@@ -219,7 +219,8 @@ struct SearchStore: Sendable {
 
     /// The caller's saved items whose link title, description, URL, note or saved post's text
     /// contain every word of `text`, newest first. A person's saves are few enough to filter
-    /// while walking them in index order.
+    /// while walking them in index order. The text of a saved post the owner may no longer read
+    /// (a block either way) is not searched.
     func saved(_ text: SearchText, owner: Int64, page: PageRequest, collections: CollectionStore) async throws -> Page<CollectionItem> {
         let sql = Self.savedSQL(text, owner: owner, page: page)
         let rows = try await db.read { db in try await db.rows(sql) }
@@ -232,7 +233,8 @@ struct SearchStore: Sendable {
             || ' ' || coalesce(p.title, '') || ' ' || coalesce(p.body, ''))
             """
         var sql: SQLQueryString = """
-            SELECT \(CollectionStore.itemColumns) FROM collection_items i LEFT JOIN posts p ON p.id = i.post_id WHERE i.owner_id = \(bind: owner)
+            SELECT \(CollectionStore.itemColumns) FROM collection_items i LEFT JOIN posts p ON p.id = i.post_id AND \(PostStore.readable(by: owner))
+            WHERE i.owner_id = \(bind: owner)
             """
         for phrase in text.phrases {
             sql += " AND \(haystack) LIKE \(bind: "%" + SpaceStore.likeEscaped(phrase) + "%") ESCAPE '\\'"
