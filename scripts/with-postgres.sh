@@ -57,8 +57,9 @@ cat >>"$data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = '$tmp'
-# Every suite runs at once, each test with its own pool: room for all of them.
-max_connections = 400
+# Every suite runs at once, each test with its own pools (the app's, the shared limits', a
+# listener): room for all of them (at 400 the suite met "too many clients" and waited on retries).
+max_connections = 1000
 fsync = off
 synchronous_commit = off
 full_page_writes = off

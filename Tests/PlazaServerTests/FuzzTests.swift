@@ -206,9 +206,12 @@ import Testing
         Fuzz.run("cookies and authorization", seeds: seeds, dictionary: [";", "=", "\"", "Bearer ", "plaza_session="]) { input, _ in
             let text = String(decoding: input, as: UTF8.self)
             let request = Self.request(path: "/", headers: [.cookie: text, .authorization: text, WebSession.csrfHeader: text])
-            _ = WebSession.sessionToken(request)
-            _ = WebSession.nonce(request)
-            _ = WebSession.verify(request.headers[WebSession.csrfHeader], secret: WebSession.sessionToken(request), request: request)
+            for secure in [false, true] {
+                _ = WebSession.sessionToken(request, secure: secure)
+                _ = WebSession.nonce(request, secure: secure)
+                _ = WebSession.verify(request.headers[WebSession.csrfHeader], secret: WebSession.sessionToken(request, secure: secure), request: request)
+            }
+            _ = WebSession.hasSessionCookie(request)
             do {
                 let token = try AuthMiddleware.bearerToken(text)
                 if !(1...128).contains(token.utf8.count) { Issue.record("token \(token) from \(input)") }

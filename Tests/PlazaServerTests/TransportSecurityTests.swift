@@ -38,6 +38,11 @@ struct TransportSecurityTests {
             let home = try await api.page(.get, "/", cookie: "__Host-\(WebSession.sessionCookie)=\(value)")
             #expect(home.text.contains(#"data-signed-in="ana""#))
             #expect(try await api.get("/feed/global").headers[.strictTransportSecurity] != nil)
+            // Over HTTPS the plain name is not read: a cookie planted by another host or an HTTP
+            // page (which cannot set a __Host- one) does not sign anyone in.
+            let planted = try await api.page(.get, "/", cookie: "\(WebSession.sessionCookie)=\(value)")
+            #expect(!planted.text.contains(#"data-signed-in="ana""#))
+            #expect(try await api.call(.get, "/me", headers: [.cookie: "\(WebSession.sessionCookie)=\(value)"]).status == .unauthorized)
         }
     }
 

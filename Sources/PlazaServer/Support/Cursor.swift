@@ -27,6 +27,11 @@ struct Cursor: Equatable {
         self.score = score
     }
 
+    /// The cursor after `row`: its `time` column and its `id`.
+    init(row: Row, time column: String) throws {
+        self.init(time: try row.decode(column: column, as: Int64.self), id: try row.decode(column: "id", as: Int64.self))
+    }
+
     init?(encoded: String) {
         guard encoded.count <= 128 else { return nil }
         var base64 = encoded.utf8.map { byte in

@@ -99,8 +99,10 @@ enum IPAddress: Sendable, Hashable, CustomStringConvertible {
                 groups += [UInt16(value >> 16), UInt16(value & 0xFFFF)]
             } else {
                 // Checked by hand because UInt16(_:radix:) would also take a sign.
-                guard (1...4).contains(part.count), part.allSatisfy({ hexDigits.contains($0) }) else { return nil }
-                groups.append(UInt16(String(decoding: part, as: UTF8.self), radix: 16)!)
+                guard (1...4).contains(part.count), part.allSatisfy({ hexDigits.contains($0) }),
+                    let group = UInt16(String(decoding: part, as: UTF8.self), radix: 16)
+                else { return nil }
+                groups.append(group)
             }
         }
         return groups

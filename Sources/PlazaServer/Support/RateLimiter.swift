@@ -138,7 +138,7 @@ struct RateLimitMiddleware: RouterMiddleware {
         let reading = request.method == .get || request.method == .head
         let limit = reading ? limiter.policy.reads : limiter.policy.writes
         let addressBucket = (reading ? "read:" : "write:") + "ip:" + context.clientKey
-        let credentials = request.headers[.authorization] != nil || WebSession.sessionToken(request) != nil
+        let credentials = request.headers[.authorization] != nil || WebSession.hasSessionCookie(request)
         switch step {
         case .beforeAuthentication:
             if request.method == .post, request.uri.path.hasSuffix("/auth/register") || request.uri.path == "/signup" {

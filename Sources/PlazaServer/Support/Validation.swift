@@ -38,6 +38,12 @@ enum Validate {
         return trimmed
     }
 
+    /// `text` for a field that must have some: the trimmed text, or 422.
+    static func requiredText(_ value: String?, field: String, max: Int) throws -> String {
+        guard let text = try text(value, field: field, max: max, required: true) else { throw PlazaError.invalid(field, "\(field) must not be empty.") }
+        return text
+    }
+
     static func statusKind(_ value: String) throws -> String {
         let ok = (1...32).contains(value.utf8.count) && value.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || $0 == 95 || ($0 >= 48 && $0 <= 57) }
         guard ok else { throw PlazaError.invalid("status.kind", "status.kind must be 1–32 characters of a–z, 0–9 and _.") }

@@ -118,7 +118,7 @@ struct AccountsController {
     @Sendable func updateMe(_ request: Request, context: PlazaContext) async throws -> Me {
         let me = try context.requireUser()
         let body = try await request.decode(as: UpdateMeRequest.self, context: context)
-        let displayName = try body.displayName.map { try Validate.text($0, field: "displayName", max: 60, required: true)! }
+        let displayName = try body.displayName.map { try Validate.requiredText($0, field: "displayName", max: 60) }
         let bio = try body.bio.map { try Validate.text($0, field: "bio", max: 500) ?? "" }
         var status = FieldUpdate<StatusInput>.keep
         switch body.status {

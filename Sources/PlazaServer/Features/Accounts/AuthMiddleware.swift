@@ -18,7 +18,7 @@ struct AuthMiddleware: RouterMiddleware {
                 throw Self.invalidToken
             }
             context.identity = identity
-        } else if let token = WebSession.sessionToken(request), let identity = try await accounts.identity(token: token) {
+        } else if let token = WebSession.sessionToken(request, secure: context.isHTTPS), let identity = try await accounts.identity(token: token) {
             if requireCSRFHeader, WebSession.isUnsafe(request.method),
                 !WebSession.verify(request.headers[WebSession.csrfHeader], secret: token, request: request)
             {

@@ -33,7 +33,7 @@ struct CollectionStore: Sendable {
         let sql = Self.listSQL(owner: owner, page: page)
         let rows = try await db.read { db in try await db.rows(sql) }
         let items = try rows.prefix(page.limit).map(Self.collection(row:))
-        let next = rows.count > page.limit ? items.last.map { Cursor(time: $0.createdAt.milliseconds, id: Int64($0.id)!).encoded } : nil
+        let next = rows.count > page.limit ? try Cursor(row: rows[page.limit - 1], time: "created_at").encoded : nil
         return Page(items: items, nextCursor: next)
     }
 
@@ -67,9 +67,11 @@ struct CollectionStore: Sendable {
     /// An item row before its post (if any) is attached.
     struct ItemRecord: Sendable {
         var item: CollectionItem
+        var id: Int64
         var postID: Int64?
 
         init(row: Row) throws {
+            id = try row.decode(column: "id", as: Int64.self)
             postID = try row.decode(column: "post_id", as: Int64?.self)
             var link: LinkPreview?
             var state = CollectionItem.State.ready
@@ -88,7 +90,7 @@ struct CollectionStore: Sendable {
                 savedAt: Timestamp(milliseconds: try row.decode(column: "saved_at", as: Int64.self)))
         }
 
-        var cursor: Cursor { Cursor(time: item.savedAt.milliseconds, id: Int64(item.id)!) }
+        var cursor: Cursor { Cursor(time: item.savedAt.milliseconds, id: id) }
 
         /// Attaches the saved post, or marks the item unavailable when it is gone or hidden.
         func with(posts: [Int64: Post]) -> CollectionItem {

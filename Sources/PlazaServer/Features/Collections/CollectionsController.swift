@@ -27,7 +27,7 @@ struct CollectionsController {
 
     private func name(_ request: Request, context: PlazaContext) async throws -> String {
         let body = try await request.decode(as: CollectionRequest.self, context: context)
-        return try Validate.text(body.name, field: "name", max: Self.maxNameLength, required: true)!
+        return try Validate.requiredText(body.name, field: "name", max: Self.maxNameLength)
     }
 
     @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<SavedCollection> {

@@ -159,7 +159,7 @@ struct NotificationStore: Sendable {
                 """)
         }
         let items = try await render(rows, recipient: recipient)
-        return Dictionary(items.map { (Int64($0.id)!, $0) }, uniquingKeysWith: { a, _ in a })
+        return Dictionary(items.compactMap { item in parseID(item.id).map { ($0, item) } }, uniquingKeysWith: { a, _ in a })
     }
 
     private static let columns: SQLQueryString = """

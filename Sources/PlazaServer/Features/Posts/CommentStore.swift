@@ -36,7 +36,7 @@ struct CommentStore: Sendable {
         let query = Self.listSQL(post: post, page: page, viewer: viewer)
         let rows = try await db.read { db in try await db.rows(query) }
         let items = try rows.prefix(page.limit).map(Self.comment)
-        let next = rows.count > page.limit ? items.last.map { Cursor(time: $0.createdAt.milliseconds, id: Int64($0.id)!).encoded } : nil
+        let next = rows.count > page.limit ? try Cursor(row: rows[page.limit - 1], time: "created_at").encoded : nil
         return Page(items: items, nextCursor: next)
     }
 

@@ -79,7 +79,7 @@ struct PostsController {
         let me = try context.requireUser()
         let post = try context.parameters.id("id", "Post")
         let body = try await request.decode(as: CreateCommentRequest.self, context: context)
-        let text = try Validate.text(body.body, field: "body", max: PostRules.maxCommentLength, required: true)!
+        let text = try Validate.requiredText(body.body, field: "body", max: PostRules.maxCommentLength)
         return EditedResponse(status: .created, response: try await comments.create(post: post, author: me.userID, body: text))
     }
 

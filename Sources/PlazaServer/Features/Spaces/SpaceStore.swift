@@ -213,8 +213,10 @@ struct SpaceStore: Sendable {
     static func place(post: Int64, createdAt: Int64, in spaces: [SpaceSummary], replacing: Bool, on db: Connection) async throws {
         if replacing { try await db.exec("DELETE FROM post_spaces WHERE post_id = \(bind: post)") }
         for space in spaces {
+            // `resolve` rendered the id from its row; a space that does not parse is not there.
+            guard let spaceID = parseID(space.id) else { throw PlazaError.notFound("Space") }
             try await db.exec(
-                "INSERT INTO post_spaces (post_id, space_id, created_at) VALUES (\(bind: post), \(bind: Int64(space.id)!), \(bind: createdAt))")
+                "INSERT INTO post_spaces (post_id, space_id, created_at) VALUES (\(bind: post), \(bind: spaceID), \(bind: createdAt))")
         }
     }
 

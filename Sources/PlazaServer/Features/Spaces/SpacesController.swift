@@ -30,7 +30,7 @@ enum SpaceRules {
 
     /// One line of text: a post shows its spaces' names as lines.
     static func name(_ value: String?) throws -> String {
-        let name = try Validate.text(value, field: "name", max: maxNameLength, required: true)!
+        let name = try Validate.requiredText(value, field: "name", max: maxNameLength)
         guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw PlazaError.invalid("name", "name must be one line without control characters.")
         }

@@ -57,7 +57,7 @@ struct WebController {
         all["nav_\(nav)"] = true
         all["v"] = renderer.assetVersion
         var nonce: String?
-        if let identity = context.identity, let token = WebSession.sessionToken(request) {
+        if let identity = context.identity, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {
             let me = try await stores.accounts.me(userID: identity.userID)
             var user = WebViews.user(me.user, viewer: identity.userID)
             user["unread"] = me.unreadNotifications
@@ -69,17 +69,17 @@ struct WebController {
             all["hasSpaces"] = !joined.items.isEmpty
             if case .object(let prefs) = me.preferences, case .string(let last)? = prefs["lastSpace"] { all["lastSpace"] = last }
         } else {
-            let secret = WebSession.nonce(request) ?? WebSession.newNonce()
-            if WebSession.nonce(request) == nil { nonce = secret }
+            let secret = WebSession.nonce(request, secure: context.isHTTPS) ?? WebSession.newNonce()
+            if WebSession.nonce(request, secure: context.isHTTPS) == nil { nonce = secret }
             all["csrf"] = WebSession.csrfToken(secret: secret)
         }
         var response = renderer.html(template, all, status: status)
         if let nonce { response.setCookie(WebSession.nonceCookie(nonce, secure: context.isHTTPS)) }
         // The server's session slides with use; so does the cookie, renewed on every signed-in page.
-        if context.identity != nil, let token = WebSession.sessionToken(request) {
+        if context.identity != nil, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {
             response.setCookie(WebSession.sessionCookie(token: token, maxAgeDays: sessionDays, secure: context.isHTTPS))
         }
-        if context.identity == nil, WebSession.sessionToken(request) != nil { response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS)) }
+        if context.identity == nil, WebSession.sessionToken(request, secure: context.isHTTPS) != nil { response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS)) }
         return response
     }
 
@@ -139,7 +139,7 @@ struct WebController {
     /// The form's CSRF token must match the browser's session, or its pre-session nonce when
     /// not signed in (a stale session cookie does not count, as on the page that made the form).
     func checkCSRF(_ token: String?, _ request: Request, context: PlazaContext) throws {
-        let secret = context.identity != nil ? WebSession.sessionToken(request) : WebSession.nonce(request)
+        let secret = context.identity != nil ? WebSession.sessionToken(request, secure: context.isHTTPS) : WebSession.nonce(request, secure: context.isHTTPS)
         guard WebSession.verify(token, secret: secret, request: request) else {
             throw PlazaError(.forbidden, "csrf_failed", "This form has expired. Reload the page and try again.")
         }

@@ -28,19 +28,25 @@ enum WebSession {
     /// A cookie's name as set: over HTTPS with the `__Host-` prefix.
     static func name(_ cookie: String, secure: Bool) -> String { secure ? "__Host-" + cookie : cookie }
 
-    /// A cookie's value by either name (the `__Host-` one first).
-    private static func value(_ cookie: String, _ request: Request) -> String? {
-        request.cookies[name(cookie, secure: true)]?.value ?? request.cookies[cookie]?.value
+    /// A cookie's value by the name it is set with: over HTTPS only the `__Host-` one, which no
+    /// other host and no plain-HTTP page can set, so a planted plain cookie cannot fix a session.
+    private static func value(_ cookie: String, _ request: Request, secure: Bool) -> String? {
+        request.cookies[name(cookie, secure: secure)]?.value
     }
 
     /// The session token from the cookie, if it has a plausible shape.
-    static func sessionToken(_ request: Request) -> String? {
-        guard let value = value(sessionCookie, request), !value.isEmpty, value.utf8.count <= 128 else { return nil }
+    static func sessionToken(_ request: Request, secure: Bool) -> String? {
+        guard let value = value(sessionCookie, request, secure: secure), !value.isEmpty, value.utf8.count <= 128 else { return nil }
         return value
     }
 
-    static func nonce(_ request: Request) -> String? {
-        guard let value = value(nonceCookie, request), value.utf8.count >= 16, value.utf8.count <= 64 else { return nil }
+    /// Whether the request carries a session cookie by either name (a hint for rate limits only).
+    static func hasSessionCookie(_ request: Request) -> Bool {
+        request.cookies[name(sessionCookie, secure: true)] != nil || request.cookies[sessionCookie] != nil
+    }
+
+    static func nonce(_ request: Request, secure: Bool) -> String? {
+        guard let value = value(nonceCookie, request, secure: secure), value.utf8.count >= 16, value.utf8.count <= 64 else { return nil }
         return value
     }
 
