@@ -91,6 +91,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: WebErrorMiddleware(renderer: web))
     router.add(middleware: BodyLimitMiddleware(limit: config.maxBodyBytes))
+    router.add(middleware: BodyDeadlineMiddleware(timeout: .seconds(config.bodyTimeoutSeconds)))
     HealthController(db: services.db).register(to: router)
     let api = router.group("api/v1")
     // One limiter for the API and the web app's pages, so a client cannot double its budget; it

@@ -23,6 +23,8 @@ public struct PlazaConfig: Sendable {
     public var publicURL: String?
     /// A connection that sends nothing (a request's headers or body included) this long is closed.
     public var idleTimeoutSeconds = 60
+    /// The longest a request's body may take to arrive, however steadily it trickles in.
+    public var bodyTimeoutSeconds = 300
     /// The most header bytes a request may send (each line and all of them).
     public var maxHeaderBytes = 32 * 1024
     public var bcryptCost = 12
@@ -88,6 +90,7 @@ public struct PlazaConfig: Sendable {
         publicURL = reader.string(forKey: "plaza.public.url").flatMap { $0.isEmpty ? nil : $0 }
         idleTimeoutSeconds = reader.int(forKey: "plaza.idle.timeout.seconds", default: defaults.idleTimeoutSeconds)
         maxHeaderBytes = reader.int(forKey: "plaza.max.header.bytes", default: defaults.maxHeaderBytes)
+        bodyTimeoutSeconds = reader.int(forKey: "plaza.body.timeout.seconds", default: defaults.bodyTimeoutSeconds)
         bcryptCost = reader.int(forKey: "plaza.bcrypt.cost", default: defaults.bcryptCost)
         nodeID = reader.int(forKey: "plaza.node.id", default: defaults.nodeID)
         maxBodyBytes = reader.int(forKey: "plaza.max.body.bytes", default: defaults.maxBodyBytes)
@@ -147,6 +150,7 @@ public struct PlazaConfig: Sendable {
         guard sessionIdleDays >= 1 else { throw ConfigurationError("session-idle-days must be at least 1.") }
         guard sessionMaxDays >= sessionIdleDays else { throw ConfigurationError("session-max-days must be at least session-idle-days.") }
         guard (1...3600).contains(idleTimeoutSeconds) else { throw ConfigurationError("idle-timeout-seconds must be from 1 to 3600.") }
+        guard (1...3600).contains(bodyTimeoutSeconds) else { throw ConfigurationError("body-timeout-seconds must be from 1 to 3600.") }
         guard (4096...1_048_576).contains(maxHeaderBytes) else { throw ConfigurationError("max-header-bytes must be from 4096 to 1048576.") }
         if let publicURL, !(publicURL.hasPrefix("https://") || publicURL.hasPrefix("http://")) || URL(string: publicURL)?.host == nil {
             throw ConfigurationError("public-url must be an http:// or https:// URL, not \(publicURL).")

@@ -23,8 +23,10 @@ public struct PlazaContext: RequestContext {
     /// The client reached us over HTTPS: the configured public URL is https, or a trusted proxy
     /// says so (`X-Forwarded-Proto` or `Forwarded: proto=`), set by `ClientAddressMiddleware`.
     var isHTTPS = false
+    /// The client's connection.
+    let channel: any Channel
     /// Completes when the client's connection closes: endless responses (the event stream) stop then.
-    let connectionClosed: EventLoopFuture<Void>
+    var connectionClosed: EventLoopFuture<Void> { channel.closeFuture }
     var bodyLimit: Int
 
     public init(source: ApplicationRequestContextSource) {
@@ -34,7 +36,7 @@ public struct PlazaContext: RequestContext {
         self.peerAddress = peer
         self.clientAddress = peer
         self.remoteAddress = peer?.description ?? "local"
-        self.connectionClosed = source.channel.closeFuture
+        self.channel = source.channel
         self.bodyLimit = 64 * 1024
     }
 

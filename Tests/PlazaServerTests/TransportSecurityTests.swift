@@ -132,6 +132,33 @@ struct TransportSecurityTests {
         }
     }
 
+    @Test func aBodyThatTricklesPastTheBodyTimeoutIsRefusedAndTheConnectionClosed() async throws {
+        try await withLiveApp({ $0.bodyTimeoutSeconds = 1 }) { _, port in
+            let fd = try Self.connect(port: port)
+            defer { close(fd) }
+            let head = Array("POST /api/v1/auth/login HTTP/1.1\r\nHost: plaza.test\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n".utf8)
+            _ = send(fd, head, head.count, Int32(MSG_NOSIGNAL))
+            // A byte every 50 ms: never idle, and the body would take 50 minutes. The loop is
+            // bounded by bytes, not time: the server must answer long before they run out.
+            var answer: [UInt8] = []
+            var sent = 0
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while sent < 6000 {
+                let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                if count > 0 { answer += buffer[..<count]; break }
+                if count == 0 { break }
+                guard send(fd, [UInt8(ascii: " ")], 1, Int32(MSG_NOSIGNAL)) == 1 else { break }
+                sent += 1
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(sent < 6000, "the server was still reading")
+            answer += Self.readUntilClosed(fd) ?? []
+            let text = String(decoding: answer, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 408"), "\(text.prefix(300))")
+            #expect(text.contains("body_timeout"))
+        }
+    }
+
     @Test func headersOverTheCapAreRefused() async throws {
         try await withLiveApp({ $0.maxHeaderBytes = 8 * 1024 }) { _, port in
             let fd = try Self.connect(port: port)
