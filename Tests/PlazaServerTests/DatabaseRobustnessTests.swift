@@ -86,26 +86,40 @@ struct DatabaseRobustnessTests {
         #expect(throws: ConfigurationError.self) { _ = try PostgresDriver.tls(sslMode: "requir", rootCertificate: nil) }
     }
 
+    /// Connects once with the driver's own start-up check, as `plaza serve` does.
+    static func reach(_ url: String) async throws {
+        try await PostgresDriver(url: url, poolSize: 2, logger: Logger(label: "test")).checkReachable()
+    }
+
     /// `sslmode=require` against a server that offers no TLS (the suite's) fails closed;
-    /// `prefer` falls back to a plain connection. (One connection each: the pool would retry
-    /// the refused one until a request gives up.)
+    /// `prefer` falls back to a plain connection.
     @Test func requireFailsClosedWithoutTLS() async throws {
-        guard let url = TestDatabase.postgresURL, let components = URLComponents(string: url), let host = components.host else { return }
-        func connect(_ mode: String) async throws {
-            let tls: PostgresConnection.Configuration.TLS =
-                switch try PostgresDriver.tls(sslMode: mode, rootCertificate: nil) {
-                case .disable: .disable
-                case .prefer(let configuration): .prefer(try NIOSSLContext(configuration: configuration))
-                case .require(let configuration): .require(try NIOSSLContext(configuration: configuration))
-                }
-            let configuration = PostgresConnection.Configuration(
-                host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
-                database: String(components.path.dropFirst()), tls: tls)
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "test"))
-            try await connection.close()
+        guard let url = TestDatabase.postgresURL else { return }
+        await #expect(throws: (any Error).self) { try await Self.reach(url + "?sslmode=require") }
+        await #expect(throws: (any Error).self) { try await Self.reach(url + "?sslmode=verify-full") }
+        try await Self.reach(url + "?sslmode=prefer")
+        try await Self.reach(url)
+    }
+
+    /// Against a server that takes TLS only, with a certificate for "localhost" from the suite's
+    /// CA (scripts/with-postgres.sh): `verify-full` checks the chain and the host name, `verify-ca`
+    /// the chain only, `require` neither, and `disable` is refused by the server.
+    @Test func verifyModesCheckTheCertificateAndTheHostName() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = environment["PLAZA_TEST_TLS_DATABASE_URL"], let ca = environment["PLAZA_TEST_TLS_CA"],
+            let otherCA = environment["PLAZA_TEST_TLS_OTHER_CA"]
+        else { return }
+        let byAddress = url.replacingOccurrences(of: "@localhost:", with: "@127.0.0.1:")
+        try await Self.reach(url + "?sslmode=verify-full&sslrootcert=\(ca)")
+        try await Self.reach(byAddress + "?sslmode=verify-ca&sslrootcert=\(ca)")
+        try await Self.reach(byAddress + "?sslmode=require")
+        try await Self.reach(url + "?sslmode=prefer")
+        await #expect(throws: (any Error).self, "the certificate names localhost, not 127.0.0.1") {
+            try await Self.reach(byAddress + "?sslmode=verify-full&sslrootcert=\(ca)")
         }
-        await #expect(throws: (any Error).self) { try await connect("require") }
-        await #expect(throws: (any Error).self) { try await connect("verify-full") }
-        try await connect("prefer")
+        await #expect(throws: (any Error).self, "another CA") { try await Self.reach(url + "?sslmode=verify-full&sslrootcert=\(otherCA)") }
+        await #expect(throws: (any Error).self, "another CA") { try await Self.reach(url + "?sslmode=verify-ca&sslrootcert=\(otherCA)") }
+        await #expect(throws: (any Error).self, "the system's roots do not know the suite's CA") { try await Self.reach(url + "?sslmode=verify-full") }
+        await #expect(throws: (any Error).self, "the server takes TLS only") { try await Self.reach(url + "?sslmode=disable") }
     }
 }

@@ -57,7 +57,9 @@ public struct Database: Sendable, Service {
     /// `postgres://` URL is given.
     public static func open(_ config: DatabaseConfig, logger: Logger) async throws -> Database {
         if let url = config.url, url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            return Database(driver: try PostgresDriver(url: url, poolSize: config.poolSize, logger: logger))
+            let driver = try PostgresDriver(url: url, poolSize: config.poolSize, logger: logger)
+            try await driver.checkReachable()
+            return Database(driver: driver)
         }
         return Database(driver: try await SQLiteDriver.open(path: config.sqlitePath, readers: config.readers, synchronous: config.sqliteSynchronous, logger: logger))
     }

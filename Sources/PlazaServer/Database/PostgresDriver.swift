@@ -9,6 +9,8 @@ import SQLKit
 final class PostgresDriver: DatabaseDriver {
     let kind = DatabaseKind.postgres
     let client: PostgresClient
+    /// The same server, database and credentials for one connection of its own (`checkReachable`).
+    private let probe: PostgresConnection.Configuration
     private let logger: Logger
 
     init(url: String, poolSize: Int, logger: Logger) throws {
@@ -31,7 +33,18 @@ final class PostgresDriver: DatabaseDriver {
         configuration.options.maximumConnections = max(2, poolSize)
         configuration.options.minimumConnections = 0
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.probe = PostgresConnection.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
+            database: database.isEmpty ? nil : database, tls: try tls.connection)
         self.logger = logger
+    }
+
+    /// Connects once and hangs up: a server that refuses (wrong password, no such database, no
+    /// TLS under `sslmode=require`) is reported at once in its own words. The pool would retry
+    /// quietly for a minute, then give up with "connectionCreationCircuitBreakerTripped".
+    func checkReachable() async throws {
+        let connection = try await PostgresConnection.connect(configuration: probe, id: 0, logger: logger)
+        try await connection.close()
     }
 
     /// libpq's `sslmode` (default `prefer`): `disable` never uses TLS; `allow` and `prefer` use it
@@ -72,6 +85,16 @@ final class PostgresDriver: DatabaseDriver {
             case .disable: .disable
             case .prefer(let configuration): .prefer(configuration)
             case .require(let configuration): .require(configuration)
+            }
+        }
+
+        var connection: PostgresConnection.Configuration.TLS {
+            get throws {
+                switch self {
+                case .disable: .disable
+                case .prefer(let configuration): .prefer(try NIOSSLContext(configuration: configuration))
+                case .require(let configuration): .require(try NIOSSLContext(configuration: configuration))
+                }
             }
         }
     }
