@@ -133,6 +133,16 @@ struct RateLimitTests {
         }
     }
 
+    @Test func anonymousTrafficFromAnAddressDoesNotLockOutThoseSignedInThere() async throws {
+        try await withApp({ $0.rateLimits = true; $0.rateLimitPolicy = Self.tight }) { api async throws in
+            let ana = try await api.register("ana")
+            for _ in 0..<3 { #expect(try await api.get("/feed/global").status == .ok) }
+            #expect(try await api.get("/feed/global").status == .tooManyRequests, "the address's anonymous budget is spent")
+            #expect(try await api.get("/feed/global", as: ana).status == .ok)
+            #expect(try await api.page(.get, "/explore", cookie: ana.cookie).status == .ok)
+        }
+    }
+
     @Test func clientsBehindATrustedProxyAreKeyedByTheForwardedAddress() async throws {
         try await withLiveApp({ $0.rateLimits = true; $0.rateLimitPolicy = Self.tight; behindLoopbackProxy(&$0) }) { api, _ async throws in
             // Sign-ups through the proxy come from different people (the 30-sign-up wall).

@@ -124,8 +124,10 @@ final class MemoryRateBuckets: RateBucketStore {
 ///
 /// The limiter runs in two steps around authentication. `.beforeAuthentication` runs first:
 /// anonymous requests pay their address's bucket; a request carrying a token or session cookie
-/// is refused at once when its address's bucket is empty (so a flood of made-up tokens from one
-/// address stops before any lookup), and pays that bucket when its token turns out invalid.
+/// is refused at once when its address's bad-credentials bucket is empty (so a flood of made-up
+/// tokens from one address stops before any lookup), and pays that bucket and the address's
+/// when its token turns out invalid. Anonymous traffic never empties the bad-credentials bucket,
+/// so it cannot lock out the signed-in people who share its address (a school, a carrier's NAT).
 /// `.afterAuthentication` charges a signed-in person's own bucket (many people behind one NAT
 /// address do not share a budget), or the address's when a cookie turned out stale.
 struct RateLimitMiddleware: RouterMiddleware {
@@ -138,6 +140,7 @@ struct RateLimitMiddleware: RouterMiddleware {
         let reading = request.method == .get || request.method == .head
         let limit = reading ? limiter.policy.reads : limiter.policy.writes
         let addressBucket = (reading ? "read:" : "write:") + "ip:" + context.clientKey
+        let badCredentialsBucket = (reading ? "read:" : "write:") + "bad-credentials:ip:" + context.clientKey
         let credentials = request.headers[.authorization] != nil || WebSession.hasSessionCookie(request)
         switch step {
         case .beforeAuthentication:
@@ -150,11 +153,12 @@ struct RateLimitMiddleware: RouterMiddleware {
                 if let wait = try await limiter.take(addressBucket, limit: limit) { throw PlazaError.rateLimited(retryAfter: wait) }
                 return try await next(request, context)
             }
-            if let wait = try await limiter.waitIfEmpty(addressBucket, limit: limit) { throw PlazaError.rateLimited(retryAfter: wait) }
+            if let wait = try await limiter.waitIfEmpty(badCredentialsBucket, limit: limit) { throw PlazaError.rateLimited(retryAfter: wait) }
             do {
                 return try await next(request, context)
             } catch let error as PlazaError where error.code == "invalid_token" {
-                if let wait = try await limiter.take(addressBucket, limit: limit) { throw PlazaError.rateLimited(retryAfter: wait) }
+                let paid = try await limiter.take(addressBucket, limit: limit)
+                if let wait = try await limiter.take(badCredentialsBucket, limit: limit) ?? paid { throw PlazaError.rateLimited(retryAfter: wait) }
                 throw error
             }
         case .afterAuthentication:
