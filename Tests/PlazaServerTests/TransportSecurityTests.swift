@@ -69,6 +69,9 @@ struct TransportSecurityTests {
                 #expect(try await api.get(path, as: ana).headers[.cacheControl] == "no-store", "\(path)")
             }
             #expect(try await api.get("/feed/global").headers[.cacheControl] != "no-store")
+            // Their errors too (a 404 is cacheable by default).
+            let missing = try await api.get("/collections/1/items", as: ana)
+            #expect(missing.status == .notFound && missing.headers[.cacheControl] == "no-store")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import PlazaAPI
@@ -21,6 +22,14 @@ public struct PlazaError: HTTPResponseError, CustomStringConvertible {
     }
 
     public var description: String { "\(status.code) \(code): \(message)" }
+
+    /// The same error with `value` in header `name`, unless it already has one.
+    func withHeader(_ name: HTTPField.Name, _ value: String) -> PlazaError {
+        guard headers[name] == nil else { return self }
+        var headers = headers
+        headers[name] = value
+        return PlazaError(status, code, message, field: field, headers: headers)
+    }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         Self.jsonResponse(status: status, body: ErrorBody(code: code, message: message, field: field), headers: headers)

@@ -26,9 +26,15 @@ struct AuthMiddleware: RouterMiddleware {
             }
             context.identity = identity
         }
-        var response = try await next(request, context)
-        // What a signed-in person is shown is theirs: no browser or proxy cache may keep it.
-        if context.identity != nil, response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        // What a signed-in person is shown is theirs, errors too: no browser or proxy cache may keep it.
+        guard context.identity != nil else { return try await next(request, context) }
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as PlazaError {
+            throw error.withHeader(.cacheControl, "no-store")
+        }
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response
     }
 
