@@ -369,6 +369,13 @@ struct SignInThrottleTests {
             for junk in ["", ".", "...", "42.1.x.y", String(repeating: "a", count: 300), token + ".", "42.+\(parts[1]).\(parts[2]).\(parts[3])", "\(token)=", token.uppercased()] {
                 #expect(try await devices.device(junk, userID: 42, now: now) == nil, "\(junk)")
             }
+            // Every other spelling of the signature's last character is refused, including those
+            // that differ only in the unused low bits (the same bytes, a non-canonical encoding).
+            let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+            for character in alphabet where character != token.last {
+                let changed = String(token.dropLast()) + String(character)
+                #expect(try await devices.device(changed, userID: 42, now: now) == nil, "\(changed)")
+            }
             // A second signer on the same database (another app server) accepts the token.
             #expect(try await DeviceTokens(keys: ServerKeyStore(db: db)).device(token, userID: 42, now: now) == id)
         }

@@ -78,6 +78,9 @@ final class DeviceTokens: Sendable {
         }) else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
+        // Canonical only: the last character's unused low bits must be zero, so each value has
+        // one spelling and changing any character of a token changes what it says.
+        guard let data = Data(base64Encoded: base64), base64url(data) == text else { return nil }
+        return data
     }
 }
