@@ -251,14 +251,15 @@ struct AccountsTests {
     @Test func idleSessionsExpire() async throws {
         try await withDatabase { db, config in
             let ids = IDGenerator(node: 1)
-            let store = AccountStore(db: db, ids: ids, sessionIdleMillis: 1000, searchWindows: SearchWindowCache())
+            // Time moves by rewriting last use, not by waiting: a busy machine cannot expire it early.
+            let store = AccountStore(db: db, ids: ids, sessionIdleMillis: 3_600_000, searchWindows: SearchWindowCache())
             let user = try await store.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
             let token = try await store.createSession(userID: user, userAgent: nil, ip: nil)
             #expect(try await store.identity(token: token)?.userID == user)
-            try await db.write { db in try await db.exec("UPDATE sessions SET last_used_at = last_used_at - 2000") }
+            try await db.write { db in try await db.exec("UPDATE sessions SET last_used_at = last_used_at - 7200000") }
             // A store that has not seen the session lately (another app server, or after its
             // short cache) finds it expired.
-            let elsewhere = AccountStore(db: db, ids: ids, sessionIdleMillis: 1000, searchWindows: SearchWindowCache())
+            let elsewhere = AccountStore(db: db, ids: ids, sessionIdleMillis: 3_600_000, searchWindows: SearchWindowCache())
             #expect(try await elsewhere.identity(token: token) == nil)
             try await store.deleteIdleSessions()
             #expect(try await db.read { db in try await db.first("SELECT id FROM sessions") } == nil)
