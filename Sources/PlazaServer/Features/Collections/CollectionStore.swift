@@ -157,7 +157,7 @@ struct CollectionStore: Sendable {
                 }
                 switch saved {
                 case .post(let post):
-                    guard try await db.first("SELECT \(PostStore.visible(post: post, to: owner)) AS visible")?.decode(column: "visible", as: Bool.self) == true
+                    guard try await db.first("SELECT \(Visibility.post(id: post, readableBy: owner)) AS visible")?.decode(column: "visible", as: Bool.self) == true
                     else { throw PlazaError.notFound("Post") }
                     try await db.exec(
                         """

@@ -73,7 +73,7 @@ struct MediaStore: Sendable {
 
     /// Media `id` with access key `key` as `viewer` may see it, or nil (a 404): an upload that
     /// nothing uses yet is its owner's alone; a post's media are seen by whoever may see the
-    /// post (`PostStore.readable`, the rule every post read applies); avatars, space images and
+    /// post (`Visibility.post`, the rule every post read applies); avatars, space images and
     /// link-preview images by anyone who has the URL.
     func served(id: Int64, key: String, viewer: Int64?) async throws -> Served? {
         let row = try await db.read { db in try await db.first(Self.servedSQL(id: id, key: key, viewer: viewer)) }
@@ -90,7 +90,7 @@ struct MediaStore: Sendable {
             SELECT m.content_type, m.variant_type, m.used_at FROM media m
             WHERE m.id = \(bind: id) AND m.access_key = \(bind: key)
             AND (m.used_at IS NOT NULL OR \(owner))
-            AND (m.post_id IS NULL OR EXISTS (SELECT 1 FROM posts p WHERE p.id = m.post_id AND \(PostStore.readable(by: viewer))))
+            AND (m.post_id IS NULL OR EXISTS (SELECT 1 FROM posts p WHERE p.id = m.post_id AND \(Visibility.post("p", readableBy: viewer))))
             """
     }
 

@@ -54,12 +54,13 @@ struct NotificationStore: Sendable {
     /// oneself, crosses a block, or the actor is already in the open group.
     static func record(_ new: New, ids: IDGenerator, on db: Connection) async throws -> Int64? {
         guard new.recipient != new.actor else { return nil }
-        let postBlocked: SQLQueryString =
+        // The actor, and the post it is about if that still exists, must be visible to the recipient.
+        let postHidden: SQLQueryString =
             new.post.map { post in
-                "EXISTS (SELECT 1 FROM posts p WHERE p.id = \(bind: post) AND \(PeopleStore.blockedEitherWay(viewer: new.recipient, column: "p.author_id")))"
+                "EXISTS (SELECT 1 FROM posts p WHERE p.id = \(bind: post) AND NOT \(Visibility.post("p", readableBy: new.recipient)))"
             } ?? "FALSE"
         let allowed = try await db.first(
-            "SELECT 1 AS ok WHERE NOT \(PeopleStore.blockedEitherWay(viewer: new.recipient, column: "\(bind: new.actor)")) AND NOT \(postBlocked)")
+            "SELECT 1 AS ok WHERE \(Visibility.person("\(bind: new.actor)", seenBy: new.recipient)) AND NOT \(postHidden)")
         guard allowed != nil else { return nil }
         let now = Timestamp.now.milliseconds
         let sortID = ids.next()

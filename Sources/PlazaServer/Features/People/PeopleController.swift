@@ -20,7 +20,7 @@ struct PeopleController {
     }
 
     /// The user in the path; 404 when a block hides them from the signed-in user (`hiding`).
-    private func target(_ context: PlazaContext, hiding: PeopleStore.ProfileHiding = .eitherWay) async throws -> Int64 {
+    private func target(_ context: PlazaContext, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> Int64 {
         try await people.userID(username: context.parameters.string("username"), viewer: context.viewerID, hiding: hiding)
     }
 
@@ -31,7 +31,7 @@ struct PeopleController {
     /// Applies a change from the signed-in user to the user in the path and returns their
     /// profile as the signed-in user now sees it (404 when `hiding` hides it).
     private func relate(
-        _ context: PlazaContext, hiding: PeopleStore.ProfileHiding = .eitherWay,
+        _ context: PlazaContext, hiding: Visibility.ProfileHiding = .eitherWay,
         _ change: @Sendable (_ me: Int64, _ target: Int64) async throws -> Void
     ) async throws -> User {
         let me = try context.requireUser()

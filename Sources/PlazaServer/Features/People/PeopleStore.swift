@@ -7,15 +7,6 @@ struct PeopleStore: Sendable {
     let ids: IDGenerator
     let events: EventLog
 
-    /// SQL that is true when `viewer` and the user in `column` have blocked each other either way.
-    static func blockedEitherWay(viewer: Int64?, column: SQLQueryString) -> SQLQueryString {
-        guard let viewer else { return "FALSE" }
-        return """
-            (EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(bind: viewer) AND b.blocked_id = \(column)) \
-            OR EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(column) AND b.blocked_id = \(bind: viewer)))
-            """
-    }
-
     /// Locks the rows of `users` (their counters) in the order of their ids, as the first locks
     /// on people a PostgreSQL transaction takes: two transactions that change counters of the
     /// same people (a follow each way, a follow and a post's mention) then wait for each other
@@ -29,7 +20,7 @@ struct PeopleStore: Sendable {
 
     /// The id of the user named `username` as `viewer` may reach it: 404 when there is none, or
     /// when `hiding` hides them from the viewer (the profile and everything under it).
-    func userID(username: String, viewer: Int64? = nil, hiding: ProfileHiding = .eitherWay) async throws -> Int64 {
+    func userID(username: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> Int64 {
         let key = username.lowercased()
         guard key.utf8.count <= 30,
             let row = try await db.read({ db in try await db.first(Self.userIDSQL(usernameKey: key, viewer: viewer, hiding: hiding)) })
@@ -37,32 +28,13 @@ struct PeopleStore: Sendable {
         return try row.decode(column: "id", as: Int64.self)
     }
 
-    static func userIDSQL(usernameKey: String, viewer: Int64? = nil, hiding: ProfileHiding = .eitherWay) -> SQLQueryString {
-        "SELECT u.id FROM users u WHERE u.username_key = \(bind: usernameKey) AND NOT \(hidden(from: viewer, hiding))"
+    static func userIDSQL(usernameKey: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay) -> SQLQueryString {
+        "SELECT u.id FROM users u WHERE u.username_key = \(bind: usernameKey) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))"
     }
 
-    /// Which blocks hide a profile from its viewer.
-    enum ProfileHiding: Sendable {
-        /// A block either way, as for everything else the two people would see of each other.
-        case eitherWay
-        /// Only the user's block of the viewer: the answer to the viewer's own block or unblock
-        /// of someone they may have blocked.
-        case theirBlock
-    }
-
-    /// The user's profile as `viewer` sees it; 404 when a block hides it.
-    /// SQL that is true when `hiding` hides the user row `u` from `viewer`.
-    static func hidden(from viewer: Int64?, _ hiding: ProfileHiding) -> SQLQueryString {
-        switch (viewer, hiding) {
-        case (nil, _): "FALSE"
-        case (let viewer?, .theirBlock): "EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = u.id AND b.blocked_id = \(bind: viewer))"
-        case (let viewer?, .eitherWay): blockedEitherWay(viewer: viewer, column: "u.id")
-        }
-    }
-
-    func profile(userID: Int64, viewer: Int64?, hiding: ProfileHiding = .eitherWay) async throws -> User {
+    func profile(userID: Int64, viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> User {
         guard let row = try await db.read({ db in
-            try await db.first("SELECT \(UserRecord.columns()) FROM users u WHERE u.id = \(bind: userID) AND NOT \(Self.hidden(from: viewer, hiding))")
+            try await db.first("SELECT \(UserRecord.columns()) FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))")
         }) else { throw PlazaError.notFound("User") }
         return try await users([UserRecord(row: row)], viewer: viewer)[0]
     }
@@ -104,7 +76,7 @@ struct PeopleStore: Sendable {
         try await events.write { db in
             try await Self.lockInOrder([follower, followee], on: db)
             if try await db.first(
-                "SELECT 1 AS x FROM blocks WHERE (blocker_id = \(bind: follower) AND blocked_id = \(bind: followee)) OR (blocker_id = \(bind: followee) AND blocked_id = \(bind: follower))"
+                "SELECT 1 AS x WHERE \(Visibility.blocked(between: "\(bind: follower)", and: "\(bind: followee)"))"
             ) != nil { throw Self.blocked }
             let followed = try await db.first(
                 """
@@ -174,7 +146,7 @@ struct PeopleStore: Sendable {
             WHERE \(match) = \(bind: userID)
             """
         if let cursor = page.cursor { sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        if viewer != nil { sql += " AND NOT \(Self.blockedEitherWay(viewer: viewer, column: other))" }
+        if viewer != nil { sql += " AND \(Visibility.person(other, seenBy: viewer))" }
         sql += " ORDER BY f.created_at DESC, \(other) DESC LIMIT \(bind: page.limit + 1)"
         return sql
     }
@@ -190,9 +162,7 @@ struct PeopleStore: Sendable {
         let today = now.milliseconds / Self.dayMillis
         let first = today - Int64(days) + 1
         let rows = try await db.read { db in
-            if viewer != nil, try await db.first("SELECT \(Self.blockedEitherWay(viewer: viewer, column: "\(bind: userID)")) AS blocked")?
-                .decode(column: "blocked", as: Bool.self) == true
-            {
+            if viewer != nil, try await db.first("SELECT u.id FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer))") == nil {
                 throw PlazaError.notFound("User")
             }
             return try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis))

@@ -43,7 +43,7 @@ struct CommentStore: Sendable {
     static func listSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
         var sql: SQLQueryString = "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
         if let cursor = page.cursor { sql += " AND (c.created_at, c.id) > (\(bind: cursor.time), \(bind: cursor.id))" }
-        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))" }
+        if viewer != nil { sql += " AND \(Visibility.comment("c", seenBy: viewer))" }
         sql += " ORDER BY c.created_at ASC, c.id ASC LIMIT \(bind: page.limit + 1)"
         return sql
     }
@@ -61,7 +61,7 @@ struct CommentStore: Sendable {
                     """
                     INSERT INTO comments (id, post_id, author_id, body, created_at)
                     SELECT \(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now)
-                    WHERE \(PostStore.visible(post: post, to: author))
+                    WHERE \(Visibility.post(id: post, readableBy: author))
                     RETURNING id, post_id, author_id, body, created_at, \(PostStore.authorColumns),
                         (SELECT p.author_id FROM posts p WHERE p.id = post_id) AS post_author_id
                     """)
@@ -105,8 +105,7 @@ struct CommentStore: Sendable {
                 SELECT c.author_id, p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id
                 WHERE c.id = \(bind: comment)
                 AND (c.author_id = \(bind: viewer) OR p.author_id = \(bind: viewer)
-                    OR (NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "c.author_id"))
-                        AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))))
+                    OR (\(Visibility.comment("c", seenBy: viewer)) AND \(Visibility.post("p", readableBy: viewer))))
                 """)
         }) else { return nil }
         return (try row.decode(column: "author_id", as: Int64.self), try row.decode(column: "post_author_id", as: Int64.self))

@@ -18,7 +18,7 @@ struct LikeStore: Sendable {
                 changed = try await db.first(
                     """
                     INSERT INTO likes (post_id, user_id, created_at) SELECT \(bind: post), \(bind: user), \(bind: now)
-                    WHERE \(PostStore.visible(post: post, to: user)) ON CONFLICT DO NOTHING RETURNING user_id
+                    WHERE \(Visibility.post(id: post, readableBy: user)) ON CONFLICT DO NOTHING RETURNING user_id
                     """)
             } else {
                 changed = try await db.first("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING user_id")
@@ -27,7 +27,7 @@ struct LikeStore: Sendable {
                 let row = try await db.first(
                     """
                     SELECT likes_count, author_id FROM posts p WHERE p.id = \(bind: post)
-                    AND NOT \(PeopleStore.blockedEitherWay(viewer: user, column: "p.author_id"))
+                    AND \(Visibility.post("p", readableBy: user))
                     """)
             else { return nil }
             let count = try row.decode(column: "likes_count", as: Int.self)
@@ -57,7 +57,7 @@ struct LikeStore: Sendable {
             WHERE l.post_id = \(bind: post)
             """
         if let cursor = page.cursor { sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        if viewer != nil { sql += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "l.user_id"))" }
+        if viewer != nil { sql += " AND \(Visibility.person("l.user_id", seenBy: viewer))" }
         sql += " ORDER BY l.created_at DESC, l.user_id DESC LIMIT \(bind: page.limit + 1)"
         return sql
     }

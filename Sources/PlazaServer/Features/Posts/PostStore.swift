@@ -88,7 +88,7 @@ struct PostStore: Sendable {
             try await db.first(
                 """
                 SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id
-                WHERE p.id = \(bind: id) AND \(Self.readable(by: viewer))
+                WHERE p.id = \(bind: id) AND \(Visibility.post("p", readableBy: viewer))
                 """)
         }
         return try row.map(PostRecord.init(row:))
@@ -101,7 +101,7 @@ struct PostStore: Sendable {
             try await db.rows(
                 """
                 SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id
-                WHERE p.id IN (\(binds: ids)) AND \(Self.readable(by: viewer))
+                WHERE p.id IN (\(binds: ids)) AND \(Visibility.post("p", readableBy: viewer))
                 """)
         }
         return Dictionary(try rows.map { let record = try PostRecord(row: $0); return (record.id, record.post) }, uniquingKeysWith: { a, _ in a })
@@ -190,19 +190,6 @@ struct PostStore: Sendable {
         try await NotificationStore.notify(users.map { .mention(of: $0, by: author, post: post, comment: nil) }, ids: ids, on: db)
     }
 
-    /// SQL that is true when `viewer` may read the post `alias` (a row of `posts`): the one rule
-    /// that every read of posts, and of what hangs off them (media, saved posts' text), composes.
-    /// Today that is no block either way; audiences belong here.
-    static func readable(by viewer: Int64?, post alias: String = "p") -> SQLQueryString {
-        guard viewer != nil else { return "TRUE" }
-        return "NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "\(unsafeRaw: alias).author_id"))"
-    }
-
-    /// SQL that is true when `post` exists and `viewer` may see it.
-    static func visible(post: Int64, to viewer: Int64) -> SQLQueryString {
-        "EXISTS (SELECT 1 FROM posts vp WHERE vp.id = \(bind: post) AND \(readable(by: viewer, post: "vp")))"
-    }
-
     /// The author's summary columns of a row that has `author_id`, for a RETURNING clause.
     static let authorColumns: SQLQueryString = """
         (SELECT username FROM users WHERE users.id = author_id) AS author_username, \
@@ -283,7 +270,7 @@ struct PostStore: Sendable {
         if let since = query.since { sql += " AND \(time) >= \(bind: since.milliseconds)" }
         if let until = query.until { sql += " AND \(time) < \(bind: until.milliseconds)" }
         if let cursor = query.page.cursor { sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        if viewer != nil { sql += " AND \(readable(by: viewer))" }
+        if viewer != nil { sql += " AND \(Visibility.post("p", readableBy: viewer))" }
         return sql
     }
 }

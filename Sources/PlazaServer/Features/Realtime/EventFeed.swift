@@ -36,8 +36,7 @@ struct EventFeed: Sendable {
     private static let select: SQLQueryString = """
         SELECT i.recipient_id, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
         FROM event_inbox i JOIN events e ON e.seq = i.seq
-        WHERE NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = i.recipient_id AND b.blocked_id = e.actor_id)
-        AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = e.actor_id AND b.blocked_id = i.recipient_id)
+        WHERE NOT \(Visibility.blocked(between: "i.recipient_id", and: "e.actor_id"))
         """
 
     static func replaySQL(recipient: Int64, after seq: Int64, limit: Int) -> SQLQueryString {

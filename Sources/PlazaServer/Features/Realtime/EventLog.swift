@@ -112,7 +112,7 @@ struct EventLog: Sendable {
                         SELECT CAST(\(bind: author) AS BIGINT) AS id
                         UNION SELECT f.follower_id FROM follows f WHERE f.followee_id = \(bind: author)\(members)
                     ) r
-                    WHERE NOT \(PeopleStore.blockedEitherWay(viewer: author, column: "r.id"))
+                    WHERE \(Visibility.person("r.id", seenBy: author))
                     """)
             case .postReaders:
                 break  // resolved to `.readers` by `append`

@@ -13,7 +13,7 @@ struct HistoryStore: Sendable {
             guard let row = try await db.first(
                 """
                 SELECT p.created_at, p.title, p.body, \(PostSpacesColumn()) FROM posts p
-                WHERE p.id = \(bind: post) AND NOT \(PeopleStore.blockedEitherWay(viewer: user, column: "p.author_id"))
+                WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
                 """)
             else { throw PlazaError.notFound("Post") }
             let first = try await db.first(
@@ -34,7 +34,7 @@ struct HistoryStore: Sendable {
             guard let row = try await db.first(
                 """
                 SELECT p.title, p.body, \(PostSpacesColumn()) FROM post_views v JOIN posts p ON p.id = v.post_id
-                WHERE v.user_id = \(bind: user) AND v.post_id = \(bind: post) AND NOT \(PeopleStore.blockedEitherWay(viewer: user, column: "p.author_id"))
+                WHERE v.user_id = \(bind: user) AND v.post_id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
                 """)
             else { throw PlazaError.notFound("Post in your history") }
             try await db.exec("UPDATE post_views SET clicks = clicks + 1 WHERE user_id = \(bind: user) AND post_id = \(bind: post)")
@@ -111,7 +111,7 @@ struct HistoryStore: Sendable {
         var sql: SQLQueryString = """
             SELECT \(PostRecord.columns(viewer: user)), \(historyColumns), \(key) AS sort_key
             FROM post_views v JOIN posts p ON p.id = v.post_id JOIN users u ON u.id = p.author_id
-            WHERE v.user_id = \(bind: user) AND NOT \(PeopleStore.blockedEitherWay(viewer: user, column: "p.author_id"))
+            WHERE v.user_id = \(bind: user) AND \(Visibility.post("p", readableBy: user))
             """
         if let text = query.text {
             switch kind {
@@ -137,7 +137,7 @@ struct HistoryStore: Sendable {
                 """
                 SELECT \(PostRecord.columns(viewer: user)), \(Self.historyColumns) FROM post_views v
                 JOIN posts p ON p.id = v.post_id JOIN users u ON u.id = p.author_id
-                WHERE v.user_id = \(bind: user) AND NOT \(PeopleStore.blockedEitherWay(viewer: user, column: "p.author_id"))
+                WHERE v.user_id = \(bind: user) AND \(Visibility.post("p", readableBy: user))
                 ORDER BY v.last_viewed_at DESC, v.post_id DESC LIMIT \(bind: Self.candidates)
                 """)
             return (model, rows)

@@ -167,7 +167,7 @@ struct SearchStore: Sendable {
     /// A page of the posts within `near` of a point, nearest first (ties: newer first).
     static func nearbySQL(_ query: PostQuery, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
         var (filters, distance) = Self.filters(query, kind: kind)
-        if viewer != nil { filters += " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "p.author_id"))" }
+        if viewer != nil { filters += " AND \(Visibility.post("p", readableBy: viewer))" }
         var page: SQLQueryString = "SELECT h.id, h.score FROM (SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)) AS h"
         if let cursor = query.page.cursor, let score = cursor.score {
             page += " WHERE (h.score > \(bind: score) OR (h.score = \(bind: score) AND h.id < \(bind: cursor.id)))"
@@ -195,7 +195,7 @@ struct SearchStore: Sendable {
     }
 
     static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
-        let hidden: SQLQueryString = viewer == nil ? "" : " AND NOT \(PeopleStore.blockedEitherWay(viewer: viewer, column: "u.id"))"
+        let hidden: SQLQueryString = viewer == nil ? "" : " AND \(Visibility.profile("u", seenBy: viewer))"
         var sql: SQLQueryString
         switch kind {
         case .sqlite:
@@ -233,7 +233,7 @@ struct SearchStore: Sendable {
             || ' ' || coalesce(p.title, '') || ' ' || coalesce(p.body, ''))
             """
         var sql: SQLQueryString = """
-            SELECT \(CollectionStore.itemColumns) FROM collection_items i LEFT JOIN posts p ON p.id = i.post_id AND \(PostStore.readable(by: owner))
+            SELECT \(CollectionStore.itemColumns) FROM collection_items i LEFT JOIN posts p ON p.id = i.post_id AND \(Visibility.post("p", readableBy: owner))
             WHERE i.owner_id = \(bind: owner)
             """
         for phrase in text.phrases {
