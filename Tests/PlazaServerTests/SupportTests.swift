@@ -36,6 +36,17 @@ struct SupportTests {
         #expect(encoded.contains(#""title":null"#) && encoded.contains(#""body":"b""#) && !encoded.contains("price"))
     }
 
+    @Test func aPageSplitsOffTheExtraRowAndPointsAfterItsLastRow() {
+        let page = PageRequest(limit: 2, cursor: nil)
+        #expect(page.fetchLimit == 3)
+        let full = page.split([10, 20, 30]) { Cursor(time: Int64($0), id: Int64($0)) }
+        #expect(Array(full.rows) == [10, 20])
+        #expect(full.next.flatMap(Cursor.init(encoded:)) == Cursor(time: 20, id: 20), "after the page's last row, not the extra one")
+        let last = page.split([10, 20]) { Cursor(time: Int64($0), id: Int64($0)) }
+        #expect(Array(last.rows) == [10, 20] && last.next == nil)
+        #expect(page.split([Int]()) { Cursor(time: Int64($0), id: Int64($0)) }.next == nil)
+    }
+
     @Test func cursorsRoundTripAndRejectForgeries() {
         let cursor = Cursor(time: 1_795_253_400_123, id: 382_464_562_405_466_112)
         #expect(Cursor(encoded: cursor.encoded) == cursor)

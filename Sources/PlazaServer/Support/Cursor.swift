@@ -60,4 +60,15 @@ struct PageRequest {
     static let maxLimit = 100
     var limit: Int
     var cursor: Cursor?
+
+    /// The LIMIT of a page's query: one row more than the page, to learn whether another follows.
+    var fetchLimit: Int { limit + 1 }
+
+    /// Rows fetched with `fetchLimit`, split into the page's rows and the encoded cursor after
+    /// the last of them (nil on the last page). `cursor` reads the page's own sort key from a row.
+    func split<Row>(_ rows: [Row], cursor: (Row) throws -> Cursor) rethrows -> (rows: ArraySlice<Row>, next: String?) {
+        let page = rows.prefix(limit)
+        guard rows.count > limit, let last = page.last else { return (page, nil) }
+        return (page, try cursor(last).encoded)
+    }
 }

@@ -32,15 +32,14 @@ struct CollectionStore: Sendable {
     func list(owner: Int64, page: PageRequest) async throws -> Page<SavedCollection> {
         let sql = Self.listSQL(owner: owner, page: page)
         let rows = try await db.read { db in try await db.rows(sql) }
-        let items = try rows.prefix(page.limit).map(Self.collection(row:))
-        let next = rows.count > page.limit ? try Cursor(row: rows[page.limit - 1], time: "created_at").encoded : nil
-        return Page(items: items, nextCursor: next)
+        let (pageRows, next) = try page.split(rows) { try Cursor(row: $0, time: "created_at") }
+        return Page(items: try pageRows.map(Self.collection(row:)), nextCursor: next)
     }
 
     static func listSQL(owner: Int64, page: PageRequest) -> SQLQueryString {
         var sql: SQLQueryString = "SELECT \(columns) FROM collections c WHERE c.owner_id = \(bind: owner)"
         if let cursor = page.cursor { sql += " AND (c.created_at, c.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        return sql + " ORDER BY c.created_at DESC, c.id DESC LIMIT \(bind: page.limit + 1)"
+        return sql + " ORDER BY c.created_at DESC, c.id DESC LIMIT \(bind: page.fetchLimit)"
     }
 
     func rename(id: Int64, owner: Int64, name: String) async throws -> SavedCollection {
@@ -112,20 +111,21 @@ struct CollectionStore: Sendable {
             }
             return try await db.rows(sql)
         }
-        return try await self.page(of: rows, limit: page.limit, viewer: owner, posts: posts)
+        return try await self.page(of: rows, page: page, viewer: owner, posts: posts)
     }
 
-    /// Renders item rows fetched `limit + 1` at a time, with their posts in one batch.
-    func page(of rows: [Row], limit: Int, viewer: Int64, posts: PostStore) async throws -> Page<CollectionItem> {
-        let records = try rows.prefix(limit).map(ItemRecord.init(row:))
-        let saved = try await posts.posts(ids: records.compactMap(\.postID), viewer: viewer)
-        return Page(items: records.map { $0.with(posts: saved) }, nextCursor: rows.count > limit ? records.last?.cursor.encoded : nil)
+    /// Renders item rows fetched `page.fetchLimit` at a time, with their posts in one batch.
+    func page(of rows: [Row], page: PageRequest, viewer: Int64, posts: PostStore) async throws -> Page<CollectionItem> {
+        let records = try rows.map(ItemRecord.init(row:))
+        let (pageRecords, next) = page.split(records) { $0.cursor }
+        let saved = try await posts.posts(ids: pageRecords.compactMap(\.postID), viewer: viewer)
+        return Page(items: pageRecords.map { $0.with(posts: saved) }, nextCursor: next)
     }
 
     static func itemsSQL(collection: Int64, page: PageRequest) -> SQLQueryString {
         var sql: SQLQueryString = "SELECT \(itemColumns) FROM collection_items i WHERE i.collection_id = \(bind: collection)"
         if let cursor = page.cursor { sql += " AND (i.saved_at, i.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        return sql + " ORDER BY i.saved_at DESC, i.id DESC LIMIT \(bind: page.limit + 1)"
+        return sql + " ORDER BY i.saved_at DESC, i.id DESC LIMIT \(bind: page.fetchLimit)"
     }
 
     func item(id: Int64, owner: Int64, posts: PostStore) async throws -> CollectionItem {

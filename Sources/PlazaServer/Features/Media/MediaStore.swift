@@ -53,13 +53,13 @@ struct MediaStore: Sendable {
         let rows = try await db.read { db in
             try await db.rows(
                 """
-                SELECT \(MediaRecord.columns), created_at FROM media
-                WHERE owner_id = \(bind: owner) AND NOT link_preview \(after) ORDER BY id DESC LIMIT \(bind: page.limit + 1)
+                SELECT \(MediaRecord.columns) FROM media
+                WHERE owner_id = \(bind: owner) AND NOT link_preview \(after) ORDER BY id DESC LIMIT \(bind: page.fetchLimit)
                 """)
         }
-        let records = try rows.prefix(page.limit).map(MediaRecord.init(row:))
-        let next = rows.count > page.limit ? try rows[page.limit - 1].decode(column: "created_at", as: Int64.self) : nil
-        return Page(items: records.map(\.media), nextCursor: next.map { Cursor(time: $0, id: records[page.limit - 1].id).encoded })
+        // Ids are time-ordered, so the page is sorted by id alone, and its cursor is the id.
+        let (pageRows, next) = try page.split(rows) { Cursor(time: 0, id: try $0.decode(column: "id", as: Int64.self)) }
+        return Page(items: try pageRows.map { try MediaRecord(row: $0).media }, nextCursor: next)
     }
 
     /// What serving one media file needs to know.

@@ -136,16 +136,15 @@ struct NotificationStore: Sendable {
     /// The recipient's notifications, most recent activity first.
     func list(recipient: Int64, unreadOnly: Bool, page: PageRequest) async throws -> Page<PlazaAPI.Notification> {
         let rows = try await db.read { db in try await db.rows(Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page)) }
-        let items = try await render(Array(rows.prefix(page.limit)), recipient: recipient)
-        let next = rows.count > page.limit ? try rows[page.limit - 1].cursor : nil
-        return Page(items: items, nextCursor: next?.encoded)
+        let (pageRows, next) = try page.split(rows) { try $0.cursor }
+        return Page(items: try await render(Array(pageRows), recipient: recipient), nextCursor: next)
     }
 
     static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest) -> SQLQueryString {
         var sql: SQLQueryString = "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient)"
         if unreadOnly { sql += " AND n.read_at IS NULL" }
         if let cursor = page.cursor { sql += " AND n.sort_id < \(bind: cursor.id)" }
-        sql += " ORDER BY n.sort_id DESC LIMIT \(bind: page.limit + 1)"
+        sql += " ORDER BY n.sort_id DESC LIMIT \(bind: page.fetchLimit)"
         return sql
     }
 

@@ -123,19 +123,15 @@ struct PeopleStore: Sendable {
     /// has a block with.
     func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
         let query = Self.followsSQL(direction, of: userID, page: page, viewer: viewer)
-        return try await userPage(query, timeColumn: "followed_at", limit: page.limit, viewer: viewer)
+        return try await userPage(query, timeColumn: "followed_at", page: page, viewer: viewer)
     }
 
-    /// Runs a user-list query that asked for `limit + 1` rows, each with its sort time in
+    /// Runs a user-list query that asked for `page.fetchLimit` rows, each with its sort time in
     /// `timeColumn`, and renders the page.
-    func userPage(_ query: SQLQueryString, timeColumn: String, limit: Int, viewer: Int64?) async throws -> Page<User> {
+    func userPage(_ query: SQLQueryString, timeColumn: String, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
         let rows = try await db.read { db in try await db.rows(query) }
-        let records = try rows.prefix(limit).map(UserRecord.init(row:))
-        var next: String?
-        if rows.count > limit, let last = rows.prefix(limit).last {
-            next = Cursor(time: try last.decode(column: timeColumn, as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
-        }
-        return Page(items: try await users(records, viewer: viewer), nextCursor: next)
+        let (pageRows, next) = try page.split(rows) { try Cursor(row: $0, time: timeColumn) }
+        return Page(items: try await users(pageRows.map(UserRecord.init(row:)), viewer: viewer), nextCursor: next)
     }
 
     static func followsSQL(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
@@ -147,7 +143,7 @@ struct PeopleStore: Sendable {
             """
         if let cursor = page.cursor { sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))" }
         if viewer != nil { sql += " AND \(Visibility.person(other, seenBy: viewer))" }
-        sql += " ORDER BY f.created_at DESC, \(other) DESC LIMIT \(bind: page.limit + 1)"
+        sql += " ORDER BY f.created_at DESC, \(other) DESC LIMIT \(bind: page.fetchLimit)"
         return sql
     }
 

@@ -35,16 +35,15 @@ struct CommentStore: Sendable {
     func comments(post: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<Comment> {
         let query = Self.listSQL(post: post, page: page, viewer: viewer)
         let rows = try await db.read { db in try await db.rows(query) }
-        let items = try rows.prefix(page.limit).map(Self.comment)
-        let next = rows.count > page.limit ? try Cursor(row: rows[page.limit - 1], time: "created_at").encoded : nil
-        return Page(items: items, nextCursor: next)
+        let (pageRows, next) = try page.split(rows) { try Cursor(row: $0, time: "created_at") }
+        return Page(items: try pageRows.map(Self.comment), nextCursor: next)
     }
 
     static func listSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
         var sql: SQLQueryString = "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
         if let cursor = page.cursor { sql += " AND (c.created_at, c.id) > (\(bind: cursor.time), \(bind: cursor.id))" }
         if viewer != nil { sql += " AND \(Visibility.comment("c", seenBy: viewer))" }
-        sql += " ORDER BY c.created_at ASC, c.id ASC LIMIT \(bind: page.limit + 1)"
+        sql += " ORDER BY c.created_at ASC, c.id ASC LIMIT \(bind: page.fetchLimit)"
         return sql
     }
 

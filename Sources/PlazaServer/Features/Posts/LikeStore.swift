@@ -48,7 +48,7 @@ struct LikeStore: Sendable {
     /// Who liked a post, newest like first, without users the viewer has a block with.
     func likers(post: Int64, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws -> Page<User> {
         let query = Self.likersSQL(post: post, page: page, viewer: viewer)
-        return try await people.userPage(query, timeColumn: "liked_at", limit: page.limit, viewer: viewer)
+        return try await people.userPage(query, timeColumn: "liked_at", page: page, viewer: viewer)
     }
 
     static func likersSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
@@ -58,7 +58,7 @@ struct LikeStore: Sendable {
             """
         if let cursor = page.cursor { sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
         if viewer != nil { sql += " AND \(Visibility.person("l.user_id", seenBy: viewer))" }
-        sql += " ORDER BY l.created_at DESC, l.user_id DESC LIMIT \(bind: page.limit + 1)"
+        sql += " ORDER BY l.created_at DESC, l.user_id DESC LIMIT \(bind: page.fetchLimit)"
         return sql
     }
 }

@@ -222,13 +222,12 @@ struct PostStore: Sendable {
             if case .home(let user) = query.source { spaces = try await SpaceStore.memberships(of: user, on: db) }
             return try await db.rows(Self.feedSQL(query, viewer: viewer, homeSpaces: spaces))
         }
-        let records = try rows.prefix(query.page.limit).map(PostRecord.init(row:))
-        let next = rows.count > query.page.limit ? records.last?.cursor.encoded : nil
-        return Page(items: records.map(\.post), nextCursor: next)
+        let (pageRecords, next) = query.page.split(try rows.map(PostRecord.init(row:))) { $0.cursor }
+        return Page(items: pageRecords.map(\.post), nextCursor: next)
     }
 
     static func feedSQL(_ query: FeedQuery, viewer: Int64?, homeSpaces: [Int64] = []) -> SQLQueryString {
-        let limit = query.page.limit + 1
+        let limit = query.page.fetchLimit
         let postFilters = filters(query, viewer: viewer, time: "p.created_at", id: "p.id")
         let spaceFilters = filters(query, viewer: viewer, time: "ps.created_at", id: "ps.post_id")
         var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM "

@@ -87,13 +87,8 @@ struct HistoryStore: Sendable {
     func history(of user: Int64, _ query: HistoryQuery) async throws -> Page<HistoryItem> {
         let sql = Self.historySQL(of: user, query, kind: db.kind)
         let rows = try await db.read { db in try await db.rows(sql) }
-        let items = try rows.prefix(query.page.limit).map(Self.item(row:))
-        var next: String?
-        if rows.count > query.page.limit {
-            let last = rows[query.page.limit - 1]
-            next = Cursor(time: try last.decode(column: "sort_key", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
-        }
-        return Page(items: items, nextCursor: next)
+        let (pageRows, next) = try query.page.split(rows) { try Cursor(row: $0, time: "sort_key") }
+        return Page(items: try pageRows.map(Self.item(row:)), nextCursor: next)
     }
 
     static func item(row: Row) throws -> HistoryItem {
@@ -120,7 +115,7 @@ struct HistoryStore: Sendable {
             }
         }
         if let cursor = query.page.cursor { sql += " AND (\(key), v.post_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        return sql + " ORDER BY \(key) DESC, v.post_id DESC LIMIT \(bind: query.page.limit + 1)"
+        return sql + " ORDER BY \(key) DESC, v.post_id DESC LIMIT \(bind: query.page.fetchLimit)"
     }
 
     // MARK: recommendations

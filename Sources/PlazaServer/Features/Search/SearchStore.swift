@@ -46,7 +46,7 @@ struct SearchStore: Sendable {
         }
         // The page's posts as the viewer may see them, one more to know whether there is a next
         // page. Posts of people blocked either way (and any deleted since the ranking) are skipped.
-        let wanted = query.page.limit + 1
+        let wanted = query.page.fetchLimit
         var page: [(hit: SearchWindowCache.Hit, post: Post)] = []
         // Hidden posts are rare, so the first read asks for just the page; if some were hidden,
         // later reads take bigger steps (a window of 1,000 takes at most 5 reads).
@@ -58,11 +58,7 @@ struct SearchStore: Sendable {
             let found = try await postStore.posts(ids: chunk.map(\.id), viewer: viewer)
             page += chunk.compactMap { hit in found[hit.id].map { (hit: hit, post: $0) } }.prefix(wanted - page.count)
         }
-        let shown = page.prefix(query.page.limit)
-        var next: String?
-        if page.count > query.page.limit, let last = shown.last?.hit {
-            next = Cursor(time: 0, id: last.id, score: last.score).encoded
-        }
+        let (shown, next) = query.page.split(page) { Cursor(time: 0, id: $0.hit.id, score: $0.hit.score) }
         return Page(items: shown.map(\.post), nextCursor: next)
     }
 
@@ -82,6 +78,11 @@ struct SearchStore: Sendable {
     }
 
     /// Everything that decides a window (the page, cursor and viewer do not).
+    /// The cursor after a ranked row: its score, then its id.
+    static func scoreCursor(_ row: Row) throws -> Cursor {
+        Cursor(time: 0, id: try row.decode(column: "id", as: Int64.self), score: try row.decode(column: "score", as: Double.self))
+    }
+
     static func windowKey(_ query: PostQuery) -> String {
         var key = (query.text?.fts5(in: query.field) ?? "") + "\u{1}" + (query.kind?.rawValue ?? "") + "\u{1}" + (query.space.map(String.init) ?? "")
         if let near = query.near { key += "\u{1}\(near.latitude.bitPattern),\(near.longitude.bitPattern),\(near.radiusKm.bitPattern)" }
@@ -92,12 +93,8 @@ struct SearchStore: Sendable {
     private func nearby(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
         let sql = Self.nearbySQL(query, viewer: viewer, kind: db.kind)
         let rows = try await db.read { db in try await db.rows(sql) }
-        let records = try rows.prefix(query.page.limit).map(PostRecord.init(row:))
-        var next: String?
-        if rows.count > query.page.limit, let last = records.last {
-            let score = try rows[query.page.limit - 1].decode(column: "score", as: Double.self)
-            next = Cursor(time: 0, id: last.id, score: score).encoded
-        }
+        let (pageRows, next) = try query.page.split(rows) { try Self.scoreCursor($0) }
+        let records = try pageRows.map(PostRecord.init(row:))
         return Page(items: records.map(\.post), nextCursor: next)
     }
 
@@ -172,7 +169,7 @@ struct SearchStore: Sendable {
         if let cursor = query.page.cursor, let score = cursor.score {
             page += " WHERE (h.score > \(bind: score) OR (h.score = \(bind: score) AND h.id < \(bind: cursor.id)))"
         }
-        page += " ORDER BY h.score, h.id DESC LIMIT \(bind: query.page.limit + 1)"
+        page += " ORDER BY h.score, h.id DESC LIMIT \(bind: query.page.fetchLimit)"
         return """
             SELECT \(PostRecord.columns(viewer: viewer)), k.score FROM (\(page)) AS k JOIN posts p ON p.id = k.id
             JOIN users u ON u.id = p.author_id ORDER BY k.score, p.id DESC
@@ -186,12 +183,8 @@ struct SearchStore: Sendable {
     func users(_ text: SearchText, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
         let sql = Self.usersSQL(text.asPrefixes, page: page, viewer: viewer, kind: db.kind)
         let rows = try await db.read { db in try await db.rows(sql) }
-        let records = try rows.prefix(page.limit).map(UserRecord.init(row:))
-        var next: String?
-        if rows.count > page.limit, let last = records.last {
-            next = Cursor(time: 0, id: last.id, score: try rows[page.limit - 1].decode(column: "score", as: Double.self)).encoded
-        }
-        return Page(items: try await people.users(records, viewer: viewer), nextCursor: next)
+        let (pageRows, next) = try page.split(rows) { try Self.scoreCursor($0) }
+        return Page(items: try await people.users(pageRows.map(UserRecord.init(row:)), viewer: viewer), nextCursor: next)
     }
 
     static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
@@ -212,7 +205,7 @@ struct SearchStore: Sendable {
         if let cursor = page.cursor, let score = cursor.score {
             sql += " WHERE (r.score > \(bind: score) OR (r.score = \(bind: score) AND r.id < \(bind: cursor.id)))"
         }
-        return sql + " ORDER BY r.score, r.id DESC LIMIT \(bind: page.limit + 1)"
+        return sql + " ORDER BY r.score, r.id DESC LIMIT \(bind: page.fetchLimit)"
     }
 
     // MARK: saved items
@@ -224,7 +217,7 @@ struct SearchStore: Sendable {
     func saved(_ text: SearchText, owner: Int64, page: PageRequest, collections: CollectionStore) async throws -> Page<CollectionItem> {
         let sql = Self.savedSQL(text, owner: owner, page: page)
         let rows = try await db.read { db in try await db.rows(sql) }
-        return try await collections.page(of: rows, limit: page.limit, viewer: owner, posts: postStore)
+        return try await collections.page(of: rows, page: page, viewer: owner, posts: postStore)
     }
 
     static func savedSQL(_ text: SearchText, owner: Int64, page: PageRequest) -> SQLQueryString {
@@ -240,6 +233,6 @@ struct SearchStore: Sendable {
             sql += " AND \(haystack) LIKE \(bind: "%" + SpaceStore.likeEscaped(phrase) + "%") ESCAPE '\\'"
         }
         if let cursor = page.cursor { sql += " AND (i.saved_at, i.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        return sql + " ORDER BY i.saved_at DESC, i.id DESC LIMIT \(bind: page.limit + 1)"
+        return sql + " ORDER BY i.saved_at DESC, i.id DESC LIMIT \(bind: page.fetchLimit)"
     }
 }

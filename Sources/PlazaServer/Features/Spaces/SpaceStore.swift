@@ -150,13 +150,8 @@ struct SpaceStore: Sendable {
     func list(_ query: ListQuery, viewer: Int64?) async throws -> Page<Space> {
         let sql = Self.listSQL(query, viewer: viewer)
         let rows = try await db.read { db in try await db.rows(sql) }
-        let spaces = try rows.prefix(query.page.limit).map { try Self.space(row: $0, viewer: viewer) }
-        var next: String?
-        if rows.count > query.page.limit {
-            let last = rows[query.page.limit - 1]
-            next = Cursor(time: try last.decode(column: "sort_time", as: Int64.self), id: try last.decode(column: "id", as: Int64.self)).encoded
-        }
-        return Page(items: spaces, nextCursor: next)
+        let (pageRows, next) = try query.page.split(rows) { try Cursor(row: $0, time: "sort_time") }
+        return Page(items: try pageRows.map { try Self.space(row: $0, viewer: viewer) }, nextCursor: next)
     }
 
     static func listSQL(_ query: ListQuery, viewer: Int64?) -> SQLQueryString {
@@ -174,7 +169,7 @@ struct SpaceStore: Sendable {
         }
         if let text = query.text { sql += " AND s.search_key LIKE \(bind: "%" + likeEscaped(text) + "%") ESCAPE '\\'" }
         if let cursor = query.page.cursor { sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))" }
-        sql += " ORDER BY \(time) DESC, \(id) DESC LIMIT \(bind: query.page.limit + 1)"
+        sql += " ORDER BY \(time) DESC, \(id) DESC LIMIT \(bind: query.page.fetchLimit)"
         return sql
     }
 
