@@ -36,6 +36,22 @@ struct SupportTests {
         #expect(encoded.contains(#""title":null"#) && encoded.contains(#""body":"b""#) && !encoded.contains("price"))
     }
 
+    @Test func base64urlMatchesFoundationsAndReadsBackOnlyCanonicalText() {
+        var random = SeededGenerator(seed: 7)
+        for count in 0..<70 {
+            let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+            let text = ByteText.base64url(bytes)
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(text == foundation)
+            #expect(ByteText.bytes(base64url: text) == bytes)
+        }
+        // "AB" is the one spelling of 0x00; "AA" is 0x00 too but "AB" sets an unused bit.
+        #expect(ByteText.bytes(base64url: "AA") == [0])
+        for bad in ["AB", "A", "AAAAA", "AA==", "a+b/", "é"] { #expect(ByteText.bytes(base64url: bad) == nil, "\(bad)") }
+        #expect(ByteText.hex([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
+    }
+
     @Test func aPageSplitsOffTheExtraRowAndPointsAfterItsLastRow() {
         let page = PageRequest(limit: 2, cursor: nil)
         #expect(page.fetchLimit == 3)

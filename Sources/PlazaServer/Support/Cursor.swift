@@ -9,16 +9,7 @@ struct Cursor: Equatable {
 
     var encoded: String {
         let text = score.map { "\(time):\(id):\($0.bitPattern)" } ?? "\(time):\(id)"
-        // base64url without padding, by bytes (Foundation's string replacing showed up in feed profiles).
-        let base64 = Data(text.utf8).base64EncodedString().utf8.compactMap { byte -> UInt8? in
-            switch byte {
-            case UInt8(ascii: "+"): UInt8(ascii: "-")
-            case UInt8(ascii: "/"): UInt8(ascii: "_")
-            case UInt8(ascii: "="): nil
-            default: byte
-            }
-        }
-        return String(decoding: base64, as: UTF8.self)
+        return ByteText.base64url(text.utf8)
     }
 
     init(time: Int64, id: Int64, score: Double? = nil) {
@@ -34,15 +25,7 @@ struct Cursor: Equatable {
 
     init?(encoded: String) {
         guard encoded.count <= 128 else { return nil }
-        var base64 = encoded.utf8.map { byte in
-            switch byte {
-            case UInt8(ascii: "-"): UInt8(ascii: "+")
-            case UInt8(ascii: "_"): UInt8(ascii: "/")
-            default: byte
-            }
-        }
-        base64 += repeatElement(UInt8(ascii: "="), count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: Data(base64)), let text = String(data: data, encoding: .utf8) else { return nil }
+        guard let bytes = ByteText.bytes(base64url: encoded), let text = String(validating: bytes, as: UTF8.self) else { return nil }
         let parts = text.split(separator: ":")
         guard parts.count == 2 || parts.count == 3, let time = Int64(parts[0]), let id = Int64(parts[1]) else { return nil }
         self.time = time

@@ -33,11 +33,10 @@ final class DeviceTokens: Sendable {
 
     /// A new token for a client that just proved it knows `userID`'s password.
     func issue(userID: Int64, now: Timestamp = .now) async throws -> String {
-        var generator = SystemRandomNumberGenerator()
-        let device = Self.base64url(Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }))
+        let device = ByteText.base64url(ByteText.randomBytes(16))
         let payload = "\(userID).\(now.milliseconds).\(device)"
         let mac = HMAC<SHA256>.authenticationCode(for: Data(payload.utf8), using: try await signingKey())
-        return payload + "." + Self.base64url(Data(mac))
+        return payload + "." + ByteText.base64url(mac)
     }
 
     /// The device id in `token` when it is a valid, unexpired token for `userID`; nil otherwise.
@@ -47,7 +46,7 @@ final class DeviceTokens: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == String(userID), parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let issued = Int64(parts[1]),
             issued <= now.milliseconds + 60_000, now.milliseconds - issued < Self.lifetimeMillis,
-            parts[2].utf8.count == 22, let mac = Self.decodeBase64url(parts[3]), mac.count == 32
+            parts[2].utf8.count == 22, let mac = ByteText.bytes(base64url: parts[3]), mac.count == 32
         else { return nil }
         let payload = Data(token.utf8.prefix(token.utf8.count - parts[3].utf8.count - 1))
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payload, using: try await signingKey()) else { return nil }
@@ -64,23 +63,5 @@ final class DeviceTokens: Sendable {
         Cookie(
             name: cookieName, value: token, maxAge: Int(lifetimeMillis / 1000), path: "/", secure: secure, httpOnly: true,
             sameSite: .lax)
-    }
-
-    static func base64url(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func decodeBase64url(_ text: Substring) -> Data? {
-        guard text.utf8.allSatisfy({ byte in
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }) else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        // Canonical only: the last character's unused low bits must be zero, so each value has
-        // one spelling and changing any character of a token changes what it says.
-        guard let data = Data(base64Encoded: base64), base64url(data) == text else { return nil }
-        return data
     }
 }

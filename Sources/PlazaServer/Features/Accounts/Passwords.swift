@@ -47,22 +47,7 @@ struct PasswordHasher: Sendable {
 
 /// Opaque session tokens: 256 random bits, stored only as their SHA-256.
 enum SessionToken {
-    static func make() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    static func make() -> String { ByteText.base64url(ByteText.randomBytes(32)) }
 
-    static func hash(_ token: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: Data(token.utf8)) {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: hex, as: UTF8.self)
-    }
+    static func hash(_ token: String) -> String { ByteText.hex(SHA256.hash(data: Data(token.utf8))) }
 }

@@ -49,12 +49,7 @@ struct MediaRecord: Sendable, Hashable {
     static let columns: SQLQueryString = "id, content_type, width, height, blurhash, access_key"
 
     /// A new access key: 128 random bits, base64url without padding (22 characters).
-    static func newKey() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    static func newKey() -> String { ByteText.base64url(ByteText.randomBytes(16)) }
 
     /// Whether `text` has the shape of a key (old keys are hex, new ones base64url), so that
     /// nothing else is looked up.

@@ -99,7 +99,7 @@ struct S3MediaStorage: MediaStorage {
         let basePath = endpoint.path.hasSuffix("/") ? String(endpoint.path.dropLast()) : endpoint.path
         let path = basePath + "/" + Self.encode(settings.bucket) + "/" + (settings.prefix + key).split(separator: "/", omittingEmptySubsequences: false).map { Self.encode(String($0)) }.joined(separator: "/")
         let (amzDate, day) = Self.timestamps(now)
-        let payloadHash = Self.hex(SHA256.hash(data: body))
+        let payloadHash = ByteText.hex(SHA256.hash(data: body))
 
         var headers = extra.reduce(into: [String: String]()) { $0[$1.key.lowercased()] = $1.value.trimmingCharacters(in: .whitespaces) }
         headers["host"] = hostHeader
@@ -126,12 +126,12 @@ struct S3MediaStorage: MediaStorage {
         let signedHeaders = names.joined(separator: ";")
         let canonicalRequest = [method, path, query, canonicalHeaders, signedHeaders, payloadHash].joined(separator: "\n")
         let scope = "\(day)/\(settings.region)/s3/aws4_request"
-        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, hex(SHA256.hash(data: Array(canonicalRequest.utf8)))].joined(separator: "\n")
+        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, ByteText.hex(SHA256.hash(data: Array(canonicalRequest.utf8)))].joined(separator: "\n")
         var signingKey = SymmetricKey(data: Array("AWS4\(settings.secretAccessKey)".utf8))
         for part in [day, settings.region, "s3", "aws4_request"] {
             signingKey = SymmetricKey(data: Array(HMAC<SHA256>.authenticationCode(for: Array(part.utf8), using: signingKey)))
         }
-        let signature = hex(HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: signingKey))
+        let signature = ByteText.hex(HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: signingKey))
         return "AWS4-HMAC-SHA256 Credential=\(settings.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
     }
 
@@ -158,7 +158,5 @@ struct S3MediaStorage: MediaStorage {
         return (day + String(format: "T%02d%02d%02dZ", parts.tm_hour, parts.tm_min, parts.tm_sec), day)
     }
 
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
-    }
+
 }

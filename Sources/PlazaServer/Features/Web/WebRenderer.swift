@@ -33,7 +33,7 @@ struct WebRenderer: Sendable {
             hasher.update(data: data)
             assets[name] = Asset(body: ByteBuffer(data: data), contentType: contentType(of: name))
         }
-        let version = hasher.finalize().prefix(6).map { String(format: "%02x", $0) }.joined()
+        let version = ByteText.hex(hasher.finalize().prefix(6))
         // Media is served by Plaza itself (from disk or S3), so images are same-origin too; blob: is the upload preview.
         let csp =
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; "

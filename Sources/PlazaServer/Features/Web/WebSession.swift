@@ -20,9 +20,7 @@ enum WebSession {
     static let csrfField = "_csrf"
 
     static func csrfToken(secret: String) -> String {
-        let digest = SHA256.hash(data: Data("plaza-csrf:\(secret)".utf8))
-        return Data(digest).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        ByteText.base64url(SHA256.hash(data: Data("plaza-csrf:\(secret)".utf8)))
     }
 
     /// A cookie's name as set: over HTTPS with the `__Host-` prefix.
