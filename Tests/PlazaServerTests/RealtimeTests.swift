@@ -14,7 +14,11 @@ struct RealtimeTests {
             let ana = try await api.register("ana")
             let ben = try await api.register("ben")
             let eve = try await api.register("eve")
+            let zed = try await api.register("zed")
             try await api.follow(ben, "ana")
+            // Zed's posts reach Ben and Eve: his last one marks the end of what they may hear.
+            try await api.follow(ben, "zed")
+            try await api.follow(eve, "zed")
             let bens = try await EventStreamClient.connect(port: port, token: ben.token)
             let eves = try await EventStreamClient.connect(port: port, token: eve.token)
             let anas = try await EventStreamClient.connect(port: port, token: ana.token)
@@ -43,9 +47,13 @@ struct RealtimeTests {
             #expect(mine.map(\.event) == ["post.created", "post.updated", "notification", "comment.created", "notification", "like.changed", "post.deleted"])
             #expect(try mine.first(where: { $0.event == "like.changed" })?.decode(LikeChange.self) == LikeChange(postId: post.id, userId: ben.id, liked: true, likes: 1))
             #expect(try mine.first(where: { $0.event == "comment.created" })?.decode(Comment.self).body == "Wow")
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(eves.events.map(\.event) == ["ready"], "a stranger hears nothing")
-            #expect(bens.events.count == 4, "no more than that")
+            // Events arrive in log order, so whatever else they were sent comes before the sentinel.
+            let sentinel = try await api.textPost(zed, "sentinel")
+            let evesAll = await eves.waitFor(2)
+            #expect(evesAll.map(\.event) == ["ready", "post.created"], "a stranger hears nothing")
+            #expect(try evesAll.last?.decode(Post.self).id == sentinel.id)
+            let bensAll = await bens.waitFor(5)
+            #expect(try bensAll.count == 5 && bensAll.last?.decode(Post.self).id == sentinel.id, "no more than that")
         }
     }
 
@@ -71,12 +79,14 @@ struct RealtimeTests {
             let after = try await api.textPost(ana, "live again")
             let all = await second.waitFor(7)
             #expect(try all.last?.decode(Post.self).id == after.id)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(second.events.count == 7, "nothing twice")
+            // Events arrive in log order: a duplicate would come before the next post.
+            let sentinel = try await api.textPost(ana, "sentinel")
+            let withSentinel = await second.waitFor(8)
+            #expect(try withSentinel.count == 8 && withSentinel.last?.decode(Post.self).id == sentinel.id, "nothing twice")
             // Resuming from the very first id replays everything since, once.
             let third = try await EventStreamClient.connect(port: port, token: ben.token, lastEventID: ready.id)
             defer { third.close() }
-            #expect(await third.waitFor(8).map(\.event) == Array(repeating: "post.created", count: 7) + ["ready"])
+            #expect(await third.waitFor(9).map(\.event) == Array(repeating: "post.created", count: 8) + ["ready"])
             // A resume point from the future (another database) is a reset.
             let fourth = try await EventStreamClient.connect(port: port, token: ben.token, lastEventID: "999999999")
             defer { fourth.close() }
@@ -97,6 +107,8 @@ struct RealtimeTests {
                 }
             }
             _ = try await api.call(.put, "/users/ana/block", as: cat)
+            let dan = try await api.register("dan")
+            try await api.follow(cat, "dan")  // Dan's post marks the end of what Cat may hear
             let bens = try await EventStreamClient.connect(port: port, token: ben.token)
             let cats = try await EventStreamClient.connect(port: port, token: cat.token)
             defer { bens.close(); cats.close() }
@@ -104,8 +116,10 @@ struct RealtimeTests {
             _ = await cats.waitFor(1)
             let post = try await api.post(ana, CreatePostRequest(kind: .text, body: "Question for the course", spaces: ["cs101"]))
             #expect(try await bens.waitFor(2).last?.decode(Post.self).id == post.id, "a member hears of a post in the space")
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(cats.events.map(\.event) == ["ready"], "a member who blocked the author does not")
+            let sentinel = try await api.textPost(dan, "sentinel")
+            let catsAll = await cats.waitFor(2)
+            #expect(catsAll.map(\.event) == ["ready", "post.created"], "a member who blocked the author does not")
+            #expect(try catsAll.last?.decode(Post.self).id == sentinel.id)
             // A block made after the event hides it on replay too.
             let beforeBlock = try #require(bens.events.first?.id)
             _ = try await api.call(.put, "/users/ana/block", as: ben)
