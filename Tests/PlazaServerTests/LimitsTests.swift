@@ -507,6 +507,7 @@ struct SharedLimitsTests {
                 }
             }
         }
+        await TestDatabase.dispose(config)
     }
 
     @Test func maintenanceExpiresOldLimitRows() async throws {

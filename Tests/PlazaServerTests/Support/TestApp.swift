@@ -48,29 +48,62 @@ enum TestDatabase {
         url.path = "/\(name)"
         return url.string!
     }
+
+    /// Runs `body` with `config`, then removes what the test made: its data folder and, on
+    /// PostgreSQL, its database (also when `body` throws).
+    static func cleaningUp<T>(_ config: PlazaConfig, _ body: () async throws -> T) async throws -> T {
+        do {
+            let result = try await body()
+            await dispose(config)
+            return result
+        } catch {
+            await dispose(config)
+            throw error
+        }
+    }
+
+    static func dispose(_ config: PlazaConfig) async {
+        try? FileManager.default.removeItem(atPath: config.dataDir)
+        guard let adminURL = postgresURL, let url = config.databaseURL, let admin = URLComponents(string: adminURL), let host = admin.host,
+            let name = URLComponents(string: url)?.path.dropFirst(), name.hasPrefix("plaza_t_")
+        else { return }
+        let configuration = PostgresConnection.Configuration(
+            host: host, port: admin.port ?? 5432, username: admin.user ?? "postgres", password: admin.password,
+            database: String(admin.path.dropFirst()), tls: .disable)
+        guard let connection = try? await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "test")) else { return }
+        // FORCE ends connections a test left open (a second app server, a stream).
+        _ = try? await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: Logger(label: "test"))
+        try? await connection.close()
+    }
 }
 
 /// Runs `body` against a fresh application through the router (no sockets).
 func withApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI) async throws -> Void) async throws {
     let config = try await TestDatabase.config(adjust)
-    let app = try await buildApplication(config: config, logger: Logger(label: "test"))
-    try await app.test(.router) { client in try await body(TestAPI(client: client, config: config)) }
+    try await TestDatabase.cleaningUp(config) {
+        let app = try await buildApplication(config: config, logger: Logger(label: "test"))
+        try await app.test(.router) { client in try await body(TestAPI(client: client, config: config)) }
+    }
 }
 
 /// Runs `body` against a fresh application listening on a loopback port (for streams).
 func withLiveApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI, Int) async throws -> Void) async throws {
     let config = try await TestDatabase.config(adjust)
-    let app = try await buildApplication(config: config, logger: Logger(label: "test"))
-    try await app.test(.live) { client in try await body(TestAPI(client: client, config: config), client.port!) }
+    try await TestDatabase.cleaningUp(config) {
+        let app = try await buildApplication(config: config, logger: Logger(label: "test"))
+        try await app.test(.live) { client in try await body(TestAPI(client: client, config: config), client.port!) }
+    }
 }
 
 /// Runs `body` with a migrated database (for store-level tests).
 func withDatabase(_ body: @Sendable (Database, PlazaConfig) async throws -> Void) async throws {
     let config = try await TestDatabase.config()
-    let db = try await Database.open(config.database, logger: Logger(label: "test"))
-    try await db.withRunning { db in
-        try await Migrations.run(on: db, logger: Logger(label: "test"))
-        try await body(db, config)
+    try await TestDatabase.cleaningUp(config) {
+        let db = try await Database.open(config.database, logger: Logger(label: "test"))
+        try await db.withRunning { db in
+            try await Migrations.run(on: db, logger: Logger(label: "test"))
+            try await body(db, config)
+        }
     }
 }
 
