@@ -71,21 +71,26 @@ final class EventStreamClient: Sendable {
     var ended: Bool { state.withLockedValue { $0.ended } }
     var heartbeats: Int { state.withLockedValue { $0.comments } }
 
-    /// Waits until `count` events (of any kind) have arrived, or the deadline; returns them all.
+    /// How long a wait lasts at most. It only guards against a hang: every wait ends as soon as
+    /// what it waits for has arrived, and none expects it not to (tests that check nothing more
+    /// arrives wait for a later sentinel event). 5 s was too short for a loaded PostgreSQL suite.
+    static let hangGuard: Duration = .seconds(60)
+
+    /// Waits until `count` events (of any kind) have arrived, or the hang guard; returns them all.
     @discardableResult
-    func waitFor(_ count: Int, within deadline: Duration = .seconds(5)) async -> [ReceivedEvent] {
+    func waitFor(_ count: Int, within deadline: Duration = hangGuard) async -> [ReceivedEvent] {
         await waitUntil(deadline) { $0.events.count >= count }
         return events
     }
 
     /// Waits until a heartbeat comment has arrived.
-    func waitForHeartbeat(within deadline: Duration = .seconds(5)) async -> Bool {
+    func waitForHeartbeat(within deadline: Duration = hangGuard) async -> Bool {
         await waitUntil(deadline) { $0.comments >= 1 }
         return heartbeats >= 1
     }
 
     /// Waits until the server ends the stream.
-    func waitForEnd(within deadline: Duration = .seconds(5)) async -> Bool {
+    func waitForEnd(within deadline: Duration = hangGuard) async -> Bool {
         await waitUntil(deadline) { $0.ended }
         return ended
     }
