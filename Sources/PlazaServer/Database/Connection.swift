@@ -43,6 +43,8 @@ struct Connection: Sendable {
         }
     }
 
+    var dialect: Dialect { Dialect(kind: kind) }
+
     /// SQLite: whether a transaction is open (PostgreSQL's driver tracks its own).
     var isInTransaction: Bool {
         switch backend {

@@ -4,6 +4,11 @@ import SQLKit
 struct Dialect: Sendable {
     let kind: DatabaseKind
 
+    init(kind: DatabaseKind) { self.kind = kind }
+
+    /// The dialect SQLKit is serialising a query for (for expressions that do not know their connection).
+    init(serializing dialect: any SQLDialect) { kind = dialect.name == "postgresql" ? .postgres : .sqlite }
+
     /// Expands the placeholders used by migrations: `{id}` for a 64-bit primary key,
     /// `{sequence}` for one the database numbers (never reusing a number, even after deletes),
     /// and `{without_rowid}` for SQLite tables keyed by a composite primary key.
@@ -42,6 +47,40 @@ struct Dialect: Sendable {
                 """,
                 "CREATE TRIGGER \(name) AFTER INSERT OR DELETE ON \(counter.table) FOR EACH ROW EXECUTE FUNCTION \(name)()",
             ]
+        }
+    }
+
+    // MARK: locks and notifications (SQLite has one writer: none of these are needed there)
+
+    /// A row-locking clause for a SELECT whose rows the transaction will change or delete
+    /// (`FOR UPDATE`), or whose non-key columns it will change (`FOR NO KEY UPDATE`, which does
+    /// not block foreign-key checks against the rows), optionally `OF` one table alias; nil
+    /// where writes need no row locks.
+    func rowLock(_ strength: RowLock, of alias: String? = nil, skipLocked: Bool = false) -> SQLQueryString? {
+        guard kind == .postgres else { return nil }
+        var clause = strength == .update ? " FOR UPDATE" : " FOR NO KEY UPDATE"
+        if let alias { clause += " OF \(alias)" }
+        if skipLocked { clause += " SKIP LOCKED" }
+        return SQLQueryString(clause)
+    }
+
+    enum RowLock: Sendable { case update, noKeyUpdate }
+
+    /// A statement that takes transaction-scoped advisory lock `key`, or nil.
+    func advisoryLock(_ key: Int) -> SQLQueryString? {
+        kind == .postgres ? "SELECT pg_advisory_xact_lock(\(literal: key))" : nil
+    }
+
+    /// A statement that announces `payload` on `channel` to the other app servers at commit, or nil.
+    func notify(_ channel: String, _ payload: String) -> SQLQueryString? {
+        kind == .postgres ? "SELECT pg_notify(\(literal: channel), \(bind: payload))" : nil
+    }
+
+    /// `id slug name` lines of the spaces of post `p`, aggregated in the database's own way.
+    var postSpacesAggregate: String {
+        switch kind {
+        case .postgres: "string_agg(s.id || ' ' || s.slug || ' ' || s.name, E'\\n' ORDER BY pss.space_id)"
+        case .sqlite: "group_concat(s.id || ' ' || s.slug || ' ' || s.name, char(10))"
         }
     }
 

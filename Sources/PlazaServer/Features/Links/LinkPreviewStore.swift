@@ -45,7 +45,7 @@ struct LinkPreviewStore: Sendable {
             try await DailyUsage.charge(.linkPreview, user: user, cap: cap, now: now, on: db)
             return .pending
         }
-        let lock: SQLQueryString = db.kind == .postgres ? " FOR UPDATE" : ""
+        let lock = db.dialect.rowLock(.update) ?? ""
         guard let row = try await db.first(
             "SELECT state, title, description, image_url, site_name, fetched_at FROM link_previews WHERE url = \(bind: url)\(lock)")
         else { return .pending }
@@ -81,7 +81,7 @@ struct LinkPreviewStore: Sendable {
     /// time. The attempt is counted here, so a URL that brings the server down is not retried
     /// for ever.
     func claimDue(now: Int64, limit: Int, leaseMillis: Int64) async throws -> [Job] {
-        let skipLocked: SQLQueryString = db.kind == .postgres ? " FOR UPDATE SKIP LOCKED" : ""
+        let skipLocked = db.dialect.rowLock(.update, skipLocked: true) ?? ""
         let rows = try await db.write(
             """
             UPDATE link_previews SET next_attempt_at = \(bind: now + leaseMillis), attempts = attempts + 1

@@ -14,8 +14,8 @@ struct PeopleStore: Sendable {
     /// notifies), so a transaction that locks a post does so before calling this. SQLite has one
     /// writer and needs nothing.
     static func lockInOrder(_ users: [Int64], on db: Connection) async throws {
-        guard db.kind == .postgres, !users.isEmpty else { return }
-        try await db.exec("SELECT id FROM users WHERE id IN (\(binds: Array(Set(users)).sorted())) ORDER BY id FOR NO KEY UPDATE")
+        guard !users.isEmpty, let lock = db.dialect.rowLock(.noKeyUpdate) else { return }
+        try await db.exec("SELECT id FROM users WHERE id IN (\(binds: Array(Set(users)).sorted())) ORDER BY id\(lock)")
     }
 
     /// The id of the user named `username` as `viewer` may reach it: 404 when there is none, or

@@ -114,9 +114,8 @@ struct CommentStore: Sendable {
     /// people whose unread counts lose its notifications, in id order (`PeopleStore.lockInOrder`).
     func delete(comment: Int64) async throws {
         try await db.write { db in
-            if db.kind == .postgres {
-                try await db.exec(
-                    "SELECT p.id FROM posts p JOIN comments c ON c.post_id = p.id WHERE c.id = \(bind: comment) FOR NO KEY UPDATE OF p")
+            if let lock = db.dialect.rowLock(.noKeyUpdate, of: "p") {
+                try await db.exec("SELECT p.id FROM posts p JOIN comments c ON c.post_id = p.id WHERE c.id = \(bind: comment)\(lock)")
                 let notified = try await db.rows("SELECT DISTINCT recipient_id FROM notifications WHERE comment_id = \(bind: comment)")
                 try await PeopleStore.lockInOrder(notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
             }

@@ -81,9 +81,7 @@ struct PostRecord: Sendable {
 /// (Space names are single-line: `SpaceRules.name` refuses control characters.)
 struct PostSpacesColumn: SQLExpression {
     func serialize(to serializer: inout SQLSerializer) {
-        let lines = serializer.dialect.name == "postgresql"
-            ? "string_agg(s.id || ' ' || s.slug || ' ' || s.name, E'\\n' ORDER BY pss.space_id)"
-            : "group_concat(s.id || ' ' || s.slug || ' ' || s.name, char(10))"
+        let lines = Dialect(serializing: serializer.dialect).postSpacesAggregate
         serializer.write("(SELECT \(lines) FROM post_spaces pss JOIN spaces s ON s.id = pss.space_id WHERE pss.post_id = p.id) AS spaces")
     }
 }

@@ -180,8 +180,7 @@ struct PostStore: Sendable {
 
     /// The author's post, locked for deleting on PostgreSQL before any person's row (the lock order).
     static func lockOwn(post: Int64, author: Int64, on db: Connection) -> SQLQueryString {
-        let lock: SQLQueryString = db.kind == .postgres ? " FOR UPDATE" : ""
-        return "SELECT id FROM posts WHERE id = \(bind: post) AND author_id = \(bind: author)\(lock)"
+        "SELECT id FROM posts WHERE id = \(bind: post) AND author_id = \(bind: author)\(db.dialect.rowLock(.update) ?? "")"
     }
 
     /// Notifies the people named in `usernames` that `author` mentioned them in a post.

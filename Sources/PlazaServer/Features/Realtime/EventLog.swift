@@ -85,7 +85,7 @@ struct EventLog: Sendable {
     /// Appends the events: on PostgreSQL under the advisory lock, the transaction's last lock.
     private static func flush(_ entries: [(Event, Audience)], on db: Connection) async throws {
         guard !entries.isEmpty else { return }
-        if db.kind == .postgres { try await db.exec("SELECT pg_advisory_xact_lock(\(literal: appendLock))") }
+        if let lock = db.dialect.advisoryLock(appendLock) { try await db.exec(lock) }
         var last: Int64?
         for (event, audience) in entries {
             guard
@@ -118,7 +118,7 @@ struct EventLog: Sendable {
                 break  // resolved to `.readers` by `append`
             }
         }
-        if db.kind == .postgres, let last { try await db.exec("SELECT pg_notify(\(literal: channel), \(bind: String(last)))") }
+        if let last, let notify = db.dialect.notify(channel, String(last)) { try await db.exec(notify) }
     }
 }
 
