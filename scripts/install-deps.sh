@@ -24,7 +24,7 @@ fi
 # BoringSSL come with the Swift packages.
 apt_build="libvips-dev"
 brew_build="vips"
-apt_test="postgresql curl fonts-dejavu-core fonts-noto-color-emoji"
+apt_test="postgresql openssl curl fonts-dejavu-core fonts-noto-color-emoji"
 brew_test="postgresql@16"
 # The browser tests (e2e/, selenium): Debian's Chromium and its driver, Homebrew's casks. With
 # CHROMIUM_BIN and CHROMEDRIVER set you bring your own and these are left alone.
