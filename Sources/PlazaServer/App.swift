@@ -138,7 +138,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.notifications.register(to: api)
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
     WebController(
-        renderer: web, api: controllers, stores: services, sessionDays: config.sessionIdleDays,
+        renderer: web, api: controllers,
+        stores: .init(accounts: services.accounts, spaces: services.spaces, collections: services.collections), sessionDays: config.sessionIdleDays,
         rateLimiter: rateLimiter
     ).register(to: router)
     return router

@@ -43,7 +43,7 @@ struct RealtimeTests {
             #expect(try received.last?.decode(DeletedPost.self) == DeletedPost(id: post.id))
             let ids = received.compactMap { $0.id.flatMap(Int64.init) }
             #expect(ids.count == 3 && ids == ids.sorted(), "each event carries an increasing id")
-            let mine = await anas.waitFor(7).dropFirst()
+            let mine = await anas.waitFor(8).dropFirst()  // ready, then the seven below
             #expect(mine.map(\.event) == ["post.created", "post.updated", "notification", "comment.created", "notification", "like.changed", "post.deleted"])
             #expect(try mine.first(where: { $0.event == "like.changed" })?.decode(LikeChange.self) == LikeChange(postId: post.id, userId: ben.id, liked: true, likes: 1))
             #expect(try mine.first(where: { $0.event == "comment.created" })?.decode(Comment.self).body == "Wow")

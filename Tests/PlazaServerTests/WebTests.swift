@@ -243,6 +243,17 @@ struct WebTests {
         }
     }
 
+    @Test func aCollectionOlderThanTheNewestHundredHasItsPage() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let oldest = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "The first crate")).decode(SavedCollection.self)
+            for i in 0..<101 { _ = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "crate \(i)")) }
+            let page = try await api.page(.get, "/collections/\(oldest.id)", cookie: ana.cookie)
+            #expect(page.status == .ok && page.text.contains("The first crate"), "\(page.status)")
+            #expect(try await api.page(.get, "/collections/not-an-id", cookie: ana.cookie).status == .notFound)
+        }
+    }
+
     @Test func pagesAnswerAnonymousOwnerAndOtherUserAsTheAPIDoes() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")

@@ -28,6 +28,15 @@ struct CollectionStore: Sendable {
         return SavedCollection(id: String(id), name: name, counts: .init(items: 0), createdAt: Timestamp(milliseconds: now))
     }
 
+    /// The owner's collection `id`; 404 for anyone else's or none.
+    func collection(id: Int64, owner: Int64) async throws -> SavedCollection {
+        let row = try await db.read { db in
+            try await db.first("SELECT \(Self.columns) FROM collections c WHERE c.id = \(bind: id) AND c.owner_id = \(bind: owner)")
+        }
+        guard let row else { throw Self.notFound }
+        return try Self.collection(row: row)
+    }
+
     /// The owner's collections, newest first.
     func list(owner: Int64, page: PageRequest) async throws -> Page<SavedCollection> {
         let sql = Self.listSQL(owner: owner, page: page)

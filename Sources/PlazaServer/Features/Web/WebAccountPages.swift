@@ -15,12 +15,13 @@ extension WebPages {
     @Sendable func collection(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.requireUser()
         let items = try await api.collections.items(request, context: context)
-        let all = try await stores.collections.list(owner: me.userID, page: .init(limit: 100)).items
-        let id = context.parameters.string("id")
-        guard let current = all.first(where: { $0.id == id }) else { throw PlazaError.notFound("Collection") }
+        let id = try context.parameters.id("id", "Collection")
+        let current = try await stores.collections.collection(id: id, owner: me.userID)
+        // Where items can move: the newest 100 others (the page is found whatever its age).
+        let others = try await stores.collections.list(owner: me.userID, page: .init(limit: 101)).items.filter { $0.id != current.id }.prefix(100)
         let values: [String: Any] = [
             "collection": TemplateValue.object(current), "items": items.items.map { item(_: $0, viewer: me.userID) },
-            "others": all.filter { $0.id != id }.map(TemplateValue.object), "hasOthers": all.count > 1, "movable": true, "next": Self.next(request, cursor: items.nextCursor) as Any,
+            "others": others.map(TemplateValue.object), "hasOthers": !others.isEmpty, "movable": true, "next": Self.next(request, cursor: items.nextCursor) as Any,
         ]
         return try await web.page("collection", title: current.name, nav: "collections", values, request: request, context: context)
     }

@@ -9,10 +9,17 @@ import PlazaAPI
 struct WebController {
     let renderer: WebRenderer
     let api: APIControllers
-    let stores: AppServices
+    let stores: Stores
     let sessionDays: Int
     /// The same limits as the API's (sign-up counts as a registration); nil when turned off.
     let rateLimiter: RateLimiter?
+
+    /// The stores the pages read besides the API's handlers: sessions, spaces' keys, collections.
+    struct Stores {
+        let accounts: AccountStore
+        let spaces: SpaceStore
+        let collections: CollectionStore
+    }
 
     /// The API's handlers, which the pages call with the page's own request.
     struct APIControllers {

@@ -9,7 +9,7 @@ import PlazaAPI
 struct WebPages {
     let web: WebController
     var api: WebController.APIControllers { web.api }
-    var stores: AppServices { web.stores }
+    var stores: WebController.Stores { web.stores }
 
     func register(to web: RouterGroup<PlazaContext>) {
         web.get("/", use: home)
