@@ -189,6 +189,27 @@ import Testing
         }
     }
 
+    /// Addresses and blocks (link-preview hosts, forwarding headers, --trusted-proxies): what
+    /// parses must print as text that parses to the same address, and "127.0.0.1\0…" must not
+    /// pass as 127.0.0.1 (inet_pton reads a C string).
+    @Test func addresses() {
+        let seeds = Fuzz.seeds("127.0.0.1", "203.0.113.7", "::1", "[::1]", "fe80::1%eth0", "2001:db8::ff00:42:8329", "::ffff:192.0.2.1", "10.0.0.0/8", "fc00::/7")
+        Fuzz.run("addresses", seeds: seeds, dictionary: [".", ":", "::", "%", "[", "]", "/", "\0", "ffff", "0x", "255"]) { input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            if let address = IPAddress(text) {
+                if IPAddress(address.description) != address { Issue.record("\(address) does not read back, from \(input)") }
+                if text.utf8.contains(0) { Issue.record("\(address) parsed from text with a NUL: \(input)") }
+            }
+            if let block = IPBlock(text), IPBlock(block.description) != block { Issue.record("\(block) does not read back, from \(input)") }
+        }
+        #expect(IPAddress("127.0.0.1\u{0}.evil.example") == nil)
+        for spelling in ["0177.0.0.1", "2130706433", "0x7f.1", "127.1", "127.0.0.1.", " 127.0.0.1", "1:2:3:4:5:6:7:8:9", ":::1"] {
+            #expect(IPAddress(spelling) == nil, "\(spelling)")
+        }
+        #expect(IPAddress("::ffff:192.0.2.1")?.description == "::ffff:192.0.2.1")
+        #expect(IPAddress("[2001:DB8::1]%eth0") == nil && IPAddress("[2001:DB8::1]")?.description == "2001:db8::1")
+    }
+
     @Test func idsAndTimestamps() {
         let seeds = Fuzz.seeds("123456789012345678", "9223372036854775807", "1", "2026-11-21T09:30:00.123Z", "2026-02-29T23:59:60+14:00")
         Fuzz.run("ids and timestamps", seeds: seeds, dictionary: ["-", "+", ".", "Z", "T", ":"]) { input, _ in

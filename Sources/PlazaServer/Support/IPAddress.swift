@@ -1,27 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// An IPv4 or IPv6 address, parsed strictly so that no unusual spelling of an address slips past a check.
 enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     case v4(UInt32)
     /// 128 bits in two halves: UInt128 needs macOS 15 and the package supports macOS 14.
     case v6(high: UInt64, low: UInt64)
 
-    /// Parses a dotted quad (exactly four decimal parts, no leading zeros) or IPv6 text, optionally in brackets and with a zone.
+    /// Parses a dotted quad (exactly four decimal parts, no leading zeros) or IPv6 text, optionally
+    /// in brackets and with a zone, with the C library's `inet_pton`, which takes nothing else.
     init?(_ text: String) {
-        var bytes = Array(text.utf8)[...]
+        // A NUL would end the C string early and let "127.0.0.1\0…" through as 127.0.0.1.
+        guard text.utf8.count <= 64, !text.utf8.contains(0) else { return nil }
+        var address = Substring(text)
         var ipv6Only = false
-        if bytes.first == UInt8(ascii: "[") {
-            guard bytes.count >= 2, bytes.last == UInt8(ascii: "]") else { return nil }
-            bytes = bytes.dropFirst().dropLast()
+        if address.first == "[" {
+            guard address.count >= 2, address.last == "]" else { return nil }
+            address = address.dropFirst().dropLast()
             ipv6Only = true
         }
-        if let percent = bytes.firstIndex(of: UInt8(ascii: "%")) {
-            guard percent + 1 < bytes.endIndex else { return nil }
-            bytes = bytes[..<percent]
+        if let percent = address.firstIndex(of: "%") {
+            guard address.index(after: percent) < address.endIndex else { return nil }
+            address = address[..<percent]
             ipv6Only = true
         }
-        // Resolvers accept 0177.0.0.1 and 2130706433 for 127.0.0.1; refusing them keeps text and policy in agreement.
-        if !ipv6Only, let value = Self.parseIPv4(bytes) {
-            self = .v4(value)
-        } else if bytes.count <= 45, let (high, low) = Self.parseIPv6(bytes) {
+        // Resolvers accept 0177.0.0.1 and 2130706433 for 127.0.0.1; inet_pton refuses them,
+        // which keeps text and policy in agreement.
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if !ipv6Only, inet_pton(AF_INET, String(address), &v4) == 1 {
+            self = .v4(UInt32(bigEndian: v4.s_addr))
+        } else if inet_pton(AF_INET6, String(address), &v6) == 1 {
+            let (high, low) = withUnsafeBytes(of: &v6) { bytes in
+                (bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            }
             self = .v6(high: high, low: low)
         } else {
             return nil
@@ -46,66 +61,6 @@ enum IPAddress: Sendable, Hashable, CustomStringConvertible {
             guard best.count >= 2 else { return hex.joined(separator: ":") }
             return hex[..<best.start].joined(separator: ":") + "::" + hex[(best.start + best.count)...].joined(separator: ":")
         }
-    }
-
-    /// A strict dotted quad: four decimal parts of 0–255, each without leading zeros.
-    private static func parseIPv4(_ bytes: ArraySlice<UInt8>) -> UInt32? {
-        var value: UInt32 = 0, octet: UInt32 = 0, digits = 0, dots = 0
-        for byte in bytes {
-            if byte == UInt8(ascii: ".") {
-                guard digits > 0, dots < 3 else { return nil }
-                value = value << 8 | octet
-                (octet, digits, dots) = (0, 0, dots + 1)
-            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
-                guard digits == 0 || octet != 0 else { return nil }
-                octet = octet * 10 + UInt32(byte - UInt8(ascii: "0"))
-                digits += 1
-                guard octet <= 255 else { return nil }
-            } else {
-                return nil
-            }
-        }
-        guard dots == 3, digits > 0 else { return nil }
-        return value << 8 | octet
-    }
-
-    /// Eight hex groups, or fewer around a single `::`.
-    private static func parseIPv6(_ bytes: ArraySlice<UInt8>) -> (UInt64, UInt64)? {
-        var groups: [UInt16]
-        if let gap = bytes.indices.first(where: { bytes[$0] == UInt8(ascii: ":") && $0 + 1 < bytes.endIndex && bytes[$0 + 1] == UInt8(ascii: ":") }) {
-            guard let head = parseGroups(bytes[..<gap], allowIPv4: false), let tail = parseGroups(bytes[(gap + 2)...], allowIPv4: true),
-                head.count + tail.count <= 7
-            else { return nil }
-            groups = head + Array(repeating: 0, count: 8 - head.count - tail.count) + tail
-        } else {
-            guard let all = parseGroups(bytes, allowIPv4: true), all.count == 8 else { return nil }
-            groups = all
-        }
-        let high = groups[0..<4].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
-        let low = groups[4..<8].reduce(UInt64(0)) { $0 << 16 | UInt64($1) }
-        return (high, low)
-    }
-
-    private static let hexDigits = Set("0123456789abcdefABCDEF".utf8)
-
-    /// Colon-separated hex groups; a trailing dotted quad counts as two groups.
-    private static func parseGroups(_ bytes: ArraySlice<UInt8>, allowIPv4: Bool) -> [UInt16]? {
-        if bytes.isEmpty { return [] }
-        let parts = bytes.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
-        var groups: [UInt16] = []
-        for (i, part) in parts.enumerated() {
-            if allowIPv4, i == parts.count - 1, part.contains(UInt8(ascii: ".")) {
-                guard let value = parseIPv4(part) else { return nil }
-                groups += [UInt16(value >> 16), UInt16(value & 0xFFFF)]
-            } else {
-                // Checked by hand because UInt16(_:radix:) would also take a sign.
-                guard (1...4).contains(part.count), part.allSatisfy({ hexDigits.contains($0) }),
-                    let group = UInt16(String(decoding: part, as: UTF8.self), radix: 16)
-                else { return nil }
-                groups.append(group)
-            }
-        }
-        return groups
     }
 }
 
