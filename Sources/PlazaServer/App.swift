@@ -47,10 +47,15 @@ struct AppServices: Sendable {
         if let s3 = config.mediaS3 {
             mediaStorage = S3MediaStorage(settings: s3, client: .shared)
         } else {
-            mediaStorage = try LocalMediaStorage(root: (config.dataDir as NSString).appendingPathComponent("media"))
+            mediaStorage = LocalMediaStorage(root: (config.dataDir as NSString).appendingPathComponent("media"))
         }
         ingest = MediaIngest(media: media, storage: mediaStorage, pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)))
         uploadDirectory = (config.dataDir as NSString).appendingPathComponent("uploads")
+    }
+
+    /// Makes the folder uploads and fetched preview images wait in, when serving starts (building
+    /// the services has no side effects).
+    func makeFolders() throws {
         try FileManager.default.createDirectory(atPath: uploadDirectory, withIntermediateDirectories: true)
     }
 }
@@ -174,6 +179,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     // Runs once the database service is up (a PostgreSQL pool must be running to be used).
     let migrationLogger = logger
     app.beforeServerStarts {
+        try services.makeFolders()
         try await Migrations.run(on: db, logger: migrationLogger)
         services.linkPreviewQueue.open()
         hub.open()

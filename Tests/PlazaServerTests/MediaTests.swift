@@ -235,6 +235,18 @@ struct MediaTests {
         }
     }
 
+    @Test func buildingTheServicesMakesNoFoldersServingDoes() async throws {
+        try await withDatabase { db, config in
+            _ = try AppServices(config: config, db: db)
+            for folder in ["uploads", "media"] {
+                #expect(!FileManager.default.fileExists(atPath: (config.dataDir as NSString).appendingPathComponent(folder)), "\(folder)")
+            }
+        }
+        try await withApp { api async throws in
+            #expect(FileManager.default.fileExists(atPath: (api.config.dataDir as NSString).appendingPathComponent("uploads")))
+        }
+    }
+
     @Test func unusedUploadsAreDeletedAfterADay() async throws {
         try await withDatabase { db, config in
             let services = try AppServices(config: config, db: db)
@@ -290,6 +302,7 @@ struct MediaTests {
 
     static func write(_ bytes: [UInt8], in config: PlazaConfig) throws -> String {
         let path = (config.dataDir as NSString).appendingPathComponent("fixture-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)  // none on PostgreSQL
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }

@@ -31,10 +31,10 @@ struct LocalMediaStorage: MediaStorage {
     let root: String
     let threadPool: NIOThreadPool
 
-    init(root: String, threadPool: NIOThreadPool = .singleton) throws {
+    /// Folders are made as files are written (`put`).
+    init(root: String, threadPool: NIOThreadPool = .singleton) {
         self.root = root
         self.threadPool = threadPool
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     }
 
     /// `123456789/medium` → `<root>/15/123456789-medium` (folder = id mod 256 in hex).
