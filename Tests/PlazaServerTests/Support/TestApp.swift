@@ -49,8 +49,10 @@ enum TestDatabase {
         return url.string!
     }
 
-    /// Runs `body` with `config`, then removes what the test made: its data folder and, on
-    /// PostgreSQL, its database (also when `body` throws).
+    /// Runs `body` with `config`, then removes the test's data folder (also when `body` throws).
+    /// PostgreSQL test databases stay until `scripts/with-postgres.sh` deletes the whole cluster:
+    /// dropping each at once (a forced checkpoint per DROP DATABASE) coincided with a 30 s stall
+    /// of every live app in one loaded run.
     static func cleaningUp<T>(_ config: PlazaConfig, _ body: () async throws -> T) async throws -> T {
         do {
             let result = try await body()
@@ -64,16 +66,6 @@ enum TestDatabase {
 
     static func dispose(_ config: PlazaConfig) async {
         try? FileManager.default.removeItem(atPath: config.dataDir)
-        guard let adminURL = postgresURL, let url = config.databaseURL, let admin = URLComponents(string: adminURL), let host = admin.host,
-            let name = URLComponents(string: url)?.path.dropFirst(), name.hasPrefix("plaza_t_")
-        else { return }
-        let configuration = PostgresConnection.Configuration(
-            host: host, port: admin.port ?? 5432, username: admin.user ?? "postgres", password: admin.password,
-            database: String(admin.path.dropFirst()), tls: .disable)
-        guard let connection = try? await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "test")) else { return }
-        // FORCE ends connections a test left open (a second app server, a stream).
-        _ = try? await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: Logger(label: "test"))
-        try? await connection.close()
     }
 }
 
