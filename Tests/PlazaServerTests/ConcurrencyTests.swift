@@ -42,7 +42,7 @@ struct ConcurrencyTests {
             }
         }
         #expect(retries.messages.isEmpty, "writes retried after a conflict: \(retries.messages.prefix(5))")
-        await TestDatabase.dispose(config)
+        TestDatabase.dispose(config)
     }
 
     /// Records the driver's "Retrying a write after …" messages, and drops every other line.

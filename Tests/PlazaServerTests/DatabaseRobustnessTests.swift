@@ -16,7 +16,7 @@ struct DatabaseRobustnessTests {
     /// any transaction, and every caller learns what really happened to its write.
     @Test func aBatchWhoseTransactionSQLiteRolledBackReportsTrueOutcomes() async throws {
         let config = try await TestDatabase.config()
-        guard config.databaseURL == nil else { await TestDatabase.dispose(config); return }  // group commit is SQLite's
+        guard config.databaseURL == nil else { TestDatabase.dispose(config); return }  // group commit is SQLite's
         let db = try await Database.open(config.database, logger: Logger(label: "test"))
         try await db.withRunning { db in
             let driver = try #require(db.driver as? SQLiteDriver)
@@ -43,7 +43,7 @@ struct DatabaseRobustnessTests {
             // The writer is in a clean state for the next write.
             try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('later')") }
         }
-        await TestDatabase.dispose(config)
+        TestDatabase.dispose(config)
     }
 
     static func outcome(_ body: @Sendable () async throws -> Void) async -> Result<Void, any Error> {
@@ -72,7 +72,7 @@ struct DatabaseRobustnessTests {
         let db = try await Database.open(config.database, logger: Logger(label: "test"))
         let applied = try await db.withRunning { db in try await db.read { db in try await db.rows("SELECT version FROM plaza_migrations") }.count }
         #expect(applied == Migrations.all.count)
-        await TestDatabase.dispose(config)
+        TestDatabase.dispose(config)
     }
 
     @Test func sslModesFollowLibpq() throws {

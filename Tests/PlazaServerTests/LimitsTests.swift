@@ -507,7 +507,7 @@ struct SharedLimitsTests {
                 }
             }
         }
-        await TestDatabase.dispose(config)
+        TestDatabase.dispose(config)
     }
 
     @Test func maintenanceExpiresOldLimitRows() async throws {

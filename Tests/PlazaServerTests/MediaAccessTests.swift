@@ -168,6 +168,6 @@ struct MediaAccessTests {
             let preview = try await db.read { try await $0.first("SELECT image_url FROM link_previews") }
             #expect(try preview?.decode(column: "image_url", as: String.self) == "/media/13/medium?k=\(keys[13] ?? "")")
         }
-        await TestDatabase.dispose(config)
+        TestDatabase.dispose(config)
     }
 }

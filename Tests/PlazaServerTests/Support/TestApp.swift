@@ -56,15 +56,15 @@ enum TestDatabase {
     static func cleaningUp<T>(_ config: PlazaConfig, _ body: () async throws -> T) async throws -> T {
         do {
             let result = try await body()
-            await dispose(config)
+            dispose(config)
             return result
         } catch {
-            await dispose(config)
+            dispose(config)
             throw error
         }
     }
 
-    static func dispose(_ config: PlazaConfig) async {
+    static func dispose(_ config: PlazaConfig) {
         try? FileManager.default.removeItem(atPath: config.dataDir)
     }
 }

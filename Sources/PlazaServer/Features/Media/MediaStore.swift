@@ -41,12 +41,6 @@ struct MediaStore: Sendable {
         try await db.write { db in try await DailyUsage.charge(.upload, user: owner, cap: cap, on: db) }
     }
 
-    /// The bytes of the owner's media.
-    func storageUsed(owner: Int64) async throws -> Int64 {
-        try await db.read { db in try await db.first("SELECT media_bytes FROM users WHERE id = \(bind: owner)") }?
-            .decode(column: "media_bytes", as: Int64.self) ?? 0
-    }
-
     /// The caller's uploads, newest first.
     func list(owner: Int64, page: PageRequest) async throws -> Page<Media> {
         let after: SQLQueryString = page.cursor.map { "AND id < \(bind: $0.id)" } ?? ""
