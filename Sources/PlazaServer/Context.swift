@@ -44,12 +44,6 @@ public struct PlazaContext: RequestContext {
     public var requestDecoder: PlazaRequestDecoder { PlazaRequestDecoder() }
     public var responseEncoder: PlazaResponseEncoder { PlazaResponseEncoder() }
 
-    /// The signed-in user, or 401.
-    func requireUser() throws -> Identity {
-        guard let identity else { throw PlazaError.unauthorized }
-        return identity
-    }
-
     var viewerID: Int64? { identity?.userID }
 
     /// Who the client is for rate limits and sign-in throttles: an IPv4 address, an IPv6 /64.
@@ -59,6 +53,36 @@ public struct PlazaContext: RequestContext {
         clientAddress = address
         remoteAddress = address?.description ?? "local"
     }
+}
+
+/// The context of routes for signed-in people only: the request's context with the person
+/// known. Routes registered on `RouterGroup.signedIn` get it; anyone else gets 401 before the
+/// handler runs.
+public struct SignedInContext: ChildRequestContext {
+    /// The request's context as the middleware left it (address, connection, body limit).
+    public private(set) var base: PlazaContext
+    /// Who is signed in.
+    public let user: Identity
+
+    public init(context: PlazaContext) throws {
+        guard let identity = context.identity else { throw PlazaError.unauthorized }
+        self.base = context
+        self.user = identity
+    }
+
+    public var coreContext: CoreRequestContextStorage {
+        get { base.coreContext }
+        set { base.coreContext = newValue }
+    }
+
+    public var maxUploadSize: Int { base.maxUploadSize }
+    public var requestDecoder: PlazaRequestDecoder { base.requestDecoder }
+    public var responseEncoder: PlazaResponseEncoder { base.responseEncoder }
+}
+
+extension RouterGroup<PlazaContext> {
+    /// The same routes, for signed-in people only (`SignedInContext`).
+    var signedIn: RouterGroup<SignedInContext> { group(context: SignedInContext.self) }
 }
 
 /// Encodes handler results as compact UTF-8 JSON.

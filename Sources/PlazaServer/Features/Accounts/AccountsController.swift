@@ -19,15 +19,16 @@ struct AccountsController {
     func register(to api: RouterGroup<PlazaContext>) {
         api.post("auth/register", use: register)
         api.post("auth/login", use: login)
-        api.post("auth/logout", use: logout)
-        api.get("me", use: me)
-        api.patch("me", use: updateMe)
-        api.put("me/password", use: changePassword)
-        api.put("me/avatar", use: setAvatar)
-        api.get("me/preferences", use: preferences)
-        api.put("me/preferences", use: setPreferences)
-        api.get("me/sessions", use: sessions)
-        api.delete("me/sessions/{id}", use: deleteSession)
+        let signedIn = api.signedIn
+        signedIn.post("auth/logout", use: logout)
+        signedIn.get("me", use: me)
+        signedIn.patch("me", use: updateMe)
+        signedIn.put("me/password", use: changePassword)
+        signedIn.put("me/avatar", use: setAvatar)
+        signedIn.get("me/preferences", use: preferences)
+        signedIn.put("me/preferences", use: setPreferences)
+        signedIn.get("me/sessions", use: sessions)
+        signedIn.delete("me/sessions/{id}", use: deleteSession)
     }
 
     @Sendable func register(_ request: Request, context: PlazaContext) async throws -> EditedResponse<AuthResponse> {
@@ -58,7 +59,7 @@ struct AccountsController {
         guard body.password.count <= 128 else { throw Self.invalidCredentials }
         let account = try await accounts.credentials(login: login)
         let key = LoginThrottle.account(id: account?.id, login: login)
-        let client = try await throttleClient(userID: account?.id, request: request, context: context)
+        let client = try await throttleClient(userID: account?.id, request: request, clientKey: context.clientKey)
         if let wait = try await throttle.retryAfter(account: key, client: client) { throw Self.throttled(wait) }
         guard try await passwords.verify(body.password, hash: account?.hash), let account else {
             try await throttle.recordFailure(account: key, client: client)
@@ -71,16 +72,19 @@ struct AccountsController {
 
     /// Who is guessing, for the throttle: a device that signed in to `userID` before (a valid
     /// device token in the header or cookie), else an untrusted client at its address.
-    func throttleClient(userID: Int64?, request: Request, context: PlazaContext) async throws -> LoginThrottle.Client {
+    func throttleClient(userID: Int64?, request: Request, clientKey: String) async throws -> LoginThrottle.Client {
         if let userID, let device = try await devices.device(DeviceTokens.presented(request), userID: userID) { return .trustedDevice(device) }
-        return .untrusted(address: context.clientKey)
+        return .untrusted(address: clientKey)
     }
 
     /// Checks the signed-in person's current password before a sensitive change, throttled
     /// like sign-in and counting in the same budgets (a stolen session cannot guess freely).
-    func checkCurrentPassword(_ password: String, field: String = "currentPassword", me: Identity, request: Request, context: PlazaContext) async throws {
+    func checkCurrentPassword(
+        _ password: String, field: String = "currentPassword", request: Request, context: SignedInContext
+    ) async throws {
+        let me = context.user
         let key = LoginThrottle.account(id: me.userID, login: "")
-        let client = try await throttleClient(userID: me.userID, request: request, context: context)
+        let client = try await throttleClient(userID: me.userID, request: request, clientKey: context.base.clientKey)
         if let wait = try await throttle.retryAfter(account: key, client: client) { throw Self.throttled(wait) }
         let current = try await accounts.passwordHash(userID: me.userID)
         guard password.count <= 128, try await passwords.verify(password, hash: current) else {
@@ -96,18 +100,18 @@ struct AccountsController {
 
     static let invalidCredentials = PlazaError(.unauthorized, "invalid_credentials", "Wrong username, email or password.")
 
-    @Sendable func logout(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func logout(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         _ = try await accounts.deleteSession(id: me.sessionID, userID: me.userID)
         return Response(status: .noContent)
     }
 
-    @Sendable func me(_ request: Request, context: PlazaContext) async throws -> Me {
-        try await accounts.me(userID: context.requireUser().userID)
+    @Sendable func me(_ request: Request, context: SignedInContext) async throws -> Me {
+        try await accounts.me(userID: context.user.userID)
     }
 
-    @Sendable func setAvatar(_ request: Request, context: PlazaContext) async throws -> Me {
-        let me = try context.requireUser()
+    @Sendable func setAvatar(_ request: Request, context: SignedInContext) async throws -> Me {
+        let me = context.user
         let body = try await request.decode(as: SetAvatarRequest.self, context: context)
         let mediaID = try body.mediaId.map { try Validate.id($0, field: "mediaId") }
         let unused = try await media.setAvatar(user: me.userID, mediaID: mediaID)
@@ -115,8 +119,8 @@ struct AccountsController {
         return try await accounts.me(userID: me.userID)
     }
 
-    @Sendable func updateMe(_ request: Request, context: PlazaContext) async throws -> Me {
-        let me = try context.requireUser()
+    @Sendable func updateMe(_ request: Request, context: SignedInContext) async throws -> Me {
+        let me = context.user
         let body = try await request.decode(as: UpdateMeRequest.self, context: context)
         let displayName = try body.displayName.map { try Validate.requiredText($0, field: "displayName", max: 60) }
         let bio = try body.bio.map { try Validate.text($0, field: "bio", max: 500) ?? "" }
@@ -132,24 +136,24 @@ struct AccountsController {
         return try await accounts.me(userID: me.userID)
     }
 
-    @Sendable func changePassword(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func changePassword(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         let body = try await request.decode(as: ChangePasswordRequest.self, context: context)
         try Validate.password(body.newPassword, field: "newPassword")
-        try await checkCurrentPassword(body.currentPassword, me: me, request: request, context: context)
+        try await checkCurrentPassword(body.currentPassword, request: request, context: context)
         let hash = try await passwords.hash(body.newPassword)
         try await accounts.setPassword(userID: me.userID, hash: hash, keepingSession: me.sessionID)
         return Response(status: .noContent)
     }
 
-    @Sendable func preferences(_ request: Request, context: PlazaContext) async throws -> JSONValue {
-        try await accounts.me(userID: context.requireUser().userID).preferences
+    @Sendable func preferences(_ request: Request, context: SignedInContext) async throws -> JSONValue {
+        try await accounts.me(userID: context.user.userID).preferences
     }
 
     static let maxPreferencesBytes = 4096
 
-    @Sendable func setPreferences(_ request: Request, context: PlazaContext) async throws -> JSONValue {
-        let me = try context.requireUser()
+    @Sendable func setPreferences(_ request: Request, context: SignedInContext) async throws -> JSONValue {
+        let me = context.user
         let value = try await request.decode(as: JSONValue.self, context: context)
         guard case .object = value else { throw PlazaError.invalid("preferences", "preferences must be a JSON object.") }
         let data = try JSON.encoder.encode(value)
@@ -160,13 +164,13 @@ struct AccountsController {
         return value
     }
 
-    @Sendable func sessions(_ request: Request, context: PlazaContext) async throws -> Page<Session> {
-        let me = try context.requireUser()
+    @Sendable func sessions(_ request: Request, context: SignedInContext) async throws -> Page<Session> {
+        let me = context.user
         return Page(items: try await accounts.sessions(userID: me.userID, current: me.sessionID), nextCursor: nil)
     }
 
-    @Sendable func deleteSession(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func deleteSession(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         let id = try context.parameters.id("id", "Session")
         guard try await accounts.deleteSession(id: id, userID: me.userID) else { throw PlazaError.notFound("Session") }
         return Response(status: .noContent)

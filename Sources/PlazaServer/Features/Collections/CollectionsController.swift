@@ -15,50 +15,51 @@ struct CollectionsController {
     static let maxNoteLength = 2_000
 
     func register(to api: RouterGroup<PlazaContext>) {
-        api.get("collections", use: list)
-        api.post("collections", use: create)
-        api.patch("collections/{id}", use: rename)
-        api.delete("collections/{id}", use: delete)
-        api.get("collections/{id}/items", use: items)
-        api.post("collections/{id}/items", use: save)
-        api.patch("collections/items/{id}", use: updateItem)
-        api.delete("collections/items/{id}", use: deleteItem)
+        let signedIn = api.signedIn
+        signedIn.get("collections", use: list)
+        signedIn.post("collections", use: create)
+        signedIn.patch("collections/{id}", use: rename)
+        signedIn.delete("collections/{id}", use: delete)
+        signedIn.get("collections/{id}/items", use: items)
+        signedIn.post("collections/{id}/items", use: save)
+        signedIn.patch("collections/items/{id}", use: updateItem)
+        signedIn.delete("collections/items/{id}", use: deleteItem)
     }
 
-    private func name(_ request: Request, context: PlazaContext) async throws -> String {
+    private func name(_ request: Request, context: some RequestContext) async throws -> String {
         let body = try await request.decode(as: CollectionRequest.self, context: context)
         return try Validate.requiredText(body.name, field: "name", max: Self.maxNameLength)
     }
 
-    @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<SavedCollection> {
-        try await collections.list(owner: context.requireUser().userID, page: request.pageRequest())
+    @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<SavedCollection> {
+        try await collections.list(owner: context.user.userID, page: request.pageRequest())
     }
 
-    @Sendable func create(_ request: Request, context: PlazaContext) async throws -> EditedResponse<SavedCollection> {
-        let me = try context.requireUser()
+    @Sendable func create(_ request: Request, context: SignedInContext) async throws -> EditedResponse<SavedCollection> {
+        let me = context.user
         return EditedResponse(status: .created, response: try await collections.create(owner: me.userID, name: name(request, context: context)))
     }
 
-    @Sendable func rename(_ request: Request, context: PlazaContext) async throws -> SavedCollection {
-        let me = try context.requireUser()
+    @Sendable func rename(_ request: Request, context: SignedInContext) async throws -> SavedCollection {
+        let me = context.user
         let id = try context.parameters.id("id", "Collection")
         return try await collections.rename(id: id, owner: me.userID, name: name(request, context: context))
     }
 
-    @Sendable func delete(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func delete(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         try await collections.delete(id: context.parameters.id("id", "Collection"), owner: me.userID)
         return Response(status: .noContent)
     }
 
-    @Sendable func items(_ request: Request, context: PlazaContext) async throws -> Page<CollectionItem> {
-        let me = try context.requireUser()
+    @Sendable func items(_ request: Request, context: SignedInContext) async throws -> Page<CollectionItem> {
+        let me = context.user
         let id = try context.parameters.id("id", "Collection")
         return try await collections.items(collection: id, owner: me.userID, page: request.pageRequest(), posts: posts)
     }
 
-    @Sendable func save(_ request: Request, context: PlazaContext) async throws -> EditedResponse<CollectionItem> {
-        let me = try context.requireUser()
+    @Sendable func save(_ request: Request, context: SignedInContext) async throws -> EditedResponse<CollectionItem> {
+        let me = context.user
         let collection = try context.parameters.id("id", "Collection")
         let body = try await request.decode(as: SaveItemRequest.self, context: context)
         let note = try Validate.text(body.note, field: "note", max: Self.maxNoteLength) ?? ""
@@ -73,8 +74,8 @@ struct CollectionsController {
         return EditedResponse(status: .created, response: try await collections.item(id: id, owner: me.userID, posts: posts))
     }
 
-    @Sendable func updateItem(_ request: Request, context: PlazaContext) async throws -> CollectionItem {
-        let me = try context.requireUser()
+    @Sendable func updateItem(_ request: Request, context: SignedInContext) async throws -> CollectionItem {
+        let me = context.user
         let id = try context.parameters.id("id", "Item")
         let body = try await request.decode(as: UpdateItemRequest.self, context: context)
         let target = try body.collectionId.map { try Validate.id($0, field: "collectionId") }
@@ -83,8 +84,8 @@ struct CollectionsController {
         return try await collections.item(id: id, owner: me.userID, posts: posts)
     }
 
-    @Sendable func deleteItem(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func deleteItem(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         try await collections.deleteItem(id: context.parameters.id("id", "Item"), owner: me.userID)
         return Response(status: .noContent)
     }

@@ -8,10 +8,11 @@ struct FeedsController {
     let spaces: SpaceStore
 
     func register(to api: RouterGroup<PlazaContext>) {
-        api.get("feed/home", use: home)
         api.get("feed/global", use: global)
         api.get("users/{username}/posts", use: userPosts)
         api.get("spaces/{slug}/feed", use: spaceFeed)
+        let signedIn = api.signedIn
+        signedIn.get("feed/home", use: home)
     }
 
     private func query(_ source: PostStore.FeedQuery.Source, _ request: Request) throws -> PostStore.FeedQuery {
@@ -21,8 +22,8 @@ struct FeedsController {
             page: try request.pageRequest())
     }
 
-    @Sendable func home(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
-        let me = try context.requireUser()
+    @Sendable func home(_ request: Request, context: SignedInContext) async throws -> Page<Post> {
+        let me = context.user
         return try await posts.feed(query(.home(me.userID), request), viewer: me.userID)
     }
 

@@ -20,8 +20,8 @@ struct MediaController {
     /// `files` is the `/media` group, with the rate limiter and authentication in front (an
     /// upload nothing uses yet is served to its owner only).
     func register(api: RouterGroup<PlazaContext>, files: RouterGroup<PlazaContext>) {
-        api.post("me/media", use: upload)
-        api.get("me/media", use: list)
+        api.signedIn.post("me/media", use: upload)
+        api.signedIn.get("me/media", use: list)
         files.get("{id}/{variant}", use: serve)
         files.head("{id}/{variant}", use: serve)
     }
@@ -29,8 +29,8 @@ struct MediaController {
     /// Refused before the body is read when the person's storage is full (413
     /// `storage_quota_exceeded`) or today's uploads are used up (429 `daily_upload_limit`); the
     /// quota is checked again with the processed size when the upload is stored.
-    @Sendable func upload(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Media> {
-        let me = try context.requireUser()
+    @Sendable func upload(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Media> {
+        let me = context.user
         try await media.checkRoom(owner: me.userID, quota: quotas.storageBytes)
         try await media.chargeUpload(owner: me.userID, cap: quotas.uploadsPerDay)
         let id = ids.next()
@@ -42,8 +42,8 @@ struct MediaController {
         return EditedResponse(status: .created, response: record.media)
     }
 
-    @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<Media> {
-        let me = try context.requireUser()
+    @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<Media> {
+        let me = context.user
         return try await media.list(owner: me.userID, page: request.pageRequest())
     }
 

@@ -7,12 +7,13 @@ struct NotificationsController {
     static let maxIDs = 100
 
     func register(to api: RouterGroup<PlazaContext>) {
-        api.get("me/notifications", use: list)
-        api.post("me/notifications/read", use: markRead)
+        let signedIn = api.signedIn
+        signedIn.get("me/notifications", use: list)
+        signedIn.post("me/notifications/read", use: markRead)
     }
 
-    @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<PlazaAPI.Notification> {
-        let me = try context.requireUser()
+    @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<PlazaAPI.Notification> {
+        let me = context.user
         let unread: Bool
         switch request.uri.queryParameters.get("unread") {
         case nil, "false": unread = false
@@ -24,8 +25,8 @@ struct NotificationsController {
 
     /// `{"ids": [...]}` marks those; an empty body or `{}` marks all. Unknown ids, and other
     /// people's, are ignored: the result is the same as if they were already read.
-    @Sendable func markRead(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func markRead(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         let buffer = try await PlazaRequestDecoder.body(of: request, context: context)
         var ids: [Int64]?
         if buffer.readableBytes > 0 {

@@ -10,58 +10,61 @@ struct PeopleController {
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("users/{username}", use: profile)
-        api.put("users/{username}/follow", use: follow)
-        api.delete("users/{username}/follow", use: unfollow)
         api.get("users/{username}/followers", use: followers)
         api.get("users/{username}/following", use: following)
-        api.put("users/{username}/block", use: block)
-        api.delete("users/{username}/block", use: unblock)
         api.get("users/{username}/activity", use: activity)
+        let signedIn = api.signedIn
+        signedIn.put("users/{username}/follow", use: follow)
+        signedIn.delete("users/{username}/follow", use: unfollow)
+        signedIn.put("users/{username}/block", use: block)
+        signedIn.delete("users/{username}/block", use: unblock)
     }
 
-    /// The user in the path; 404 when a block hides them from the signed-in user (`hiding`).
-    private func target(_ context: PlazaContext, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> Int64 {
-        try await people.userID(username: context.parameters.string("username"), viewer: context.viewerID, hiding: hiding)
+    /// The user in the path; 404 when a block hides them from the viewer (`hiding`).
+    private func target(
+        _ context: some RequestContext, viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay
+    ) async throws -> Int64 {
+        try await people.userID(username: context.parameters.string("username"), viewer: viewer, hiding: hiding)
     }
 
     @Sendable func profile(_ request: Request, context: PlazaContext) async throws -> User {
-        try await people.profile(userID: target(context), viewer: context.viewerID)
+        try await people.profile(userID: target(context, viewer: context.viewerID), viewer: context.viewerID)
     }
 
     /// Applies a change from the signed-in user to the user in the path and returns their
     /// profile as the signed-in user now sees it (404 when `hiding` hides it).
     private func relate(
-        _ context: PlazaContext, hiding: Visibility.ProfileHiding = .eitherWay,
+        _ context: SignedInContext, hiding: Visibility.ProfileHiding = .eitherWay,
         _ change: @Sendable (_ me: Int64, _ target: Int64) async throws -> Void
     ) async throws -> User {
-        let me = try context.requireUser()
-        let target = try await target(context, hiding: hiding)
-        try await change(me.userID, target)
-        return try await people.profile(userID: target, viewer: me.userID, hiding: hiding)
+        let me = context.user.userID
+        let target = try await target(context, viewer: me, hiding: hiding)
+        try await change(me, target)
+        return try await people.profile(userID: target, viewer: me, hiding: hiding)
     }
 
-    @Sendable func follow(_ request: Request, context: PlazaContext) async throws -> User {
+    @Sendable func follow(_ request: Request, context: SignedInContext) async throws -> User {
         try await relate(context) { try await people.follow(follower: $0, followee: $1) }
     }
 
-    @Sendable func unfollow(_ request: Request, context: PlazaContext) async throws -> User {
+    @Sendable func unfollow(_ request: Request, context: SignedInContext) async throws -> User {
         try await relate(context) { try await people.unfollow(follower: $0, followee: $1) }
     }
 
-    @Sendable func block(_ request: Request, context: PlazaContext) async throws -> User {
+    @Sendable func block(_ request: Request, context: SignedInContext) async throws -> User {
         try await relate(context, hiding: .theirBlock) { try await people.block(blocker: $0, blocked: $1) }
     }
 
-    @Sendable func unblock(_ request: Request, context: PlazaContext) async throws -> User {
+    @Sendable func unblock(_ request: Request, context: SignedInContext) async throws -> User {
         try await relate(context, hiding: .theirBlock) { try await people.unblock(blocker: $0, blocked: $1) }
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
-        try await people.follows(.followers, of: target(context), page: request.pageRequest(), viewer: context.viewerID)
+        try await people.follows(.followers, of: target(context, viewer: context.viewerID), page: request.pageRequest(), viewer: context.viewerID)
     }
 
     @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Page<User> {
-        try await people.follows(.following, of: target(context), page: request.pageRequest(), viewer: context.viewerID)
+        try await people.follows(.following, of: target(context, viewer: context.viewerID), page: request.pageRequest(), viewer: context.viewerID)
     }
 
     /// The activity heatmap: `?days=` from 1 to 366, 365 by default.
@@ -71,6 +74,6 @@ struct PeopleController {
             guard let value = Int(text), (1...366).contains(value) else { throw PlazaError.invalid("days", "days must be an integer from 1 to 366.") }
             days = value
         }
-        return try await people.activity(of: target(context), days: days, viewer: context.viewerID)
+        return try await people.activity(of: target(context, viewer: context.viewerID), days: days, viewer: context.viewerID)
     }
 }

@@ -15,27 +15,28 @@ struct PostsController {
     let previews: LinkPreviewQueue
 
     func register(to api: RouterGroup<PlazaContext>) {
-        api.post("posts", use: create)
         api.get("posts/{id}", use: get)
-        api.patch("posts/{id}", use: update)
-        api.delete("posts/{id}", use: delete)
         api.get("posts/{id}/comments", use: listComments)
-        api.post("posts/{id}/comments", use: createComment)
-        api.delete("comments/{id}", use: deleteComment)
-        api.put("posts/{id}/like", use: like)
-        api.delete("posts/{id}/like", use: unlike)
         api.get("posts/{id}/likes", use: likers)
+        let signedIn = api.signedIn
+        signedIn.post("posts", use: create)
+        signedIn.patch("posts/{id}", use: update)
+        signedIn.delete("posts/{id}", use: delete)
+        signedIn.post("posts/{id}/comments", use: createComment)
+        signedIn.delete("comments/{id}", use: deleteComment)
+        signedIn.put("posts/{id}/like", use: like)
+        signedIn.delete("posts/{id}/like", use: unlike)
     }
 
     /// The post named in the path if the viewer may see it, else 404.
-    private func visiblePost(_ context: PlazaContext) async throws -> PostRecord {
+    private func visiblePost(_ context: some RequestContext, viewer: Int64?) async throws -> PostRecord {
         let id = try context.parameters.id("id", "Post")
-        guard let record = try await posts.record(id: id, viewer: context.viewerID) else { throw PlazaError.notFound("Post") }
+        guard let record = try await posts.record(id: id, viewer: viewer) else { throw PlazaError.notFound("Post") }
         return record
     }
 
-    @Sendable func create(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Post> {
-        let me = try context.requireUser()
+    @Sendable func create(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Post> {
+        let me = context.user
         let body = try await request.decode(as: CreatePostRequest.self, context: context)
         let draft = try PostRules.draft(body)
         let post = try await posts.create(author: me.userID, draft)
@@ -44,12 +45,12 @@ struct PostsController {
     }
 
     @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Post {
-        try await visiblePost(context).post
+        try await visiblePost(context, viewer: context.viewerID).post
     }
 
-    @Sendable func update(_ request: Request, context: PlazaContext) async throws -> Post {
-        let me = try context.requireUser()
-        let record = try await visiblePost(context)
+    @Sendable func update(_ request: Request, context: SignedInContext) async throws -> Post {
+        let me = context.user
+        let record = try await visiblePost(context, viewer: me.userID)
         guard record.authorID == me.userID else {
             throw PlazaError(.forbidden, "not_author", "Only the author can edit this post.")
         }
@@ -59,9 +60,9 @@ struct PostsController {
         return try await posts.post(id: record.id, viewer: me.userID)
     }
 
-    @Sendable func delete(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
-        let record = try await visiblePost(context)
+    @Sendable func delete(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
+        let record = try await visiblePost(context, viewer: me.userID)
         guard record.authorID == me.userID else {
             throw PlazaError(.forbidden, "not_author", "Only the author can delete this post.")
         }
@@ -71,20 +72,20 @@ struct PostsController {
     }
 
     @Sendable func listComments(_ request: Request, context: PlazaContext) async throws -> Page<Comment> {
-        let record = try await visiblePost(context)
+        let record = try await visiblePost(context, viewer: context.viewerID)
         return try await comments.comments(post: record.id, page: request.pageRequest(), viewer: context.viewerID)
     }
 
-    @Sendable func createComment(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Comment> {
-        let me = try context.requireUser()
+    @Sendable func createComment(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Comment> {
+        let me = context.user
         let post = try context.parameters.id("id", "Post")
         let body = try await request.decode(as: CreateCommentRequest.self, context: context)
         let text = try Validate.requiredText(body.body, field: "body", max: PostRules.maxCommentLength)
         return EditedResponse(status: .created, response: try await comments.create(post: post, author: me.userID, body: text))
     }
 
-    @Sendable func deleteComment(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func deleteComment(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         let id = try context.parameters.id("id", "Comment")
         guard let owners = try await comments.owners(comment: id, viewer: me.userID) else { throw PlazaError.notFound("Comment") }
         guard owners.commentAuthor == me.userID || owners.postAuthor == me.userID else {
@@ -94,18 +95,18 @@ struct PostsController {
         return Response(status: .noContent)
     }
 
-    @Sendable func like(_ request: Request, context: PlazaContext) async throws -> LikeState {
-        let me = try context.requireUser()
+    @Sendable func like(_ request: Request, context: SignedInContext) async throws -> LikeState {
+        let me = context.user
         return try await likes.set(post: context.parameters.id("id", "Post"), user: me.userID, liked: true)
     }
 
-    @Sendable func unlike(_ request: Request, context: PlazaContext) async throws -> LikeState {
-        let me = try context.requireUser()
+    @Sendable func unlike(_ request: Request, context: SignedInContext) async throws -> LikeState {
+        let me = context.user
         return try await likes.set(post: context.parameters.id("id", "Post"), user: me.userID, liked: false)
     }
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
-        let record = try await visiblePost(context)
+        let record = try await visiblePost(context, viewer: context.viewerID)
         return try await likes.likers(post: record.id, page: request.pageRequest(), viewer: context.viewerID, people: people)
     }
 }

@@ -14,15 +14,16 @@ struct StreamController {
     static let replayBatch = 500
 
     func register(to api: RouterGroup<PlazaContext>) {
-        api.get("stream", use: stream)
+        let signedIn = api.signedIn
+        signedIn.get("stream", use: stream)
     }
 
-    @Sendable func stream(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func stream(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         let resumeFrom = try Self.lastEventID(request)
         // Subscribed before the replay is read, so nothing falls between the two.
         let subscription = try await hub.subscribe(user: me.userID, session: me.sessionID)
-        context.connectionClosed.whenComplete { _ in subscription.close() }
+        context.base.connectionClosed.whenComplete { _ in subscription.close() }
         let feed = feed
         var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"

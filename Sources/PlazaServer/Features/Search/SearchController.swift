@@ -13,7 +13,8 @@ struct SearchController {
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("search/posts", use: searchPosts)
         api.get("search/users", use: searchUsers)
-        api.get("search/saved", use: searchSaved)
+        let signedIn = api.signedIn
+        signedIn.get("search/saved", use: searchSaved)
     }
 
     /// The search text of a `q` parameter, or a 422 naming it.
@@ -78,8 +79,8 @@ struct SearchController {
         return try await search.users(text, page: rankedPage(request), viewer: context.viewerID)
     }
 
-    @Sendable func searchSaved(_ request: Request, context: PlazaContext) async throws -> Page<CollectionItem> {
-        let me = try context.requireUser()
+    @Sendable func searchSaved(_ request: Request, context: SignedInContext) async throws -> Page<CollectionItem> {
+        let me = context.user
         let text = try Self.text(request.uri.queryParameters.get("q") ?? "")
         return try await search.saved(text, owner: me.userID, page: request.pageRequest(), collections: collections)
     }

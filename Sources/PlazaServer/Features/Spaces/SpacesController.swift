@@ -46,11 +46,12 @@ struct SpacesController {
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("spaces", use: list)
-        api.post("spaces", use: create)
         api.get("spaces/{slug}", use: get)
-        api.patch("spaces/{slug}", use: update)
-        api.put("spaces/{slug}/membership", use: join)
-        api.delete("spaces/{slug}/membership", use: leave)
+        let signedIn = api.signedIn
+        signedIn.post("spaces", use: create)
+        signedIn.patch("spaces/{slug}", use: update)
+        signedIn.put("spaces/{slug}/membership", use: join)
+        signedIn.delete("spaces/{slug}/membership", use: leave)
     }
 
     @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<Space> {
@@ -60,14 +61,16 @@ struct SpacesController {
         }
         switch request.uri.queryParameters.get("member") {
         case nil, "false": break
-        case "true": query.memberOf = try context.requireUser().userID
+        case "true":
+            guard let me = context.identity else { throw PlazaError.unauthorized }
+            query.memberOf = me.userID
         default: throw PlazaError.invalid("member", "member must be true or false.")
         }
         return try await spaces.list(query, viewer: context.viewerID)
     }
 
-    @Sendable func create(_ request: Request, context: PlazaContext) async throws -> EditedResponse<Space> {
-        let me = try context.requireUser()
+    @Sendable func create(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Space> {
+        let me = context.user
         let body = try await request.decode(as: CreateSpaceRequest.self, context: context)
         let draft = SpaceStore.Draft(
             slug: try SpaceRules.slug(body.slug), name: try SpaceRules.name(body.name),
@@ -84,8 +87,8 @@ struct SpacesController {
         return space
     }
 
-    @Sendable func update(_ request: Request, context: PlazaContext) async throws -> Space {
-        let me = try context.requireUser()
+    @Sendable func update(_ request: Request, context: SignedInContext) async throws -> Space {
+        let me = context.user
         let key = try await spaces.key(slug: context.parameters.string("slug"))
         guard key.owner == me.userID else { throw PlazaError(.forbidden, "not_owner", "Only the space's owner can edit it.") }
         let body = try await request.decode(as: UpdateSpaceRequest.self, context: context)
@@ -102,15 +105,15 @@ struct SpacesController {
         return try await spaces.space(id: key.id, viewer: me.userID)
     }
 
-    @Sendable func join(_ request: Request, context: PlazaContext) async throws -> Space {
-        let me = try context.requireUser()
+    @Sendable func join(_ request: Request, context: SignedInContext) async throws -> Space {
+        let me = context.user
         let key = try await spaces.key(slug: context.parameters.string("slug"))
         try await spaces.join(space: key.id, user: me.userID)
         return try await spaces.space(id: key.id, viewer: me.userID)
     }
 
-    @Sendable func leave(_ request: Request, context: PlazaContext) async throws -> Space {
-        let me = try context.requireUser()
+    @Sendable func leave(_ request: Request, context: SignedInContext) async throws -> Space {
+        let me = context.user
         let key = try await spaces.key(slug: context.parameters.string("slug"))
         try await spaces.leave(space: key.id, user: me.userID)
         return try await spaces.space(id: key.id, viewer: me.userID)

@@ -6,14 +6,14 @@ import PlazaAPI
 /// The signed-in person's own pages: collections, search, history, recommended,
 /// notifications and settings.
 extension WebPages {
-    @Sendable func collections(_ request: Request, context: PlazaContext) async throws -> Response {
+    @Sendable func collections(_ request: Request, context: SignedInContext) async throws -> Response {
         let page = try await api.collections.list(request, context: context)
         let values: [String: Any] = ["collections": page.items.map(TemplateValue.object), "next": Self.next(request, cursor: page.nextCursor) as Any]
-        return try await web.page("collections", title: "Collections", nav: "collections", values, request: request, context: context)
+        return try await web.page("collections", title: "Collections", nav: "collections", values, request: request, context: context.base)
     }
 
-    @Sendable func collection(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func collection(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         let items = try await api.collections.items(request, context: context)
         let id = try context.parameters.id("id", "Collection")
         let current = try await stores.collections.collection(id: id, owner: me.userID)
@@ -23,7 +23,7 @@ extension WebPages {
             "collection": TemplateValue.object(current), "items": items.items.map { item(_: $0, viewer: me.userID) },
             "others": others.map(TemplateValue.object), "hasOthers": !others.isEmpty, "movable": true, "next": Self.next(request, cursor: items.nextCursor) as Any,
         ]
-        return try await web.page("collection", title: current.name, nav: "collections", values, request: request, context: context)
+        return try await web.page("collection", title: current.name, nav: "collections", values, request: request, context: context.base)
     }
 
     func item(_ item: CollectionItem, viewer: Int64) -> [String: Any] {
@@ -52,9 +52,9 @@ extension WebPages {
                 values["next"] = Self.next(request, cursor: page.nextCursor)
                 values["empty"] = page.items.isEmpty
             case "saved":
-                let me = try context.requireUser()
-                let page = try await api.search.searchSaved(request, context: context)
-                values["items"] = page.items.map { item($0, viewer: me.userID) }
+                let signedIn = try SignedInContext(context: context)
+                let page = try await api.search.searchSaved(request, context: signedIn)
+                values["items"] = page.items.map { item($0, viewer: signedIn.user.userID) }
                 values["next"] = Self.next(request, cursor: page.nextCursor)
                 values["empty"] = page.items.isEmpty
             default:
@@ -69,40 +69,40 @@ extension WebPages {
         return try await web.page("search", title: title, nav: "search", values, request: request, context: context)
     }
 
-    @Sendable func history(_ request: Request, context: PlazaContext) async throws -> Response {
+    @Sendable func history(_ request: Request, context: SignedInContext) async throws -> Response {
         let page = try await api.history.list(request, context: context)
         let sort = request.uri.queryParameters.get("sort") ?? "viewedAt"
         let values: [String: Any] = [
-            "entries": page.items.map { historyItem($0, viewer: context.viewerID) }, "next": Self.next(request, cursor: page.nextCursor) as Any,
+            "entries": page.items.map { historyItem($0, viewer: context.user.userID) }, "next": Self.next(request, cursor: page.nextCursor) as Any,
             "sort_\(sort)": true, "q": request.uri.queryParameters.get("q") ?? "",
         ]
-        return try await web.page("history", title: "History", nav: "history", values, request: request, context: context)
+        return try await web.page("history", title: "History", nav: "history", values, request: request, context: context.base)
     }
 
-    @Sendable func recommended(_ request: Request, context: PlazaContext) async throws -> Response {
+    @Sendable func recommended(_ request: Request, context: SignedInContext) async throws -> Response {
         let page = try await api.history.recommended(request, context: context)
-        let values: [String: Any] = ["entries": page.items.map { historyItem($0, viewer: context.viewerID) }, "recommended": true]
-        return try await web.page("history", title: "Recommended", nav: "history", values, request: request, context: context)
+        let values: [String: Any] = ["entries": page.items.map { historyItem($0, viewer: context.user.userID) }, "recommended": true]
+        return try await web.page("history", title: "Recommended", nav: "history", values, request: request, context: context.base)
     }
 
-    func historyItem(_ item: HistoryItem, viewer: Int64?) -> [String: Any] {
+    func historyItem(_ item: HistoryItem, viewer: Int64) -> [String: Any] {
         var values = TemplateValue.object(item)
         values["post"] = WebViews.post(item.post, viewer: viewer)
         values["viewed"] = TemplateValue.readableTime(values["viewedAt"])
         return values
     }
 
-    @Sendable func notifications(_ request: Request, context: PlazaContext) async throws -> Response {
+    @Sendable func notifications(_ request: Request, context: SignedInContext) async throws -> Response {
         let page = try await api.notifications.list(request, context: context)
         let values: [String: Any] = [
             "notifications": page.items.map(WebViews.notification), "next": Self.next(request, cursor: page.nextCursor) as Any,
             "unreadOnly": request.uri.queryParameters.get("unread") == "true",
         ]
-        return try await web.page("notifications", title: "Notifications", nav: "notifications", values, request: request, context: context)
+        return try await web.page("notifications", title: "Notifications", nav: "notifications", values, request: request, context: context.base)
     }
 
-    @Sendable func settings(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
+    @Sendable func settings(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
         let account = try await stores.accounts.me(userID: me.userID)
         let sessions = try await stores.accounts.sessions(userID: me.userID, current: me.sessionID)
         var values: [String: Any] = ["account": TemplateValue.object(account), "user": WebViews.user(account.user, viewer: me.userID)]
@@ -112,6 +112,6 @@ extension WebPages {
             values["lastUsed"] = TemplateValue.readableTime(values["lastUsedAt"])
             return values
         }
-        return try await web.page("settings", title: "Settings", nav: "settings", values, request: request, context: context)
+        return try await web.page("settings", title: "Settings", nav: "settings", values, request: request, context: context.base)
     }
 }

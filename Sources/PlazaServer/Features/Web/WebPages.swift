@@ -17,22 +17,23 @@ struct WebPages {
         web.get("spaces", use: spaces)
         web.get("spaces/last", use: lastSpace)
         web.get("s/{slug}", use: space)
-        web.get("compose", use: compose)
         web.get("p/{id}", use: post)
-        web.get("p/{id}/edit", use: edit)
         web.get("p/{id}/likes", use: likers)
         web.get("p/{id}/comments", use: comments)
         web.get("fragments/post/{id}", use: postFragment)
         web.get("u/{username}", use: profile)
         web.get("u/{username}/followers", use: followers)
         web.get("u/{username}/following", use: following)
-        web.get("collections", use: collections)
-        web.get("collections/{id}", use: collection)
         web.get("search", use: search)
-        web.get("history", use: history)
-        web.get("recommended", use: recommended)
-        web.get("notifications", use: notifications)
-        web.get("settings", use: settings)
+        let signedIn = web.signedIn
+        signedIn.get("compose", use: compose)
+        signedIn.get("p/{id}/edit", use: edit)
+        signedIn.get("collections", use: collections)
+        signedIn.get("collections/{id}", use: collection)
+        signedIn.get("history", use: history)
+        signedIn.get("recommended", use: recommended)
+        signedIn.get("notifications", use: notifications)
+        signedIn.get("settings", use: settings)
     }
 
     /// The same page with `cursor` set: the link to the next page.
@@ -64,7 +65,7 @@ struct WebPages {
 
     @Sendable func home(_ request: Request, context: PlazaContext) async throws -> Response {
         guard context.identity != nil else { return try await explore(request, context: context) }
-        let page = try await api.feeds.home(request, context: context)
+        let page = try await api.feeds.home(request, context: SignedInContext(context: context))
         return try await feed(page, title: "Home", nav: "home", ["heading": "Home", "live": "home"], request: request, context: context)
     }
 
@@ -100,11 +101,10 @@ struct WebPages {
         return try await feed(page, template: "space", title: space.name, nav: "spaces", values, request: request, context: context)
     }
 
-    @Sendable func compose(_ request: Request, context: PlazaContext) async throws -> Response {
-        _ = try context.requireUser()
+    @Sendable func compose(_ request: Request, context: SignedInContext) async throws -> Response {
         let kind = request.uri.queryParameters.get("kind").flatMap(PostKind.init(rawValue:)) ?? .text
         let values: [String: Any] = ["kind_\(kind.rawValue)": true, "space": request.uri.queryParameters.get("space") ?? ""]
-        return try await web.page("compose", title: "New post", nav: "compose", values, request: request, context: context)
+        return try await web.page("compose", title: "New post", nav: "compose", values, request: request, context: context.base)
     }
 
     @Sendable func post(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -122,11 +122,11 @@ struct WebPages {
         return try await web.page("post", title: post.title ?? "Post by \(post.author.displayName)", values, request: request, context: context)
     }
 
-    @Sendable func edit(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.requireUser()
-        let post = try await api.posts.get(request, context: context)
+    @Sendable func edit(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user
+        let post = try await api.posts.get(request, context: context.base)
         guard post.author.id == String(me.userID) else { throw PlazaError(.forbidden, "forbidden", "Only the author can edit this post.") }
-        return try await web.page("edit", title: "Edit post", ["post": WebViews.post(post, viewer: me.userID)], request: request, context: context)
+        return try await web.page("edit", title: "Edit post", ["post": WebViews.post(post, viewer: me.userID)], request: request, context: context.base)
     }
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Response {
