@@ -42,17 +42,19 @@ struct QueryPlanTests {
 
     @Test func hotQueriesUseIndexes() async throws {
         try await withDatabase { db, _ in
-            let search = SearchStore.PostQuery(text: SearchText("linear alg")!, page: PageRequest(limit: 20))
+            let dialect = db.dialect
+            let words = SearchText("linear alg")!
+            let search = SearchStore.PostQuery(text: words, page: PageRequest(limit: 20))
             let dialectQueries: [(String, SQLQueryString)] = [
-                ("post search", SearchStore.windowSQL(search, kind: db.kind)),
-                ("history by last view", HistoryStore.historySQL(of: Self.viewer, .init(page: PageRequest(limit: 20, cursor: Self.cursor)), kind: db.kind)),
-                ("history by posting time", HistoryStore.historySQL(of: Self.viewer, .init(sort: .postedAt, page: PageRequest(limit: 20)), kind: db.kind)),
-                ("history by views, searched", HistoryStore.historySQL(of: Self.viewer, .init(sort: .views, text: SearchText("garden"), page: PageRequest(limit: 20)), kind: db.kind)),
-                ("account search", SearchStore.usersSQL(SearchText("ana")!.asPrefixes, page: PageRequest(limit: 20), viewer: Self.viewer, kind: db.kind)),
+                ("post search", SearchStore.windowSQL(words, search, dialect: dialect)),
+                ("history by last view", HistoryStore.historySQL(of: Self.viewer, .init(page: PageRequest(limit: 20, cursor: Self.cursor)), dialect: dialect)),
+                ("history by posting time", HistoryStore.historySQL(of: Self.viewer, .init(sort: .postedAt, page: PageRequest(limit: 20)), dialect: dialect)),
+                ("history by views, searched", HistoryStore.historySQL(of: Self.viewer, .init(sort: .views, text: SearchText("garden"), page: PageRequest(limit: 20)), dialect: dialect)),
+                ("account search", SearchStore.usersSQL(SearchText("ana")!.asPrefixes, page: PageRequest(limit: 20), viewer: Self.viewer, dialect: dialect)),
                 ("saved items search", SearchStore.savedSQL(SearchText("soup")!, owner: Self.viewer, page: PageRequest(limit: 20, cursor: Self.cursor))),
-                ("posts near a place", SearchStore.nearbySQL(.init(near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20, cursor: Cursor(time: 0, id: 2, score: 1.5))), viewer: Self.viewer, kind: db.kind)),
-                ("posts near a place, with words", SearchStore.windowSQL(.init(text: SearchText("pastries"), near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20)), kind: db.kind)),
-                ("post search in a space, by kind", SearchStore.windowSQL(.init(text: SearchText("vector")!, field: .title, space: 3, kind: .text, page: PageRequest(limit: 20)), kind: db.kind)),
+                ("posts near a place", SearchStore.nearbySQL(.init(near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20, cursor: Cursor(time: 0, id: 2, score: 1.5))), viewer: Self.viewer, dialect: dialect)),
+                ("posts near a place, with words", SearchStore.windowSQL(SearchText("pastries")!, .init(near: .init(latitude: 38.7, longitude: -9.1, radiusKm: 10), page: PageRequest(limit: 20)), dialect: dialect)),
+                ("post search in a space, by kind", SearchStore.windowSQL(SearchText("vector")!, .init(field: .title, space: 3, kind: .text, page: PageRequest(limit: 20)), dialect: dialect)),
             ]
             for (name, query) in Self.queries + dialectQueries {
                 let plan = try await db.read { sql in

@@ -168,7 +168,7 @@ struct AccountStore: Sendable {
     func me(userID: Int64) async throws -> Me {
         guard let row = try await db.read({ db in
             try await db.first(
-                "SELECT \(UserRecord.columns()), u.email, u.preferences, u.is_admin, u.unread_notifications FROM users u WHERE u.id = \(bind: userID)")
+                "SELECT \(UserRecord.columns), u.email, u.preferences, u.is_admin, u.unread_notifications FROM users u WHERE u.id = \(bind: userID)")
         }) else { throw PlazaError.unauthorized }
         let preferences = try row.decode(column: "preferences", as: String.self)
         return Me(

@@ -3,15 +3,27 @@ import SQLKit
 
 /// A row of `users` as the API shows it.
 struct UserRecord: Sendable {
-    static func columns(_ alias: String = "u") -> SQLQueryString {
-        let a = alias
-        return """
-            \(unsafeRaw: a).id, \(unsafeRaw: a).username, \(unsafeRaw: a).display_name, \(unsafeRaw: a).bio, \
-            \(unsafeRaw: a).avatar, \(unsafeRaw: a).status_kind, \(unsafeRaw: a).status_text, \
-            \(unsafeRaw: a).status_updated_at, \(unsafeRaw: a).posts_count, \(unsafeRaw: a).followers_count, \
-            \(unsafeRaw: a).following_count, \(unsafeRaw: a).created_at
-            """
+    /// The columns of users `u` a user query selects.
+    enum Columns {
+        static let id = Column<Int64>("u.id")
+        static let username = Column<String>("u.username")
+        static let displayName = Column<String>("u.display_name")
+        static let bio = Column<String>("u.bio")
+        static let avatar = Column<String?>("u.avatar")
+        static let statusKind = Column<String?>("u.status_kind")
+        static let statusText = Column<String?>("u.status_text")
+        static let statusUpdatedAt = Column<Int64?>("u.status_updated_at")
+        static let postsCount = Column<Int>("u.posts_count")
+        static let followersCount = Column<Int>("u.followers_count")
+        static let followingCount = Column<Int>("u.following_count")
+        static let createdAt = Column<Int64>("u.created_at")
+        static let all: [any SelectedColumn] = [
+            id, username, displayName, bio, avatar, statusKind, statusText, statusUpdatedAt, postsCount, followersCount,
+            followingCount, createdAt,
+        ]
     }
+
+    static let columns: SQLQueryString = .select(Columns.all)
 
     var id: Int64
     var username: String
@@ -23,22 +35,21 @@ struct UserRecord: Sendable {
     var createdAt: Timestamp
 
     init(row: Row) throws {
-        id = try row.decode(column: "id", as: Int64.self)
-        username = try row.decode(column: "username", as: String.self)
-        displayName = try row.decode(column: "display_name", as: String.self)
-        bio = try row.decode(column: "bio", as: String.self)
-        avatar = MediaRecord.list(try row.decode(column: "avatar", as: String?.self)).first
-        if let kind = try row.decode(column: "status_kind", as: String?.self) {
+        typealias C = Columns
+        id = try row.decode(C.id)
+        username = try row.decode(C.username)
+        displayName = try row.decode(C.displayName)
+        bio = try row.decode(C.bio)
+        avatar = MediaRecord.list(try row.decode(C.avatar)).first
+        if let kind = try row.decode(C.statusKind) {
             status = UserStatus(
-                kind: kind,
-                text: try row.decode(column: "status_text", as: String?.self) ?? "",
-                updatedAt: Timestamp(milliseconds: try row.decode(column: "status_updated_at", as: Int64?.self) ?? 0))
+                kind: kind, text: try row.decode(C.statusText) ?? "",
+                updatedAt: Timestamp(milliseconds: try row.decode(C.statusUpdatedAt) ?? 0))
         }
         counts = User.Counts(
-            posts: try row.decode(column: "posts_count", as: Int.self),
-            followers: try row.decode(column: "followers_count", as: Int.self),
-            following: try row.decode(column: "following_count", as: Int.self))
-        createdAt = Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self))
+            posts: try row.decode(C.postsCount), followers: try row.decode(C.followersCount),
+            following: try row.decode(C.followingCount))
+        createdAt = Timestamp(milliseconds: try row.decode(C.createdAt))
     }
 
     func user(viewer: User.Viewer?) -> User {
@@ -49,14 +60,19 @@ struct UserRecord: Sendable {
 }
 
 extension UserSummary {
-    /// The author columns a post or comment query selects as `author_*`.
-    static let columns: SQLQueryString = "u.username AS author_username, u.display_name AS author_display_name, u.avatar AS author_avatar"
+    /// The author columns a post or comment query selects (author `u`) as `author_*`.
+    enum Columns {
+        static let username = Column<String>("u.username", as: "author_username")
+        static let displayName = Column<String>("u.display_name", as: "author_display_name")
+        static let avatar = Column<String?>("u.avatar", as: "author_avatar")
+        static let all: [any SelectedColumn] = [username, displayName, avatar]
+    }
+
+    static let columns: SQLQueryString = .select(Columns.all)
 
     init(authorIn row: Row, id: Int64) throws {
         self.init(
-            id: String(id),
-            username: try row.decode(column: "author_username", as: String.self),
-            displayName: try row.decode(column: "author_display_name", as: String.self),
-            avatar: MediaRecord.list(try row.decode(column: "author_avatar", as: String?.self)).first?.media)
+            id: String(id), username: try row.decode(Columns.username), displayName: try row.decode(Columns.displayName),
+            avatar: MediaRecord.list(try row.decode(Columns.avatar)).first?.media)
     }
 }

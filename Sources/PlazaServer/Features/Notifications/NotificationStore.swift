@@ -164,7 +164,7 @@ struct NotificationStore: Sendable {
 
     private static let columns: SQLQueryString = """
         n.id AS n_id, n.kind AS n_kind, n.actor_count AS n_actor_count, n.post_id AS n_post_id, n.comment_id AS n_comment_id, \
-        n.sort_id AS n_sort_id, n.updated_at AS n_updated_at, n.read_at AS n_read_at, \(UserRecord.columns())
+        n.sort_id AS n_sort_id, n.updated_at AS n_updated_at, n.read_at AS n_read_at, \(UserRecord.columns)
         """
 
     /// Builds the page's notifications with three batched reads: posts, comments, recent actors.

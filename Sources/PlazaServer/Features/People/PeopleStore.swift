@@ -34,7 +34,7 @@ struct PeopleStore: Sendable {
 
     func profile(userID: Int64, viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> User {
         guard let row = try await db.read({ db in
-            try await db.first("SELECT \(UserRecord.columns()) FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))")
+            try await db.first("SELECT \(UserRecord.columns) FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))")
         }) else { throw PlazaError.notFound("User") }
         return try await users([UserRecord(row: row)], viewer: viewer)[0]
     }
@@ -138,7 +138,7 @@ struct PeopleStore: Sendable {
         let (match, other): (SQLQueryString, SQLQueryString) =
             direction == .followers ? ("f.followee_id", "f.follower_id") : ("f.follower_id", "f.followee_id")
         var sql: SQLQueryString = """
-            SELECT \(UserRecord.columns()), f.created_at AS followed_at FROM follows f JOIN users u ON u.id = \(other)
+            SELECT \(UserRecord.columns), f.created_at AS followed_at FROM follows f JOIN users u ON u.id = \(other)
             WHERE \(match) = \(bind: userID)
             """
         if let cursor = page.cursor { sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))" }

@@ -53,7 +53,7 @@ struct LikeStore: Sendable {
 
     static func likersSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
         var sql: SQLQueryString = """
-            SELECT \(UserRecord.columns()), l.created_at AS liked_at FROM likes l JOIN users u ON u.id = l.user_id
+            SELECT \(UserRecord.columns), l.created_at AS liked_at FROM likes l JOIN users u ON u.id = l.user_id
             WHERE l.post_id = \(bind: post)
             """
         if let cursor = page.cursor { sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))" }

@@ -8,60 +8,93 @@ struct PostRecord: Sendable {
     /// one query).
     static func columns(viewer: Int64?) -> SQLQueryString {
         let columns = baseColumns + ", \(PostSpacesColumn())"
-        guard let viewer else { return columns + ", FALSE AS viewer_liked, FALSE AS viewer_saved" }
+        let (liked, saved) = (Columns.viewerLiked, Columns.viewerSaved)
+        guard let viewer else { return columns + ", FALSE AS \(unsafeRaw: liked), FALSE AS \(unsafeRaw: saved)" }
         return columns + """
-            , EXISTS (SELECT 1 FROM likes lk WHERE lk.post_id = p.id AND lk.user_id = \(bind: viewer)) AS viewer_liked, \
-            EXISTS (SELECT 1 FROM collection_items ci WHERE ci.owner_id = \(bind: viewer) AND ci.post_id = p.id) AS viewer_saved
+            , EXISTS (SELECT 1 FROM likes lk WHERE lk.post_id = p.id AND lk.user_id = \(bind: viewer)) AS \(unsafeRaw: liked), \
+            EXISTS (SELECT 1 FROM collection_items ci WHERE ci.owner_id = \(bind: viewer) AND ci.post_id = p.id) \
+            AS \(unsafeRaw: saved)
             """
     }
 
-    private static let baseColumns: SQLQueryString = """
-        p.id, p.author_id, p.kind, p.title, p.body, p.link_url, p.link_title, p.link_description, p.link_image_url, \
-        p.link_site_name, p.link_fetched_at, p.latitude, p.longitude, p.location_name, p.activity_type, p.activity_emoji, \
-        p.activity_color, p.activity_progress, p.activity_completed_at, p.price, p.likes_count, p.comments_count, \
-        p.created_at, p.edited_at, p.media, \(UserSummary.columns)
-        """
+    /// The columns of posts `p` a post query selects.
+    enum Columns {
+        static let id = Column<Int64>("p.id")
+        static let authorID = Column<Int64>("p.author_id")
+        static let kind = Column<String>("p.kind")
+        static let title = Column<String?>("p.title")
+        static let body = Column<String?>("p.body")
+        static let linkURL = Column<String?>("p.link_url")
+        static let linkTitle = Column<String?>("p.link_title")
+        static let linkDescription = Column<String?>("p.link_description")
+        static let linkImageURL = Column<String?>("p.link_image_url")
+        static let linkSiteName = Column<String?>("p.link_site_name")
+        static let linkFetchedAt = Column<Int64?>("p.link_fetched_at")
+        static let latitude = Column<Double?>("p.latitude")
+        static let longitude = Column<Double?>("p.longitude")
+        static let locationName = Column<String?>("p.location_name")
+        static let activityType = Column<String?>("p.activity_type")
+        static let activityEmoji = Column<String?>("p.activity_emoji")
+        static let activityColor = Column<String?>("p.activity_color")
+        static let activityProgress = Column<Int?>("p.activity_progress")
+        static let activityCompletedAt = Column<Int64?>("p.activity_completed_at")
+        static let price = Column<String?>("p.price")
+        static let likesCount = Column<Int>("p.likes_count")
+        static let commentsCount = Column<Int>("p.comments_count")
+        static let createdAt = Column<Int64>("p.created_at")
+        static let editedAt = Column<Int64?>("p.edited_at")
+        static let media = Column<String?>("p.media")
+        /// Computed per query: the post's spaces (`PostSpacesColumn`) and the viewer's relation.
+        static let spaces = "spaces", viewerLiked = "viewer_liked", viewerSaved = "viewer_saved"
+
+        static let all: [any SelectedColumn] = [
+            id, authorID, kind, title, body, linkURL, linkTitle, linkDescription, linkImageURL, linkSiteName, linkFetchedAt,
+            latitude, longitude, locationName, activityType, activityEmoji, activityColor, activityProgress,
+            activityCompletedAt, price, likesCount, commentsCount, createdAt, editedAt, media,
+        ]
+    }
+
+    private static let baseColumns: SQLQueryString = .select(Columns.all + UserSummary.Columns.all)
 
     var id: Int64
     var authorID: Int64
     var post: Post
 
     init(row: Row) throws {
-        id = try row.decode(column: "id", as: Int64.self)
-        authorID = try row.decode(column: "author_id", as: Int64.self)
-        let kind = PostKind(rawValue: try row.decode(column: "kind", as: String.self)) ?? .text
+        typealias C = Columns
+        id = try row.decode(C.id)
+        authorID = try row.decode(C.authorID)
+        let kind = PostKind(rawValue: try row.decode(C.kind)) ?? .text
         var link: LinkPreview?
-        if let url = try row.decode(column: "link_url", as: String?.self) {
+        if let url = try row.decode(C.linkURL) {
             link = LinkPreview(
-                url: url, title: try row.decode(column: "link_title", as: String?.self),
-                description: try row.decode(column: "link_description", as: String?.self),
-                imageURL: try row.decode(column: "link_image_url", as: String?.self),
-                siteName: try row.decode(column: "link_site_name", as: String?.self),
-                fetchedAt: try row.decode(column: "link_fetched_at", as: Int64?.self).map(Timestamp.init(milliseconds:)))
+                url: url, title: try row.decode(C.linkTitle), description: try row.decode(C.linkDescription),
+                imageURL: try row.decode(C.linkImageURL), siteName: try row.decode(C.linkSiteName),
+                fetchedAt: try row.decode(C.linkFetchedAt).map(Timestamp.init(milliseconds:)))
         }
         var location: Location?
-        if let latitude = try row.decode(column: "latitude", as: Double?.self),
-            let longitude = try row.decode(column: "longitude", as: Double?.self)
-        {
-            location = Location(latitude: latitude, longitude: longitude, name: try row.decode(column: "location_name", as: String?.self))
+        if let latitude = try row.decode(C.latitude), let longitude = try row.decode(C.longitude) {
+            location = Location(latitude: latitude, longitude: longitude, name: try row.decode(C.locationName))
         }
         var activity: Activity?
-        if let type = try row.decode(column: "activity_type", as: String?.self) {
+        if let type = try row.decode(C.activityType) {
             activity = Activity(
-                type: type, emoji: try row.decode(column: "activity_emoji", as: String?.self),
-                color: try row.decode(column: "activity_color", as: String?.self),
-                progress: try row.decode(column: "activity_progress", as: Int?.self) ?? 0,
-                completedAt: try row.decode(column: "activity_completed_at", as: Int64?.self).map(Timestamp.init(milliseconds:)))
+                type: type, emoji: try row.decode(C.activityEmoji), color: try row.decode(C.activityColor),
+                progress: try row.decode(C.activityProgress) ?? 0,
+                completedAt: try row.decode(C.activityCompletedAt).map(Timestamp.init(milliseconds:)))
         }
         post = Post(
             id: String(id), kind: kind, author: try UserSummary(authorIn: row, id: authorID),
-            title: try row.decode(column: "title", as: String?.self), body: try row.decode(column: "body", as: String?.self),
-            spaces: Self.spaces(try row.decode(column: "spaces", as: String?.self)), media: MediaRecord.list(try row.decode(column: "media", as: String?.self)).map(\.media), link: link, location: location, activity: activity,
-            price: try row.decode(column: "price", as: String?.self),
-            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
-            editedAt: try row.decode(column: "edited_at", as: Int64?.self).map(Timestamp.init(milliseconds:)),
-            counts: Post.Counts(likes: try row.decode(column: "likes_count", as: Int.self), comments: try row.decode(column: "comments_count", as: Int.self)),
-            viewer: Post.Viewer(liked: try row.decode(column: "viewer_liked", as: Bool.self), saved: try row.decode(column: "viewer_saved", as: Bool.self)))
+            title: try row.decode(C.title), body: try row.decode(C.body),
+            spaces: Self.spaces(try row.decode(column: C.spaces, as: String?.self)),
+            media: MediaRecord.list(try row.decode(C.media)).map(\.media), link: link, location: location,
+            activity: activity, price: try row.decode(C.price),
+            createdAt: Timestamp(milliseconds: try row.decode(C.createdAt)),
+            editedAt: try row.decode(C.editedAt).map(Timestamp.init(milliseconds:)),
+            counts: Post.Counts(likes: try row.decode(C.likesCount), comments: try row.decode(C.commentsCount)),
+            viewer: Post.Viewer(
+                liked: try row.decode(column: C.viewerLiked, as: Bool.self),
+                saved: try row.decode(column: C.viewerSaved, as: Bool.self)))
     }
 
     /// Reads the `spaces` column: one `id slug name` line per space.
@@ -82,6 +115,7 @@ struct PostRecord: Sendable {
 struct PostSpacesColumn: SQLExpression {
     func serialize(to serializer: inout SQLSerializer) {
         let lines = Dialect(serializing: serializer.dialect).postSpacesAggregate
-        serializer.write("(SELECT \(lines) FROM post_spaces pss JOIN spaces s ON s.id = pss.space_id WHERE pss.post_id = p.id) AS spaces")
+        serializer.write("(SELECT \(lines) FROM post_spaces pss JOIN spaces s ON s.id = pss.space_id WHERE pss.post_id = p.id)")
+        serializer.write(" AS \(PostRecord.Columns.spaces)")
     }
 }

@@ -85,7 +85,7 @@ struct HistoryStore: Sendable {
     }
 
     func history(of user: Int64, _ query: HistoryQuery) async throws -> Page<HistoryItem> {
-        let sql = Self.historySQL(of: user, query, kind: db.kind)
+        let sql = Self.historySQL(of: user, query, dialect: db.dialect)
         let rows = try await db.read { db in try await db.rows(sql) }
         let (pageRows, next) = try query.page.split(rows) { try Cursor(row: $0, time: "sort_key") }
         return Page(items: try pageRows.map(Self.item(row:)), nextCursor: next)
@@ -101,19 +101,14 @@ struct HistoryStore: Sendable {
 
     static let historyColumns: SQLQueryString = "v.first_viewed_at, v.last_viewed_at, v.views, v.clicks"
 
-    static func historySQL(of user: Int64, _ query: HistoryQuery, kind: DatabaseKind) -> SQLQueryString {
+    static func historySQL(of user: Int64, _ query: HistoryQuery, dialect: Dialect) -> SQLQueryString {
         let key = query.sort.column
         var sql: SQLQueryString = """
             SELECT \(PostRecord.columns(viewer: user)), \(historyColumns), \(key) AS sort_key
             FROM post_views v JOIN posts p ON p.id = v.post_id JOIN users u ON u.id = p.author_id
             WHERE v.user_id = \(bind: user) AND \(Visibility.post("p", readableBy: user))
             """
-        if let text = query.text {
-            switch kind {
-            case .sqlite: sql += " AND v.post_id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH \(bind: text.fts5(in: query.field)))"
-            case .postgres: sql += " AND p.search @@ to_tsquery('plaza_search', \(bind: text.tsquery(in: query.field)))"
-            }
-        }
+        if let text = query.text { sql += " AND \(dialect.postMatches("p", text, in: query.field))" }
         if let cursor = query.page.cursor { sql += " AND (\(key), v.post_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
         return sql + " ORDER BY \(key) DESC, v.post_id DESC LIMIT \(bind: query.page.fetchLimit)"
     }

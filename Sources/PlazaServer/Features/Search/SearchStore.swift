@@ -26,21 +26,31 @@ struct SearchStore: Sendable {
         var longitude: Double
         var radiusKm: Double
 
-        var box: (minLatitude: Double, maxLatitude: Double, minLongitude: Double, maxLongitude: Double) {
+        var box: Box {
             let dLat = radiusKm / 110.574
             let minLat = max(-90, latitude - dLat), maxLat = min(90, latitude + dLat)
             let widest = max(abs(minLat), abs(maxLat))
             // Near a pole, or across the antimeridian, every longitude may be in the circle.
-            guard widest < 89 else { return (minLat, maxLat, -180, 180) }
+            guard widest < 89 else { return Box(minLat, maxLat, -180, 180) }
             let dLon = radiusKm / (111.320 * cos(widest * .pi / 180))
-            guard longitude - dLon >= -180, longitude + dLon <= 180 else { return (minLat, maxLat, -180, 180) }
-            return (minLat, maxLat, longitude - dLon, longitude + dLon)
+            guard longitude - dLon >= -180, longitude + dLon <= 180 else { return Box(minLat, maxLat, -180, 180) }
+            return Box(minLat, maxLat, longitude - dLon, longitude + dLon)
+        }
+    }
+
+    /// A latitude and longitude range.
+    struct Box: Sendable, Equatable {
+        var minLatitude, maxLatitude, minLongitude, maxLongitude: Double
+
+        init(_ minLatitude: Double, _ maxLatitude: Double, _ minLongitude: Double, _ maxLongitude: Double) {
+            (self.minLatitude, self.maxLatitude) = (minLatitude, maxLatitude)
+            (self.minLongitude, self.maxLongitude) = (minLongitude, maxLongitude)
         }
     }
 
     func posts(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
-        guard query.text != nil else { return try await nearby(query, viewer: viewer) }
-        var hits = try await window(query)[...]
+        guard let text = query.text else { return try await nearby(query, viewer: viewer) }
+        var hits = try await window(text, query)[...]
         if let cursor = query.page.cursor, let score = cursor.score {
             hits = hits.drop { $0.score < score || ($0.score == score && $0.id >= cursor.id) }
         }
@@ -63,12 +73,12 @@ struct SearchStore: Sendable {
     }
 
     /// The ranked window of a word query, from the cache when it was ranked in the last second.
-    func window(_ query: PostQuery) async throws -> [SearchWindowCache.Hit] {
+    func window(_ text: SearchText, _ query: PostQuery) async throws -> [SearchWindowCache.Hit] {
         let key = Self.windowKey(query)
         let now = Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000)  // monotonic: a clock step cannot keep a window
         let cached = cache.get(key, now: now)
         if let hits = cached.hits { return hits }
-        let sql = Self.windowSQL(query, kind: db.kind)
+        let sql = Self.windowSQL(text, query, dialect: db.dialect)
         let rows = try await db.read { db in try await db.rows(sql) }
         let hits = try rows.map {
             SearchWindowCache.Hit(id: try $0.decode(column: "id", as: Int64.self), score: try $0.decode(column: "score", as: Double.self))
@@ -91,7 +101,7 @@ struct SearchStore: Sendable {
 
     /// Posts in the circle without words: every one of them, nearest first, a page at a time.
     private func nearby(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
-        let sql = Self.nearbySQL(query, viewer: viewer, kind: db.kind)
+        let sql = Self.nearbySQL(query, viewer: viewer, dialect: db.dialect)
         let rows = try await db.read { db in try await db.rows(sql) }
         let (pageRows, next) = try query.page.split(rows) { try Self.scoreCursor($0) }
         let records = try pageRows.map(PostRecord.init(row:))
@@ -104,25 +114,12 @@ struct SearchStore: Sendable {
 
     /// The filters of `query` other than its words, on posts `p`, and the distance from its
     /// `near` point (0 without one).
-    private static func filters(_ query: PostQuery, kind: DatabaseKind) -> (filters: SQLQueryString, distance: SQLQueryString) {
+    private static func filters(_ query: PostQuery, dialect: Dialect) -> (filters: SQLQueryString, distance: SQLQueryString) {
         var filters: SQLQueryString = ""
         var distance: SQLQueryString = "0"
         if let near = query.near {
-            let box = near.box
-            switch kind {
-            case .sqlite:
-                filters += """
-                     AND p.id IN (SELECT id FROM posts_geo WHERE min_lat >= \(bind: box.minLatitude) AND max_lat <= \(bind: box.maxLatitude) \
-                    AND min_lon >= \(bind: box.minLongitude) AND max_lon <= \(bind: box.maxLongitude))
-                    """
-            case .postgres:
-                filters += """
-                     AND p.latitude BETWEEN \(bind: box.minLatitude) AND \(bind: box.maxLatitude) \
-                    AND p.longitude BETWEEN \(bind: box.minLongitude) AND \(bind: box.maxLongitude)
-                    """
-            }
             distance = "plaza_distance_km(p.latitude, p.longitude, \(bind: near.latitude), \(bind: near.longitude))"
-            filters += " AND \(distance) <= \(bind: near.radiusKm)"
+            filters += " AND \(dialect.postInBox("p", near.box)) AND \(distance) <= \(bind: near.radiusKm)"
         }
         if let kind = query.kind { filters += " AND p.kind = \(bind: kind.rawValue)" }
         if let space = query.space {
@@ -131,39 +128,18 @@ struct SearchStore: Sendable {
         return (filters, distance)
     }
 
-    /// The newest `rankedWindow` posts matching a word query (after its filters, before blocks),
-    /// with their scores, best first. Scores are lower for better matches: FTS5's
-    /// bm25 is negative and PostgreSQL's `ts_rank` is negated to match. Ties go to the newer post
-    /// (ids are time-ordered).
-    static func windowSQL(_ query: PostQuery, kind: DatabaseKind) -> SQLQueryString {
-        guard let text = query.text else { preconditionFailure("a window needs words") }
-        let (filters, _) = Self.filters(query, kind: kind)
-        let hits: SQLQueryString
-        switch kind {
-        case .sqlite:
-            // FTS5 walks the matches newest first and stops after the window; posts are read
-            // only for filters. Column weights: title, body, author, spaces.
-            let join: SQLQueryString = query.kind == nil && query.space == nil && query.near == nil ? "" : " JOIN posts p ON p.id = posts_search.rowid"
-            hits = """
-                SELECT posts_search.rowid AS id, bm25(posts_search, 8.0, 1.0, 4.0, 2.0) AS score FROM posts_search\(join)
-                WHERE posts_search MATCH \(bind: text.fts5(in: query.field))\(filters)
-                ORDER BY posts_search.rowid DESC LIMIT \(unsafeRaw: String(rankedWindow))
-                """
-        case .postgres:
-            // The window's edge first, so that only its posts are ranked.
-            let tsquery: SQLQueryString = "to_tsquery('plaza_search', \(bind: text.tsquery(in: query.field)))"
-            hits = """
-                SELECT p.id, (-ts_rank(p.search, \(tsquery)))::float8 AS score FROM posts p
-                WHERE p.search @@ \(tsquery)\(filters) AND p.id >= coalesce((
-                    SELECT p.id FROM posts p WHERE p.search @@ \(tsquery)\(filters) ORDER BY p.id DESC OFFSET \(unsafeRaw: String(rankedWindow - 1)) LIMIT 1), 0)
-                """
-        }
+    /// The newest `rankedWindow` posts matching `text` (after the query's filters, before
+    /// blocks), with their scores, best first. Ties go to the newer post (ids are time-ordered).
+    static func windowSQL(_ text: SearchText, _ query: PostQuery, dialect: Dialect) -> SQLQueryString {
+        let (filters, _) = Self.filters(query, dialect: dialect)
+        let readsPosts = query.kind != nil || query.space != nil || query.near != nil
+        let hits = dialect.rankedPosts(text, in: query.field, filters: filters, filtersReadPosts: readsPosts, window: rankedWindow)
         return "SELECT h.id, h.score FROM (\(hits)) AS h ORDER BY h.score, h.id DESC"
     }
 
     /// A page of the posts within `near` of a point, nearest first (ties: newer first).
-    static func nearbySQL(_ query: PostQuery, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
-        var (filters, distance) = Self.filters(query, kind: kind)
+    static func nearbySQL(_ query: PostQuery, viewer: Int64?, dialect: Dialect) -> SQLQueryString {
+        var (filters, distance) = Self.filters(query, dialect: dialect)
         if viewer != nil { filters += " AND \(Visibility.post("p", readableBy: viewer))" }
         var page: SQLQueryString = "SELECT h.id, h.score FROM (SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)) AS h"
         if let cursor = query.page.cursor, let score = cursor.score {
@@ -181,27 +157,15 @@ struct SearchStore: Sendable {
     /// Accounts whose username or display name has words starting with each word of `text`;
     /// best match first (a username hit outranks a display-name hit).
     func users(_ text: SearchText, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
-        let sql = Self.usersSQL(text.asPrefixes, page: page, viewer: viewer, kind: db.kind)
+        let sql = Self.usersSQL(text.asPrefixes, page: page, viewer: viewer, dialect: db.dialect)
         let rows = try await db.read { db in try await db.rows(sql) }
         let (pageRows, next) = try page.split(rows) { try Self.scoreCursor($0) }
         return Page(items: try await people.users(pageRows.map(UserRecord.init(row:)), viewer: viewer), nextCursor: next)
     }
 
-    static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, kind: DatabaseKind) -> SQLQueryString {
+    static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, dialect: Dialect) -> SQLQueryString {
         let hidden: SQLQueryString = viewer == nil ? "" : " AND \(Visibility.profile("u", seenBy: viewer))"
-        var sql: SQLQueryString
-        switch kind {
-        case .sqlite:
-            sql = """
-                SELECT * FROM (SELECT \(UserRecord.columns()), bm25(users_search, 4.0, 1.0) AS score FROM users_search
-                JOIN users u ON u.id = users_search.rowid WHERE users_search MATCH \(bind: text.fts5(in: .all))\(hidden)) AS r
-                """
-        case .postgres:
-            sql = """
-                SELECT * FROM (SELECT \(UserRecord.columns()), (-ts_rank(u.search, q.query))::float8 AS score FROM users u,
-                (SELECT to_tsquery('plaza_search', \(bind: text.tsquery(in: .all))) AS query) q WHERE u.search @@ q.query\(hidden)) AS r
-                """
-        }
+        var sql: SQLQueryString = "SELECT * FROM (\(dialect.rankedUsers(text, columns: UserRecord.columns, filters: hidden))) AS r"
         if let cursor = page.cursor, let score = cursor.score {
             sql += " WHERE (r.score > \(bind: score) OR (r.score = \(bind: score) AND r.id < \(bind: cursor.id)))"
         }
