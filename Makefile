@@ -4,6 +4,7 @@
 #   make test    Swift tests on SQLite and on PostgreSQL, end-to-end and browser tests, schemathesis
 #   make clean   build products (./data, your instance's data, stays)
 #   make bench   Plaza vs PocketBase benchmark (bench/README.md); flags via BENCH_ARGS="--duration 5 ..."
+#   make format  formats the Swift code as `make test` checks it (.swift-format)
 #   make fuzz    the fuzzers, long: Swift suites at 1,000,000 cases, 100,000 mutated requests to the binary
 #   make chaos   1,000 SIGKILLs under concurrent writers, on SQLite and on PostgreSQL; no answered write lost
 # Override with e.g. `make run PORT=9000 DATA_DIR=/srv/plaza`.
@@ -12,7 +13,7 @@ DATA_DIR ?= ./data
 PORT ?= 8080
 PLAZA := ./.build/release/plaza
 
-.PHONY: run build test clean bench fuzz chaos
+.PHONY: run build test clean bench fuzz chaos format
 
 run: build
 	@echo "==> Seeding the demo world into $(DATA_DIR)"
@@ -28,6 +29,8 @@ build:
 test:
 	@echo "==> Installing test dependencies"
 	scripts/install-deps.sh test
+	@echo "==> Formatting: swift format lint --strict (make format fixes it; configuration in .swift-format)"
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
 	@echo "==> Building (debug) with tests"
 	$(SWIFT) build --build-tests
 	@echo "==> Swift tests on SQLite (and S3 media storage against moto)"
@@ -59,6 +62,9 @@ bench: build
 	@bench/install.sh
 	@echo "==> Benchmark: Plaza vs PocketBase (bench/README.md)"
 	python3 bench/bench.py $(BENCH_ARGS)
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Package.swift
 
 clean:
 	$(SWIFT) package clean

@@ -112,7 +112,9 @@ public struct JSONWriter: Sendable {
                 case 0x08: bytes.append(UInt8(ascii: "b"))
                 case 0x0C: bytes.append(UInt8(ascii: "f"))
                 default:
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), 48, 48, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
+                    bytes.append(contentsOf: [
+                        UInt8(ascii: "u"), 48, 48, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)],
+                    ])
                 }
                 start = index + 1
             }

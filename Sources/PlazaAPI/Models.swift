@@ -45,7 +45,9 @@ public struct Media: Codable, Sendable, Hashable {
     @Nullable public var blurhash: String?
     public var url: String
     public var variants: Variants
-    public init(id: String, contentType: String, width: Int, height: Int, blurhash: String?, url: String, variants: Variants) {
+    public init(
+        id: String, contentType: String, width: Int, height: Int, blurhash: String?, url: String, variants: Variants
+    ) {
         self.id = id
         self.contentType = contentType
         self.width = width
@@ -128,7 +130,9 @@ public struct User: Codable, Sendable, Hashable {
         self.viewer = viewer
     }
 
-    public var summary: UserSummary { UserSummary(id: id, username: username, displayName: displayName, avatar: avatar) }
+    public var summary: UserSummary {
+        UserSummary(id: id, username: username, displayName: displayName, avatar: avatar)
+    }
 }
 
 /// The signed-in user: a `User` plus private fields.
@@ -187,7 +191,10 @@ public struct LinkPreview: Codable, Sendable, Hashable {
     @Nullable public var imageURL: String?
     @Nullable public var siteName: String?
     @Nullable public var fetchedAt: Timestamp?
-    public init(url: String, title: String? = nil, description: String? = nil, imageURL: String? = nil, siteName: String? = nil, fetchedAt: Timestamp? = nil) {
+    public init(
+        url: String, title: String? = nil, description: String? = nil, imageURL: String? = nil, siteName: String? = nil,
+        fetchedAt: Timestamp? = nil
+    ) {
         self.url = url
         self.title = title
         self.description = description
@@ -315,7 +322,10 @@ public struct Session: Codable, Sendable, Hashable {
     @Nullable public var userAgent: String?
     @Nullable public var ip: String?
     public var current: Bool
-    public init(id: String, createdAt: Timestamp, lastUsedAt: Timestamp, expiresAt: Timestamp, userAgent: String?, ip: String?, current: Bool) {
+    public init(
+        id: String, createdAt: Timestamp, lastUsedAt: Timestamp, expiresAt: Timestamp, userAgent: String?, ip: String?,
+        current: Bool
+    ) {
         self.id = id
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt

@@ -30,7 +30,8 @@ public struct Notification: Codable, Sendable, Hashable {
     public var read: Bool
 
     public init(
-        id: String, kind: NotificationKind, actor: User, actors: [UserSummary], actorCount: Int, post: Post?, comment: Comment?,
+        id: String, kind: NotificationKind, actor: User, actors: [UserSummary], actorCount: Int, post: Post?,
+        comment: Comment?,
         createdAt: Timestamp, read: Bool
     ) {
         self.id = id

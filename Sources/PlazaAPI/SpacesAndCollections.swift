@@ -28,7 +28,8 @@ public struct Space: Codable, Sendable, Hashable {
     public var viewer: Viewer
     public var createdAt: Timestamp
     public init(
-        id: String, slug: String, name: String, description: String, image: Media?, owner: UserSummary, counts: Counts, viewer: Viewer,
+        id: String, slug: String, name: String, description: String, image: Media?, owner: UserSummary, counts: Counts,
+        viewer: Viewer,
         createdAt: Timestamp
     ) {
         self.id = id
@@ -101,7 +102,10 @@ public struct CollectionItem: Codable, Sendable, Hashable {
     public var note: String
     public var state: State
     public var savedAt: Timestamp
-    public init(id: String, collectionId: String, post: Post?, link: LinkPreview?, note: String, state: State, savedAt: Timestamp) {
+    public init(
+        id: String, collectionId: String, post: Post?, link: LinkPreview?, note: String, state: State,
+        savedAt: Timestamp
+    ) {
         self.id = id
         self.collectionId = collectionId
         self.post = post

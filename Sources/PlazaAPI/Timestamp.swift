@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A point in time with millisecond precision, encoded as an RFC 3339 UTC string
@@ -37,7 +37,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
             let s = String(v)
             return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
+        return
+            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(milli, 3))Z"
     }
 
     /// The calendar day (UTC) as `YYYY-MM-DD`.

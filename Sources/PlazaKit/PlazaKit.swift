@@ -1,5 +1,4 @@
 import Foundation
-
 @_exported import PlazaKitCore
 
 extension PlazaClient {

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `HTTPTransport` over URLSession (Apple platforms, and Linux through FoundationNetworking).
@@ -27,9 +27,12 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         return urlRequest
     }
 
-    public func send(_ request: HTTPRequestData, uploadProgress: (@Sendable (Double) -> Void)?) async throws -> HTTPResponseData {
+    public func send(_ request: HTTPRequestData, uploadProgress: (@Sendable (Double) -> Void)?) async throws
+        -> HTTPResponseData
+    {
         let urlRequest = Self.urlRequest(request)
-        let task = request.body.map { session.uploadTask(with: urlRequest, from: $0) } ?? session.dataTask(with: urlRequest)
+        let task =
+            request.body.map { session.uploadTask(with: urlRequest, from: $0) } ?? session.dataTask(with: urlRequest)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.register(task, .collect(Data(), continuation, uploadProgress))
@@ -87,7 +90,9 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
             completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
         ) {
             let resume: (() -> Void)? = lock.withLock {
-                guard case .stream(let head?, let body, let bodyContinuation) = tasks[dataTask.taskIdentifier] else { return nil }
+                guard case .stream(let head?, let body, let bodyContinuation) = tasks[dataTask.taskIdentifier] else {
+                    return nil
+                }
                 tasks[dataTask.taskIdentifier] = .stream(head: nil, body: body, bodyContinuation: bodyContinuation)
                 let (status, headers) = Self.head(response)
                 return { head.resume(returning: HTTPStreamResponse(status: status, headers: headers, body: body)) }
@@ -110,7 +115,10 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
             streamTo?.yield(data)
         }
 
-        func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+            totalBytesExpectedToSend: Int64
+        ) {
             guard totalBytesExpectedToSend > 0 else { return }
             let progress: (@Sendable (Double) -> Void)? = lock.withLock {
                 if case .collect(_, _, let progress) = tasks[task.taskIdentifier] { return progress }
@@ -129,7 +137,9 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
                 continuation.resume(returning: HTTPResponseData(status: status, headers: headers, body: data))
             case .stream(let head, let body, let bodyContinuation):
                 if let head {
-                    if let error { head.resume(throwing: error) } else {
+                    if let error {
+                        head.resume(throwing: error)
+                    } else {
                         let (status, headers) = Self.head(task.response)
                         head.resume(returning: HTTPStreamResponse(status: status, headers: headers, body: body))
                     }

@@ -20,7 +20,11 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         var request = HTTPClientRequest(url: data.url.absoluteString)
         request.method = HTTPMethod(rawValue: data.method)
         for (name, value) in data.headers { request.headers.add(name: name, value: value) }
-        if let body { request.body = body } else if let bytes = data.body { request.body = .bytes(ByteBuffer(data: bytes)) }
+        if let body {
+            request.body = body
+        } else if let bytes = data.body {
+            request.body = .bytes(ByteBuffer(data: bytes))
+        }
         return request
     }
 
@@ -30,19 +34,24 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         return result
     }
 
-    public func send(_ request: HTTPRequestData, uploadProgress: (@Sendable (Double) -> Void)?) async throws -> HTTPResponseData {
+    public func send(_ request: HTTPRequestData, uploadProgress: (@Sendable (Double) -> Void)?) async throws
+        -> HTTPResponseData
+    {
         var body: HTTPClientRequest.Body?
         if let bytes = request.body, let uploadProgress {
             // Handed over in 64 KB chunks so progress is reported as the body is written.
             let total = bytes.count
-            let chunks = stride(from: 0, to: total, by: 65_536).map { ByteBuffer(data: bytes[$0..<min($0 + 65_536, total)]) }
+            let chunks = stride(from: 0, to: total, by: 65_536).map {
+                ByteBuffer(data: bytes[$0..<min($0 + 65_536, total)])
+            }
             let sequence = ProgressChunks(chunks: chunks, total: total, progress: uploadProgress)
             body = .stream(sequence, length: .known(Int64(total)))
         }
         let response = try await client.execute(Self.request(request, body: body), timeout: timeout)
         let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
         uploadProgress?(1)
-        return HTTPResponseData(status: Int(response.status.code), headers: Self.headers(response.headers), body: Data(buffer: bytes))
+        return HTTPResponseData(
+            status: Int(response.status.code), headers: Self.headers(response.headers), body: Data(buffer: bytes))
     }
 
     public func stream(_ request: HTTPRequestData) async throws -> HTTPStreamResponse {
@@ -57,7 +66,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             }
         }
         continuation.onTermination = { _ in reader.cancel() }
-        return HTTPStreamResponse(status: Int(response.status.code), headers: Self.headers(response.headers), body: stream)
+        return HTTPStreamResponse(
+            status: Int(response.status.code), headers: Self.headers(response.headers), body: stream)
     }
 }
 

@@ -22,7 +22,9 @@ public actor FeedPager {
     /// A refresh that finds more new posts than this starts the feed over instead of growing it.
     static let maxRefreshPages = 10
 
-    public init(client: PlazaClient, source: FeedSource, kind: PostKind? = nil, pageSize: Int = 20, cacheDirectory: URL? = nil) {
+    public init(
+        client: PlazaClient, source: FeedSource, kind: PostKind? = nil, pageSize: Int = 20, cacheDirectory: URL? = nil
+    ) {
         self.client = client
         self.source = source
         self.kind = kind
@@ -38,7 +40,9 @@ public actor FeedPager {
         case .user(let username): name = "user-\(username.lowercased())"
         case .space(let slug): name = "space-\(slug.lowercased())"
         }
-        let safe = name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "-" ? Character($0) : "_" }
+        let safe = name.unicodeScalars.map {
+            CharacterSet.alphanumerics.contains($0) || $0 == "-" ? Character($0) : "_"
+        }
         return "plaza-feed-\(String(safe))\(kind.map { "-\($0.rawValue)" } ?? "").json"
     }
 
@@ -51,7 +55,9 @@ public actor FeedPager {
     /// The cached posts from disk (empty without a cache or on a first launch).
     @discardableResult
     public func restore() -> [Post] {
-        guard let cacheFile, let data = try? Data(contentsOf: cacheFile), let snapshot = try? JSONDecoder().decode(Snapshot.self, from: data) else { return [] }
+        guard let cacheFile, let data = try? Data(contentsOf: cacheFile),
+            let snapshot = try? JSONDecoder().decode(Snapshot.self, from: data)
+        else { return [] }
         posts = snapshot.posts
         nextCursor = snapshot.nextCursor
         reachedEnd = snapshot.reachedEnd
@@ -63,8 +69,11 @@ public actor FeedPager {
         guard let cacheFile else { return }
         let kept = Array(posts.prefix(Self.cachedPosts))
         // A cut list cannot continue from the server's cursor: it restarts from its oldest kept post on the next load.
-        let snapshot = Snapshot(posts: kept, nextCursor: kept.count == posts.count ? nextCursor : nil, reachedEnd: kept.count == posts.count && reachedEnd)
-        try? FileManager.default.createDirectory(at: cacheFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let snapshot = Snapshot(
+            posts: kept, nextCursor: kept.count == posts.count ? nextCursor : nil,
+            reachedEnd: kept.count == posts.count && reachedEnd)
+        try? FileManager.default.createDirectory(
+            at: cacheFile.deletingLastPathComponent(), withIntermediateDirectories: true)
         try? JSONEncoder().encode(snapshot).write(to: cacheFile, options: .atomic)
     }
 
@@ -106,12 +115,14 @@ public actor FeedPager {
     @discardableResult
     public func refresh() async throws -> [Post] {
         guard let newest = posts.first else { return try await reload() }
-        // A millisecond earlier than the newest post, so one written in the same millisecond is not missed (ids de-duplicate).
+        // A millisecond earlier than the newest post, so one written in the same millisecond is not
+        // missed (ids de-duplicate).
         let since = Timestamp(milliseconds: newest.createdAt.milliseconds - 1)
         var fresh: [Post] = []
         var cursor: String?
         for _ in 0..<Self.maxRefreshPages {
-            let page = try await client.feed(source, filter: FeedFilter(kind: kind, since: since), page: PageOptions(limit: 100, cursor: cursor))
+            let page = try await client.feed(
+                source, filter: FeedFilter(kind: kind, since: since), page: PageOptions(limit: 100, cursor: cursor))
             fresh += page.items
             cursor = page.nextCursor
             if cursor == nil { break }
@@ -133,7 +144,9 @@ public actor FeedPager {
         case .postDeleted(let id):
             posts.removeAll { $0.id == id }
         case .likeChanged(let change):
-            if let index = posts.firstIndex(where: { $0.id == change.postId }) { posts[index].counts.likes = change.likes }
+            if let index = posts.firstIndex(where: { $0.id == change.postId }) {
+                posts[index].counts.likes = change.likes
+            }
         default:
             return
         }

@@ -47,7 +47,8 @@ public struct HTTPStreamResponse: Sendable {
 /// plug in their own.
 public protocol HTTPTransport: Sendable {
     /// Sends `request`; `uploadProgress` gets the fraction of the body sent, from 0 to 1.
-    func send(_ request: HTTPRequestData, uploadProgress: (@Sendable (Double) -> Void)?) async throws -> HTTPResponseData
+    func send(_ request: HTTPRequestData, uploadProgress: (@Sendable (Double) -> Void)?) async throws
+        -> HTTPResponseData
     /// Sends `request` and returns as soon as the head arrives; the body streams. Cancelling
     /// the consuming task closes the connection.
     func stream(_ request: HTTPRequestData) async throws -> HTTPStreamResponse

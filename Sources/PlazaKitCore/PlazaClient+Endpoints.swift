@@ -40,7 +40,10 @@ public struct PostSearch: Sendable {
     public var near: (latitude: Double, longitude: Double)?
     public var radiusKm: Double?
 
-    public init(text: String? = nil, in field: Field = .all, space: String? = nil, kind: PostKind? = nil, near: (latitude: Double, longitude: Double)? = nil, radiusKm: Double? = nil) {
+    public init(
+        text: String? = nil, in field: Field = .all, space: String? = nil, kind: PostKind? = nil,
+        near: (latitude: Double, longitude: Double)? = nil, radiusKm: Double? = nil
+    ) {
         self.text = text
         self.field = field
         self.space = space
@@ -64,9 +67,12 @@ extension PlazaClient {
 
     /// Creates an account and keeps its token.
     @discardableResult
-    public func register(username: String, email: String, password: String, displayName: String? = nil) async throws -> Me {
+    public func register(username: String, email: String, password: String, displayName: String? = nil) async throws
+        -> Me
+    {
         let auth: AuthResponse = try await call(
-            "POST", "/auth/register", body: RegisterRequest(username: username, email: email, password: password, displayName: displayName))
+            "POST", "/auth/register",
+            body: RegisterRequest(username: username, email: email, password: password, displayName: displayName))
         await tokens.setToken(auth.token)
         return auth.user
     }
@@ -74,7 +80,8 @@ extension PlazaClient {
     /// Signs in with a username or email and keeps the token.
     @discardableResult
     public func login(_ login: String, password: String) async throws -> Me {
-        let auth: AuthResponse = try await call("POST", "/auth/login", body: LoginRequest(login: login, password: password))
+        let auth: AuthResponse = try await call(
+            "POST", "/auth/login", body: LoginRequest(login: login, password: password))
         await tokens.setToken(auth.token)
         return auth.user
     }
@@ -86,23 +93,41 @@ extension PlazaClient {
     }
 
     public func me() async throws -> Me { try await call("GET", "/me") }
-    public func updateMe(_ changes: UpdateMeRequest) async throws -> Me { try await call("PATCH", "/me", body: changes) }
+    public func updateMe(_ changes: UpdateMeRequest) async throws -> Me {
+        try await call("PATCH", "/me", body: changes)
+    }
     public func changePassword(current: String, new: String) async throws {
         try await send("PUT", "/me/password", body: ChangePasswordRequest(currentPassword: current, newPassword: new))
     }
-    public func setAvatar(mediaID: String?) async throws -> Me { try await call("PUT", "/me/avatar", body: SetAvatarRequest(mediaId: mediaID)) }
+    public func setAvatar(mediaID: String?) async throws -> Me {
+        try await call("PUT", "/me/avatar", body: SetAvatarRequest(mediaId: mediaID))
+    }
     public func preferences() async throws -> JSONValue { try await call("GET", "/me/preferences") }
-    public func setPreferences(_ preferences: JSONValue) async throws -> JSONValue { try await call("PUT", "/me/preferences", body: preferences) }
+    public func setPreferences(_ preferences: JSONValue) async throws -> JSONValue {
+        try await call("PUT", "/me/preferences", body: preferences)
+    }
     public func sessions() async throws -> Page<Session> { try await call("GET", "/me/sessions") }
-    public func revokeSession(_ id: String) async throws { try await send("DELETE", "/me/sessions/\(Self.segment(id))") }
+    public func revokeSession(_ id: String) async throws {
+        try await send("DELETE", "/me/sessions/\(Self.segment(id))")
+    }
 
     // MARK: people
 
-    public func user(_ username: String) async throws -> User { try await call("GET", "/users/\(Self.segment(username))") }
-    public func follow(_ username: String) async throws -> User { try await call("PUT", "/users/\(Self.segment(username))/follow") }
-    public func unfollow(_ username: String) async throws -> User { try await call("DELETE", "/users/\(Self.segment(username))/follow") }
-    public func block(_ username: String) async throws -> User { try await call("PUT", "/users/\(Self.segment(username))/block") }
-    public func unblock(_ username: String) async throws -> User { try await call("DELETE", "/users/\(Self.segment(username))/block") }
+    public func user(_ username: String) async throws -> User {
+        try await call("GET", "/users/\(Self.segment(username))")
+    }
+    public func follow(_ username: String) async throws -> User {
+        try await call("PUT", "/users/\(Self.segment(username))/follow")
+    }
+    public func unfollow(_ username: String) async throws -> User {
+        try await call("DELETE", "/users/\(Self.segment(username))/follow")
+    }
+    public func block(_ username: String) async throws -> User {
+        try await call("PUT", "/users/\(Self.segment(username))/block")
+    }
+    public func unblock(_ username: String) async throws -> User {
+        try await call("DELETE", "/users/\(Self.segment(username))/block")
+    }
     public func followers(of username: String, page: PageOptions = .init()) async throws -> Page<User> {
         try await call("GET", "/users/\(Self.segment(username))/followers", query: page.query)
     }
@@ -115,7 +140,9 @@ extension PlazaClient {
 
     // MARK: posts, comments, likes
 
-    public func createPost(_ post: CreatePostRequest) async throws -> Post { try await call("POST", "/posts", body: post) }
+    public func createPost(_ post: CreatePostRequest) async throws -> Post {
+        try await call("POST", "/posts", body: post)
+    }
     public func post(_ id: String) async throws -> Post { try await call("GET", "/posts/\(Self.segment(id))") }
     public func updatePost(_ id: String, _ changes: UpdatePostRequest) async throws -> Post {
         try await call("PATCH", "/posts/\(Self.segment(id))", body: changes)
@@ -128,8 +155,12 @@ extension PlazaClient {
         try await call("POST", "/posts/\(Self.segment(postID))/comments", body: CreateCommentRequest(body: body))
     }
     public func deleteComment(_ id: String) async throws { try await send("DELETE", "/comments/\(Self.segment(id))") }
-    public func like(_ postID: String) async throws -> LikeState { try await call("PUT", "/posts/\(Self.segment(postID))/like") }
-    public func unlike(_ postID: String) async throws -> LikeState { try await call("DELETE", "/posts/\(Self.segment(postID))/like") }
+    public func like(_ postID: String) async throws -> LikeState {
+        try await call("PUT", "/posts/\(Self.segment(postID))/like")
+    }
+    public func unlike(_ postID: String) async throws -> LikeState {
+        try await call("DELETE", "/posts/\(Self.segment(postID))/like")
+    }
     public func likers(of postID: String, page: PageOptions = .init()) async throws -> Page<User> {
         try await call("GET", "/posts/\(Self.segment(postID))/likes", query: page.query)
     }
@@ -137,52 +168,82 @@ extension PlazaClient {
     // MARK: feeds
 
     /// One page of a feed, newest first.
-    public func feed(_ source: FeedSource, filter: FeedFilter = .init(), page: PageOptions = .init()) async throws -> Page<Post> {
-        let query: [String: String?] = ["kind": filter.kind?.rawValue, "since": filter.since?.description, "until": filter.until?.description]
+    public func feed(_ source: FeedSource, filter: FeedFilter = .init(), page: PageOptions = .init()) async throws
+        -> Page<Post>
+    {
+        let query: [String: String?] = [
+            "kind": filter.kind?.rawValue, "since": filter.since?.description, "until": filter.until?.description,
+        ]
         return try await call("GET", source.path, query: query.merging(page))
     }
 
     // MARK: spaces
 
-    public func spaces(matching text: String? = nil, memberOnly: Bool = false, page: PageOptions = .init()) async throws -> Page<Space> {
-        try await call("GET", "/spaces", query: (["q": text, "member": memberOnly ? "true" : nil] as [String: String?]).merging(page))
+    public func spaces(matching text: String? = nil, memberOnly: Bool = false, page: PageOptions = .init()) async throws
+        -> Page<Space>
+    {
+        try await call(
+            "GET", "/spaces",
+            query: (["q": text, "member": memberOnly ? "true" : nil] as [String: String?]).merging(page))
     }
-    public func createSpace(_ space: CreateSpaceRequest) async throws -> Space { try await call("POST", "/spaces", body: space) }
+    public func createSpace(_ space: CreateSpaceRequest) async throws -> Space {
+        try await call("POST", "/spaces", body: space)
+    }
     public func space(_ slug: String) async throws -> Space { try await call("GET", "/spaces/\(Self.segment(slug))") }
     public func updateSpace(_ slug: String, _ changes: UpdateSpaceRequest) async throws -> Space {
         try await call("PATCH", "/spaces/\(Self.segment(slug))", body: changes)
     }
-    public func join(space slug: String) async throws -> Space { try await call("PUT", "/spaces/\(Self.segment(slug))/membership") }
-    public func leave(space slug: String) async throws -> Space { try await call("DELETE", "/spaces/\(Self.segment(slug))/membership") }
+    public func join(space slug: String) async throws -> Space {
+        try await call("PUT", "/spaces/\(Self.segment(slug))/membership")
+    }
+    public func leave(space slug: String) async throws -> Space {
+        try await call("DELETE", "/spaces/\(Self.segment(slug))/membership")
+    }
 
     // MARK: collections
 
-    public func collections(page: PageOptions = .init()) async throws -> Page<SavedCollection> { try await call("GET", "/collections", query: page.query) }
+    public func collections(page: PageOptions = .init()) async throws -> Page<SavedCollection> {
+        try await call("GET", "/collections", query: page.query)
+    }
     public func createCollection(named name: String) async throws -> SavedCollection {
         try await call("POST", "/collections", body: CollectionRequest(name: name))
     }
     public func renameCollection(_ id: String, to name: String) async throws -> SavedCollection {
         try await call("PATCH", "/collections/\(Self.segment(id))", body: CollectionRequest(name: name))
     }
-    public func deleteCollection(_ id: String) async throws { try await send("DELETE", "/collections/\(Self.segment(id))") }
+    public func deleteCollection(_ id: String) async throws {
+        try await send("DELETE", "/collections/\(Self.segment(id))")
+    }
     public func items(in collectionID: String, page: PageOptions = .init()) async throws -> Page<CollectionItem> {
         try await call("GET", "/collections/\(Self.segment(collectionID))/items", query: page.query)
     }
     /// Saves a post (`postID`) or a link (`url`; its preview is fetched in the background).
-    public func save(postID: String? = nil, url: String? = nil, note: String? = nil, in collectionID: String) async throws -> CollectionItem {
-        try await call("POST", "/collections/\(Self.segment(collectionID))/items", body: SaveItemRequest(postId: postID, url: url, note: note))
+    public func save(postID: String? = nil, url: String? = nil, note: String? = nil, in collectionID: String)
+        async throws -> CollectionItem
+    {
+        try await call(
+            "POST", "/collections/\(Self.segment(collectionID))/items",
+            body: SaveItemRequest(postId: postID, url: url, note: note))
     }
-    public func updateItem(_ id: String, moveTo collectionID: String? = nil, note: String? = nil) async throws -> CollectionItem {
-        try await call("PATCH", "/collections/items/\(Self.segment(id))", body: UpdateItemRequest(collectionId: collectionID, note: note))
+    public func updateItem(_ id: String, moveTo collectionID: String? = nil, note: String? = nil) async throws
+        -> CollectionItem
+    {
+        try await call(
+            "PATCH", "/collections/items/\(Self.segment(id))",
+            body: UpdateItemRequest(collectionId: collectionID, note: note))
     }
-    public func deleteItem(_ id: String) async throws { try await send("DELETE", "/collections/items/\(Self.segment(id))") }
+    public func deleteItem(_ id: String) async throws {
+        try await send("DELETE", "/collections/items/\(Self.segment(id))")
+    }
 
     // MARK: search, history, recommendations
 
     public func searchPosts(_ search: PostSearch, page: PageOptions = .init()) async throws -> Page<Post> {
         let query: [String: String?] = [
-            "q": search.text, "in": search.field == .all ? nil : search.field.rawValue, "space": search.space, "kind": search.kind?.rawValue,
-            "near": search.near.map { "\($0.latitude),\($0.longitude)" }, "radiusKm": search.radiusKm.map { String($0) },
+            "q": search.text, "in": search.field == .all ? nil : search.field.rawValue, "space": search.space,
+            "kind": search.kind?.rawValue,
+            "near": search.near.map { "\($0.latitude),\($0.longitude)" },
+            "radiusKm": search.radiusKm.map { String($0) },
         ]
         return try await call("GET", "/search/posts", query: query.merging(page))
     }
@@ -192,10 +253,17 @@ extension PlazaClient {
     public func searchSaved(_ text: String, page: PageOptions = .init()) async throws -> Page<CollectionItem> {
         try await call("GET", "/search/saved", query: (["q": text] as [String: String?]).merging(page))
     }
-    public func recordView(of postID: String) async throws { try await send("POST", "/posts/\(Self.segment(postID))/view") }
-    public func recordClick(on postID: String) async throws { try await send("POST", "/me/history/\(Self.segment(postID))/click") }
-    public func history(sort: HistorySort = .viewedAt, text: String? = nil, page: PageOptions = .init()) async throws -> Page<HistoryItem> {
-        try await call("GET", "/me/history", query: (["sort": sort.rawValue, "q": text] as [String: String?]).merging(page))
+    public func recordView(of postID: String) async throws {
+        try await send("POST", "/posts/\(Self.segment(postID))/view")
+    }
+    public func recordClick(on postID: String) async throws {
+        try await send("POST", "/me/history/\(Self.segment(postID))/click")
+    }
+    public func history(sort: HistorySort = .viewedAt, text: String? = nil, page: PageOptions = .init()) async throws
+        -> Page<HistoryItem>
+    {
+        try await call(
+            "GET", "/me/history", query: (["sort": sort.rawValue, "q": text] as [String: String?]).merging(page))
     }
     public func recommended(limit: Int? = nil) async throws -> Page<HistoryItem> {
         try await call("GET", "/me/recommended", query: ["limit": limit.map(String.init)])
@@ -203,8 +271,12 @@ extension PlazaClient {
 
     // MARK: notifications
 
-    public func notifications(unreadOnly: Bool = false, page: PageOptions = .init()) async throws -> Page<PlazaAPI.Notification> {
-        try await call("GET", "/me/notifications", query: (["unread": unreadOnly ? "true" : nil] as [String: String?]).merging(page))
+    public func notifications(unreadOnly: Bool = false, page: PageOptions = .init()) async throws -> Page<
+        PlazaAPI.Notification
+    > {
+        try await call(
+            "GET", "/me/notifications",
+            query: (["unread": unreadOnly ? "true" : nil] as [String: String?]).merging(page))
     }
     /// Marks these notifications read, or all of them when `ids` is nil.
     public func markNotificationsRead(_ ids: [String]? = nil) async throws {
@@ -214,18 +286,26 @@ extension PlazaClient {
     // MARK: media
 
     /// Uploads an image (JPEG, PNG, WebP, HEIC or GIF) as multipart `file`; `progress` gets 0…1 as it is sent.
-    public func upload(_ data: Data, filename: String = "image", contentType: String = "application/octet-stream", progress: (@Sendable (Double) -> Void)? = nil)
+    public func upload(
+        _ data: Data, filename: String = "image", contentType: String = "application/octet-stream",
+        progress: (@Sendable (Double) -> Void)? = nil
+    )
         async throws -> Media
     {
         let boundary = "plaza-\(UUID().uuidString)"
-        var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(filename.replacingOccurrences(of: "\"", with: ""))\"\r\n".utf8)
+        var body = Data(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(filename.replacingOccurrences(of: "\"", with: ""))\"\r\n"
+                .utf8)
         body.append(Data("Content-Type: \(contentType)\r\n\r\n".utf8))
         body.append(data)
         body.append(Data("\r\n--\(boundary)--\r\n".utf8))
-        let response = try await send("POST", "/me/media", raw: (body, "multipart/form-data; boundary=\(boundary)"), uploadProgress: progress)
+        let response = try await send(
+            "POST", "/me/media", raw: (body, "multipart/form-data; boundary=\(boundary)"), uploadProgress: progress)
         return try Self.decoder.decode(Media.self, from: response.body)
     }
-    public func myMedia(page: PageOptions = .init()) async throws -> Page<Media> { try await call("GET", "/me/media", query: page.query) }
+    public func myMedia(page: PageOptions = .init()) async throws -> Page<Media> {
+        try await call("GET", "/me/media", query: page.query)
+    }
 }
 
 extension Media {

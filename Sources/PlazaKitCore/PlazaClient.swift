@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-
 @_exported import PlazaAPI
 
 /// Where the signed-in session's token lives. Apps plug in the Keychain; the default keeps it in memory.
@@ -51,8 +50,11 @@ public struct PlazaClient: Sendable {
 
     /// `/api/v1` + `path`, with the query items that have a value.
     func url(_ path: String, _ query: [String: String?] = [:]) -> URL {
-        var components = URLComponents(url: baseURL.appendingPathComponent("api/v1" + path), resolvingAgainstBaseURL: false)!
-        let items = query.compactMap { key, value in value.map { URLQueryItem(name: key, value: $0) } }.sorted { $0.name < $1.name }
+        var components = URLComponents(
+            url: baseURL.appendingPathComponent("api/v1" + path), resolvingAgainstBaseURL: false)!
+        let items = query.compactMap { key, value in value.map { URLQueryItem(name: key, value: $0) } }.sorted {
+            $0.name < $1.name
+        }
         if !items.isEmpty { components.queryItems = items }
         return components.url!
     }
@@ -71,8 +73,11 @@ public struct PlazaClient: Sendable {
 
     /// Sends a request and returns the raw response, throwing `PlazaClientError` for any status ≥ 400.
     @discardableResult
-    func send(_ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil) async throws -> HTTPResponseData {
-        try await send(method, path, query: query, raw: try body.map { (try Self.encoder.encode($0), "application/json") })
+    func send(_ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil)
+        async throws -> HTTPResponseData
+    {
+        try await send(
+            method, path, query: query, raw: try body.map { (try Self.encoder.encode($0), "application/json") })
     }
 
     /// Sends `raw` (bytes and their content type) as the body.
@@ -96,12 +101,14 @@ public struct PlazaClient: Sendable {
         let detail = try? decoder.decode(ErrorBody.self, from: response.body).error
         return PlazaClientError(
             status: response.status, code: detail?.code ?? "http_\(response.status)",
-            message: detail?.message ?? String(decoding: response.body.prefix(500), as: UTF8.self), field: detail?.field,
+            message: detail?.message ?? String(decoding: response.body.prefix(500), as: UTF8.self),
+            field: detail?.field,
             retryAfter: response.headers["retry-after"].flatMap { Int($0) })
     }
 
     func call<T: Decodable>(
-        _ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil, as: T.Type = T.self
+        _ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil,
+        as: T.Type = T.self
     ) async throws -> T {
         let response = try await send(method, path, query: query, body: body)
         return try Self.decoder.decode(T.self, from: response.body)

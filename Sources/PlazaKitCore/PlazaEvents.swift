@@ -40,7 +40,9 @@ extension PlazaClient {
     /// when the connection drops or the server restarts, resuming after the last event it
     /// delivered with `Last-Event-ID`, so nothing is lost or repeated. It ends with an error
     /// only when the session is not valid (401) or the task is cancelled.
-    public func events(after lastEventID: String? = nil, reconnect: ReconnectPolicy = .init()) -> AsyncThrowingStream<PlazaStreamEvent, any Error> {
+    public func events(after lastEventID: String? = nil, reconnect: ReconnectPolicy = .init()) -> AsyncThrowingStream<
+        PlazaStreamEvent, any Error
+    > {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: PlazaStreamEvent.self)
         let task = Task {
             var resumeFrom = lastEventID
@@ -50,11 +52,13 @@ extension PlazaClient {
                 do {
                     var headers = await headers(accept: "text/event-stream")
                     if let resumeFrom { headers["Last-Event-ID"] = resumeFrom }
-                    let response = try await transport.stream(HTTPRequestData(method: "GET", url: url("/stream"), headers: headers))
+                    let response = try await transport.stream(
+                        HTTPRequestData(method: "GET", url: url("/stream"), headers: headers))
                     if response.status >= 400 {
                         var body = Data()
                         for try await chunk in response.body { body.append(chunk) }
-                        let failure = Self.error(from: HTTPResponseData(status: response.status, headers: response.headers, body: body))
+                        let failure = Self.error(
+                            from: HTTPResponseData(status: response.status, headers: response.headers, body: body))
                         if response.status == 401 || response.status == 403 { throw failure }
                         if let wait = failure.retryAfter { delay = .seconds(wait) }
                     } else {
@@ -64,7 +68,9 @@ extension PlazaClient {
                                 if let retry = frame.retry { serverRetry = .milliseconds(retry) }
                                 delay = serverRetry ?? reconnect.initial
                                 if let id = frame.id { resumeFrom = id }
-                                if let event = Self.event(frame) { continuation.yield(PlazaStreamEvent(id: frame.id, event: event)) }
+                                if let event = Self.event(frame) {
+                                    continuation.yield(PlazaStreamEvent(id: frame.id, event: event))
+                                }
                             }
                         }
                     }
@@ -128,11 +134,15 @@ struct ServerSentEvents {
 
     private mutating func process(_ line: String) -> Frame? {
         if line.isEmpty {
-            defer { current = Frame(); hasData = false }
+            defer {
+                current = Frame()
+                hasData = false
+            }
             return hasData || current.retry != nil || current.id != nil ? current : nil
         }
         if line.hasPrefix(":") { return nil }
-        let field: Substring, value: Substring
+        let field: Substring
+        let value: Substring
         if let colon = line.firstIndex(of: ":") {
             field = line[..<colon]
             var rest = line[line.index(after: colon)...]

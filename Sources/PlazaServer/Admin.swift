@@ -11,7 +11,8 @@ public enum Admin {
 
     /// Creates an account; 409-style errors come back as `PlazaError`.
     public static func createUser(
-        config: PlazaConfig, username: String, email: String, password: String, displayName: String?, admin: Bool, logger: Logger
+        config: PlazaConfig, username: String, email: String, password: String, displayName: String?, admin: Bool,
+        logger: Logger
     ) async throws -> String {
         let db = try await Database.open(config.database, logger: logger)
         return try await db.withRunning { db in
@@ -21,7 +22,8 @@ public enum Admin {
             try Validate.password(password)
             let id = try await services.accounts.createUser(
                 .init(
-                    username: name, email: try Validate.email(email), passwordHash: try await services.passwords.hash(password),
+                    username: name, email: try Validate.email(email),
+                    passwordHash: try await services.passwords.hash(password),
                     displayName: try Validate.text(displayName, field: "displayName", max: 60) ?? name, isAdmin: admin))
             return String(id)
         }

@@ -34,7 +34,9 @@ struct AppServices: Sendable {
             sessionMaxMillis: Int64(config.sessionMaxDays) * 86_400_000, searchWindows: searchWindows)
         events = EventLog(db: db, signal: EventSignal())
         people = PeopleStore(db: db, ids: ids, events: events)
-        posts = PostStore(db: db, ids: ids, events: events, searchWindows: searchWindows, linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)
+        posts = PostStore(
+            db: db, ids: ids, events: events, searchWindows: searchWindows,
+            linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)
@@ -49,7 +51,9 @@ struct AppServices: Sendable {
         } else {
             mediaStorage = LocalMediaStorage(root: (config.dataDir as NSString).appendingPathComponent("media"))
         }
-        ingest = MediaIngest(media: media, storage: mediaStorage, pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)))
+        ingest = MediaIngest(
+            media: media, storage: mediaStorage,
+            pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)))
         uploadDirectory = (config.dataDir as NSString).appendingPathComponent("uploads")
     }
 
@@ -73,22 +77,27 @@ extension AppServices {
     }
 
     func eventHub(config: PlazaConfig, logger: Logger) -> EventHub {
-        EventHub(feed: eventFeed, signal: events.signal, sessions: accounts, limits: config.streamLimits, logger: logger)
+        EventHub(
+            feed: eventFeed, signal: events.signal, sessions: accounts, limits: config.streamLimits, logger: logger)
     }
 
     func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
         let settings = config.linkPreviews
         let fetcher = SafeFetcher(
-            policy: try AddressPolicy.parse(allowList: settings.allowList), publicAddresses: settings.publicAddresses, timeout: settings.timeout,
+            policy: try AddressPolicy.parse(allowList: settings.allowList), publicAddresses: settings.publicAddresses,
+            timeout: settings.timeout,
             maxRedirects: settings.maxRedirects)
         return LinkPreviewService(
-            store: linkPreviews, fetcher: fetcher, ingest: ingest, ids: ids, queue: linkPreviewQueue, settings: settings,
-            uploadDirectory: uploadDirectory, maxImageBytes: config.mediaMaxBytes, storageQuota: config.quotas.storageBytes, logger: logger)
+            store: linkPreviews, fetcher: fetcher, ingest: ingest, ids: ids, queue: linkPreviewQueue,
+            settings: settings,
+            uploadDirectory: uploadDirectory, maxImageBytes: config.mediaMaxBytes,
+            storageQuota: config.quotas.storageBytes, logger: logger)
     }
 }
 
 /// Builds the router with every route of the API and the web app.
-func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, config: PlazaConfig) -> Router<PlazaContext> {
+func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, config: PlazaConfig) -> Router<PlazaContext>
+{
     let router = Router(context: PlazaContext.self)
     // First, so limits, throttles, sessions and the request log see the client behind any trusted proxy.
     router.add(middleware: ClientAddressMiddleware(proxies: config.trustedProxies, alwaysHTTPS: config.servesHTTPS))
@@ -108,19 +117,24 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
     let controllers = WebController.APIControllers(
         accounts: AccountsController(
-            accounts: services.accounts, passwords: services.passwords, throttle: services.loginThrottle(policy: config.loginThrottle),
-            devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media, storage: services.mediaStorage),
+            accounts: services.accounts, passwords: services.passwords,
+            throttle: services.loginThrottle(policy: config.loginThrottle),
+            devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media,
+            storage: services.mediaStorage),
         people: PeopleController(people: services.people),
         posts: PostsController(
-            posts: services.posts, comments: services.comments, likes: services.likes, people: services.people, storage: services.mediaStorage,
+            posts: services.posts, comments: services.comments, likes: services.likes, people: services.people,
+            storage: services.mediaStorage,
             previews: services.linkPreviewQueue),
         feeds: FeedsController(posts: services.posts, people: services.people, spaces: services.spaces),
         spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage),
         search: SearchController(
-            search: SearchStore(db: services.db, cache: services.searchWindows, postStore: services.posts, people: services.people),
+            search: SearchStore(
+                db: services.db, cache: services.searchWindows, postStore: services.posts, people: services.people),
             spaces: services.spaces, collections: services.collections),
         history: HistoryController(history: HistoryStore(db: services.db)),
-        collections: CollectionsController(collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),
+        collections: CollectionsController(
+            collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),
         notifications: NotificationsController(notifications: services.notifications))
     OpenAPIController().register(to: api)
     controllers.accounts.register(to: api)
@@ -128,9 +142,13 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.posts.register(to: api)
     // Media files: rate limited like the API, and authenticated (an unused upload is its owner's).
     let mediaFiles = router.group("media")
-    if let rateLimiter { mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication)) }
+    if let rateLimiter {
+        mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication))
+    }
     mediaFiles.add(middleware: AuthMiddleware(accounts: services.accounts))
-    if let rateLimiter { mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
+    if let rateLimiter {
+        mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication))
+    }
     MediaController(
         media: services.media, storage: services.mediaStorage, ingest: services.ingest, ids: services.ids,
         uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes, quotas: config.quotas
@@ -144,7 +162,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
     WebController(
         renderer: web, api: controllers,
-        stores: .init(accounts: services.accounts, spaces: services.spaces, collections: services.collections), sessionDays: config.sessionIdleDays,
+        stores: .init(accounts: services.accounts, spaces: services.spaces, collections: services.collections),
+        sessionDays: config.sessionIdleDays,
         rateLimiter: rateLimiter
     ).register(to: router)
     return router
@@ -165,16 +184,20 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
             configuration: .init(
                 idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
                 httpDecoderConfiguration: .init(
-                    maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes, maxHeaderFieldCount: 100))),
+                    maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
+                    maxHeaderFieldCount: 100))),
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )
     app.addServices(
         db,
         MaintenanceService(
-            accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, events: services.eventFeed,
+            accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
+            events: services.eventFeed,
             eventRetentionMillis: Int64(config.eventRetentionDays) * 86_400_000, limits: services.sharedLimits,
-            limitAges: (buckets: config.rateLimitPolicy.longestRefillMillis, throttle: config.loginThrottle.staleAfterMillis), logger: logger),
+            limitAges: (
+                buckets: config.rateLimitPolicy.longestRefillMillis, throttle: config.loginThrottle.staleAfterMillis
+            ), logger: logger),
         try services.linkPreviewService(config: config, logger: logger), hub)
     // Runs once the database service is up (a PostgreSQL pool must be running to be used).
     let migrationLogger = logger
@@ -192,7 +215,9 @@ struct BodyLimitMiddleware: RouterMiddleware {
     typealias Context = PlazaContext
     let limit: Int
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         context.bodyLimit = limit
         return try await next(request, context)

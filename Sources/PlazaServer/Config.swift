@@ -62,7 +62,9 @@ public struct PlazaConfig: Sendable {
     var servesHTTPS: Bool { publicURL?.lowercased().hasPrefix("https://") == true }
 
     var streamLimits: EventHub.Limits {
-        EventHub.Limits(perUser: streamsPerUser, total: streamsMax, buffer: streamBuffer, heartbeat: .seconds(streamHeartbeatSeconds))
+        EventHub.Limits(
+            perUser: streamsPerUser, total: streamsMax, buffer: streamBuffer,
+            heartbeat: .seconds(streamHeartbeatSeconds))
     }
 
     public var database: DatabaseConfig {
@@ -96,21 +98,29 @@ public struct PlazaConfig: Sendable {
         maxBodyBytes = reader.int(forKey: "plaza.max.body.bytes", default: defaults.maxBodyBytes)
         mediaMaxBytes = reader.int(forKey: "plaza.media.max.bytes", default: defaults.mediaMaxBytes)
         mediaMaxPixels = reader.int(forKey: "plaza.media.max.pixels", default: defaults.mediaMaxPixels)
-        quotas.storageBytes = Int64(reader.int(forKey: "plaza.media.quota.bytes", default: Int(defaults.quotas.storageBytes)))
+        quotas.storageBytes = Int64(
+            reader.int(forKey: "plaza.media.quota.bytes", default: Int(defaults.quotas.storageBytes)))
         quotas.uploadsPerDay = reader.int(forKey: "plaza.media.uploads.per.day", default: defaults.quotas.uploadsPerDay)
-        quotas.linkPreviewsPerDay = reader.int(forKey: "plaza.link.previews.per.day", default: defaults.quotas.linkPreviewsPerDay)
+        quotas.linkPreviewsPerDay = reader.int(
+            forKey: "plaza.link.previews.per.day", default: defaults.quotas.linkPreviewsPerDay)
         if let endpoint = reader.string(forKey: "plaza.media.s3.endpoint"), !endpoint.isEmpty {
             guard let bucket = reader.string(forKey: "plaza.media.s3.bucket"), !bucket.isEmpty,
                 let accessKey = reader.string(forKey: "plaza.media.s3.access.key.id"),
                 let secret = reader.string(forKey: "plaza.media.s3.secret.access.key")
-            else { throw ConfigurationError("media-s3-endpoint needs media-s3-bucket, media-s3-access-key-id and media-s3-secret-access-key.") }
+            else {
+                throw ConfigurationError(
+                    "media-s3-endpoint needs media-s3-bucket, media-s3-access-key-id and media-s3-secret-access-key.")
+            }
             mediaS3 = S3MediaSettings(
-                endpoint: endpoint, bucket: bucket, region: reader.string(forKey: "plaza.media.s3.region", default: "us-east-1"),
-                accessKeyID: accessKey, secretAccessKey: secret, prefix: reader.string(forKey: "plaza.media.s3.prefix", default: "media/"))
+                endpoint: endpoint, bucket: bucket,
+                region: reader.string(forKey: "plaza.media.s3.region", default: "us-east-1"),
+                accessKeyID: accessKey, secretAccessKey: secret,
+                prefix: reader.string(forKey: "plaza.media.s3.prefix", default: "media/"))
         }
 
         linkPreviews.allowList = reader.string(forKey: "plaza.link.preview.allow", default: "")
-        linkPreviews.publicAddresses = try Self.onOff(reader.string(forKey: "plaza.link.preview.public", default: "on"), key: "link-preview-public")
+        linkPreviews.publicAddresses = try Self.onOff(
+            reader.string(forKey: "plaza.link.preview.public", default: "on"), key: "link-preview-public")
         do {
             _ = try AddressPolicy.parse(allowList: linkPreviews.allowList)
         } catch {
@@ -120,17 +130,23 @@ public struct PlazaConfig: Sendable {
         streamsPerUser = reader.int(forKey: "plaza.streams.per.user", default: defaults.streamsPerUser)
         streamsMax = reader.int(forKey: "plaza.streams.max", default: defaults.streamsMax)
         streamBuffer = reader.int(forKey: "plaza.stream.buffer", default: defaults.streamBuffer)
-        streamHeartbeatSeconds = reader.int(forKey: "plaza.stream.heartbeat.seconds", default: defaults.streamHeartbeatSeconds)
+        streamHeartbeatSeconds = reader.int(
+            forKey: "plaza.stream.heartbeat.seconds", default: defaults.streamHeartbeatSeconds)
         eventRetentionDays = reader.int(forKey: "plaza.event.retention.days", default: defaults.eventRetentionDays)
-        guard streamsPerUser >= 1, streamsMax >= 1 else { throw ConfigurationError("streams-per-user and streams-max must be at least 1.") }
+        guard streamsPerUser >= 1, streamsMax >= 1 else {
+            throw ConfigurationError("streams-per-user and streams-max must be at least 1.")
+        }
         guard streamBuffer >= 16 else { throw ConfigurationError("stream-buffer must be at least 16.") }
-        guard (1...300).contains(streamHeartbeatSeconds) else { throw ConfigurationError("stream-heartbeat-seconds must be from 1 to 300.") }
+        guard (1...300).contains(streamHeartbeatSeconds) else {
+            throw ConfigurationError("stream-heartbeat-seconds must be from 1 to 300.")
+        }
         guard eventRetentionDays >= 1 else { throw ConfigurationError("event-retention-days must be at least 1.") }
 
         rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")
         do {
             trustedProxies = try TrustedProxies.parse(
-                reader.string(forKey: "plaza.trusted.proxies", default: ""), header: reader.string(forKey: "plaza.forwarded.header", default: "x-forwarded-for"))
+                reader.string(forKey: "plaza.trusted.proxies", default: ""),
+                header: reader.string(forKey: "plaza.forwarded.header", default: "x-forwarded-for"))
         } catch {
             throw ConfigurationError("\(error)")
         }
@@ -143,16 +159,29 @@ public struct PlazaConfig: Sendable {
         guard (10...16).contains(bcryptCost) else { throw ConfigurationError("bcrypt-cost must be from 10 to 16.") }
         guard (0..<1024).contains(nodeID) else { throw ConfigurationError("node-id must be from 0 to 1023.") }
         guard mediaMaxBytes >= 1024 else { throw ConfigurationError("media-max-bytes must be at least 1024.") }
-        guard mediaMaxPixels >= 1_000_000 else { throw ConfigurationError("media-max-pixels must be at least 1000000.") }
+        guard mediaMaxPixels >= 1_000_000 else {
+            throw ConfigurationError("media-max-pixels must be at least 1000000.")
+        }
         guard quotas.storageBytes >= 0, quotas.uploadsPerDay >= 0, quotas.linkPreviewsPerDay >= 0 else {
-            throw ConfigurationError("media-quota-bytes, media-uploads-per-day and link-previews-per-day must be 0 (no limit) or more.")
+            throw ConfigurationError(
+                "media-quota-bytes, media-uploads-per-day and link-previews-per-day must be 0 (no limit) or more.")
         }
         guard sessionIdleDays >= 1 else { throw ConfigurationError("session-idle-days must be at least 1.") }
-        guard sessionMaxDays >= sessionIdleDays else { throw ConfigurationError("session-max-days must be at least session-idle-days.") }
-        guard (1...3600).contains(idleTimeoutSeconds) else { throw ConfigurationError("idle-timeout-seconds must be from 1 to 3600.") }
-        guard (1...3600).contains(bodyTimeoutSeconds) else { throw ConfigurationError("body-timeout-seconds must be from 1 to 3600.") }
-        guard (4096...1_048_576).contains(maxHeaderBytes) else { throw ConfigurationError("max-header-bytes must be from 4096 to 1048576.") }
-        if let publicURL, !(publicURL.hasPrefix("https://") || publicURL.hasPrefix("http://")) || URL(string: publicURL)?.host == nil {
+        guard sessionMaxDays >= sessionIdleDays else {
+            throw ConfigurationError("session-max-days must be at least session-idle-days.")
+        }
+        guard (1...3600).contains(idleTimeoutSeconds) else {
+            throw ConfigurationError("idle-timeout-seconds must be from 1 to 3600.")
+        }
+        guard (1...3600).contains(bodyTimeoutSeconds) else {
+            throw ConfigurationError("body-timeout-seconds must be from 1 to 3600.")
+        }
+        guard (4096...1_048_576).contains(maxHeaderBytes) else {
+            throw ConfigurationError("max-header-bytes must be from 4096 to 1048576.")
+        }
+        if let publicURL,
+            !(publicURL.hasPrefix("https://") || publicURL.hasPrefix("http://")) || URL(string: publicURL)?.host == nil
+        {
             throw ConfigurationError("public-url must be an http:// or https:// URL, not \(publicURL).")
         }
         guard ["NORMAL", "FULL"].contains(sqliteSynchronous.uppercased()) else {

@@ -87,7 +87,8 @@ extension RouterGroup<PlazaContext> {
 
 /// Encodes handler results as compact UTF-8 JSON.
 public struct PlazaResponseEncoder: ResponseEncoder {
-    public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+    public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response
+    {
         let body: ByteBuffer
         if let writable = value as? any JSONWritable {
             body = ByteBuffer(bytes: JSONWriter.encode(writable, capacity: 4096))

@@ -1,12 +1,12 @@
 import ArgumentParser
 import Foundation
-import PlazaKitCore
 import PlazaKitAsyncHTTPClient
+import PlazaKitCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where `plaza login` keeps its token: one per server, in `~/.config/plaza/credentials.json`
@@ -18,12 +18,16 @@ actor CredentialsFile: TokenStore {
     init(server: URL) {
         let environment = ProcessInfo.processInfo.environment
         let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
-        path = environment["PLAZA_CREDENTIALS"] ?? "\(environment["XDG_CONFIG_HOME"] ?? home + "/.config")/plaza/credentials.json"
+        path =
+            environment["PLAZA_CREDENTIALS"]
+            ?? "\(environment["XDG_CONFIG_HOME"] ?? home + "/.config")/plaza/credentials.json"
         self.server = server.absoluteString
     }
 
     private func all() -> [String: String] {
-        guard let data = FileManager.default.contents(atPath: path), let tokens = try? JSONDecoder().decode([String: String].self, from: data) else { return [:] }
+        guard let data = FileManager.default.contents(atPath: path),
+            let tokens = try? JSONDecoder().decode([String: String].self, from: data)
+        else { return [:] }
         return tokens
     }
 
@@ -36,10 +40,14 @@ actor CredentialsFile: TokenStore {
         var tokens = all()
         tokens[server] = token
         let folder = (path as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         guard let data = try? JSONEncoder().encode(tokens),
             FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
-        else { return FileHandle.standardError.write(Data("plaza: could not write \(path); the session is not kept\n".utf8)) }
+        else {
+            return FileHandle.standardError.write(
+                Data("plaza: could not write \(path); the session is not kept\n".utf8))
+        }
     }
 }
 
@@ -61,7 +69,8 @@ func reporting<T>(_ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let error as PlazaClientError {
-        FileHandle.standardError.write(Data("error: \(error.message) (\(error.code)\(error.field.map { ", \($0)" } ?? ""))\n".utf8))
+        FileHandle.standardError.write(
+            Data("error: \(error.message) (\(error.code)\(error.field.map { ", \($0)" } ?? ""))\n".utf8))
         throw ExitCode.failure
     }
 }
@@ -99,7 +108,8 @@ struct Logout: AsyncParsableCommand {
 }
 
 struct PostCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "post", abstract: "Publish a post as the signed-in user.")
+    static let configuration = CommandConfiguration(
+        commandName: "post", abstract: "Publish a post as the signed-in user.")
     @OptionGroup var options: ClientOptions
     @Argument(help: "The text (or the photo's caption).") var text: String?
     @Option(help: "A title.") var title: String?
@@ -113,13 +123,16 @@ struct PostCommand: AsyncParsableCommand {
         let post = try await reporting {
             var media: [String] = []
             for path in photos {
-                guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ValidationError("cannot read \(path)")
+                }
                 media.append(try await client.upload(data, filename: (path as NSString).lastPathComponent).id)
             }
             let kind: PostKind = !media.isEmpty ? .photo : link != nil ? .link : .text
             return try await client.createPost(
                 CreatePostRequest(
-                    kind: kind, title: title, body: text, spaces: spaces.isEmpty ? nil : spaces, mediaIds: media.isEmpty ? nil : media,
+                    kind: kind, title: title, body: text, spaces: spaces.isEmpty ? nil : spaces,
+                    mediaIds: media.isEmpty ? nil : media,
                     link: link.map(LinkInput.init)))
         }
         if json { return printJSON(post) }
@@ -160,7 +173,9 @@ struct Feed: AsyncParsableCommand {
     func show(_ post: Post) {
         if json { return printJSON(post) }
         let text = [post.title, post.body].compactMap { $0 }.joined(separator: " — ")
-        print("\(post.createdAt)  @\(post.author.username)  \(text.isEmpty ? "(\(post.kind.rawValue))" : text)  [\(post.id)]")
+        print(
+            "\(post.createdAt)  @\(post.author.username)  \(text.isEmpty ? "(\(post.kind.rawValue))" : text)  [\(post.id)]"
+        )
     }
 }
 

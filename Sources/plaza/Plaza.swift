@@ -1,23 +1,26 @@
 import ArgumentParser
 import Configuration
 import Foundation
-#if canImport(Glibc)
-import Glibc
-
-/// glibc's `mallopt` (declared in malloc.h, which the Glibc module does not export).
-@_silgen_name("mallopt")
-private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
-#endif
 import Hummingbird
 import Logging
 import PlazaServer
+
+#if canImport(Glibc)
+    import Glibc
+
+    /// glibc's `mallopt` (declared in malloc.h, which the Glibc module does not export).
+    @_silgen_name("mallopt")
+    private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
+#endif
 
 @main
 struct Plaza: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plaza",
         abstract: "A self-hosted social backend and web app.",
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, Seed.self, Login.self, Logout.self, PostCommand.self, Feed.self]
+        subcommands: [
+            Serve.self, Migrate.self, UserCommand.self, Seed.self, Login.self, Logout.self, PostCommand.self, Feed.self,
+        ]
     )
 
     /// ArgumentParser's own main, with database errors in the database's words.
@@ -40,18 +43,28 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Address to listen on (PLAZA_HOST, default 127.0.0.1).") var host: String?
     @Option(help: "Port to listen on (PLAZA_PORT, default 8080).") var port: Int?
     @Option(help: "Folder for the SQLite database and media (PLAZA_DATA_DIR, default ./data).") var dataDir: String?
-    @Option(help: "postgres://user:password@host:port/database switches to PostgreSQL (PLAZA_DATABASE_URL).") var databaseURL: String?
+    @Option(help: "postgres://user:password@host:port/database switches to PostgreSQL (PLAZA_DATABASE_URL).")
+    var databaseURL: String?
     @Option(help: "General rate limits, on or off (PLAZA_RATE_LIMITS, default on).") var rateLimits: String?
     @Option(help: "trace, debug, info, notice, warning, error (PLAZA_LOG_LEVEL, default info).") var logLevel: String?
-    @Option(help: "Reverse proxies (CIDR blocks, comma-separated) whose forwarding header names the client (PLAZA_TRUSTED_PROXIES, default none).")
+    @Option(
+        help:
+            "Reverse proxies (CIDR blocks, comma-separated) whose forwarding header names the client (PLAZA_TRUSTED_PROXIES, default none)."
+    )
     var trustedProxies: String?
-    @Option(help: "The header the trusted proxies write: x-forwarded-for or forwarded (PLAZA_FORWARDED_HEADER, default x-forwarded-for).")
+    @Option(
+        help:
+            "The header the trusted proxies write: x-forwarded-for or forwarded (PLAZA_FORWARDED_HEADER, default x-forwarded-for)."
+    )
     var forwardedHeader: String?
 
     func config() throws -> PlazaConfig {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         func put(_ key: String, _ value: ConfigContent?) {
-            if let value { values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(value, isSecret: false) }
+            if let value {
+                values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(
+                    value, isSecret: false)
+            }
         }
         put("plaza.host", host.map { .string($0) })
         put("plaza.port", port.map { .int($0) })
@@ -87,13 +100,16 @@ struct Serve: AsyncParsableCommand {
         let config = try options.config()
         let logger = try options.logger()
         #if canImport(Glibc)
-        // glibc gives every thread its own malloc arena, which inflates resident memory under
-        // load for no speed gain here; two arenas keep it close to what is in use.
-        _ = glibcMallopt(-8 /* M_ARENA_MAX */, 2)
+            // glibc gives every thread its own malloc arena, which inflates resident memory under
+            // load for no speed gain here; two arenas keep it close to what is in use.
+            let arenaMax: Int32 = -8  // M_ARENA_MAX
+            _ = glibcMallopt(arenaMax, 2)
         #endif
         raiseOpenFileLimit()
         let app = try await buildApplication(config: config, logger: logger)
-        logger.info("Plaza on http://\(config.host):\(config.port) with \(config.databaseURL == nil ? "SQLite in \(config.dataDir)" : "PostgreSQL")")
+        logger.info(
+            "Plaza on http://\(config.host):\(config.port) with \(config.databaseURL == nil ? "SQLite in \(config.dataDir)" : "PostgreSQL")"
+        )
         try await app.runService()
     }
 }
@@ -102,9 +118,9 @@ struct Serve: AsyncParsableCommand {
 private func raiseOpenFileLimit() {
     var limit = rlimit()
     #if canImport(Glibc)
-    let resource = Int32(RLIMIT_NOFILE.rawValue)
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
     #else
-    let resource = RLIMIT_NOFILE
+        let resource = RLIMIT_NOFILE
     #endif
     guard getrlimit(resource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
     limit.rlim_cur = limit.rlim_max
@@ -117,19 +133,24 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         let applied = try await Admin.migrate(config: try options.config(), logger: try options.logger())
-        print(applied.isEmpty ? "The database is up to date." : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
+        print(
+            applied.isEmpty
+                ? "The database is up to date."
+                : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
     }
 }
 
 struct UserCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage accounts.", subcommands: [Create.self])
+    static let configuration = CommandConfiguration(
+        commandName: "user", abstract: "Manage accounts.", subcommands: [Create.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an account.")
         @OptionGroup var options: ServerOptions
         @Option(help: "Username (3–30 of a–z, 0–9, _).") var username: String
         @Option(help: "Email address.") var email: String
-        @Option(help: "Password (8–128 characters); default: PLAZA_USER_PASSWORD or asked on standard input.") var password: String?
+        @Option(help: "Password (8–128 characters); default: PLAZA_USER_PASSWORD or asked on standard input.")
+        var password: String?
         @Option(help: "Display name.") var displayName: String?
         @Flag(help: "Make the account an administrator.") var admin = false
 
@@ -142,7 +163,8 @@ struct UserCommand: AsyncParsableCommand {
             guard let secret, !secret.isEmpty else { throw ValidationError("A password is needed.") }
             do {
                 let id = try await Admin.createUser(
-                    config: try options.config(), username: username, email: email, password: secret, displayName: displayName,
+                    config: try options.config(), username: username, email: email, password: secret,
+                    displayName: displayName,
                     admin: admin, logger: try options.logger())
                 print("Created \(admin ? "administrator" : "user") \(username.lowercased()) (id \(id)).")
             } catch let error as PlazaError {

@@ -23,7 +23,8 @@ struct PlazaKitTests {
             let anonymous = PlazaClient(baseURL: server.url)
             await #expect(throws: PlazaClientError.self) { try await anonymous.me() }
             do {
-                _ = try await anonymous.register(username: "ana", email: "other@example.com", password: "correct horse battery")
+                _ = try await anonymous.register(
+                    username: "ana", email: "other@example.com", password: "correct horse battery")
                 Issue.record("a taken username must fail")
             } catch let error as PlazaClientError {
                 #expect(error.status == 409 && error.code == "username_taken")
@@ -46,8 +47,11 @@ struct PlazaKitTests {
         try await withServer { server in
             let author = try await signedUp("author", on: server)
             var created: [String] = []
-            for i in 0..<250 { created.append(try await author.createPost(CreatePostRequest(kind: .text, body: "post \(i)")).id) }
-            let cache = FileManager.default.temporaryDirectory.appendingPathComponent("plazakit-cache-\(UUID().uuidString)")
+            for i in 0..<250 {
+                created.append(try await author.createPost(CreatePostRequest(kind: .text, body: "post \(i)")).id)
+            }
+            let cache = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "plazakit-cache-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: cache) }
             let reader = try await signedUp("reader", on: server)
             let pager = FeedPager(client: reader, source: .user("author"), pageSize: 20, cacheDirectory: cache)
@@ -58,7 +62,9 @@ struct PlazaKitTests {
                 pages += 1
                 // New posts land between page loads: the cursor keeps paging older ones without a gap.
                 if pages <= 15 {
-                    for _ in 0..<2 { arriving.append(try await author.createPost(CreatePostRequest(kind: .text, body: "late")).id) }
+                    for _ in 0..<2 {
+                        arriving.append(try await author.createPost(CreatePostRequest(kind: .text, body: "late")).id)
+                    }
                 }
             }
             #expect(await pager.reachedEnd)
@@ -96,14 +102,18 @@ struct PlazaKitTests {
             defer { listener.cancel() }
             #expect(await received.waitFor { $0.readies == 1 }, "the stream opened")
             var posted: [String] = []
-            for i in 0..<3 { posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "live \(i)")).id) }
+            for i in 0..<3 {
+                posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "live \(i)")).id)
+            }
             #expect(await received.waitFor { $0.posts.count == 3 })
 
             // MUT: the server stops (closing every stream) and comes back; posts made before
             // the client reconnects are replayed, later ones arrive live.
             server.stop()
             try await server.start()
-            for i in 0..<2 { posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "missed \(i)")).id) }
+            for i in 0..<2 {
+                posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "missed \(i)")).id)
+            }
             #expect(await received.waitFor(seconds: 15) { $0.readies == 2 }, "reconnected")
             posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "after")).id)
             #expect(await received.waitFor { $0.posts.count == 6 })
@@ -128,9 +138,13 @@ struct PlazaKitTests {
             #expect(post.media.map(\.id) == [media.id])
             for variant in [Media.Variant.thumbnail, .medium, .original] {
                 let url = ana.mediaURL(media.path(variant))
-                #expect(url.absoluteString.hasPrefix(server.url.absoluteString + "/media/\(media.id)/\(variant.rawValue)?k="))
+                #expect(
+                    url.absoluteString.hasPrefix(
+                        server.url.absoluteString + "/media/\(media.id)/\(variant.rawValue)?k="))
                 let response = try await ana.transport.send(HTTPRequestData(method: "GET", url: url))
-                #expect(response.status == 200 && response.headers["content-type"]?.hasPrefix("image/") == true && !response.body.isEmpty)
+                #expect(
+                    response.status == 200 && response.headers["content-type"]?.hasPrefix("image/") == true
+                        && !response.body.isEmpty)
             }
             do {
                 _ = try await ana.upload(Data("not an image".utf8), filename: "x.txt", contentType: "text/plain")

@@ -7,7 +7,8 @@ import Testing
 @Suite("Server-Sent Events parsing")
 struct ServerSentEventsTests {
     @Test func framesSplitAnywhereParseTheSame() {
-        let text = "retry: 2000\n\n: heartbeat\n\nid: 7\nevent: post.created\ndata: {\"a\":\ndata: 1}\n\r\nid: 8\r\nevent: ready\r\ndata: {}\r\n\r\n"
+        let text =
+            "retry: 2000\n\n: heartbeat\n\nid: 7\nevent: post.created\ndata: {\"a\":\ndata: 1}\n\r\nid: 8\r\nevent: ready\r\ndata: {}\r\n\r\n"
         let bytes = Array(text.utf8)
         let expected = [
             ServerSentEvents.Frame(event: "message", data: "", id: nil, retry: 2000),
@@ -26,7 +27,10 @@ struct ServerSentEventsTests {
 
     @Test func unknownKindsAreSkippedAndKnownOnesDecoded() throws {
         let deleted = ServerSentEvents.Frame(event: "post.deleted", data: #"{"id":"42"}"#, id: "9", retry: nil)
-        guard case .postDeleted(let id)? = PlazaClient.event(deleted) else { Issue.record("post.deleted"); return }
+        guard case .postDeleted(let id)? = PlazaClient.event(deleted) else {
+            Issue.record("post.deleted")
+            return
+        }
         #expect(id == "42")
         #expect(PlazaClient.event(.init(event: "something.new", data: "{}", id: "10", retry: nil)) == nil)
         #expect(PlazaClient.event(.init(event: "post.created", data: "not json", id: "11", retry: nil)) == nil)

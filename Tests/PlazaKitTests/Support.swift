@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 @testable import PlazaKit
 @testable import PlazaKitCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `plaza serve` as a child process on a loopback port and a temp SQLite data dir, as an app
 /// would meet it. The binary is PLAZA_BIN, else the package's `.build/debug/plaza`.
@@ -20,8 +20,11 @@ final class PlazaProcess: @unchecked Sendable {
     private var process: ChildProcess?
 
     static var binary: URL {
-        if let path = ProcessInfo.processInfo.environment["PLAZA_BIN"], !path.isEmpty { return URL(fileURLWithPath: path) }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        if let path = ProcessInfo.processInfo.environment["PLAZA_BIN"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/plaza")
     }
 
@@ -37,17 +40,21 @@ final class PlazaProcess: @unchecked Sendable {
     /// A port nothing listens on: the kernel's pick for a socket bound to port 0.
     static func freePort() -> Int {
         #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -61,7 +68,8 @@ final class PlazaProcess: @unchecked Sendable {
         environment["PLAZA_LINK_PREVIEW_PUBLIC"] = "off"
         let linesBefore = (try? String(contentsOf: log, encoding: .utf8))?.count ?? 0
         let child = try ChildProcess(
-            Self.binary.path, arguments: ["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir.path],
+            Self.binary.path,
+            arguments: ["serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir.path],
             environment: environment, output: log.path)
         self.process = child
         let deadline = ContinuousClock.now + .seconds(30)
@@ -71,7 +79,8 @@ final class PlazaProcess: @unchecked Sendable {
             guard child.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw ServerError(message: "plaza serve did not start:\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        throw ServerError(
+            message: "plaza serve did not start:\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
 
     /// SIGTERM and wait: open streams are closed by the server's graceful shutdown.
@@ -85,7 +94,10 @@ final class PlazaProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: dataDir)
     }
 
-    struct ServerError: Error, CustomStringConvertible { let message: String; var description: String { message } }
+    struct ServerError: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
 }
 
 /// A child process started with `posix_spawn`, its output appended to a file. Not Foundation's
@@ -100,11 +112,11 @@ final class ChildProcess: @unchecked Sendable {
     init(_ path: String, arguments: [String], environment: [String: String], output: String) throws {
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         #if canImport(Glibc)
-        var actions = posix_spawn_file_actions_t()
+            var actions = posix_spawn_file_actions_t()
         #else
-        var actions: posix_spawn_file_actions_t?
+            var actions: posix_spawn_file_actions_t?
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -113,15 +125,17 @@ final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         // The child gets no other descriptor of the test process (its sockets, other servers' files).
         #if canImport(Glibc)
-        // glibc 2.34+ has it; Swift's Glibc module does not declare it.
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
-            throw PlazaProcess.ServerError(message: "posix_spawn_file_actions_addclosefrom_np needs glibc 2.34 or newer")
-        }
-        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-        var attributes = posix_spawnattr_t()
+            // glibc 2.34+ has it; Swift's Glibc module does not declare it.
+            typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+            else {
+                throw PlazaProcess.ServerError(
+                    message: "posix_spawn_file_actions_addclosefrom_np needs glibc 2.34 or newer")
+            }
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+            var attributes = posix_spawnattr_t()
         #else
-        var attributes: posix_spawnattr_t?
+            var attributes: posix_spawnattr_t?
         #endif
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -134,12 +148,14 @@ final class ChildProcess: @unchecked Sendable {
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         var flags = Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
         #if canImport(Darwin)
-        flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
+            flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
         #endif
         posix_spawnattr_setflags(&attributes, Int16(flags))
         var pid: pid_t = 0
         let failed = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard failed == 0 else { throw PlazaProcess.ServerError(message: "\(path): \(String(cString: strerror(failed)))") }
+        guard failed == 0 else {
+            throw PlazaProcess.ServerError(message: "\(path): \(String(cString: strerror(failed)))")
+        }
         self.pid = pid
     }
 
@@ -173,7 +189,9 @@ func withServer(_ body: (PlazaProcess) async throws -> Void) async throws {
 }
 
 /// A client of `server` with its own token store, signed up as `username`.
-func signedUp(_ username: String, on server: PlazaProcess, transport: any HTTPTransport = URLSessionTransport()) async throws -> PlazaClient {
+func signedUp(_ username: String, on server: PlazaProcess, transport: any HTTPTransport = URLSessionTransport())
+    async throws -> PlazaClient
+{
     let client = PlazaClient(baseURL: server.url, transport: transport)
     try await client.register(username: username, email: "\(username)@example.com", password: "correct horse battery")
     return client
@@ -189,13 +207,18 @@ func png(width: Int, height: Int, rgb: (UInt8, UInt8, UInt8) = (200, 60, 90)) ->
         }
         return ~crc
     }
-    func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    func be32(_ v: UInt32) -> [UInt8] {
+        [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+    }
     func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let body = Array(type.utf8) + data
         return be32(UInt32(data.count)) + body + be32(crc32(body))
     }
     var raw: [UInt8] = []
-    for _ in 0..<height { raw.append(0); for _ in 0..<width { raw += [rgb.0, rgb.1, rgb.2] } }
+    for _ in 0..<height {
+        raw.append(0)
+        for _ in 0..<width { raw += [rgb.0, rgb.1, rgb.2] }
+    }
     var zlib: [UInt8] = [0x78, 0x01]
     var offset = 0
     repeat {
@@ -205,9 +228,15 @@ func png(width: Int, height: Int, rgb: (UInt8, UInt8, UInt8) = (200, 60, 90)) ->
         zlib += raw[offset..<offset + size]
         offset += size
     } while offset < raw.count
-    var a: UInt32 = 1, b: UInt32 = 0
-    for byte in raw { a = (a + UInt32(byte)) % 65_521; b = (b + a) % 65_521 }
+    var a: UInt32 = 1
+    var b: UInt32 = 0
+    for byte in raw {
+        a = (a + UInt32(byte)) % 65_521
+        b = (b + a) % 65_521
+    }
     zlib += be32(b << 16 | a)
     let header = be32(UInt32(width)) + be32(UInt32(height)) + [8, 2, 0, 0, 0]
-    return Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib) + chunk("IEND", []))
+    return Data(
+        [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib)
+            + chunk("IEND", []))
 }

@@ -23,10 +23,14 @@ struct AccountsTests {
     @Test func usernamesAndEmailsAreUniqueCaseInsensitively() async throws {
         try await withApp { api async throws in
             _ = try await api.register("ana")
-            let sameName = try await api.call(.post, "/auth/register", json: RegisterRequest(username: "ANA", email: "other@example.com", password: "long enough"))
+            let sameName = try await api.call(
+                .post, "/auth/register",
+                json: RegisterRequest(username: "ANA", email: "other@example.com", password: "long enough"))
             #expect(sameName.status == .conflict)
             #expect(sameName.error?.code == "username_taken")
-            let sameEmail = try await api.call(.post, "/auth/register", json: RegisterRequest(username: "other", email: "Ana@Example.com", password: "long enough"))
+            let sameEmail = try await api.call(
+                .post, "/auth/register",
+                json: RegisterRequest(username: "other", email: "Ana@Example.com", password: "long enough"))
             #expect(sameEmail.status == .conflict)
             #expect(sameEmail.error?.code == "email_taken")
         }
@@ -42,10 +46,13 @@ struct AccountsTests {
     ])
     func registerRejectsInvalidFields(username: String, email: String, password: String, field: String) async throws {
         try await withApp { api async throws in
-            let response = try await api.call(.post, "/auth/register", json: RegisterRequest(username: username, email: email, password: password))
+            let response = try await api.call(
+                .post, "/auth/register", json: RegisterRequest(username: username, email: email, password: password))
             #expect(response.status == .unprocessableContent)
             #expect(response.error?.field == field)
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "valid_name", password: password)).status == .unauthorized)
+            #expect(
+                try await api.call(.post, "/auth/login", json: LoginRequest(login: "valid_name", password: password))
+                    .status == .unauthorized)
         }
     }
 
@@ -54,8 +61,12 @@ struct AccountsTests {
             let long = String(repeating: "p", count: 100) + "A"
             _ = try await api.register("ana", password: long)
             let wrongTail = String(repeating: "p", count: 100) + "B"
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: wrongTail)).status == .unauthorized)
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: long)).status == .ok)
+            #expect(
+                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: wrongTail)).status
+                    == .unauthorized)
+            #expect(
+                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: long)).status == .ok
+            )
         }
     }
 
@@ -63,7 +74,8 @@ struct AccountsTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             for login in ["ana", "ANA", "ana@example.com", "Ana@Example.com"] {
-                let response = try await api.call(.post, "/auth/login", json: LoginRequest(login: login, password: ana.password))
+                let response = try await api.call(
+                    .post, "/auth/login", json: LoginRequest(login: login, password: ana.password))
                 #expect(response.status == .ok, "\(login)")
                 let auth = try response.decode(AuthResponse.self)
                 #expect(auth.user.user.id == ana.id)
@@ -75,8 +87,10 @@ struct AccountsTests {
     @Test func unknownUserAndWrongPasswordLookTheSame() async throws {
         try await withApp { api async throws in
             _ = try await api.register("ana")
-            let wrong = try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: "not the password"))
-            let unknown = try await api.call(.post, "/auth/login", json: LoginRequest(login: "nobody", password: "not the password"))
+            let wrong = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: "not the password"))
+            let unknown = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "nobody", password: "not the password"))
             #expect(wrong.status == .unauthorized)
             #expect(unknown.status == .unauthorized)
             #expect(wrong.text == unknown.text)
@@ -90,10 +104,15 @@ struct AccountsTests {
             try await withApp({ $0.bcryptCost = cost }) { api async throws in
                 let ana = try await api.register("ana")
                 let stored = try await api.withDatabase { db in
-                    try await db.read { try await $0.first("SELECT password_hash FROM users WHERE username = \(bind: ana.username)")?.decode(column: "password_hash", as: String.self) }
+                    try await db.read {
+                        try await $0.first("SELECT password_hash FROM users WHERE username = \(bind: ana.username)")?
+                            .decode(column: "password_hash", as: String.self)
+                    }
                 }
                 #expect(stored?.hasPrefix(prefix) == true, "\(stored ?? "")")
-                #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)).status == .ok)
+                #expect(
+                    try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                        .status == .ok)
             }
         }
         let hasher = PasswordHasher(cost: 5)
@@ -110,17 +129,26 @@ struct AccountsTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             for _ in 0..<LoginThrottle.Policy.standard.freeFailuresPerAccount {
-                #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: "wrong password")).status == .unauthorized)
+                #expect(
+                    try await api.call(
+                        .post, "/auth/login", json: LoginRequest(login: "ana", password: "wrong password")
+                    ).status == .unauthorized)
             }
             // Now even the right password waits, so guessing cannot go on.
-            let throttled = try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+            let throttled = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
             #expect(throttled.status == .tooManyRequests)
             #expect(throttled.error?.code == "rate_limited")
             let retry = try #require(throttled.headers[.retryAfter].flatMap { Int($0) })
             #expect(retry > 0 && retry <= 30)
             // Unknown accounts are throttled the same way.
-            for _ in 0..<5 { _ = try await api.call(.post, "/auth/login", json: LoginRequest(login: "ghost", password: "wrong password")) }
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ghost", password: "wrong password")).status == .tooManyRequests)
+            for _ in 0..<5 {
+                _ = try await api.call(
+                    .post, "/auth/login", json: LoginRequest(login: "ghost", password: "wrong password"))
+            }
+            #expect(
+                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ghost", password: "wrong password"))
+                    .status == .tooManyRequests)
             // The existing session is unaffected.
             #expect(try await api.get("/me", as: ana).status == .ok)
         }
@@ -129,7 +157,9 @@ struct AccountsTests {
     @Test func logoutRevokesOnlyThatToken() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            let second = try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)).decode(AuthResponse.self)
+            let second = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)
+            ).decode(AuthResponse.self)
             #expect(try await api.call(.post, "/auth/logout", as: ana).status == .noContent)
             let revoked = try await api.get("/me", as: ana)
             #expect(revoked.status == .unauthorized)
@@ -153,7 +183,9 @@ struct AccountsTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             let updated = try await api.call(
-                .patch, "/me", as: ana, json: UpdateMeRequest(displayName: "Ana Lima", bio: "Hi!", status: .set(StatusInput(kind: "safe", text: "All good"))))
+                .patch, "/me", as: ana,
+                json: UpdateMeRequest(
+                    displayName: "Ana Lima", bio: "Hi!", status: .set(StatusInput(kind: "safe", text: "All good"))))
             #expect(updated.status == .ok)
             let me = try updated.decode(Me.self)
             #expect(me.user.displayName == "Ana Lima")
@@ -193,18 +225,30 @@ struct AccountsTests {
     @Test func changingThePasswordRevokesOtherSessions() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            let other = try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)).decode(AuthResponse.self)
-            let wrong = try await api.call(.put, "/me/password", as: ana, json: ChangePasswordRequest(currentPassword: "nope nope", newPassword: "a new password"))
+            let other = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)
+            ).decode(AuthResponse.self)
+            let wrong = try await api.call(
+                .put, "/me/password", as: ana,
+                json: ChangePasswordRequest(currentPassword: "nope nope", newPassword: "a new password"))
             #expect(wrong.status == .forbidden)
-            let short = try await api.call(.put, "/me/password", as: ana, json: ChangePasswordRequest(currentPassword: ana.password, newPassword: "short"))
+            let short = try await api.call(
+                .put, "/me/password", as: ana,
+                json: ChangePasswordRequest(currentPassword: ana.password, newPassword: "short"))
             #expect(short.status == .unprocessableContent)
             #expect(short.error?.field == "newPassword")
-            let ok = try await api.call(.put, "/me/password", as: ana, json: ChangePasswordRequest(currentPassword: ana.password, newPassword: "a new password"))
+            let ok = try await api.call(
+                .put, "/me/password", as: ana,
+                json: ChangePasswordRequest(currentPassword: ana.password, newPassword: "a new password"))
             #expect(ok.status == .noContent)
             #expect(try await api.get("/me", as: ana).status == .ok)
             #expect(try await api.call(.get, "/me", token: other.token).status == .unauthorized)
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)).status == .unauthorized)
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: "a new password")).status == .ok)
+            #expect(
+                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                    .status == .unauthorized)
+            #expect(
+                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: "a new password"))
+                    .status == .ok)
         }
     }
 
@@ -212,7 +256,8 @@ struct AccountsTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             let bob = try await api.register("bob")
-            let saved = try await api.call(.put, "/me/preferences", as: ana, raw: #"{"lastSpace": "cs101", "textSize": 1.2}"#)
+            let saved = try await api.call(
+                .put, "/me/preferences", as: ana, raw: #"{"lastSpace": "cs101", "textSize": 1.2}"#)
             #expect(saved.status == .ok)
             let read = try await api.get("/me/preferences", as: ana).decode(JSONValue.self)
             #expect(read["lastSpace"]?.stringValue == "cs101")
@@ -222,7 +267,9 @@ struct AccountsTests {
             #expect(try await api.call(.put, "/me/preferences", as: ana, raw: "[1, 2]").status == .unprocessableContent)
             let big = #"{"x": "\#(String(repeating: "a", count: 5000))"}"#
             #expect(try await api.call(.put, "/me/preferences", as: ana, raw: big).status == .unprocessableContent)
-            #expect(try await api.get("/me/preferences", as: ana).decode(JSONValue.self)["lastSpace"]?.stringValue == "cs101")
+            #expect(
+                try await api.get("/me/preferences", as: ana).decode(JSONValue.self)["lastSpace"]?.stringValue
+                    == "cs101")
         }
     }
 
@@ -230,7 +277,10 @@ struct AccountsTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             let bob = try await api.register("bob")
-            let phone = try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password), headers: [.userAgent: "PhoneApp/1.0"]).decode(AuthResponse.self)
+            let phone = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password),
+                headers: [.userAgent: "PhoneApp/1.0"]
+            ).decode(AuthResponse.self)
             let sessions = try await api.page("/me/sessions", as: ana, of: Session.self).items
             #expect(sessions.count == 2)
             #expect(sessions.filter(\.current).count == 1)
@@ -253,13 +303,15 @@ struct AccountsTests {
             let ids = IDGenerator(node: 1)
             // Time moves by rewriting last use, not by waiting: a busy machine cannot expire it early.
             let store = AccountStore(db: db, ids: ids, sessionIdleMillis: 3_600_000, searchWindows: SearchWindowCache())
-            let user = try await store.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
+            let user = try await store.createUser(
+                .init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
             let token = try await store.createSession(userID: user, userAgent: nil, ip: nil)
             #expect(try await store.identity(token: token)?.userID == user)
             try await db.write { db in try await db.exec("UPDATE sessions SET last_used_at = last_used_at - 7200000") }
             // A store that has not seen the session lately (another app server, or after its
             // short cache) finds it expired.
-            let elsewhere = AccountStore(db: db, ids: ids, sessionIdleMillis: 3_600_000, searchWindows: SearchWindowCache())
+            let elsewhere = AccountStore(
+                db: db, ids: ids, sessionIdleMillis: 3_600_000, searchWindows: SearchWindowCache())
             #expect(try await elsewhere.identity(token: token) == nil)
             try await store.deleteIdleSessions()
             #expect(try await db.read { db in try await db.first("SELECT id FROM sessions") } == nil)
@@ -268,10 +320,14 @@ struct AccountsTests {
 
     @Test func tokensAreStoredOnlyAsHashes() async throws {
         try await withDatabase { db, _ in
-            let store = AccountStore(db: db, ids: IDGenerator(node: 1), sessionIdleMillis: 86_400_000, searchWindows: SearchWindowCache())
-            let user = try await store.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
+            let store = AccountStore(
+                db: db, ids: IDGenerator(node: 1), sessionIdleMillis: 86_400_000, searchWindows: SearchWindowCache())
+            let user = try await store.createUser(
+                .init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
             let token = try await store.createSession(userID: user, userAgent: nil, ip: nil)
-            let stored = try await db.read { db in try await db.first("SELECT token_hash FROM sessions")?.decode(column: "token_hash", as: String.self) }
+            let stored = try await db.read { db in
+                try await db.first("SELECT token_hash FROM sessions")?.decode(column: "token_hash", as: String.self)
+            }
             #expect(stored != token)
             #expect(stored == SessionToken.hash(token))
         }

@@ -57,16 +57,21 @@ struct AuthorizationMatrixTests {
     }
 
     static func row(
-        _ operation: String, _ scenario: String = "", anon: Expect, owner: Expect, other: Expect, blocked: Expect, admin: Expect,
+        _ operation: String, _ scenario: String = "", anon: Expect, owner: Expect, other: Expect, blocked: Expect,
+        admin: Expect,
         fixtures: Fixtures? = nil, query: @escaping @Sendable (MatrixWorld) -> String = { _ in "" },
-        body: (@Sendable (MatrixWorld) -> MatrixBody)? = nil, parameters: [String: @Sendable (MatrixWorld) -> String] = [:],
+        body: (@Sendable (MatrixWorld) -> MatrixBody)? = nil,
+        parameters: [String: @Sendable (MatrixWorld) -> String] = [:],
         url: (@Sendable (MatrixClient, MatrixWorld) async throws -> String)? = nil, emptyFor: Set<MatrixActor> = [],
-        verify: (@Sendable (MatrixClient, MatrixWorld, MatrixActor) async throws -> String?)? = nil, leakCheck: Bool = true, media: Bool = false
+        verify: (@Sendable (MatrixClient, MatrixWorld, MatrixActor) async throws -> String?)? = nil,
+        leakCheck: Bool = true, media: Bool = false
     ) -> Row {
         let read = operation.hasPrefix("GET ") || operation.hasPrefix("HEAD ")
         return Row(
-            operation: operation, scenario: scenario, expect: [.anonymous: anon, .owner: owner, .other: other, .blocked: blocked, .admin: admin],
-            fixtures: fixtures ?? (read ? .shared : .perOperation), query: query, body: body, parameters: parameters, url: url,
+            operation: operation, scenario: scenario,
+            expect: [.anonymous: anon, .owner: owner, .other: other, .blocked: blocked, .admin: admin],
+            fixtures: fixtures ?? (read ? .shared : .perOperation), query: query, body: body, parameters: parameters,
+            url: url,
             emptyFor: emptyFor, verify: verify, leakCheck: leakCheck, media: media)
     }
 
@@ -83,60 +88,129 @@ struct AuthorizationMatrixTests {
         rows.append(row("GET /healthz", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/openapi.json", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         // Accounts and sessions: each person's own.
-        rows.append(row("POST \(v1)/auth/register", anon: 201, owner: 201, other: 201, blocked: 201, admin: 201,
-            body: { _ in let name = MatrixClient.word("reg"); return .json(#"{"username":"\#(name)","email":"\#(name)@example.com","password":"\#(MatrixClient.password)"}"#) }))
-        rows.append(row("POST \(v1)/auth/login", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200,
-            body: { .json(#"{"login":"\#($0.owner.username)","password":"\#(MatrixClient.password)"}"#) }, leakCheck: false))
+        rows.append(
+            row(
+                "POST \(v1)/auth/register", anon: 201, owner: 201, other: 201, blocked: 201, admin: 201,
+                body: { _ in
+                    let name = MatrixClient.word("reg")
+                    return .json(
+                        #"{"username":"\#(name)","email":"\#(name)@example.com","password":"\#(MatrixClient.password)"}"#
+                    )
+                }))
+        rows.append(
+            row(
+                "POST \(v1)/auth/login", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200,
+                body: { .json(#"{"login":"\#($0.owner.username)","password":"\#(MatrixClient.password)"}"#) },
+                leakCheck: false))
         rows.append(row("POST \(v1)/auth/logout", anon: 401, owner: 204, other: 204, blocked: 204, admin: 204))
         rows.append(row("GET \(v1)/me", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("PATCH \(v1)/me", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200, body: json(#"{"displayName":"New Name"}"#)))
-        rows.append(row("PUT \(v1)/me/password", anon: 401, owner: 204, other: 204, blocked: 204, admin: 204,
-            body: json(#"{"currentPassword":"\#(MatrixClient.password)","newPassword":"\#(MatrixClient.password)"}"#)))
+        rows.append(
+            row(
+                "PATCH \(v1)/me", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200,
+                body: json(#"{"displayName":"New Name"}"#)))
+        rows.append(
+            row(
+                "PUT \(v1)/me/password", anon: 401, owner: 204, other: 204, blocked: 204, admin: 204,
+                body: json(
+                    #"{"currentPassword":"\#(MatrixClient.password)","newPassword":"\#(MatrixClient.password)"}"#)))
         rows.append(row("GET \(v1)/me/preferences", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("PUT \(v1)/me/preferences", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200, body: json(#"{"theme":"dark"}"#)))
+        rows.append(
+            row(
+                "PUT \(v1)/me/preferences", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200,
+                body: json(#"{"theme":"dark"}"#)))
         // Someone else's upload is refused like an unknown id.
-        rows.append(row("PUT \(v1)/me/avatar", "the owner's unused upload", anon: 401, owner: 200, other: [404, 422], blocked: [404, 422], admin: [404, 422],
-            body: { .json(#"{"mediaId":"\#($0.unattachedMedia?.id ?? "")"}"#) }, media: true))
-        rows.append(row("POST \(v1)/me/media", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201, body: { _ in .upload }))
+        rows.append(
+            row(
+                "PUT \(v1)/me/avatar", "the owner's unused upload", anon: 401, owner: 200, other: [404, 422],
+                blocked: [404, 422], admin: [404, 422],
+                body: { .json(#"{"mediaId":"\#($0.unattachedMedia?.id ?? "")"}"#) }, media: true))
+        rows.append(
+            row(
+                "POST \(v1)/me/media", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201,
+                body: { _ in .upload }))
         rows.append(row("GET \(v1)/me/media", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/me/sessions", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("DELETE \(v1)/me/sessions/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
         // Media: an unused upload is its owner's alone; a post's media follow the post.
-        rows.append(row("GET /media/{id}/{variant}", "unused upload", anon: 404, owner: 200, other: 404, blocked: 404, admin: 404,
-            url: { _, world in try world.uploads().unattached.variants.thumbnail }))
-        rows.append(row("HEAD /media/{id}/{variant}", "unused upload", anon: 404, owner: 200, other: 404, blocked: 404, admin: 404,
-            url: { _, world in try world.uploads().unattached.variants.thumbnail }))
-        rows.append(row("GET /media/{id}/{variant}", "on the owner's post", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200,
-            url: { _, world in try world.uploads().attached.variants.thumbnail }))
-        rows.append(row("HEAD /media/{id}/{variant}", "on the owner's post", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200,
-            url: { _, world in try world.uploads().attached.variants.original }))
-        rows.append(row("GET /media/{id}/{variant}", "of a deleted post", anon: 404, owner: 404, other: 404, blocked: 404, admin: 404,
-            url: { client, world in try await client.deletedPostMedia(world).variants.medium }))
-        rows.append(row("HEAD /media/{id}/{variant}", "of a deleted post", anon: 404, owner: 404, other: 404, blocked: 404, admin: 404,
-            url: { client, world in try await client.deletedPostMedia(world).variants.thumbnail }))
+        rows.append(
+            row(
+                "GET /media/{id}/{variant}", "unused upload", anon: 404, owner: 200, other: 404, blocked: 404,
+                admin: 404,
+                url: { _, world in try world.uploads().unattached.variants.thumbnail }))
+        rows.append(
+            row(
+                "HEAD /media/{id}/{variant}", "unused upload", anon: 404, owner: 200, other: 404, blocked: 404,
+                admin: 404,
+                url: { _, world in try world.uploads().unattached.variants.thumbnail }))
+        rows.append(
+            row(
+                "GET /media/{id}/{variant}", "on the owner's post", anon: 200, owner: 200, other: 200, blocked: 404,
+                admin: 200,
+                url: { _, world in try world.uploads().attached.variants.thumbnail }))
+        rows.append(
+            row(
+                "HEAD /media/{id}/{variant}", "on the owner's post", anon: 200, owner: 200, other: 200, blocked: 404,
+                admin: 200,
+                url: { _, world in try world.uploads().attached.variants.original }))
+        rows.append(
+            row(
+                "GET /media/{id}/{variant}", "of a deleted post", anon: 404, owner: 404, other: 404, blocked: 404,
+                admin: 404,
+                url: { client, world in try await client.deletedPostMedia(world).variants.medium }))
+        rows.append(
+            row(
+                "HEAD /media/{id}/{variant}", "of a deleted post", anon: 404, owner: 404, other: 404, blocked: 404,
+                admin: 404,
+                url: { client, world in try await client.deletedPostMedia(world).variants.thumbnail }))
         // People: a block hides the blocker's profile and everything under it from the blocked.
         rows.append(row("GET \(v1)/users/{username}", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
-        rows.append(row("GET \(v1)/users/{username}/posts", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
-        rows.append(row("PUT \(v1)/users/{username}/follow", anon: 401, owner: 422, other: 200, blocked: 404, admin: 200))
-        rows.append(row("DELETE \(v1)/users/{username}/follow", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
-        rows.append(row("GET \(v1)/users/{username}/followers", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
-        rows.append(row("GET \(v1)/users/{username}/following", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
-        rows.append(row("PUT \(v1)/users/{username}/block", anon: 401, owner: 422, other: 200, blocked: 404, admin: 200))
-        rows.append(row("DELETE \(v1)/users/{username}/block", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
-        rows.append(row("GET \(v1)/users/{username}/activity", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("GET \(v1)/users/{username}/posts", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("PUT \(v1)/users/{username}/follow", anon: 401, owner: 422, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("DELETE \(v1)/users/{username}/follow", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("GET \(v1)/users/{username}/followers", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("GET \(v1)/users/{username}/following", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("PUT \(v1)/users/{username}/block", anon: 401, owner: 422, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("DELETE \(v1)/users/{username}/block", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("GET \(v1)/users/{username}/activity", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
         // Posts, comments, likes: only the author edits or deletes a post.
-        rows.append(row("POST \(v1)/posts", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201, body: json(#"{"kind":"text","body":"hello"}"#)))
+        rows.append(
+            row(
+                "POST \(v1)/posts", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201,
+                body: json(#"{"kind":"text","body":"hello"}"#)))
         rows.append(row("GET \(v1)/posts/{id}", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
-        rows.append(row("PATCH \(v1)/posts/{id}", anon: 401, owner: 200, other: 403, blocked: 404, admin: 403, body: json(#"{"body":"edited"}"#)))
+        rows.append(
+            row(
+                "PATCH \(v1)/posts/{id}", anon: 401, owner: 200, other: 403, blocked: 404, admin: 403,
+                body: json(#"{"body":"edited"}"#)))
         rows.append(row("DELETE \(v1)/posts/{id}", anon: 401, owner: 204, other: 403, blocked: 404, admin: 403))
         rows.append(row("GET \(v1)/posts/{id}/comments", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
-        rows.append(row("POST \(v1)/posts/{id}/comments", anon: 401, owner: 201, other: 201, blocked: 404, admin: 201, body: json(#"{"body":"a comment"}"#)))
+        rows.append(
+            row(
+                "POST \(v1)/posts/{id}/comments", anon: 401, owner: 201, other: 201, blocked: 404, admin: 201,
+                body: json(#"{"body":"a comment"}"#)))
         // A comment goes by its author's or its post author's hand, blocks or not.
-        rows.append(row("DELETE \(v1)/comments/{id}", "the owner's comment on their post", anon: 401, owner: 204, other: 403, blocked: 404, admin: 403))
-        rows.append(row("DELETE \(v1)/comments/{id}", "another person's comment on the owner's post", anon: 401, owner: 204, other: 204, blocked: 404, admin: 403,
-            fixtures: .perCell, parameters: ["id": { $0.otherComment.id }]))
-        rows.append(row("DELETE \(v1)/comments/{id}", "the blocked person's comment on the owner's post", anon: 401, owner: 204, other: 403, blocked: 204, admin: 403,
-            fixtures: .perCell, parameters: ["id": { $0.blockedComment.id }]))
+        rows.append(
+            row(
+                "DELETE \(v1)/comments/{id}", "the owner's comment on their post", anon: 401, owner: 204, other: 403,
+                blocked: 404, admin: 403))
+        rows.append(
+            row(
+                "DELETE \(v1)/comments/{id}", "another person's comment on the owner's post", anon: 401, owner: 204,
+                other: 204, blocked: 404, admin: 403,
+                fixtures: .perCell, parameters: ["id": { $0.otherComment.id }]))
+        rows.append(
+            row(
+                "DELETE \(v1)/comments/{id}", "the blocked person's comment on the owner's post", anon: 401, owner: 204,
+                other: 403, blocked: 204, admin: 403,
+                fixtures: .perCell, parameters: ["id": { $0.blockedComment.id }]))
         rows.append(row("PUT \(v1)/posts/{id}/like", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("DELETE \(v1)/posts/{id}/like", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("GET \(v1)/posts/{id}/likes", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
@@ -145,47 +219,86 @@ struct AuthorizationMatrixTests {
         rows.append(row("GET \(v1)/feed/global", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         // Spaces are shared places: a block does not hide the owner's space, only its posts.
         rows.append(row("GET \(v1)/spaces", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("POST \(v1)/spaces", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201,
-            body: { _ in .json(#"{"slug":"\#(MatrixClient.word("n"))","name":"New space"}"#) }))
+        rows.append(
+            row(
+                "POST \(v1)/spaces", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201,
+                body: { _ in .json(#"{"slug":"\#(MatrixClient.word("n"))","name":"New space"}"#) }))
         rows.append(row("GET \(v1)/spaces/{slug}", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("PATCH \(v1)/spaces/{slug}", anon: 401, owner: 200, other: 403, blocked: 403, admin: 403, body: json(#"{"description":"edited"}"#)))
-        rows.append(row("PUT \(v1)/spaces/{slug}/membership", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("DELETE \(v1)/spaces/{slug}/membership", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "PATCH \(v1)/spaces/{slug}", anon: 401, owner: 200, other: 403, blocked: 403, admin: 403,
+                body: json(#"{"description":"edited"}"#)))
+        rows.append(
+            row("PUT \(v1)/spaces/{slug}/membership", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row("DELETE \(v1)/spaces/{slug}/membership", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/spaces/{slug}/feed", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         // Search: the blocked person finds nothing of the owner; saved items are each person's own.
-        rows.append(row("GET \(v1)/search/posts", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200, query: { "?q=\($0.postMarker)" }, emptyFor: [.blocked]))
-        rows.append(row("GET \(v1)/search/users", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200, query: { "?q=\($0.owner.username)" }, emptyFor: [.blocked]))
+        rows.append(
+            row(
+                "GET \(v1)/search/posts", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200,
+                query: { "?q=\($0.postMarker)" }, emptyFor: [.blocked]))
+        rows.append(
+            row(
+                "GET \(v1)/search/users", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200,
+                query: { "?q=\($0.owner.username)" }, emptyFor: [.blocked]))
         // The blocked person saved the owner's post before the block: the post's text no longer finds it.
-        rows.append(row("GET \(v1)/search/saved", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200, query: { "?q=\($0.postMarker)" },
-            emptyFor: [.other, .blocked, .admin]))
+        rows.append(
+            row(
+                "GET \(v1)/search/saved", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200,
+                query: { "?q=\($0.postMarker)" },
+                emptyFor: [.other, .blocked, .admin]))
         // History: each person's own.
         rows.append(row("POST \(v1)/posts/{id}/view", anon: 401, owner: 204, other: 204, blocked: 404, admin: 204))
         rows.append(row("GET \(v1)/me/history", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("POST \(v1)/me/history/{postId}/click", "a post the owner viewed", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
+        rows.append(
+            row(
+                "POST \(v1)/me/history/{postId}/click", "a post the owner viewed", anon: 401, owner: 204, other: 404,
+                blocked: 404, admin: 404))
         rows.append(row("GET \(v1)/me/recommended", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         // Notifications: each person's own; someone else's ids are ignored.
         rows.append(row("GET \(v1)/me/notifications", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("POST \(v1)/me/notifications/read", "the owner's notification id", anon: 401, owner: 204, other: 204, blocked: 204, admin: 204,
-            body: { .json(#"{"ids":["\#($0.notificationID)"]}"#) }, verify: ownerNotificationStillUnread))
+        rows.append(
+            row(
+                "POST \(v1)/me/notifications/read", "the owner's notification id", anon: 401, owner: 204, other: 204,
+                blocked: 204, admin: 204,
+                body: { .json(#"{"ids":["\#($0.notificationID)"]}"#) }, verify: ownerNotificationStillUnread))
         rows.append(row("GET \(v1)/stream", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         // Collections are private to their owner: anyone else gets 404.
         rows.append(row("GET \(v1)/collections", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("POST \(v1)/collections", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201, body: json(#"{"name":"new"}"#)))
-        rows.append(row("PATCH \(v1)/collections/{id}", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404, body: json(#"{"name":"renamed"}"#)))
+        rows.append(
+            row(
+                "POST \(v1)/collections", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201,
+                body: json(#"{"name":"new"}"#)))
+        rows.append(
+            row(
+                "PATCH \(v1)/collections/{id}", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404,
+                body: json(#"{"name":"renamed"}"#)))
         rows.append(row("DELETE \(v1)/collections/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
-        rows.append(row("GET \(v1)/collections/{id}/items", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404))
-        rows.append(row("POST \(v1)/collections/{id}/items", anon: 401, owner: 201, other: 404, blocked: 404, admin: 404,
-            body: { .json(#"{"postId":"\#($0.post2.id)"}"#) }))
-        rows.append(row("PATCH \(v1)/collections/items/{id}", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404, body: json(#"{"note":"edited"}"#)))
-        rows.append(row("DELETE \(v1)/collections/items/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
+        rows.append(
+            row("GET \(v1)/collections/{id}/items", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404))
+        rows.append(
+            row(
+                "POST \(v1)/collections/{id}/items", anon: 401, owner: 201, other: 404, blocked: 404, admin: 404,
+                body: { .json(#"{"postId":"\#($0.post2.id)"}"#) }))
+        rows.append(
+            row(
+                "PATCH \(v1)/collections/items/{id}", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404,
+                body: json(#"{"note":"edited"}"#)))
+        rows.append(
+            row("DELETE \(v1)/collections/items/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
         return rows
     }()
 
     /// Marking someone else's notification read changes nothing for them.
-    @Sendable static func ownerNotificationStillUnread(_ client: MatrixClient, _ world: MatrixWorld, _ actor: MatrixActor) async throws -> String? {
+    @Sendable static func ownerNotificationStillUnread(
+        _ client: MatrixClient, _ world: MatrixWorld, _ actor: MatrixActor
+    ) async throws -> String? {
         guard actor != .owner else { return nil }
-        let page: Page<PlazaAPI.Notification> = try await client.must(200, .get, "/me/notifications?unread=true", as: world.owner)
-        return page.items.contains(where: { $0.id == world.notificationID }) ? nil : "the owner's notification was marked read"
+        let page: Page<PlazaAPI.Notification> = try await client.must(
+            200, .get, "/me/notifications?unread=true", as: world.owner)
+        return page.items.contains(where: { $0.id == world.notificationID })
+            ? nil : "the owner's notification was marked read"
     }
 
     // MARK: the test
@@ -193,13 +306,18 @@ struct AuthorizationMatrixTests {
     @Test func everyOperationAsEveryoneMatchesThePolicy() async throws {
         try await withLiveApp { api, port async throws in
             try await api.withDatabase { db in
-                let client = MatrixClient(api: api, port: port, jpeg: try MediaFixtures.sample(.jpeg, width: 32, height: 24), db: db)
+                let client = MatrixClient(
+                    api: api, port: port, jpeg: try MediaFixtures.sample(.jpeg, width: 32, height: 24), db: db)
                 let report = try await Self.run(client)
-                print("authorization matrix: \(report.operations) operations, \(report.rows) rows, \(report.cells) cells checked, \(report.mismatches.count) mismatches")
+                print(
+                    "authorization matrix: \(report.operations) operations, \(report.rows) rows, \(report.cells) cells checked, \(report.mismatches.count) mismatches"
+                )
                 #expect(report.operations > 50, "the document lists the API's operations")
                 #expect(report.cells >= report.rows * MatrixActor.allCases.count)
                 if !report.mismatches.isEmpty {
-                    Issue.record("\(report.mismatches.count) of \(report.cells) cells differ from the policy:\n\(report.mismatches.joined(separator: "\n"))")
+                    Issue.record(
+                        "\(report.mismatches.count) of \(report.cells) cells differ from the policy:\n\(report.mismatches.joined(separator: "\n"))"
+                    )
                 }
             }
         }
@@ -220,7 +338,9 @@ struct AuthorizationMatrixTests {
     /// The document's operations: "METHOD path" and whether it requires a token.
     static func documentedOperations(_ client: MatrixClient) async throws -> [String: Bool] {
         let response = try await client.send(.get, "\(v1)/openapi.json", token: nil)
-        guard let document = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any],
+        guard
+            let document = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
+                as? [String: Any],
             let paths = document["paths"] as? [String: [String: Any]]
         else { throw MatrixFixtureError(description: "the served OpenAPI document has no paths") }
         var operations: [String: Bool] = [:]
@@ -228,7 +348,8 @@ struct AuthorizationMatrixTests {
             for (method, value) in item {
                 guard let operation = value as? [String: Any] else { continue }
                 // Required: every alternative of `security` names a scheme (none is empty).
-                let security = operation["security"] as? [[String: Any]] ?? document["security"] as? [[String: Any]] ?? []
+                let security =
+                    operation["security"] as? [[String: Any]] ?? document["security"] as? [[String: Any]] ?? []
                 operations["\(method.uppercased()) \(path)"] = !security.isEmpty && security.allSatisfy { !$0.isEmpty }
             }
         }
@@ -251,7 +372,8 @@ struct AuthorizationMatrixTests {
             let anonymousRefused = row.expect[.anonymous]?.statuses == [401]
             if required != anonymousRefused {
                 report.mismatches.append(
-                    "\(row.label): the document says a token is \(required ? "required" : "optional"), the policy expects \(row.expect[.anonymous]?.description ?? "-") for anonymous")
+                    "\(row.label): the document says a token is \(required ? "required" : "optional"), the policy expects \(row.expect[.anonymous]?.description ?? "-") for anonymous"
+                )
             }
         }
         let rows = policy.filter { documented[$0.operation] != nil }
@@ -271,13 +393,26 @@ struct AuthorizationMatrixTests {
             var next = 0
             func start(_ index: Int) {
                 let job = queue[index]
-                group.addTask { (index, try await runRow(job.row, world: try await client.makeWorld(media: job.row.media), actors: job.actors, client: client)) }
+                group.addTask {
+                    (
+                        index,
+                        try await runRow(
+                            job.row, world: try await client.makeWorld(media: job.row.media), actors: job.actors,
+                            client: client)
+                    )
+                }
             }
-            while next < min(Self.concurrentWorlds, queue.count) { start(next); next += 1 }
+            while next < min(Self.concurrentWorlds, queue.count) {
+                start(next)
+                next += 1
+            }
             var results: [(Int, Report)] = []
             while let result = try await group.next() {
                 results.append(result)
-                if next < queue.count { start(next); next += 1 }
+                if next < queue.count {
+                    start(next)
+                    next += 1
+                }
             }
             return results
         }
@@ -314,12 +449,17 @@ struct AuthorizationMatrixTests {
         for (path, account, markers) in shows {
             let response = try await client.send(.get, v1 + path, token: account.token)
             for marker in markers where !mentions(response.text, marker) {
-                throw MatrixFixtureError(description: "fixtures: \(path) as \(account.username) does not show \(marker): \(response.status.code) \(response.text)")
+                throw MatrixFixtureError(
+                    description:
+                        "fixtures: \(path) as \(account.username) does not show \(marker): \(response.status.code) \(response.text)"
+                )
             }
         }
     }
 
-    static func runRow(_ row: Row, world: MatrixWorld, actors: [MatrixActor], client: MatrixClient) async throws -> Report {
+    static func runRow(_ row: Row, world: MatrixWorld, actors: [MatrixActor], client: MatrixClient) async throws
+        -> Report
+    {
         var report = Report()
         let path: String
         if let url = row.url {
@@ -339,7 +479,8 @@ struct AuthorizationMatrixTests {
             if row.operation == "GET \(v1)/stream" {
                 response = try await client.streamStatus(token: world.token(actor))
             } else {
-                response = try await client.send(HTTPRequest.Method(row.method) ?? .get, target, token: world.token(actor), body: row.body?(world))
+                response = try await client.send(
+                    HTTPRequest.Method(row.method) ?? .get, target, token: world.token(actor), body: row.body?(world))
             }
             let got = Int(response.status.code)
             guard expected.statuses.contains(got) else {
@@ -356,22 +497,30 @@ struct AuthorizationMatrixTests {
     }
 
     /// What a successful response must not show this actor.
-    static func checkBody(_ response: TestResponse, row: Row, world: MatrixWorld, actor: MatrixActor, client: MatrixClient) async throws -> [String] {
+    static func checkBody(
+        _ response: TestResponse, row: Row, world: MatrixWorld, actor: MatrixActor, client: MatrixClient
+    ) async throws -> [String] {
         var problems: [String] = []
         let isJSON = response.headers[.contentType]?.hasPrefix("application/json") == true
         if isJSON, row.leakCheck {
             let text = response.text
             if actor != .owner {
-                for marker in world.privateMarkers where mentions(text, marker) { problems.append("shows the owner's private \(marker)") }
+                for marker in world.privateMarkers where mentions(text, marker) {
+                    problems.append("shows the owner's private \(marker)")
+                }
             }
             if actor == .blocked {
-                for marker in world.publicMarkers where mentions(text, marker) { problems.append("shows the blocker's \(marker)") }
+                for marker in world.publicMarkers where mentions(text, marker) {
+                    problems.append("shows the blocker's \(marker)")
+                }
             }
         }
         if row.emptyFor.contains(actor) {
             let page = try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
             let items = page?["items"] as? [Any]
-            if items?.isEmpty != true { problems.append("expected an empty page, got \(items.map { "\($0.count) items" } ?? response.text)") }
+            if items?.isEmpty != true {
+                problems.append("expected an empty page, got \(items.map { "\($0.count) items" } ?? response.text)")
+            }
         }
         if let verify = row.verify, let problem = try await verify(client, world, actor) { problems.append(problem) }
         return problems
@@ -397,7 +546,10 @@ struct AuthorizationMatrixTests {
             if segment.hasPrefix("{"), segment.hasSuffix("}") {
                 let name = String(segment.dropFirst().dropLast())
                 guard let value = row.parameters[name]?(world) ?? world.defaultParameter(name, after: previous) else {
-                    throw MatrixFixtureError(description: "\(row.label): no fixture for {\(name)}; add one to the row or MatrixWorld.defaultParameter")
+                    throw MatrixFixtureError(
+                        description:
+                            "\(row.label): no fixture for {\(name)}; add one to the row or MatrixWorld.defaultParameter"
+                    )
                 }
                 segments.append(value)
             } else {
@@ -412,7 +564,8 @@ struct AuthorizationMatrixTests {
     static func fill(_ template: String, from url: String) throws -> String {
         let components = URLComponents(string: url)
         let path = components?.path ?? url
-        let want = template.split(separator: "/"), have = path.split(separator: "/")
+        let want = template.split(separator: "/")
+        let have = path.split(separator: "/")
         guard want.count == have.count, zip(want, have).allSatisfy({ $0.hasPrefix("{") || $0 == $1 }) else {
             throw MatrixFixtureError(description: "the fixture URL \(url) does not fit \(template)")
         }

@@ -12,8 +12,12 @@ struct BlocksAndSavesTests {
             let ana = try await api.register("ana")
             let ben = try await api.register("ben")
             let post = try await api.textPost(ana, "ana's post")
-            let first = try await api.call(.post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "rude")).decode(PlazaAPI.Comment.self)
-            let second = try await api.call(.post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "ruder")).decode(PlazaAPI.Comment.self)
+            let first = try await api.call(
+                .post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "rude")
+            ).decode(PlazaAPI.Comment.self)
+            let second = try await api.call(
+                .post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "ruder")
+            ).decode(PlazaAPI.Comment.self)
             #expect(try await api.call(.put, "/users/ben/block", as: ana).status == .ok)
             #expect(try await api.call(.delete, "/comments/\(first.id)", as: ana).status == .noContent)
             // Its author may still take back their own.
@@ -37,7 +41,8 @@ struct BlocksAndSavesTests {
             #expect(try await api.get("/users/ana").status == .ok)
             // Ben's own block or unblock of Ana does not show him her profile.
             #expect(try await api.call(.delete, "/users/ana/block", as: ben).status == .notFound)
-            #expect(try await api.call(.delete, "/users/ben/block", as: ana).decode(User.self).viewer?.blocking == false)
+            #expect(
+                try await api.call(.delete, "/users/ben/block", as: ana).decode(User.self).viewer?.blocking == false)
             #expect(try await api.get("/users/ana", as: ben).status == .ok)
         }
     }
@@ -48,8 +53,12 @@ struct BlocksAndSavesTests {
             let ana = try await api.register("ana")
             let ben = try await api.register("ben")
             let post = try await api.textPost(ben, "a zebra crossing")
-            let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Saved")).decode(SavedCollection.self)
-            #expect(try await api.call(.post, "/collections/\(collection.id)/items", as: ana, json: SaveItemRequest(postId: post.id)).status == .created)
+            let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Saved"))
+                .decode(SavedCollection.self)
+            #expect(
+                try await api.call(
+                    .post, "/collections/\(collection.id)/items", as: ana, json: SaveItemRequest(postId: post.id)
+                ).status == .created)
             #expect(try await api.page("/search/saved?q=zebra", as: ana, of: CollectionItem.self).items.count == 1)
             if authorBlocks {
                 #expect(try await api.call(.put, "/users/ana/block", as: ben).status == .ok)
@@ -66,12 +75,17 @@ struct BlocksAndSavesTests {
             let ben = try await api.register("ben")
             let post = try await api.textPost(ana, "worth keeping")
             let other = try await api.textPost(ana, "also good")
-            let collection = try await api.call(.post, "/collections", as: ben, json: CollectionRequest(name: "Saved")).decode(SavedCollection.self)
+            let collection = try await api.call(.post, "/collections", as: ben, json: CollectionRequest(name: "Saved"))
+                .decode(SavedCollection.self)
             for id in [post.id, other.id] {
-                #expect(try await api.call(.post, "/collections/\(collection.id)/items", as: ben, json: SaveItemRequest(postId: id)).status == .created)
+                #expect(
+                    try await api.call(
+                        .post, "/collections/\(collection.id)/items", as: ben, json: SaveItemRequest(postId: id)
+                    ).status == .created)
             }
             #expect(try await api.call(.delete, "/posts/\(post.id)", as: ana).status == .noContent)
-            let items = try await api.page("/collections/\(collection.id)/items", as: ben, of: CollectionItem.self).items
+            let items = try await api.page("/collections/\(collection.id)/items", as: ben, of: CollectionItem.self)
+                .items
             #expect(items.map { $0.post?.id } == [other.id])
             let collections = try await api.page("/collections", as: ben, of: SavedCollection.self).items
             #expect(collections.first?.counts.items == 1)

@@ -84,19 +84,25 @@ struct ConcurrencyTests {
                         switch Int.random(in: 0..<10, using: &random) {
                         case 0..<4:
                             what = "comment"
-                            response = try await api.call(.post, "/posts/\(post)/comments", as: account, json: CreateCommentRequest(body: "c\(n) @\(names[0])"))
+                            response = try await api.call(
+                                .post, "/posts/\(post)/comments", as: account,
+                                json: CreateCommentRequest(body: "c\(n) @\(names[0])"))
                         case 4..<7:
                             what = "like"
-                            response = try await api.call(Bool.random(using: &random) ? .put : .delete, "/posts/\(post)/like", as: account)
+                            response = try await api.call(
+                                Bool.random(using: &random) ? .put : .delete, "/posts/\(post)/like", as: account)
                         case 7..<9:
                             what = "follow"
                             // Mostly among the first four, so two people often follow each other at once.
-                            let other = names[Int.random(in: 0..<(Bool.random(using: &random) ? 4 : names.count), using: &random)]
+                            let other = names[
+                                Int.random(in: 0..<(Bool.random(using: &random) ? 4 : names.count), using: &random)]
                             guard other != account.username else { continue }
-                            response = try await api.call(Bool.random(using: &random) ? .put : .delete, "/users/\(other)/follow", as: account)
+                            response = try await api.call(
+                                Bool.random(using: &random) ? .put : .delete, "/users/\(other)/follow", as: account)
                         default:
                             what = "post"
-                            response = try await api.call(.post, "/posts", as: account, json: CreatePostRequest(kind: .text, body: "new \(n)"))
+                            response = try await api.call(
+                                .post, "/posts", as: account, json: CreatePostRequest(kind: .text, body: "new \(n)"))
                         }
                         answers.append((what, response.status.code))
                     }
@@ -115,7 +121,9 @@ struct ConcurrencyTests {
             var comments = 0
             var cursor: String?
             repeat {
-                let page = try await a.page("/posts/\(id)/comments?limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""), of: PlazaAPI.Comment.self)
+                let page = try await a.page(
+                    "/posts/\(id)/comments?limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                    of: PlazaAPI.Comment.self)
                 comments += page.items.count
                 cursor = page.nextCursor
             } while cursor != nil

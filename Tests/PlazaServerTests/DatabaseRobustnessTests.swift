@@ -16,7 +16,10 @@ struct DatabaseRobustnessTests {
     /// any transaction, and every caller learns what really happened to its write.
     @Test func aBatchWhoseTransactionSQLiteRolledBackReportsTrueOutcomes() async throws {
         let config = try await TestDatabase.config()
-        guard config.databaseURL == nil else { TestDatabase.dispose(config); return }  // group commit is SQLite's
+        guard config.databaseURL == nil else {
+            TestDatabase.dispose(config)
+            return
+        }  // group commit is SQLite's
         let db = try await Database.open(config.database, logger: Logger(label: "test"))
         try await db.withRunning { db in
             let driver = try #require(db.driver as? SQLiteDriver)
@@ -32,13 +35,19 @@ struct DatabaseRobustnessTests {
             ]
             try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('first')") }
             let results = await driver.commitTogether(writes)
-            let stored = Set(try await db.read { db in try await db.rows("SELECT name FROM t") }.map { try $0.decode(column: "name", as: String.self) })
+            let stored = Set(
+                try await db.read { db in try await db.rows("SELECT name FROM t") }.map {
+                    try $0.decode(column: "name", as: String.self)
+                })
             // Each write is stored exactly when its caller was told it succeeded.
             for (name, result) in zip(["before", "rolled back", "after"], results) {
                 let succeeded = (try? result.get()) != nil
-                #expect(succeeded == stored.contains(name), "\(name): told \(succeeded), stored \(stored.contains(name))")
+                #expect(
+                    succeeded == stored.contains(name), "\(name): told \(succeeded), stored \(stored.contains(name))")
             }
-            #expect(stored.contains("first") && !stored.contains("before"), "the rolled-back transaction's writes are gone: \(stored)")
+            #expect(
+                stored.contains("first") && !stored.contains("before"),
+                "the rolled-back transaction's writes are gone: \(stored)")
             #expect(stored.contains("after"), "the write after the rollback ran in a transaction of its own: \(stored)")
             // The writer is in a clean state for the next write.
             try await db.write { db in try await db.exec("INSERT INTO t (name) VALUES ('later')") }
@@ -60,7 +69,9 @@ struct DatabaseRobustnessTests {
                 group.addTask {
                     await Self.outcome {
                         let db = try await Database.open(config.database, logger: Logger(label: "test"))
-                        try await db.withRunning { db in _ = try await Migrations.run(on: db, logger: Logger(label: "test")) }
+                        try await db.withRunning { db in
+                            _ = try await Migrations.run(on: db, logger: Logger(label: "test"))
+                        }
                     }
                 }
             }
@@ -70,20 +81,37 @@ struct DatabaseRobustnessTests {
         }
         for case .failure(let error) in results { Issue.record("a start-up failed: \(DatabaseErrorText(error))") }
         let db = try await Database.open(config.database, logger: Logger(label: "test"))
-        let applied = try await db.withRunning { db in try await db.read { db in try await db.rows("SELECT version FROM plaza_migrations") }.count }
+        let applied = try await db.withRunning { db in
+            try await db.read { db in try await db.rows("SELECT version FROM plaza_migrations") }.count
+        }
         #expect(applied == Migrations.all.count)
         TestDatabase.dispose(config)
     }
 
     @Test func sslModesFollowLibpq() throws {
-        guard case .disable = try PostgresDriver.tls(sslMode: "disable", rootCertificate: nil) else { Issue.record("disable"); return }
-        guard case .prefer(let prefer) = try PostgresDriver.tls(sslMode: "prefer", rootCertificate: nil) else { Issue.record("prefer"); return }
+        guard case .disable = try PostgresDriver.tls(sslMode: "disable", rootCertificate: nil) else {
+            Issue.record("disable")
+            return
+        }
+        guard case .prefer(let prefer) = try PostgresDriver.tls(sslMode: "prefer", rootCertificate: nil) else {
+            Issue.record("prefer")
+            return
+        }
         #expect(prefer.certificateVerification == .none)
-        guard case .require(let require) = try PostgresDriver.tls(sslMode: "require", rootCertificate: nil) else { Issue.record("require"); return }
+        guard case .require(let require) = try PostgresDriver.tls(sslMode: "require", rootCertificate: nil) else {
+            Issue.record("require")
+            return
+        }
         #expect(require.certificateVerification == .none)
-        guard case .require(let ca) = try PostgresDriver.tls(sslMode: "verify-ca", rootCertificate: "/ca.pem") else { Issue.record("verify-ca"); return }
+        guard case .require(let ca) = try PostgresDriver.tls(sslMode: "verify-ca", rootCertificate: "/ca.pem") else {
+            Issue.record("verify-ca")
+            return
+        }
         #expect(ca.certificateVerification == .noHostnameVerification)
-        guard case .require(let full) = try PostgresDriver.tls(sslMode: "verify-full", rootCertificate: nil) else { Issue.record("verify-full"); return }
+        guard case .require(let full) = try PostgresDriver.tls(sslMode: "verify-full", rootCertificate: nil) else {
+            Issue.record("verify-full")
+            return
+        }
         #expect(full.certificateVerification == .fullVerification)
         #expect(throws: ConfigurationError.self) { _ = try PostgresDriver.tls(sslMode: "requir", rootCertificate: nil) }
     }
@@ -119,9 +147,17 @@ struct DatabaseRobustnessTests {
         await #expect(throws: (any Error).self, "the certificate names localhost, not 127.0.0.1") {
             try await Self.reach(byAddress + "?sslmode=verify-full&sslrootcert=\(ca)")
         }
-        await #expect(throws: (any Error).self, "another CA") { try await Self.reach(url + "?sslmode=verify-full&sslrootcert=\(otherCA)") }
-        await #expect(throws: (any Error).self, "another CA") { try await Self.reach(url + "?sslmode=verify-ca&sslrootcert=\(otherCA)") }
-        await #expect(throws: (any Error).self, "the system's roots do not know the suite's CA") { try await Self.reach(url + "?sslmode=verify-full") }
-        await #expect(throws: (any Error).self, "the server takes TLS only") { try await Self.reach(url + "?sslmode=disable") }
+        await #expect(throws: (any Error).self, "another CA") {
+            try await Self.reach(url + "?sslmode=verify-full&sslrootcert=\(otherCA)")
+        }
+        await #expect(throws: (any Error).self, "another CA") {
+            try await Self.reach(url + "?sslmode=verify-ca&sslrootcert=\(otherCA)")
+        }
+        await #expect(throws: (any Error).self, "the system's roots do not know the suite's CA") {
+            try await Self.reach(url + "?sslmode=verify-full")
+        }
+        await #expect(throws: (any Error).self, "the server takes TLS only") {
+            try await Self.reach(url + "?sslmode=disable")
+        }
     }
 }

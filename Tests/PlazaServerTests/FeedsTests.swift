@@ -28,7 +28,8 @@ struct FeedsTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             let text = try await api.textPost(ana, "text")
-            let activity = try await api.post(ana, CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Run")))
+            let activity = try await api.post(
+                ana, CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Run")))
             #expect(try await api.page("/feed/global?kind=activity", of: Post.self).items.map(\.id) == [activity.id])
             #expect(try await api.page("/users/ana/posts?kind=text", of: Post.self).items.map(\.id) == [text.id])
             let kind = try await api.get("/feed/global?kind=poem")
@@ -54,7 +55,8 @@ struct FeedsTests {
                     var seen: [String] = []
                     var cursor: String?
                     repeat {
-                        let page = try await api.page(path + "?limit=7" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana, of: Post.self)
+                        let page = try await api.page(
+                            path + "?limit=7" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana, of: Post.self)
                         seen += page.items.map(\.id)
                         cursor = page.nextCursor
                         await Task.yield()
@@ -81,9 +83,18 @@ struct FeedsTests {
             let third = try await api.textPost(ana, "third")
             let since = second.createdAt.description
             let until = third.createdAt.description
-            #expect(try await api.page("/feed/global?since=\(since)", of: Post.self).items.map(\.id) == [third.id, second.id])
-            #expect(try await api.page("/feed/global?until=\(until)", of: Post.self).items.map(\.id) == [second.id, first.id])
-            #expect(try await api.page("/feed/global?since=\(since)&until=\(until)", of: Post.self).items.map(\.id) == [second.id])
+            #expect(
+                try await api.page("/feed/global?since=\(since)", of: Post.self).items.map(\.id) == [
+                    third.id, second.id,
+                ])
+            #expect(
+                try await api.page("/feed/global?until=\(until)", of: Post.self).items.map(\.id) == [
+                    second.id, first.id,
+                ])
+            #expect(
+                try await api.page("/feed/global?since=\(since)&until=\(until)", of: Post.self).items.map(\.id) == [
+                    second.id
+                ])
             let bad = try await api.get("/feed/global?since=yesterday")
             #expect(bad.status == .unprocessableContent && bad.error?.field == "since")
         }

@@ -22,15 +22,21 @@ import Testing
     }
 
     static func request(path: String, headers: HTTPFields = [:]) -> Request {
-        Request(head: HTTPRequest(method: .get, scheme: "http", authority: "plaza.test", path: path, headerFields: headers), body: .init(buffer: ByteBuffer()))
+        Request(
+            head: HTTPRequest(method: .get, scheme: "http", authority: "plaza.test", path: path, headerFields: headers),
+            body: .init(buffer: ByteBuffer()))
     }
 
     // MARK: multipart
 
     static let boundary = "b0undary-Xy"
-    static func form(_ parts: [(headers: String, body: [UInt8])], preamble: String = "", epilogue: String = "") -> [UInt8] {
+    static func form(_ parts: [(headers: String, body: [UInt8])], preamble: String = "", epilogue: String = "")
+        -> [UInt8]
+    {
         var bytes = Array(preamble.utf8)
-        for part in parts { bytes += Array("--\(boundary)\r\n\(part.headers)\r\n\r\n".utf8) + part.body + Array("\r\n".utf8) }
+        for part in parts {
+            bytes += Array("--\(boundary)\r\n\(part.headers)\r\n\r\n".utf8) + part.body + Array("\r\n".utf8)
+        }
         return bytes + Array("--\(boundary)--\r\n\(epilogue)".utf8)
     }
 
@@ -61,15 +67,32 @@ import Testing
     /// changes the outcome (the same events, or a failure either way).
     @Test func multipartBodies() throws {
         let seeds = [
-            Self.form([("Content-Disposition: form-data; name=\"file\"; filename=\"a.jpg\"\r\nContent-Type: image/jpeg", [0xFF, 0xD8, 0xFF, 0x0D, 0x0A, 0x2D, 0x2D, 0x62])]),
-            Self.form([("Content-Disposition: form-data; name=\"caption\"", Array("hi".utf8)), ("Content-Disposition: form-data; name=file", Array("\r\n--b0undary\r\n".utf8))],
+            Self.form([
+                (
+                    "Content-Disposition: form-data; name=\"file\"; filename=\"a.jpg\"\r\nContent-Type: image/jpeg",
+                    [0xFF, 0xD8, 0xFF, 0x0D, 0x0A, 0x2D, 0x2D, 0x62]
+                )
+            ]),
+            Self.form(
+                [
+                    ("Content-Disposition: form-data; name=\"caption\"", Array("hi".utf8)),
+                    ("Content-Disposition: form-data; name=file", Array("\r\n--b0undary\r\n".utf8)),
+                ],
                 preamble: "ignored\r\n", epilogue: "ignored too"),
             Self.form([]),
         ]
         var outcomes = (ok: 0, failed: 0)
-        try Fuzz.run("multipart", seeds: seeds, dictionary: ["--\(Self.boundary)", "\r\n--\(Self.boundary)--", "Content-Disposition: ", "form-data; name=\"file\"", ":"]) { input, random in
+        try Fuzz.run(
+            "multipart", seeds: seeds,
+            dictionary: [
+                "--\(Self.boundary)", "\r\n--\(Self.boundary)--", "Content-Disposition: ", "form-data; name=\"file\"",
+                ":",
+            ]
+        ) { input, random in
             let whole = Self.parse(input, cuts: [])
-            let cuts = (0..<Int.random(in: 1...4, using: &random)).map { _ in Int.random(in: 0...input.count, using: &random) }
+            let cuts = (0..<Int.random(in: 1...4, using: &random)).map { _ in
+                Int.random(in: 0...input.count, using: &random)
+            }
             let chunked = Self.parse(input, cuts: cuts)
             if whole != chunked { Issue.record("cut at \(cuts): \(input)") }
             if case .success = whole { outcomes.ok += 1 } else { outcomes.failed += 1 }
@@ -90,8 +113,12 @@ import Testing
         let alphabet: [UInt8] = Array("\r\n-b0undary-Xy".utf8) + [0, 0xFF, 0x80]
         for _ in 0..<max(1, Fuzz.cases / 10) {
             let parts = (0..<Int.random(in: 0...3, using: &random)).map { i in
-                (headers: "Content-Disposition: form-data; name=\"f\(i)\"",
-                 body: (0..<Int.random(in: 0...40, using: &random)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] })
+                (
+                    headers: "Content-Disposition: form-data; name=\"f\(i)\"",
+                    body: (0..<Int.random(in: 0...40, using: &random)).map { _ in
+                        alphabet[Int.random(in: 0..<alphabet.count, using: &random)]
+                    }
+                )
             }
             let bytes = Self.form(parts)
             var expected: [MultipartParser.Event] = []
@@ -100,7 +127,9 @@ import Testing
                 if !part.body.isEmpty { expected.append(.body(part.body)) }
                 expected.append(.partEnd)
             }
-            let cuts = (0..<Int.random(in: 0...5, using: &random)).map { _ in Int.random(in: 0...bytes.count, using: &random) }
+            let cuts = (0..<Int.random(in: 0...5, using: &random)).map { _ in
+                Int.random(in: 0...bytes.count, using: &random)
+            }
             let parsed = Self.parse(bytes, cuts: cuts)
             if parsed != .success(expected) {
                 Issue.record("\(bytes) cut at \(cuts)")
@@ -113,23 +142,34 @@ import Testing
         let many = Self.form((0..<17).map { _ in ("Content-Disposition: form-data; name=x", []) })
         #expect(Self.parse(many, cuts: []) == .failure(.init(reason: "more than 16 parts")))
         let longHeader = Self.form([("X-Long: " + String(repeating: "a", count: 9000), [])])
-        #expect(Self.parse(longHeader, cuts: [100]) == .failure(.init(reason: "a part's headers are longer than 8192 bytes")))
+        #expect(
+            Self.parse(longHeader, cuts: [100])
+                == .failure(.init(reason: "a part's headers are longer than 8192 bytes")))
         // The bodies of the issue that stopped the server under MultipartKit.
-        let bareLF = Array("--B\r\nContent-Disposition: form-data; name=\"file\"\n\n\r\n".utf8) + [0x80] + Array(":y\r\n\r\nx\r\n--B--\r\n".utf8)
+        let bareLF =
+            Array("--B\r\nContent-Disposition: form-data; name=\"file\"\n\n\r\n".utf8) + [0x80]
+            + Array(":y\r\n\r\nx\r\n--B--\r\n".utf8)
         var parser = MultipartParser(boundary: "B")
         #expect(throws: MultipartParser.Malformed.self) { _ = try parser.feed(bareLF) }
     }
 
     @Test func contentTypesAndDispositions() {
         let seeds = Fuzz.seeds(
-            "multipart/form-data; boundary=\(Self.boundary)", "multipart/form-data; boundary=\"a b'()+_,-./:=?\"; charset=utf-8",
+            "multipart/form-data; boundary=\(Self.boundary)",
+            "multipart/form-data; boundary=\"a b'()+_,-./:=?\"; charset=utf-8",
             "form-data; name=\"file\"; filename=\"caf\\\"\u{E9}.jpg\"", "form-data; name=file")
-        Fuzz.run("header parameters", seeds: seeds, dictionary: [";", "=", "\"", "\\", "boundary=", "name="]) { input, _ in
+        Fuzz.run("header parameters", seeds: seeds, dictionary: [";", "=", "\"", "\\", "boundary=", "name="]) {
+            input, _ in
             let text = String(decoding: input, as: UTF8.self)
-            if let boundary = MultipartUpload.boundary(of: text), !MultipartParser.isValidBoundary(boundary) { Issue.record("boundary \(boundary) from \(input)") }
+            if let boundary = MultipartUpload.boundary(of: text), !MultipartParser.isValidBoundary(boundary) {
+                Issue.record("boundary \(boundary) from \(input)")
+            }
             _ = MultipartUpload.isFilePart([.init(name: "content-disposition", value: text)])
         }
-        #expect(HeaderParameters("form-data; name=\"a\\\"b\"; filename=x.jpg")?.parameters == ["name": "a\"b", "filename": "x.jpg"])
+        #expect(
+            HeaderParameters("form-data; name=\"a\\\"b\"; filename=x.jpg")?.parameters == [
+                "name": "a\"b", "filename": "x.jpg",
+            ])
         #expect(HeaderParameters("form-data; name=\"a") == nil)
         #expect(HeaderParameters("form-data; name=a; name=b") == nil)
     }
@@ -142,13 +182,21 @@ import Testing
             #"{"username":"ana","email":"ana@example.com","password":"correct horse","displayName":"Ana"}"#,
             ##"{"kind":"activity","title":"Run","body":"5 km","spaces":["cs101"],"mediaIds":["123"],"link":{"url":"https://example.com"},"location":{"latitude":1.5,"longitude":-2,"name":"Park"},"activity":{"type":"run","emoji":"🏃","color":"#ff0000","progress":50},"price":"$5"}"##,
             #"{"displayName":null,"bio":"x","status":{"kind":"safe","text":"ok"}}"#,
-            #"{"currentPassword":"a","newPassword":"bbbbbbbbbb"}"#, #"{"ids":["1","2"]}"#, #"{"postId":"1","note":"n","url":"http://a"}"#, "[]", "{}")
+            #"{"currentPassword":"a","newPassword":"bbbbbbbbbb"}"#, #"{"ids":["1","2"]}"#,
+            #"{"postId":"1","note":"n","url":"http://a"}"#, "[]", "{}")
         let types: [any Decodable.Type] = [
-            RegisterRequest.self, LoginRequest.self, UpdateMeRequest.self, ChangePasswordRequest.self, SetAvatarRequest.self, CreatePostRequest.self,
-            UpdatePostRequest.self, CreateCommentRequest.self, CreateSpaceRequest.self, UpdateSpaceRequest.self, CollectionRequest.self,
+            RegisterRequest.self, LoginRequest.self, UpdateMeRequest.self, ChangePasswordRequest.self,
+            SetAvatarRequest.self, CreatePostRequest.self,
+            UpdatePostRequest.self, CreateCommentRequest.self, CreateSpaceRequest.self, UpdateSpaceRequest.self,
+            CollectionRequest.self,
             SaveItemRequest.self, UpdateItemRequest.self, MarkNotificationsReadRequest.self, JSONValue.self,
         ]
-        Fuzz.run("json", seeds: seeds, dictionary: ["null", "true", "1e309", "-0", "\"\\u0000\"", "\"\\ud800\"", "[", "{", "}", "]", ",", "\"kind\":"]) { input, random in
+        Fuzz.run(
+            "json", seeds: seeds,
+            dictionary: [
+                "null", "true", "1e309", "-0", "\"\\u0000\"", "\"\\ud800\"", "[", "{", "}", "]", ",", "\"kind\":",
+            ]
+        ) { input, random in
             let type = types[Int.random(in: 0..<types.count, using: &random)]
             do {
                 _ = try PlazaRequestDecoder.decode(type, from: ByteBuffer(bytes: input))
@@ -161,13 +209,19 @@ import Testing
     @Test func queryStrings() {
         let seeds = Fuzz.seeds(
             "/x?limit=20&cursor=\(Cursor(time: 1, id: 2).encoded)&since=2026-11-21T09:30:00.123Z&until=2026-11-22T00:00:00Z&kind=photo",
-            "/x?q=caf%C3%A9+bar&in=title&near=52.5,13.4&radiusKm=2.5&space=cs101", "/x?days=365&sort=views&unread=true&lastEventId=12")
-        Fuzz.run("query", seeds: seeds, dictionary: ["&", "=", "%", "%00", "%ff", "+", "?", "#", "limit=", "cursor=", "near="]) { input, _ in
+            "/x?q=caf%C3%A9+bar&in=title&near=52.5,13.4&radiusKm=2.5&space=cs101",
+            "/x?days=365&sort=views&unread=true&lastEventId=12")
+        Fuzz.run(
+            "query", seeds: seeds,
+            dictionary: ["&", "=", "%", "%00", "%ff", "+", "?", "#", "limit=", "cursor=", "near="]
+        ) { input, _ in
             let request = Self.request(path: String(decoding: input, as: UTF8.self))
             for parse in [
-                { _ = try request.pageRequest() }, { _ = try request.timestampParameter("since") }, { _ = try request.enumParameter("kind", as: PostKind.self) },
+                { _ = try request.pageRequest() }, { _ = try request.timestampParameter("since") },
+                { _ = try request.enumParameter("kind", as: PostKind.self) },
                 { _ = try SearchController.near(request.query("near"), radius: request.query("radiusKm")) },
-                { _ = try request.query("q").map(SearchController.text) }, { _ = try StreamController.lastEventID(request) },
+                { _ = try request.query("q").map(SearchController.text) },
+                { _ = try StreamController.lastEventID(request) },
             ] as [() throws -> Void] {
                 do { try parse() } catch { Self.expectClientError(error, input) }
             }
@@ -177,11 +231,14 @@ import Testing
     @Test func cursors() {
         var random = SeededGenerator(seed: Fuzz.seed)
         let valid = (0..<64).map { _ in
-            Cursor(time: .random(in: .min ... .max, using: &random), id: .random(in: .min ... .max, using: &random),
+            Cursor(
+                time: .random(in: .min ... .max, using: &random), id: .random(in: .min ... .max, using: &random),
                 score: Bool.random(using: &random) ? Double.random(in: -1e9...1e9, using: &random) : nil)
         }
         for cursor in valid { #expect(Cursor(encoded: cursor.encoded) == cursor) }
-        Fuzz.run("cursor", seeds: valid.map { Array($0.encoded.utf8) }, dictionary: ["=", "-", "_", "+", "/", "Og", "OjE"]) { input, _ in
+        Fuzz.run(
+            "cursor", seeds: valid.map { Array($0.encoded.utf8) }, dictionary: ["=", "-", "_", "+", "/", "Og", "OjE"]
+        ) { input, _ in
             if let cursor = Cursor(encoded: String(decoding: input, as: UTF8.self)) {
                 // Whatever decodes must encode to a cursor that decodes to itself.
                 if Cursor(encoded: cursor.encoded) != cursor { Issue.record("\(cursor) from \(input)") }
@@ -193,17 +250,27 @@ import Testing
     /// parses must print as text that parses to the same address, and "127.0.0.1\0…" must not
     /// pass as 127.0.0.1 (inet_pton reads a C string).
     @Test func addresses() {
-        let seeds = Fuzz.seeds("127.0.0.1", "203.0.113.7", "::1", "[::1]", "fe80::1%eth0", "2001:db8::ff00:42:8329", "::ffff:192.0.2.1", "10.0.0.0/8", "fc00::/7")
-        Fuzz.run("addresses", seeds: seeds, dictionary: [".", ":", "::", "%", "[", "]", "/", "\0", "ffff", "0x", "255"]) { input, _ in
+        let seeds = Fuzz.seeds(
+            "127.0.0.1", "203.0.113.7", "::1", "[::1]", "fe80::1%eth0", "2001:db8::ff00:42:8329", "::ffff:192.0.2.1",
+            "10.0.0.0/8", "fc00::/7")
+        Fuzz.run(
+            "addresses", seeds: seeds, dictionary: [".", ":", "::", "%", "[", "]", "/", "\0", "ffff", "0x", "255"]
+        ) { input, _ in
             let text = String(decoding: input, as: UTF8.self)
             if let address = IPAddress(text) {
-                if IPAddress(address.description) != address { Issue.record("\(address) does not read back, from \(input)") }
+                if IPAddress(address.description) != address {
+                    Issue.record("\(address) does not read back, from \(input)")
+                }
                 if text.utf8.contains(0) { Issue.record("\(address) parsed from text with a NUL: \(input)") }
             }
-            if let block = IPBlock(text), IPBlock(block.description) != block { Issue.record("\(block) does not read back, from \(input)") }
+            if let block = IPBlock(text), IPBlock(block.description) != block {
+                Issue.record("\(block) does not read back, from \(input)")
+            }
         }
         #expect(IPAddress("127.0.0.1\u{0}.evil.example") == nil)
-        for spelling in ["0177.0.0.1", "2130706433", "0x7f.1", "127.1", "127.0.0.1.", " 127.0.0.1", "1:2:3:4:5:6:7:8:9", ":::1"] {
+        for spelling in [
+            "0177.0.0.1", "2130706433", "0x7f.1", "127.1", "127.0.0.1.", " 127.0.0.1", "1:2:3:4:5:6:7:8:9", ":::1",
+        ] {
             #expect(IPAddress(spelling) == nil, "\(spelling)")
         }
         #expect(IPAddress("::ffff:192.0.2.1")?.description == "::ffff:192.0.2.1")
@@ -211,26 +278,34 @@ import Testing
     }
 
     @Test func idsAndTimestamps() {
-        let seeds = Fuzz.seeds("123456789012345678", "9223372036854775807", "1", "2026-11-21T09:30:00.123Z", "2026-02-29T23:59:60+14:00")
+        let seeds = Fuzz.seeds(
+            "123456789012345678", "9223372036854775807", "1", "2026-11-21T09:30:00.123Z", "2026-02-29T23:59:60+14:00")
         Fuzz.run("ids and timestamps", seeds: seeds, dictionary: ["-", "+", ".", "Z", "T", ":"]) { input, _ in
             let text = String(decoding: input, as: UTF8.self)
             if let id = parseID(text), id <= 0 || String(id) != text { Issue.record("id \(id) from \(input)") }
-            if let time = Timestamp(rfc3339: text), Timestamp(rfc3339: time.description) != time { Issue.record("\(time) from \(input)") }
+            if let time = Timestamp(rfc3339: text), Timestamp(rfc3339: time.description) != time {
+                Issue.record("\(time) from \(input)")
+            }
             do { _ = try Validate.id(text, field: "id") } catch { Self.expectClientError(error, input) }
         }
     }
 
     @Test func cookiesAndAuthorization() {
         let seeds = Fuzz.seeds(
-            "plaza_session=\(SessionToken.make()); plaza_csrf=abcdefghijklmnopqrstu", "a=b;c=\"d\"; plaza_session=", "Bearer \(SessionToken.make())",
+            "plaza_session=\(SessionToken.make()); plaza_csrf=abcdefghijklmnopqrstu", "a=b;c=\"d\"; plaza_session=",
+            "Bearer \(SessionToken.make())",
             "bearer  x.y~z+/=")
-        Fuzz.run("cookies and authorization", seeds: seeds, dictionary: [";", "=", "\"", "Bearer ", "plaza_session="]) { input, _ in
+        Fuzz.run("cookies and authorization", seeds: seeds, dictionary: [";", "=", "\"", "Bearer ", "plaza_session="]) {
+            input, _ in
             let text = String(decoding: input, as: UTF8.self)
-            let request = Self.request(path: "/", headers: [.cookie: text, .authorization: text, WebSession.csrfHeader: text])
+            let request = Self.request(
+                path: "/", headers: [.cookie: text, .authorization: text, WebSession.csrfHeader: text])
             for secure in [false, true] {
                 _ = WebSession.sessionToken(request, secure: secure)
                 _ = WebSession.nonce(request, secure: secure)
-                _ = WebSession.verify(request.headers[WebSession.csrfHeader], secret: WebSession.sessionToken(request, secure: secure), request: request)
+                _ = WebSession.verify(
+                    request.headers[WebSession.csrfHeader], secret: WebSession.sessionToken(request, secure: secure),
+                    request: request)
             }
             _ = WebSession.hasSessionCookie(request)
             do {
@@ -244,7 +319,8 @@ import Testing
 
     @Test func webForms() {
         let seeds = Fuzz.seeds(
-            "login=ana&password=correct+horse&next=%2Fposts%2F1&_csrf=abc", "username=ana&email=a%40b.c&password=p&displayName=An%C3%A1", "_csrf=x&_csrf=y&a[b]=c")
+            "login=ana&password=correct+horse&next=%2Fposts%2F1&_csrf=abc",
+            "username=ana&email=a%40b.c&password=p&displayName=An%C3%A1", "_csrf=x&_csrf=y&a[b]=c")
         Fuzz.run("web forms", seeds: seeds, dictionary: ["&", "=", "%", "%zz", "[", "]", "[]", "+"]) { input, random in
             let body = ByteBuffer(bytes: input)
             do {
@@ -269,27 +345,46 @@ import Testing
             <meta property="og:title" content='Og "title"'><meta name=description content=Desc>
             <meta property="og:image" content="/i.png"><link rel="alternate" type="application/json+oembed" href="//example.com/oembed?u=1">
             <script>var x = "</head>";</script><!-- <meta property="og:title" content="no"> --></head><body>
-            """, "<meta property=og:image content=\"javascript:alert(1)\"><title>x", "<html><head><base href=\"http://[::1]/\"><meta content=\"x\" property=\"og:site_name\">")
-        Fuzz.run("link preview html", seeds: seeds, dictionary: ["<", ">", "</", "<!--", "-->", "&", "&#", "&#x", ";", "'", "\"", "<meta ", "content=", "<title>", "<script>"]) { input, _ in
+            """, "<meta property=og:image content=\"javascript:alert(1)\"><title>x",
+            "<html><head><base href=\"http://[::1]/\"><meta content=\"x\" property=\"og:site_name\">")
+        Fuzz.run(
+            "link preview html", seeds: seeds,
+            dictionary: [
+                "<", ">", "</", "<!--", "-->", "&", "&#", "&#x", ";", "'", "\"", "<meta ", "content=", "<title>",
+                "<script>",
+            ]
+        ) { input, _ in
             let metadata = LinkMetadata.parse(input, pageURL: page)
-            for url in [metadata.imageURL, metadata.oEmbedURL].compactMap({ $0 }) where !url.hasPrefix("http://") && !url.hasPrefix("https://") {
+            for url in [metadata.imageURL, metadata.oEmbedURL].compactMap({ $0 })
+            where !url.hasPrefix("http://") && !url.hasPrefix("https://") {
                 Issue.record("\(url) from \(input)")
             }
-            if (metadata.title?.count ?? 0) > LinkMetadata.titleLimit { Issue.record("title of \(metadata.title?.count ?? 0) from \(input)") }
+            if (metadata.title?.count ?? 0) > LinkMetadata.titleLimit {
+                Issue.record("title of \(metadata.title?.count ?? 0) from \(input)")
+            }
         }
-        let oEmbed = Fuzz.seeds(#"{"title":"T","author_name":"A","provider_name":"P","thumbnail_url":"/t.jpg","type":"photo"}"#, #"{"title":1,"thumbnail_url":["x"]}"#)
-        Fuzz.run("oembed json", seeds: oEmbed, dictionary: ["null", "\"\\ud800\"", "1e999", "{", "[", ","]) { input, _ in
+        let oEmbed = Fuzz.seeds(
+            #"{"title":"T","author_name":"A","provider_name":"P","thumbnail_url":"/t.jpg","type":"photo"}"#,
+            #"{"title":1,"thumbnail_url":["x"]}"#)
+        Fuzz.run("oembed json", seeds: oEmbed, dictionary: ["null", "\"\\ud800\"", "1e999", "{", "[", ","]) {
+            input, _ in
             let merged = LinkMetadata().merging(oEmbedJSON: input, pageURL: page)
-            if let url = merged.imageURL, !url.hasPrefix("http://") && !url.hasPrefix("https://") { Issue.record("\(url) from \(input)") }
+            if let url = merged.imageURL, !url.hasPrefix("http://") && !url.hasPrefix("https://") {
+                Issue.record("\(url) from \(input)")
+            }
         }
     }
 
     /// Leading bytes are sniffed by our code before libvips sees a file; libvips then reads the
     /// header of mutated real images (fewer cases: each is a file on disk).
     @Test func imageHeaders() async throws {
-        let samples = try [ImageFormat.jpeg, .png, .gif, .webp].map { try ImagePipeline.sample($0, width: 8, height: 6) }
+        let samples = try [ImageFormat.jpeg, .png, .gif, .webp].map {
+            try ImagePipeline.sample($0, width: 8, height: 6)
+        }
         Fuzz.run("image sniffing", seeds: samples.map { Array($0.prefix(64)) }) { input, _ in
-            if let format = ImageFormat.sniff(input), ImageFormat.sniff(input + [0, 1, 2]) != format { Issue.record("\(input)") }
+            if let format = ImageFormat.sniff(input), ImageFormat.sniff(input + [0, 1, 2]) != format {
+                Issue.record("\(input)")
+            }
         }
         let pipeline = ImagePipeline(limits: .init(maxPixels: 1_000_000))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-fuzz-\(UUID().uuidString)")
@@ -301,7 +396,9 @@ import Testing
             let path = directory.appendingPathComponent("\(i)").path
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
             if let format = ImageFormat.sniff(bytes) {
-                do { _ = try await pipeline.process(path: path, format: format) } catch { Self.expectClientError(error, Array(bytes.prefix(64))) }
+                do { _ = try await pipeline.process(path: path, format: format) } catch {
+                    Self.expectClientError(error, Array(bytes.prefix(64)))
+                }
             }
             unlink(path)
         }
@@ -330,26 +427,41 @@ import Testing
                 (.post, "/login", "login=ana&password=x&_csrf=y"),
                 (.get, "/search?q=x&kind=photo", nil),
             ]
-            var mutator = Mutator(seed: Fuzz.seed, dictionary: ["%", "%00", "../", "?", "&", "=", "\"", "{", "}", "null", "-1", "99999999999999999999"])
+            var mutator = Mutator(
+                seed: Fuzz.seed,
+                dictionary: ["%", "%00", "../", "?", "&", "=", "\"", "{", "}", "null", "-1", "99999999999999999999"])
             var statuses: [Int: Int] = [:]
             for _ in 0..<max(1, Fuzz.cases / 50) {
                 let (method, path, body) = templates[mutator.int(0..<templates.count)]
-                let mutatedPath = mutator.int(0..<2) == 0 ? String(decoding: mutator.mutate(Array(path.utf8)), as: UTF8.self) : path
+                let mutatedPath =
+                    mutator.int(0..<2) == 0 ? String(decoding: mutator.mutate(Array(path.utf8)), as: UTF8.self) : path
                 let mutatedBody = body.map { mutator.mutate(Array($0.utf8)) }
-                var headers: HTTPFields = [.contentType: path.hasPrefix("/api") ? "application/json" : "application/x-www-form-urlencoded"]
+                var headers: HTTPFields = [
+                    .contentType: path.hasPrefix("/api") ? "application/json" : "application/x-www-form-urlencoded"
+                ]
                 switch mutator.int(0..<4) {
-                case 0: headers[.authorization] = String(decoding: mutator.mutate(Array("Bearer \(ana.token)".utf8)), as: UTF8.self)
-                case 1: headers[.cookie] = String(decoding: mutator.mutate(Array("plaza_session=\(ana.token)".utf8)), as: UTF8.self)
+                case 0:
+                    headers[.authorization] = String(
+                        decoding: mutator.mutate(Array("Bearer \(ana.token)".utf8)), as: UTF8.self)
+                case 1:
+                    headers[.cookie] = String(
+                        decoding: mutator.mutate(Array("plaza_session=\(ana.token)".utf8)), as: UTF8.self)
                 case 2: headers[.authorization] = "Bearer \(ana.token)"
                 default: break
                 }
                 guard mutatedPath.hasPrefix("/") else { continue }
-                let response = try await api.client.execute(uri: mutatedPath, method: method, headers: headers, body: mutatedBody.map { ByteBuffer(bytes: $0) })
+                let response = try await api.client.execute(
+                    uri: mutatedPath, method: method, headers: headers, body: mutatedBody.map { ByteBuffer(bytes: $0) })
                 statuses[response.status.code, default: 0] += 1
-                #expect(response.status.code < 500, "\(method) \(mutatedPath) \(mutatedBody.map { String(decoding: $0, as: UTF8.self) } ?? "") -> \(response.status) \(String(buffer: response.body))")
+                #expect(
+                    response.status.code < 500,
+                    "\(method) \(mutatedPath) \(mutatedBody.map { String(decoding: $0, as: UTF8.self) } ?? "") -> \(response.status) \(String(buffer: response.body))"
+                )
             }
             #expect(try await api.get("/feed/global").status == .ok)
-            #expect(statuses.keys.contains { (200..<300).contains($0) } && statuses.keys.contains { (400..<500).contains($0) }, "\(statuses)")
+            #expect(
+                statuses.keys.contains { (200..<300).contains($0) }
+                    && statuses.keys.contains { (400..<500).contains($0) }, "\(statuses)")
         }
     }
 }

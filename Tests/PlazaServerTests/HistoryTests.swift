@@ -21,11 +21,23 @@ struct HistoryTests {
             let byViewed = try await api.page("/me/history", as: ana, of: HistoryItem.self).items
             #expect(byViewed.map(\.post.id) == [new.id, old.id])
             #expect(byViewed[1].views == 3 && byViewed[1].firstViewedAt <= byViewed[1].viewedAt)
-            #expect(try await api.page("/me/history?sort=postedAt", as: ana, of: HistoryItem.self).items.map(\.post.id) == [new.id, old.id])
-            #expect(try await api.page("/me/history?sort=views", as: ana, of: HistoryItem.self).items.map(\.post.id) == [old.id, new.id])
+            #expect(
+                try await api.page("/me/history?sort=postedAt", as: ana, of: HistoryItem.self).items.map(\.post.id) == [
+                    new.id, old.id,
+                ])
+            #expect(
+                try await api.page("/me/history?sort=views", as: ana, of: HistoryItem.self).items.map(\.post.id) == [
+                    old.id, new.id,
+                ])
             let first = try await api.page("/me/history?sort=views&limit=1", as: ana, of: HistoryItem.self)
-            #expect(try await api.page("/me/history?sort=views&limit=1&cursor=\(first.nextCursor!)", as: ana, of: HistoryItem.self).items.map(\.post.id) == [new.id])
-            #expect(try await api.page("/me/history?q=garden", as: ana, of: HistoryItem.self).items.map(\.post.id) == [old.id])
+            #expect(
+                try await api.page(
+                    "/me/history?sort=views&limit=1&cursor=\(first.nextCursor!)", as: ana, of: HistoryItem.self
+                ).items.map(\.post.id) == [new.id])
+            #expect(
+                try await api.page("/me/history?q=garden", as: ana, of: HistoryItem.self).items.map(\.post.id) == [
+                    old.id
+                ])
             #expect(try await api.page("/me/history?q=tips&in=title", as: ana, of: HistoryItem.self).items.isEmpty)
             #expect(try await api.get("/me/history?sort=random", as: ana).status == .unprocessableContent)
 
@@ -42,13 +54,17 @@ struct HistoryTests {
             let bob = try await api.register("bob")
             let post = try await api.textPost(bob, "hello")
             #expect(try await api.call(.post, "/posts/999/view", as: ana).status == .notFound)
-            #expect(try await api.call(.post, "/me/history/\(post.id)/click", as: ana).status == .notFound, "not in her history yet")
+            #expect(
+                try await api.call(.post, "/me/history/\(post.id)/click", as: ana).status == .notFound,
+                "not in her history yet")
             try await api.call(.post, "/posts/\(post.id)/view", as: ana)
             #expect(try await api.call(.post, "/me/history/\(post.id)/click", as: ana).status == .noContent)
             #expect(try await api.page("/me/history", as: ana, of: HistoryItem.self).items.first?.clicks == 1)
             try await api.call(.put, "/users/ana/block", as: bob)
             #expect(try await api.call(.post, "/posts/\(post.id)/view", as: ana).status == .notFound)
-            #expect(try await api.page("/me/history", as: ana, of: HistoryItem.self).items.isEmpty, "a blocked author's posts leave the history view")
+            #expect(
+                try await api.page("/me/history", as: ana, of: HistoryItem.self).items.isEmpty,
+                "a blocked author's posts leave the history view")
             try await api.call(.delete, "/users/ana/block", as: bob)
             try await api.call(.delete, "/posts/\(post.id)", as: bob)
             #expect(try await api.page("/me/history", as: ana, of: HistoryItem.self).items.isEmpty)
@@ -56,10 +72,15 @@ struct HistoryTests {
     }
 
     static let topics: [String: [String]] = [
-        "astronomy": ["telescope", "galaxy", "nebula", "orbit", "planet", "comet", "stellar", "eclipse", "asteroid", "cosmos"],
+        "astronomy": [
+            "telescope", "galaxy", "nebula", "orbit", "planet", "comet", "stellar", "eclipse", "asteroid", "cosmos",
+        ],
         "baking": ["sourdough", "flour", "oven", "yeast", "croissant", "butter", "dough", "crust", "pastry", "knead"],
         "cycling": ["bicycle", "pedal", "gears", "saddle", "helmet", "chain", "climb", "peloton", "tyres", "spokes"],
-        "finance": ["budget", "savings", "interest", "stocks", "bonds", "mortgage", "pension", "dividend", "inflation", "invest"],
+        "finance": [
+            "budget", "savings", "interest", "stocks", "bonds", "mortgage", "pension", "dividend", "inflation",
+            "invest",
+        ],
     ]
     static let common = ["today", "really", "great", "about", "question", "anyone", "help", "thanks", "week", "people"]
 
@@ -75,24 +96,37 @@ struct HistoryTests {
             for topic in Self.topics.keys.sorted() {
                 for n in 0..<15 {
                     let words = Self.topics[topic]!
-                    let body = (0..<12).map { _ in Bool.random(using: &generator) ? words.randomElement(using: &generator)! : Self.common.randomElement(using: &generator)! }
-                    let post = try await api.post(author, CreatePostRequest(
-                        kind: .text, title: "\(words.randomElement(using: &generator)!) \(Self.common.randomElement(using: &generator)!) \(n)",
-                        body: body.joined(separator: " ")))
+                    let body = (0..<12).map { _ in
+                        Bool.random(using: &generator)
+                            ? words.randomElement(using: &generator)! : Self.common.randomElement(using: &generator)!
+                    }
+                    let post = try await api.post(
+                        author,
+                        CreatePostRequest(
+                            kind: .text,
+                            title:
+                                "\(words.randomElement(using: &generator)!) \(Self.common.randomElement(using: &generator)!) \(n)",
+                            body: body.joined(separator: " ")))
                     topicOf[post.id] = topic
                     posts.append((post.id, topic))
                 }
             }
-            for post in posts.shuffled(using: &generator) { try await api.call(.post, "/posts/\(post.id)/view", as: reader) }
+            for post in posts.shuffled(using: &generator) {
+                try await api.call(.post, "/posts/\(post.id)/view", as: reader)
+            }
             // Search, then pick five results about astronomy.
             let results = try await api.page("/search/posts?q=galaxy&limit=100", as: reader, of: Post.self).items
             let picked = results.filter { topicOf[$0.id] == "astronomy" }.prefix(5)
             #expect(picked.count == 5)
-            for post in picked { #expect(try await api.call(.post, "/me/history/\(post.id)/click", as: reader).status == .noContent) }
+            for post in picked {
+                #expect(try await api.call(.post, "/me/history/\(post.id)/click", as: reader).status == .noContent)
+            }
 
             let top = try await api.page("/me/recommended?limit=5", as: reader, of: HistoryItem.self).items
             let onTopic = top.filter { topicOf[$0.post.id] == "astronomy" }.count
-            print("Recommendation evaluation: \(onTopic) of the top 5 are on the clicked topic (astronomy); 60 viewed posts on 4 topics, 5 clicks")
+            print(
+                "Recommendation evaluation: \(onTopic) of the top 5 are on the clicked topic (astronomy); 60 viewed posts on 4 topics, 5 clicks"
+            )
             #expect(onTopic >= 4, "top 5: \(top.map { topicOf[$0.post.id]! })")
             // Without clicks there is no preference: the order is simply the most recent views.
             let other = try await api.register("other")
@@ -107,10 +141,15 @@ struct HistoryTests {
         let now = TermModel.clickScale(at: 2_000_000_000_000)
         let earlier = TermModel.clickScale(at: 2_000_000_000_000 - Int64(TermModel.clickHalfLifeMillis))
         #expect(abs(now / earlier - 2) < 1e-9)
-        let views = ["galaxy": 5.0, "flour": 5.0], post = ["galaxy": 1.0]
-        let liked = TermModel.score(post: post, clicks: ["galaxy": 3], clickTotal: 3, views: views, viewTotal: 10, lastViewedAgoMillis: 0)
-        let other = TermModel.score(post: post, clicks: ["flour": 3], clickTotal: 3, views: views, viewTotal: 10, lastViewedAgoMillis: 0)
-        let stale = TermModel.score(post: post, clicks: ["galaxy": 3], clickTotal: 3, views: views, viewTotal: 10, lastViewedAgoMillis: TermModel.viewHalfLifeMillis)
+        let views = ["galaxy": 5.0, "flour": 5.0]
+        let post = ["galaxy": 1.0]
+        let liked = TermModel.score(
+            post: post, clicks: ["galaxy": 3], clickTotal: 3, views: views, viewTotal: 10, lastViewedAgoMillis: 0)
+        let other = TermModel.score(
+            post: post, clicks: ["flour": 3], clickTotal: 3, views: views, viewTotal: 10, lastViewedAgoMillis: 0)
+        let stale = TermModel.score(
+            post: post, clicks: ["galaxy": 3], clickTotal: 3, views: views, viewTotal: 10,
+            lastViewedAgoMillis: TermModel.viewHalfLifeMillis)
         #expect(liked > 0 && other < 0 && abs((liked - stale) - log(2)) < 1e-9)
     }
 }

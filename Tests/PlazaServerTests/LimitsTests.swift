@@ -37,14 +37,17 @@ struct ClientAddressTests {
         let forwarded = try TrustedProxies.parse("10.0.0.0/8", header: "forwarded")
         #expect(forwarded.client(peer: peer, headers: [forwardedName: "for=203.0.113.1"]) == peer)
         // No proxies configured: always the peer.
-        #expect(TrustedProxies.none.client(peer: try ip("10.0.0.1"), headers: [xff: "203.0.113.1"]) == (try ip("10.0.0.1")))
+        #expect(
+            TrustedProxies.none.client(peer: try ip("10.0.0.1"), headers: [xff: "203.0.113.1"]) == (try ip("10.0.0.1")))
     }
 
     @Test func theRightmostUntrustedHopOfAChainOfTrustedProxiesIsTheClient() throws {
         let proxies = try TrustedProxies.parse("10.0.0.0/8", header: "x-forwarded-for")
         let peer = try ip("10.0.0.2")
         // The client forged 198.51.100.7; the first proxy appended the real 203.0.113.1, the second 10.0.0.1.
-        #expect(proxies.client(peer: peer, headers: [xff: "198.51.100.7, 203.0.113.1, 10.0.0.1"]) == (try ip("203.0.113.1")))
+        #expect(
+            proxies.client(peer: peer, headers: [xff: "198.51.100.7, 203.0.113.1, 10.0.0.1"]) == (try ip("203.0.113.1"))
+        )
         // Several header lines are one list; ports and brackets are allowed.
         var lines = HTTPFields()
         lines.append(HTTPField(name: xff, value: "198.51.100.7"))
@@ -62,8 +65,11 @@ struct ClientAddressTests {
         let peer = try ip("fd00::2")
         let value = #"for=198.51.100.7, for="[2001:db8:cafe::17]:4711";proto=https;by=fd00::1, For="10.0.0.5:80""#
         #expect(proxies.client(peer: peer, headers: [forwardedName: value]) == (try ip("2001:db8:cafe::17")))
-        #expect(proxies.client(peer: peer, headers: [forwardedName: "for=192.0.2.60;proto=http;by=203.0.113.43"]) == (try ip("192.0.2.60")))
-        #expect(proxies.client(peer: peer, headers: [forwardedName: #"for="192.0.2.60:8443""#]) == (try ip("192.0.2.60")))
+        #expect(
+            proxies.client(peer: peer, headers: [forwardedName: "for=192.0.2.60;proto=http;by=203.0.113.43"])
+                == (try ip("192.0.2.60")))
+        #expect(
+            proxies.client(peer: peer, headers: [forwardedName: #"for="192.0.2.60:8443""#]) == (try ip("192.0.2.60")))
         // The proxies write Forwarded, so an X-Forwarded-For from the client means nothing.
         #expect(proxies.client(peer: peer, headers: [xff: "192.0.2.99"]) == peer)
     }
@@ -72,18 +78,24 @@ struct ClientAddressTests {
         let xffProxies = try TrustedProxies.parse("10.0.0.0/8", header: "x-forwarded-for")
         let fwdProxies = try TrustedProxies.parse("10.0.0.0/8", header: "forwarded")
         let peer = try ip("10.0.0.2")
-        for value in ["garbage", "203.0.113.1, not-an-ip", "", " , ", "203.0.113.1:99999999", "0177.0.0.1", "[203.0.113.1]", "2001:db8::1%eth0", "unknown"] {
+        for value in [
+            "garbage", "203.0.113.1, not-an-ip", "", " , ", "203.0.113.1:99999999", "0177.0.0.1", "[203.0.113.1]",
+            "2001:db8::1%eth0", "unknown",
+        ] {
             #expect(xffProxies.client(peer: peer, headers: [xff: value]) == peer, "\(value)")
         }
         for value in [
-            "for=unknown", "for=_hidden", "for=\"[2001:db8::1\"", "for", "for=1.2.3.4;for=5.6.7.8", "by=10.0.0.1", "for=\"1.2.3.4",
+            "for=unknown", "for=_hidden", "for=\"[2001:db8::1\"", "for", "for=1.2.3.4;for=5.6.7.8", "by=10.0.0.1",
+            "for=\"1.2.3.4",
             "for=\"\\1.2.3.4\"", "f o r=1.2.3.4", "for=[2001:db8::1]:x",
         ] {
             #expect(fwdProxies.client(peer: peer, headers: [forwardedName: value]) == peer, "\(value)")
         }
         // Junk the client put left of the proxy's own entry does not matter: the proxy's hop decides.
         #expect(xffProxies.client(peer: peer, headers: [xff: "\"oops, [, 203.0.113.1"]) == (try ip("203.0.113.1")))
-        #expect(fwdProxies.client(peer: peer, headers: [forwardedName: #"for="unterminated, for=203.0.113.1"#]) == (try ip("203.0.113.1")))
+        #expect(
+            fwdProxies.client(peer: peer, headers: [forwardedName: #"for="unterminated, for=203.0.113.1"#])
+                == (try ip("203.0.113.1")))
         // An over-long chain of our own hops: the peer.
         let chain = Array(repeating: "10.0.0.1", count: 40).joined(separator: ", ")
         #expect(xffProxies.client(peer: peer, headers: [xff: chain]) == peer)
@@ -94,8 +106,12 @@ struct ClientAddressTests {
         let proxies = try TrustedProxies.parse(" 10.0.0.0/8 ,, ::1 ", header: "Forwarded")
         #expect(proxies.blocks.map(\.description) == ["10.0.0.0/8", "::1/128"])
         #expect(proxies.header == .forwarded)
-        #expect(throws: TrustedProxies.ParseError.self) { try TrustedProxies.parse("10.0.0.0/33", header: "x-forwarded-for") }
-        #expect(throws: TrustedProxies.ParseError.self) { try TrustedProxies.parse("proxy.local", header: "x-forwarded-for") }
+        #expect(throws: TrustedProxies.ParseError.self) {
+            try TrustedProxies.parse("10.0.0.0/33", header: "x-forwarded-for")
+        }
+        #expect(throws: TrustedProxies.ParseError.self) {
+            try TrustedProxies.parse("proxy.local", header: "x-forwarded-for")
+        }
         #expect(throws: TrustedProxies.ParseError.self) { try TrustedProxies.parse("", header: "x-real-ip") }
     }
 }
@@ -103,10 +119,14 @@ struct ClientAddressTests {
 @Suite("Rate limits: before authentication, per address, bounded")
 struct RateLimitTests {
     static let tight = RateLimiter.Policy(
-        reads: .init(burst: 3, perMinute: 1), writes: .init(burst: 3, perMinute: 1), registrations: .init(burst: 1, perMinute: 1))
+        reads: .init(burst: 3, perMinute: 1), writes: .init(burst: 3, perMinute: 1),
+        registrations: .init(burst: 1, perMinute: 1))
 
     @Test func invalidTokensCountAgainstTheAddress() async throws {
-        try await withApp({ $0.rateLimits = true; $0.rateLimitPolicy = Self.tight }) { api async throws in
+        try await withApp({
+            $0.rateLimits = true
+            $0.rateLimitPolicy = Self.tight
+        }) { api async throws in
             for _ in 0..<3 {
                 #expect(try await api.call(.get, "/feed/global", token: "made-up-token").status == .unauthorized)
             }
@@ -116,12 +136,18 @@ struct RateLimitTests {
             #expect(Int(anonymous.headers[.retryAfter] ?? "") ?? 0 > 0)
             #expect(try await api.call(.get, "/feed/global", token: "another-made-up-token").status == .tooManyRequests)
             // A forged web session cookie is the same.
-            #expect(try await api.page(.get, "/explore", cookie: "\(WebSession.sessionCookie)=forged").status == .tooManyRequests)
+            #expect(
+                try await api.page(.get, "/explore", cookie: "\(WebSession.sessionCookie)=forged").status
+                    == .tooManyRequests)
         }
     }
 
     @Test func signedInPeopleBehindOneAddressHaveTheirOwnBuckets() async throws {
-        try await withApp({ $0.rateLimits = true; $0.rateLimitPolicy = .init(reads: Self.tight.reads, writes: Self.tight.writes, registrations: .init(burst: 5, perMinute: 1)) }) {
+        try await withApp({
+            $0.rateLimits = true
+            $0.rateLimitPolicy = .init(
+                reads: Self.tight.reads, writes: Self.tight.writes, registrations: .init(burst: 5, perMinute: 1))
+        }) {
             api async throws in
             let ana = try await api.register("ana")
             let bob = try await api.register("bob")
@@ -134,44 +160,70 @@ struct RateLimitTests {
     }
 
     @Test func anonymousTrafficFromAnAddressDoesNotLockOutThoseSignedInThere() async throws {
-        try await withApp({ $0.rateLimits = true; $0.rateLimitPolicy = Self.tight }) { api async throws in
+        try await withApp({
+            $0.rateLimits = true
+            $0.rateLimitPolicy = Self.tight
+        }) { api async throws in
             let ana = try await api.register("ana")
             for _ in 0..<3 { #expect(try await api.get("/feed/global").status == .ok) }
-            #expect(try await api.get("/feed/global").status == .tooManyRequests, "the address's anonymous budget is spent")
+            #expect(
+                try await api.get("/feed/global").status == .tooManyRequests, "the address's anonymous budget is spent")
             #expect(try await api.get("/feed/global", as: ana).status == .ok)
             #expect(try await api.page(.get, "/explore", cookie: ana.cookie).status == .ok)
         }
     }
 
     @Test func clientsBehindATrustedProxyAreKeyedByTheForwardedAddress() async throws {
-        try await withLiveApp({ $0.rateLimits = true; $0.rateLimitPolicy = Self.tight; behindLoopbackProxy(&$0) }) { api, _ async throws in
+        try await withLiveApp({
+            $0.rateLimits = true
+            $0.rateLimitPolicy = Self.tight
+            behindLoopbackProxy(&$0)
+        }) { api, _ async throws in
             // Sign-ups through the proxy come from different people (the issue's 30-sign-up wall).
             for (i, address) in ["203.0.113.1", "203.0.113.2", "2001:db8:1:2::1", "2001:db8:1:3::1"].enumerated() {
                 let body = RegisterRequest(username: "user\(i)", email: "u\(i)@example.com", password: "long enough")
-                #expect(try await api.call(.post, "/auth/register", json: body, headers: [xff: address]).status == .created, "\(address)")
+                #expect(
+                    try await api.call(.post, "/auth/register", json: body, headers: [xff: address]).status == .created,
+                    "\(address)")
             }
             // Another host in the same IPv6 /64 is the same client.
             let same64 = try await api.call(
-                .post, "/auth/register", json: RegisterRequest(username: "user9", email: "u9@example.com", password: "long enough"),
+                .post, "/auth/register",
+                json: RegisterRequest(username: "user9", email: "u9@example.com", password: "long enough"),
                 headers: [xff: "2001:db8:1:2::ffff"])
             #expect(same64.status == .tooManyRequests)
-            for _ in 0..<3 { #expect(try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.1"]).status == .ok) }
+            for _ in 0..<3 {
+                #expect(try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.1"]).status == .ok)
+            }
             #expect(try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.1"]).status == .tooManyRequests)
             #expect(try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.2"]).status == .ok)
         }
     }
 
     @Test func forwardingHeadersFromAnUntrustedPeerDoNotBuyFreshBuckets() async throws {
-        try await withLiveApp({ $0.rateLimits = true; $0.rateLimitPolicy = Self.tight }) { api, _ async throws in
-            for i in 0..<3 { #expect(try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.\(i)"]).status == .ok) }
-            #expect(try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.200"]).status == .tooManyRequests)
-            #expect(try await api.call(.get, "/feed/global", headers: [forwardedName: "for=198.51.100.201"]).status == .tooManyRequests)
+        try await withLiveApp({
+            $0.rateLimits = true
+            $0.rateLimitPolicy = Self.tight
+        }) { api, _ async throws in
+            for i in 0..<3 {
+                #expect(try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.\(i)"]).status == .ok)
+            }
+            #expect(
+                try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.200"]).status == .tooManyRequests)
+            #expect(
+                try await api.call(.get, "/feed/global", headers: [forwardedName: "for=198.51.100.201"]).status
+                    == .tooManyRequests)
         }
     }
 
     @Test func rateLimitsOffStillMeansOff() async throws {
-        try await withApp({ $0.rateLimits = false; $0.rateLimitPolicy = Self.tight }) { api async throws in
-            for _ in 0..<6 { #expect(try await api.call(.get, "/feed/global", token: "made-up-token").status == .unauthorized) }
+        try await withApp({
+            $0.rateLimits = false
+            $0.rateLimitPolicy = Self.tight
+        }) { api async throws in
+            for _ in 0..<6 {
+                #expect(try await api.call(.get, "/feed/global", token: "made-up-token").status == .unauthorized)
+            }
             for _ in 0..<6 { #expect(try await api.get("/feed/global").status == .ok) }
         }
     }
@@ -225,9 +277,13 @@ struct RateLimitTests {
         let policy = LoginThrottle.Policy.standard
         let entries = MemoryThrottleEntries(capacity: 300, staleAfterMillis: policy.staleAfterMillis)
         let t0: Int64 = 1_000_000
-        for i in 0..<5 { entries.recordFailure([ThrottleKey(key: "victim", free: 5)], policy: policy, now: t0 + Int64(i)) }
+        for i in 0..<5 {
+            entries.recordFailure([ThrottleKey(key: "victim", free: 5)], policy: policy, now: t0 + Int64(i))
+        }
         #expect((entries.lockedUntil(["victim"], now: t0) ?? 0) > t0)
-        for i in 0..<5_000 { entries.recordFailure([ThrottleKey(key: "spray\(i)", free: 5)], policy: policy, now: t0 + 10) }
+        for i in 0..<5_000 {
+            entries.recordFailure([ThrottleKey(key: "spray\(i)", free: 5)], policy: policy, now: t0 + 10)
+        }
         #expect(entries.count <= 300)
         // Past the window and lockout, entries are dropped as failures pass.
         let later = t0 + policy.staleAfterMillis + 1_000
@@ -240,10 +296,13 @@ struct RateLimitTests {
 struct SignInThrottleTests {
     static let wrong = "wrong password"
 
-    func login(_ api: TestAPI, _ login: String, _ password: String, from address: String, device: String? = nil) async throws -> TestResponse {
+    func login(_ api: TestAPI, _ login: String, _ password: String, from address: String, device: String? = nil)
+        async throws -> TestResponse
+    {
         var headers: HTTPFields = [xff: address]
         if let device { headers[DeviceTokens.header] = device }
-        return try await api.call(.post, "/auth/login", json: LoginRequest(login: login, password: password), headers: headers)
+        return try await api.call(
+            .post, "/auth/login", json: LoginRequest(login: login, password: password), headers: headers)
     }
 
     @Test func wrongGuessesFromOneAddressDoNotRefuseTheRightPasswordFromAnother() async throws {
@@ -277,17 +336,25 @@ struct SignInThrottleTests {
             let next = try #require(try trusted.decode(AuthResponse.self).deviceToken)
             // A device has its own small budget.
             for _ in 0..<LoginThrottle.Policy.standard.freeFailuresPerDevice {
-                #expect(try await login(api, "ana", Self.wrong, from: "203.0.113.10", device: next).status == .unauthorized)
+                #expect(
+                    try await login(api, "ana", Self.wrong, from: "203.0.113.10", device: next).status == .unauthorized)
             }
-            #expect(try await login(api, "ana", ana.password, from: "203.0.113.10", device: next).status == .tooManyRequests)
+            #expect(
+                try await login(api, "ana", ana.password, from: "203.0.113.10", device: next).status == .tooManyRequests
+            )
             // The other device token still works: budgets are per device.
             #expect(try await login(api, "ana", ana.password, from: "203.0.113.10", device: device).status == .ok)
             // A token made for another account, or tampered with, is no device of Ana's.
             let bob = try await api.register("bob")
-            let bobs = try #require(try await login(api, "bob", bob.password, from: "203.0.113.11").decode(AuthResponse.self).deviceToken)
-            #expect(try await login(api, "ana", ana.password, from: "203.0.113.11", device: bobs).status == .tooManyRequests)
+            let bobs = try #require(
+                try await login(api, "bob", bob.password, from: "203.0.113.11").decode(AuthResponse.self).deviceToken)
+            #expect(
+                try await login(api, "ana", ana.password, from: "203.0.113.11", device: bobs).status == .tooManyRequests
+            )
             let tampered = String(device.dropLast()) + (device.last == "A" ? "B" : "A")
-            #expect(try await login(api, "ana", ana.password, from: "203.0.113.11", device: tampered).status == .tooManyRequests)
+            #expect(
+                try await login(api, "ana", ana.password, from: "203.0.113.11", device: tampered).status
+                    == .tooManyRequests)
         }
     }
 
@@ -295,10 +362,17 @@ struct SignInThrottleTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             for login in ["ana", "ana@example.com", "ANA", "Ana@Example.com", "ana"] {
-                #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: login, password: Self.wrong)).status == .unauthorized)
+                #expect(
+                    try await api.call(.post, "/auth/login", json: LoginRequest(login: login, password: Self.wrong))
+                        .status == .unauthorized)
             }
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana@example.com", password: ana.password)).status == .tooManyRequests)
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)).status == .tooManyRequests)
+            #expect(
+                try await api.call(
+                    .post, "/auth/login", json: LoginRequest(login: "ana@example.com", password: ana.password)
+                ).status == .tooManyRequests)
+            #expect(
+                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                    .status == .tooManyRequests)
         }
     }
 
@@ -309,11 +383,15 @@ struct SignInThrottleTests {
             for _ in 0..<LoginThrottle.Policy.standard.freeFailuresPerAccount {
                 #expect(try await api.call(.put, "/me/password", as: ana, json: change).status == .forbidden)
             }
-            let right = try await api.call(.put, "/me/password", as: ana, json: ChangePasswordRequest(currentPassword: ana.password, newPassword: "a new password"))
+            let right = try await api.call(
+                .put, "/me/password", as: ana,
+                json: ChangePasswordRequest(currentPassword: ana.password, newPassword: "a new password"))
             #expect(right.status == .tooManyRequests)
             #expect(right.headers[.retryAfter] != nil)
             // The same budget as sign-in: guessing cannot alternate between the two.
-            #expect(try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)).status == .tooManyRequests)
+            #expect(
+                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                    .status == .tooManyRequests)
         }
     }
 
@@ -326,8 +404,12 @@ struct SignInThrottleTests {
                 _ = try await login(api, "ana", Self.wrong, from: "198.51.100.\(i + 1)")
             }
             let body = ChangePasswordRequest(currentPassword: ana.password, newPassword: "a new password")
-            #expect(try await api.call(.put, "/me/password", token: auth.token, json: body, headers: [xff: "203.0.113.10"]).status == .tooManyRequests)
-            let trusted = try await api.call(.put, "/me/password", token: auth.token, json: body, headers: [xff: "203.0.113.10", DeviceTokens.header: device])
+            #expect(
+                try await api.call(.put, "/me/password", token: auth.token, json: body, headers: [xff: "203.0.113.10"])
+                    .status == .tooManyRequests)
+            let trusted = try await api.call(
+                .put, "/me/password", token: auth.token, json: body,
+                headers: [xff: "203.0.113.10", DeviceTokens.header: device])
             #expect(trusted.status == .noContent)
         }
     }
@@ -339,7 +421,8 @@ struct SignInThrottleTests {
             let nonce = try #require(page.setCookie(WebSession.nonceCookie)).split(separator: ";")[0]
             let token = try #require(page.pageCSRF)
             let form = formEncode(["login": "ana", "password": ana.password, "_csrf": token])
-            let signedIn = try await api.page(.post, "/login", cookie: String(nonce), form: form, headers: [xff: "203.0.113.10"])
+            let signedIn = try await api.page(
+                .post, "/login", cookie: String(nonce), form: form, headers: [xff: "203.0.113.10"])
             #expect(signedIn.status == .seeOther)
             let cookie = try #require(signedIn.setCookie(DeviceTokens.cookieName))
             #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"))
@@ -347,9 +430,11 @@ struct SignInThrottleTests {
             for i in 0..<LoginThrottle.Policy.standard.freeFailuresPerAccountAllAddresses {
                 _ = try await login(api, "ana", Self.wrong, from: "198.51.100.\(i + 1)")
             }
-            let refused = try await api.page(.post, "/login", cookie: String(nonce), form: form, headers: [xff: "203.0.113.10"])
+            let refused = try await api.page(
+                .post, "/login", cookie: String(nonce), form: form, headers: [xff: "203.0.113.10"])
             #expect(refused.status == .tooManyRequests)
-            let again = try await api.page(.post, "/login", cookie: "\(nonce); \(device)", form: form, headers: [xff: "203.0.113.10"])
+            let again = try await api.page(
+                .post, "/login", cookie: "\(nonce); \(device)", form: form, headers: [xff: "203.0.113.10"])
             #expect(again.status == .seeOther)
         }
     }
@@ -362,11 +447,17 @@ struct SignInThrottleTests {
             let id = try #require(try await devices.device(token, userID: 42, now: now))
             #expect(id.utf8.count == 22)
             #expect(try await devices.device(token, userID: 43, now: now) == nil)
-            #expect(try await devices.device(token, userID: 42, now: Timestamp(milliseconds: now.milliseconds + DeviceTokens.lifetimeMillis)) == nil)
+            #expect(
+                try await devices.device(
+                    token, userID: 42, now: Timestamp(milliseconds: now.milliseconds + DeviceTokens.lifetimeMillis))
+                    == nil)
             let parts = token.split(separator: ".").map(String.init)
             let forged = ["43", parts[1], parts[2], parts[3]].joined(separator: ".")
             #expect(try await devices.device(forged, userID: 43, now: now) == nil)
-            for junk in ["", ".", "...", "42.1.x.y", String(repeating: "a", count: 300), token + ".", "42.+\(parts[1]).\(parts[2]).\(parts[3])", "\(token)=", token.uppercased()] {
+            for junk in [
+                "", ".", "...", "42.1.x.y", String(repeating: "a", count: 300), token + ".",
+                "42.+\(parts[1]).\(parts[2]).\(parts[3])", "\(token)=", token.uppercased(),
+            ] {
                 #expect(try await devices.device(junk, userID: 42, now: now) == nil, "\(junk)")
             }
             // Every other spelling of the signature's last character is refused, including those
@@ -395,7 +486,9 @@ struct SharedLimitsTests {
 
     @Test func throttleLockoutGrowsThenExpiresOnEitherStore() async throws {
         try await withDatabase { db, _ async throws in
-            let policy = LoginThrottle.Policy(freeFailuresPerAccount: 3, freeFailuresPerAddress: 100, windowSeconds: 900, baseLockoutSeconds: 30, maxLockoutSeconds: 120)
+            let policy = LoginThrottle.Policy(
+                freeFailuresPerAccount: 3, freeFailuresPerAddress: 100, windowSeconds: 900, baseLockoutSeconds: 30,
+                maxLockoutSeconds: 120)
             let (throttle, _) = stores(db, policy: policy)
             let here = LoginThrottle.Client.untrusted(address: "1.2.3.4")
             let t0 = Timestamp(milliseconds: 1_000_000_000)
@@ -403,13 +496,15 @@ struct SharedLimitsTests {
             #expect(try await throttle.retryAfter(account: "id:1", client: here, now: t0) == nil)
             try await throttle.recordFailure(account: "id:1", client: here, now: t0)
             #expect(try await throttle.retryAfter(account: "id:1", client: here, now: t0) == 30)
-            #expect(try await throttle.retryAfter(account: "id:1", client: .untrusted(address: "5.6.7.8"), now: t0) == nil)
+            #expect(
+                try await throttle.retryAfter(account: "id:1", client: .untrusted(address: "5.6.7.8"), now: t0) == nil)
             let t1 = Timestamp(milliseconds: t0.milliseconds + 31_000)
             #expect(try await throttle.retryAfter(account: "id:1", client: here, now: t1) == nil)
             try await throttle.recordFailure(account: "id:1", client: here, now: t1)
             #expect(try await throttle.retryAfter(account: "id:1", client: here, now: t1) == 60)
             for _ in 0..<10 { try await throttle.recordFailure(account: "id:1", client: here, now: t1) }
-            #expect(try await throttle.retryAfter(account: "id:1", client: here, now: t1) == 120)  // capped, never permanent
+            // Capped, never permanent.
+            #expect(try await throttle.retryAfter(account: "id:1", client: here, now: t1) == 120)
             let later = Timestamp(milliseconds: t1.milliseconds + 121_000)
             #expect(try await throttle.retryAfter(account: "id:1", client: here, now: later) == nil)
             // After the window the count starts over.
@@ -436,7 +531,9 @@ struct SharedLimitsTests {
                     try await throttle.recordFailure(account: "id:7", client: attacker, now: now)
                     failures += 1
                 }
-                #expect(try await throttle.retryAfter(account: "id:7", client: owner, now: now) == nil, "refused at step \(step)")
+                #expect(
+                    try await throttle.retryAfter(account: "id:7", client: owner, now: now) == nil,
+                    "refused at step \(step)")
             }
             #expect(failures > 40, "the attacker kept guessing: \(failures)")
         }
@@ -482,7 +579,8 @@ struct SharedLimitsTests {
         let config = try await TestDatabase.config {
             $0.rateLimits = true
             $0.rateLimitPolicy = RateLimiter.Policy(
-                reads: .init(burst: 4, perMinute: 1), writes: .init(burst: 4, perMinute: 1), registrations: .init(burst: 2, perMinute: 1))
+                reads: .init(burst: 4, perMinute: 1), writes: .init(burst: 4, perMinute: 1),
+                registrations: .init(burst: 2, perMinute: 1))
         }
         let one = try await buildApplication(config: config, logger: Logger(label: "test"))
         let two = try await buildApplication(config: config, logger: Logger(label: "test"))
@@ -492,12 +590,15 @@ struct SharedLimitsTests {
                 let b = TestAPI(client: second, config: config)
                 let ana = try await a.register("ana")
                 var served = 0
-                for i in 0..<8 where try await (i.isMultiple(of: 2) ? a : b).get("/feed/global", as: ana).status == .ok { served += 1 }
+                for i in 0..<8 where try await (i.isMultiple(of: 2) ? a : b).get("/feed/global", as: ana).status == .ok
+                { served += 1 }
                 // Failed sign-ins on either server count in one budget.
                 for i in 0..<LoginThrottle.Policy.standard.freeFailuresPerAccount {
-                    _ = try await (i.isMultiple(of: 2) ? a : b).call(.post, "/auth/login", json: LoginRequest(login: "ana", password: "wrong password"))
+                    _ = try await (i.isMultiple(of: 2) ? a : b).call(
+                        .post, "/auth/login", json: LoginRequest(login: "ana", password: "wrong password"))
                 }
-                let afterFailures = try await b.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                let afterFailures = try await b.call(
+                    .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
                 if TestDatabase.postgresURL != nil {
                     #expect(served == 4, "two servers share one budget of 4")
                     #expect(afterFailures.status == .tooManyRequests)
@@ -521,8 +622,16 @@ struct SharedLimitsTests {
             try await store.recordFailure([ThrottleKey(key: "old", free: 5)], policy: policy, now: 1_000)
             try await store.recordFailure([ThrottleKey(key: "new", free: 5)], policy: policy, now: 10_000_000)
             try await store.prune(now: 10_000_000, bucketAge: 60_000, throttleAge: policy.staleAfterMillis)
-            let buckets = try await db.read { try await $0.rows("SELECT name FROM rate_buckets").map { try $0.decode(column: "name", as: String.self) } }
-            let entries = try await db.read { try await $0.rows("SELECT name FROM login_throttle").map { try $0.decode(column: "name", as: String.self) } }
+            let buckets = try await db.read {
+                try await $0.rows("SELECT name FROM rate_buckets").map {
+                    try $0.decode(column: "name", as: String.self)
+                }
+            }
+            let entries = try await db.read {
+                try await $0.rows("SELECT name FROM login_throttle").map {
+                    try $0.decode(column: "name", as: String.self)
+                }
+            }
             #expect(buckets == ["new"])
             #expect(entries == ["new"])
         }

@@ -122,10 +122,15 @@ struct MediaAccessTests {
             // A database as version 6 left it, with media shown on a post, an avatar, a space and a link preview.
             try await db.write { conn in
                 try await conn.exec(
-                    "CREATE TABLE plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
+                    "CREATE TABLE plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+                )
                 for migration in Migrations.all where migration.version < 7 {
-                    for statement in migration.statements(for: db.dialect) { try await conn.exec(SQLQueryString(statement)) }
-                    try await conn.exec("INSERT INTO plaza_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), 0)")
+                    for statement in migration.statements(for: db.dialect) {
+                        try await conn.exec(SQLQueryString(statement))
+                    }
+                    try await conn.exec(
+                        "INSERT INTO plaza_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), 0)"
+                    )
                 }
                 try await conn.exec(
                     """
@@ -152,17 +157,24 @@ struct MediaAccessTests {
             }
             #expect(try await Migrations.run(on: db, logger: Logger(label: "test")).contains(7))
             let keys = try await db.read { conn in
-                Dictionary(uniqueKeysWithValues: try await conn.rows("SELECT id, access_key FROM media").map {
-                    (try $0.decode(column: "id", as: Int64.self), try $0.decode(column: "access_key", as: String.self))
-                })
+                Dictionary(
+                    uniqueKeysWithValues: try await conn.rows("SELECT id, access_key FROM media").map {
+                        (
+                            try $0.decode(column: "id", as: Int64.self),
+                            try $0.decode(column: "access_key", as: String.self)
+                        )
+                    })
             }
             #expect(keys.count == 4 && Set(keys.values).count == 4 && keys.values.allSatisfy(MediaRecord.isKeyShaped))
-            let post = try #require(try await db.read { try await $0.first("SELECT media, link_image_url FROM posts WHERE id = 100") })
+            let post = try #require(
+                try await db.read { try await $0.first("SELECT media, link_image_url FROM posts WHERE id = 100") })
             let media = MediaRecord.list(try post.decode(column: "media", as: String?.self))
             #expect(media.map(\.id) == [10, 11] && media.map(\.key) == [keys[10], keys[11]])
             #expect(media[1].blurhash == "LKO2?U%2Tw=w")
-            #expect(try post.decode(column: "link_image_url", as: String.self) == "/media/13/medium?k=\(keys[13] ?? "")")
-            let avatar = try #require(try await db.read { try await $0.first("SELECT avatar, media_bytes FROM users WHERE id = 1") })
+            #expect(
+                try post.decode(column: "link_image_url", as: String.self) == "/media/13/medium?k=\(keys[13] ?? "")")
+            let avatar = try #require(
+                try await db.read { try await $0.first("SELECT avatar, media_bytes FROM users WHERE id = 1") })
             #expect(MediaRecord.list(try avatar.decode(column: "avatar", as: String?.self)).first?.key == keys[12])
             #expect(try avatar.decode(column: "media_bytes", as: Int64.self) == 4000)
             let preview = try await db.read { try await $0.first("SELECT image_url FROM link_previews") }

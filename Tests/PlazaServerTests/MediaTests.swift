@@ -1,6 +1,6 @@
 import Foundation
-import NIOCore
 import HTTPTypes
+import NIOCore
 import Testing
 
 @testable import PlazaAPI
@@ -9,20 +9,26 @@ import Testing
 @Suite("Media")
 struct MediaTests {
     @Test(arguments: [
-        (ImageFormat.jpeg, "image/jpeg"), (.png, "image/png"), (.webp, "image/webp"), (.gif, "image/png"), (.heif, "image/jpeg"),
+        (ImageFormat.jpeg, "image/jpeg"), (.png, "image/png"), (.webp, "image/webp"), (.gif, "image/png"),
+        (.heif, "image/jpeg"),
     ])
     func everyAcceptedTypeBecomesThreeServedVariants(format: ImageFormat, originalType: String) async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             // The file's name and declared type say PNG whatever it is: only the bytes count.
-            let response = try await api.upload(try MediaFixtures.sample(format, width: 1600, height: 1200), as: ana, filename: "x.png", contentType: "image/png")
+            let response = try await api.upload(
+                try MediaFixtures.sample(format, width: 1600, height: 1200), as: ana, filename: "x.png",
+                contentType: "image/png")
             #expect(response.status == .created, "\(response.text)")
             let media = try response.decode(Media.self)
             #expect(media.contentType == originalType)
             #expect((media.width, media.height) == (1600, 1200))
             #expect(media.blurhash?.count == 28)
             #expect(media.url.hasPrefix("/media/\(media.id)/original?k="))
-            let expected: [(String, String, Int)] = [(media.variants.thumbnail, "thumbnail", 320), (media.variants.medium, "medium", 1080), (media.variants.original, "original", 4096)]
+            let expected: [(String, String, Int)] = [
+                (media.variants.thumbnail, "thumbnail", 320), (media.variants.medium, "medium", 1080),
+                (media.variants.original, "original", 4096),
+            ]
             for (url, variant, longEdge) in expected {
                 let file = try await api.fetch(url, as: ana)
                 #expect(file.status == .ok, "\(variant): \(file.text)")
@@ -75,7 +81,9 @@ struct MediaTests {
     @Test func refusesWhatIsNotAnAcceptedImage() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            for (bytes, name) in [(MediaFixtures.html, "page.jpg"), (MediaFixtures.svg, "image.svg"), (Array("just text".utf8), "a.png")] {
+            for (bytes, name) in [
+                (MediaFixtures.html, "page.jpg"), (MediaFixtures.svg, "image.svg"), (Array("just text".utf8), "a.png"),
+            ] {
                 let response = try await api.upload(bytes, as: ana, filename: name)
                 #expect(response.status == .unsupportedMediaType, "\(name): \(response.text)")
                 #expect(response.error?.code == "unsupported_media_type")
@@ -92,7 +100,8 @@ struct MediaTests {
             #expect(json.status == .unsupportedMediaType)
             let form = MediaFixtures.multipart(jpeg, field: "photo")
             let noFile = try await api.client.execute(
-                uri: "/api/v1/me/media", method: .post, headers: [.contentType: form.contentType, .authorization: "Bearer \(ana.token)"], body: form.body)
+                uri: "/api/v1/me/media", method: .post,
+                headers: [.contentType: form.contentType, .authorization: "Bearer \(ana.token)"], body: form.body)
             #expect(noFile.status == .unprocessableContent)
             // Nothing was kept.
             #expect(try await api.page("/me/media", as: ana, of: Media.self).items.isEmpty)
@@ -106,14 +115,20 @@ struct MediaTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             let boundary = "df6c869846a5bc947ce5a0830bd1f0d3"
-            let firstPart: [UInt8] = Array("--\(boundary)\r\n".utf8) + [0xC2, 0x8C] + Array(": x\r\n\r\nhi\r\n--\(boundary)--\r\n".utf8)
+            let firstPart: [UInt8] =
+                Array("--\(boundary)\r\n".utf8) + [0xC2, 0x8C] + Array(": x\r\n\r\nhi\r\n--\(boundary)--\r\n".utf8)
             let laterPart: [UInt8] =
-                Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nhi\r\n--\(boundary)\r\nX".utf8) + [0xF0, 0xB5]
+                Array(
+                    "--\(boundary)\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nhi\r\n--\(boundary)\r\nX"
+                        .utf8) + [0xF0, 0xB5]
                 + Array(": y\r\n\r\nhi\r\n--\(boundary)--\r\n".utf8)
             for body in [firstPart, laterPart] {
                 let response = try await api.client.execute(
                     uri: "/api/v1/me/media", method: .post,
-                    headers: [.contentType: "multipart/form-data; boundary=\(boundary)", .authorization: "Bearer \(ana.token)"],
+                    headers: [
+                        .contentType: "multipart/form-data; boundary=\(boundary)",
+                        .authorization: "Bearer \(ana.token)",
+                    ],
                     body: ByteBuffer(bytes: body))
                 #expect(response.status == .badRequest)
             }
@@ -165,7 +180,8 @@ struct MediaTests {
             #expect(try await api.fetch("/media/123/original?k=\(key)", as: ana).status == .notFound)
             #expect(try await api.fetch("/media/\(media.id)/huge?k=\(key)", as: ana).status == .notFound)
             #expect(try await api.fetch("/media/abc/original?k=\(key)", as: ana).status == .notFound)
-            let cached = try await api.fetch(media.variants.medium, as: ana, headers: [.ifNoneMatch: "\"\(media.id)-medium\""])
+            let cached = try await api.fetch(
+                media.variants.medium, as: ana, headers: [.ifNoneMatch: "\"\(media.id)-medium\""])
             #expect(cached.status == .notModified)
             #expect(cached.body.readableBytes == 0)
         }
@@ -176,26 +192,31 @@ struct MediaTests {
             let ana = try await api.register("ana")
             let ben = try await api.register("ben")
             let jpeg = try MediaFixtures.sample(.jpeg)
-            let a1 = try await api.uploaded(jpeg, as: ana), a2 = try await api.uploaded(jpeg, as: ana)
+            let a1 = try await api.uploaded(jpeg, as: ana)
+            let a2 = try await api.uploaded(jpeg, as: ana)
             let b1 = try await api.uploaded(jpeg, as: ben)
 
             // Someone else's upload, an unknown id and a repeated id are refused; nothing is claimed.
             for ids in [[a1.id, b1.id], [a1.id, "999"], [a1.id, a1.id], ["x"]] {
-                let response = try await api.call(.post, "/posts", as: ana, json: CreatePostRequest(kind: .photo, body: "hi", mediaIds: ids))
+                let response = try await api.call(
+                    .post, "/posts", as: ana, json: CreatePostRequest(kind: .photo, body: "hi", mediaIds: ids))
                 #expect(response.status == .unprocessableContent, "\(ids): \(response.text)")
                 #expect(response.error?.field == "mediaIds")
             }
             let none = try await api.call(.post, "/posts", as: ana, json: CreatePostRequest(kind: .photo, body: "hi"))
             #expect(none.status == .unprocessableContent)
-            let eleven = try await api.call(.post, "/posts", as: ana, json: CreatePostRequest(kind: .photo, mediaIds: (1...11).map(String.init)))
+            let eleven = try await api.call(
+                .post, "/posts", as: ana, json: CreatePostRequest(kind: .photo, mediaIds: (1...11).map(String.init)))
             #expect(eleven.status == .unprocessableContent)
 
-            let post = try await api.post(ana, CreatePostRequest(kind: .photo, body: "two photos", mediaIds: [a2.id, a1.id]))
+            let post = try await api.post(
+                ana, CreatePostRequest(kind: .photo, body: "two photos", mediaIds: [a2.id, a1.id]))
             #expect(post.media.map(\.id) == [a2.id, a1.id])
             #expect(try await api.get("/posts/\(post.id)").decode(Post.self).media == post.media)
             #expect(try await api.page("/feed/global", of: Post.self).items.first?.media == post.media)
             // Used once means used: another post cannot take it.
-            let again = try await api.call(.post, "/posts", as: ana, json: CreatePostRequest(kind: .photo, mediaIds: [a1.id]))
+            let again = try await api.call(
+                .post, "/posts", as: ana, json: CreatePostRequest(kind: .photo, mediaIds: [a1.id]))
             #expect(again.status == .unprocessableContent)
 
             // Deleting the post deletes its media.
@@ -213,11 +234,14 @@ struct MediaTests {
             let jpeg = try MediaFixtures.sample(.jpeg)
             let first = try await api.uploaded(jpeg, as: ana)
             let bens = try await api.uploaded(jpeg, as: ben)
-            #expect(try await api.call(.put, "/me/avatar", json: SetAvatarRequest(mediaId: first.id)).status == .unauthorized)
+            #expect(
+                try await api.call(.put, "/me/avatar", json: SetAvatarRequest(mediaId: first.id)).status
+                    == .unauthorized)
             let other = try await api.call(.put, "/me/avatar", as: ana, json: SetAvatarRequest(mediaId: bens.id))
             #expect(other.status == .unprocessableContent)
 
-            let me = try await api.call(.put, "/me/avatar", as: ana, json: SetAvatarRequest(mediaId: first.id)).decode(Me.self)
+            let me = try await api.call(.put, "/me/avatar", as: ana, json: SetAvatarRequest(mediaId: first.id)).decode(
+                Me.self)
             #expect(me.user.avatar == first)
             #expect(try await api.get("/users/ana").decode(User.self).avatar == first)
             let post = try await api.textPost(ana, "with a face")
@@ -226,10 +250,12 @@ struct MediaTests {
 
             // A new avatar replaces the old one, whose files go.
             let second = try await api.uploaded(jpeg, as: ana)
-            let changed = try await api.call(.put, "/me/avatar", as: ana, json: SetAvatarRequest(mediaId: second.id)).decode(Me.self)
+            let changed = try await api.call(.put, "/me/avatar", as: ana, json: SetAvatarRequest(mediaId: second.id))
+                .decode(Me.self)
             #expect(changed.user.avatar == second)
             #expect(try await api.fetch(first.variants.thumbnail, as: ana).status == .notFound)
-            let cleared = try await api.call(.put, "/me/avatar", as: ana, json: SetAvatarRequest(mediaId: nil)).decode(Me.self)
+            let cleared = try await api.call(.put, "/me/avatar", as: ana, json: SetAvatarRequest(mediaId: nil)).decode(
+                Me.self)
             #expect(cleared.user.avatar == nil)
             #expect(try await api.fetch(second.variants.thumbnail, as: ana).status == .notFound)
         }
@@ -239,30 +265,44 @@ struct MediaTests {
         try await withDatabase { db, config in
             _ = try AppServices(config: config, db: db)
             for folder in ["uploads", "media"] {
-                #expect(!FileManager.default.fileExists(atPath: (config.dataDir as NSString).appendingPathComponent(folder)), "\(folder)")
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: (config.dataDir as NSString).appendingPathComponent(folder)), "\(folder)")
             }
         }
         try await withApp { api async throws in
-            #expect(FileManager.default.fileExists(atPath: (api.config.dataDir as NSString).appendingPathComponent("uploads")))
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: (api.config.dataDir as NSString).appendingPathComponent("uploads")))
         }
     }
 
     @Test func unusedUploadsAreDeletedAfterADay() async throws {
         try await withDatabase { db, config in
             let services = try AppServices(config: config, db: db)
-            let owner = try await services.accounts.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
-            let result = try await services.ingest.pipeline.process(path: try Self.write(try MediaFixtures.sample(.png), in: config), format: .png)
-            let unused = try await services.media.create(id: services.ids.next(), owner: owner, result, linkPreview: false, quota: 0)
-            let used = try await services.media.create(id: services.ids.next(), owner: owner, result, linkPreview: false, quota: 0)
+            let owner = try await services.accounts.createUser(
+                .init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
+            let result = try await services.ingest.pipeline.process(
+                path: try Self.write(try MediaFixtures.sample(.png), in: config), format: .png)
+            let unused = try await services.media.create(
+                id: services.ids.next(), owner: owner, result, linkPreview: false, quota: 0)
+            let used = try await services.media.create(
+                id: services.ids.next(), owner: owner, result, linkPreview: false, quota: 0)
             for record in [unused, used] {
-                for (variant, output) in result.variants { try await services.mediaStorage.put("\(record.id)/\(variant.rawValue)", bytes: output.bytes, contentType: output.contentType) }
+                for (variant, output) in result.variants {
+                    try await services.mediaStorage.put(
+                        "\(record.id)/\(variant.rawValue)", bytes: output.bytes, contentType: output.contentType)
+                }
             }
             _ = try await services.media.setAvatar(user: owner, mediaID: used.id)
             let maintenance = MaintenanceService(
-                accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, events: services.eventFeed,
+                accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
+                events: services.eventFeed,
                 eventRetentionMillis: 7 * 86_400_000, logger: .init(label: "test"))
             await maintenance.runOnce(now: Timestamp.now.milliseconds + 23 * 3_600_000)
-            #expect(try await services.media.served(id: unused.id, key: unused.key ?? "", viewer: owner) != nil, "kept for a day")
+            #expect(
+                try await services.media.served(id: unused.id, key: unused.key ?? "", viewer: owner) != nil,
+                "kept for a day")
             await maintenance.runOnce(now: Timestamp.now.milliseconds + 25 * 3_600_000)
             #expect(try await services.media.served(id: unused.id, key: unused.key ?? "", viewer: owner) == nil)
             #expect(try await services.mediaStorage.get("\(unused.id)/original") == nil)
@@ -281,8 +321,14 @@ struct MediaTests {
         #expect(hash.first == "L")
         #expect(dc == 0xFF0000)
         // A left-to-right gradient and its mirror share the DC but not the first AC component.
-        let ramp = (0..<(8 * 8)).flatMap { i -> [UInt8] in let v = UInt8((i % 8) * 32); return [v, v, v] }
-        let mirrored = (0..<(8 * 8)).flatMap { i -> [UInt8] in let v = UInt8((7 - i % 8) * 32); return [v, v, v] }
+        let ramp = (0..<(8 * 8)).flatMap { i -> [UInt8] in
+            let v = UInt8((i % 8) * 32)
+            return [v, v, v]
+        }
+        let mirrored = (0..<(8 * 8)).flatMap { i -> [UInt8] in
+            let v = UInt8((7 - i % 8) * 32)
+            return [v, v, v]
+        }
         let a = try #require(Blurhash.encode(pixels: ramp, width: 8, height: 8))
         let b = try #require(Blurhash.encode(pixels: mirrored, width: 8, height: 8))
         #expect(a.dropFirst(2).prefix(4) == b.dropFirst(2).prefix(4) && a != b)
@@ -302,7 +348,8 @@ struct MediaTests {
 
     static func write(_ bytes: [UInt8], in config: PlazaConfig) throws -> String {
         let path = (config.dataDir as NSString).appendingPathComponent("fixture-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)  // none on PostgreSQL
+        // There is no data folder on PostgreSQL.
+        try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }

@@ -6,8 +6,11 @@ import Testing
 
 @Suite("Notifications")
 struct NotificationsTests {
-    func notifications(_ api: TestAPI, _ account: Account, unread: Bool = false) async throws -> [PlazaAPI.Notification] {
-        try await api.page("/me/notifications?limit=100" + (unread ? "&unread=true" : ""), as: account, of: PlazaAPI.Notification.self).items
+    func notifications(_ api: TestAPI, _ account: Account, unread: Bool = false) async throws -> [PlazaAPI.Notification]
+    {
+        try await api.page(
+            "/me/notifications?limit=100" + (unread ? "&unread=true" : ""), as: account, of: PlazaAPI.Notification.self
+        ).items
     }
 
     func unreadCount(_ api: TestAPI, _ account: Account) async throws -> Int {
@@ -15,7 +18,8 @@ struct NotificationsTests {
     }
 
     func comment(_ api: TestAPI, _ account: Account, on post: Post, _ text: String) async throws {
-        let response = try await api.call(.post, "/posts/\(post.id)/comments", as: account, json: CreateCommentRequest(body: text))
+        let response = try await api.call(
+            .post, "/posts/\(post.id)/comments", as: account, json: CreateCommentRequest(body: text))
         #expect(response.status == .created, "comment: \(response.text)")
     }
 
@@ -37,14 +41,18 @@ struct NotificationsTests {
             let mention = try await api.textPost(cat, "Riding with @ben today")
             // validate
             let anas = try await notifications(api, ana)
-            #expect(anas.map(\.kind) == [.follow, .comment, .like, .comment], "newest first; her own like and comment are silent")
+            #expect(
+                anas.map(\.kind) == [.follow, .comment, .like, .comment],
+                "newest first; her own like and comment are silent")
             #expect(anas.allSatisfy { $0.actor.username != "ana" })
             #expect(anas[1].comment?.body.hasPrefix("Look @CAT") == true && anas[1].post?.id == post.id)
             #expect(anas[3].actor.username == "dan")
             let cats = try await notifications(api, cat)
             #expect(cats.map(\.kind) == [.mention] && cats[0].actor.username == "ben" && cats[0].comment != nil)
             let dans = try await notifications(api, dan)
-            #expect(dans.map(\.kind) == [.reply, .reply], "Dan commented in the thread, so he hears of later comments in it")
+            #expect(
+                dans.map(\.kind) == [.reply, .reply], "Dan commented in the thread, so he hears of later comments in it"
+            )
             #expect(dans.map(\.actor.username) == ["ben", "ana"])
             let bens = try await notifications(api, ben)
             #expect(bens.map(\.kind) == [.mention] && bens[0].post?.id == mention.id && bens[0].comment == nil)
@@ -70,11 +78,16 @@ struct NotificationsTests {
             var items = try await notifications(api, ana)
             #expect(items.map(\.kind) == [.follow, .like])
             #expect(items[0].actorCount == 3 && items[0].actor.username == "dan")
-            #expect(items[1].actorCount == 3 && items[1].actor.username == "dan" && items[1].actors.map(\.username) == ["dan", "cat", "ben"])
+            #expect(
+                items[1].actorCount == 3 && items[1].actor.username == "dan"
+                    && items[1].actors.map(\.username) == ["dan", "cat", "ben"])
             #expect(try await unreadCount(api, ana) == 2)
             // Once read, the next like opens a new group.
             let likes = items[1]
-            #expect(try await api.call(.post, "/me/notifications/read", as: ana, json: MarkNotificationsReadRequest(ids: [likes.id])).status == .noContent)
+            #expect(
+                try await api.call(
+                    .post, "/me/notifications/read", as: ana, json: MarkNotificationsReadRequest(ids: [likes.id])
+                ).status == .noContent)
             #expect(try await unreadCount(api, ana) == 1)
             let eve = try await api.register("eve")
             _ = try await api.call(.put, "/posts/\(post.id)/like", as: eve)
@@ -101,7 +114,9 @@ struct NotificationsTests {
             #expect(try await api.call(.put, "/users/ben/block", as: ana).status == .ok)
             var items = try await notifications(api, ana)
             #expect(items.map(\.kind) == [.like], "Ben's comment and mention are gone")
-            #expect(items[0].actorCount == 1 && items[0].actor.username == "cat" && items[0].actors.map(\.username) == ["cat"])
+            #expect(
+                items[0].actorCount == 1 && items[0].actor.username == "cat"
+                    && items[0].actors.map(\.username) == ["cat"])
             #expect(try await unreadCount(api, ana) == 1)
             // Nothing new gets through either way.
             _ = try await api.textPost(ben, "@ana again")
@@ -121,12 +136,17 @@ struct NotificationsTests {
             try await api.follow(ana, "ben")
             let bens = try await notifications(api, ben)
             // Ana cannot mark Ben's notification read: it is simply not hers.
-            #expect(try await api.call(.post, "/me/notifications/read", as: ana, json: MarkNotificationsReadRequest(ids: bens.map(\.id))).status == .noContent)
+            #expect(
+                try await api.call(
+                    .post, "/me/notifications/read", as: ana, json: MarkNotificationsReadRequest(ids: bens.map(\.id))
+                ).status == .noContent)
             #expect(try await unreadCount(api, ben) == 1)
             #expect(try await unreadCount(api, ana) == 1)
             let bad = try await api.call(.post, "/me/notifications/read", as: ana, raw: #"{"ids":["x"]}"#)
             #expect(bad.status == .unprocessableContent && bad.error?.field == "ids")
-            let many = try await api.call(.post, "/me/notifications/read", as: ana, json: MarkNotificationsReadRequest(ids: Array(repeating: "1", count: 101)))
+            let many = try await api.call(
+                .post, "/me/notifications/read", as: ana,
+                json: MarkNotificationsReadRequest(ids: Array(repeating: "1", count: 101)))
             #expect(many.status == .unprocessableContent)
             #expect(try await api.call(.post, "/me/notifications/read", as: ana, raw: "[1]").status == .badRequest)
             #expect(try await api.call(.post, "/me/notifications/read").status == .unauthorized)
@@ -149,14 +169,17 @@ struct NotificationsTests {
             var seen: [String] = []
             var cursor: String?
             repeat {
-                let page = try await api.page("/me/notifications?limit=3" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana, of: PlazaAPI.Notification.self)
+                let page = try await api.page(
+                    "/me/notifications?limit=3" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana,
+                    of: PlazaAPI.Notification.self)
                 seen += page.items.compactMap(\.post?.id)
                 cursor = page.nextCursor
             } while cursor != nil
             #expect(seen == posts.reversed().map(\.id))
             // Editing keeps the old mention silent and notifies the new one.
             let cat = try await api.register("cat")
-            let edit = try await api.call(.patch, "/posts/\(posts[0].id)", as: ben, raw: #"{"body":"note 0 for @ana and @cat"}"#)
+            let edit = try await api.call(
+                .patch, "/posts/\(posts[0].id)", as: ben, raw: #"{"body":"note 0 for @ana and @cat"}"#)
             #expect(edit.status == .ok)
             #expect(try await notifications(api, ana).count == 7)
             #expect(try await notifications(api, cat).map(\.kind) == [.mention])

@@ -13,8 +13,12 @@ struct OpenAPITests {
     @Test func documentMatchesTheRouter() async throws {
         try await withDatabase { db, config in
             let services = try AppServices(config: config, db: db)
-            let router = buildRouter(services, hub: services.eventHub(config: config, logger: .init(label: "test")), web: try await WebRenderer.load(), config: config)
-            let all = router.routes.map { (method: $0.method.rawValue.lowercased(), path: Self.normalise($0.path.description)) }
+            let router = buildRouter(
+                services, hub: services.eventHub(config: config, logger: .init(label: "test")),
+                web: try await WebRenderer.load(), config: config)
+            let all = router.routes.map {
+                (method: $0.method.rawValue.lowercased(), path: Self.normalise($0.path.description))
+            }
             let isWeb = { (path: String) in WebErrorMiddleware.isPage(path) || path.hasPrefix("/assets/") }
             let registered = Set(all.filter { !isWeb($0.path) }.map { "\($0.method) \($0.path)" })
             #expect(all.filter { isWeb($0.path) }.count > 20, "the web app's pages are registered")
@@ -29,7 +33,9 @@ struct OpenAPITests {
 
     /// `:name` and `{name}` both become `{name}`, with a leading slash.
     static func normalise(_ path: String) -> String {
-        "/" + path.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+        "/"
+            + path.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(
+                separator: "/")
     }
 
     @Test func everySchemaReferenceResolves() throws {
@@ -43,7 +49,9 @@ struct OpenAPITests {
 
     @Test func linksNameExistingOperations() throws {
         let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
-        let operations = (document["paths"] as! [String: [String: Any]]).values.flatMap { $0.values.compactMap { ($0 as? [String: Any])?["operationId"] as? String } }
+        let operations = (document["paths"] as! [String: [String: Any]]).values.flatMap {
+            $0.values.compactMap { ($0 as? [String: Any])?["operationId"] as? String }
+        }
         #expect(Set(operations).count == operations.count, "operation ids are unique")
         let linked = OpenAPIDocument.operations.flatMap { $0.1.links.map(\.operationID) }
         #expect(!linked.isEmpty)
@@ -54,7 +62,8 @@ struct OpenAPITests {
         try await withApp { api async throws in
             let response = try await api.get("/openapi.json")
             #expect(response.status == .ok)
-            let document = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+            let document =
+                try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
             #expect(document?["openapi"] as? String == "3.1.0")
         }
     }

@@ -58,7 +58,8 @@ struct PeopleTests {
             var seen: [String] = []
             var cursor: String?
             repeat {
-                let page = try await api.page("/users/ana/followers?limit=3" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana, of: User.self)
+                let page = try await api.page(
+                    "/users/ana/followers?limit=3" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana, of: User.self)
                 #expect(page.items.count <= 3)
                 seen += page.items.map(\.username)
                 #expect(page.items.allSatisfy { $0.viewer?.followedBy == true })
@@ -80,8 +81,10 @@ struct PeopleTests {
             try await api.follow(ana, "bob")
             let anaPost = try await api.textPost(ana, "ana's post")
             let bobPost = try await api.textPost(bob, "bob's post")
-            _ = try await api.call(.post, "/posts/\(anaPost.id)/comments", as: bob, json: CreateCommentRequest(body: "bob was here"))
-            _ = try await api.call(.post, "/posts/\(anaPost.id)/comments", as: carol, json: CreateCommentRequest(body: "carol too"))
+            _ = try await api.call(
+                .post, "/posts/\(anaPost.id)/comments", as: bob, json: CreateCommentRequest(body: "bob was here"))
+            _ = try await api.call(
+                .post, "/posts/\(anaPost.id)/comments", as: carol, json: CreateCommentRequest(body: "carol too"))
             _ = try await api.call(.put, "/posts/\(anaPost.id)/like", as: bob)
 
             let blocked = try await api.call(.put, "/users/bob/block", as: ana)
@@ -89,7 +92,9 @@ struct PeopleTests {
             let profile = try blocked.decode(User.self)
             #expect(profile.viewer == User.Viewer(following: false, followedBy: false, blocking: true))
             // Follows end both ways.
-            #expect(try await api.get("/users/ana").decode(User.self).counts == User.Counts(posts: 1, followers: 0, following: 0))
+            #expect(
+                try await api.get("/users/ana").decode(User.self).counts
+                    == User.Counts(posts: 1, followers: 0, following: 0))
 
             // Neither sees the other's posts, anywhere.
             #expect(try await api.get("/posts/\(anaPost.id)", as: bob).status == .notFound)
@@ -97,13 +102,21 @@ struct PeopleTests {
             #expect(try await api.page("/feed/global", as: bob, of: Post.self).items.map(\.id) == [bobPost.id])
             #expect(try await api.page("/feed/global", as: ana, of: Post.self).items.map(\.id) == [anaPost.id])
             // The blocker's profile and everything under it is a 404 to the blocked, as to the blocker.
-            for path in ["/users/ana", "/users/ana/posts", "/users/ana/followers", "/users/ana/following", "/users/ana/activity"] {
+            for path in [
+                "/users/ana", "/users/ana/posts", "/users/ana/followers", "/users/ana/following", "/users/ana/activity",
+            ] {
                 #expect(try await api.get(path, as: bob).status == .notFound, "\(path)")
-                #expect(try await api.get(path.replacingOccurrences(of: "ana", with: "bob"), as: ana).status == .notFound, "\(path)")
+                #expect(
+                    try await api.get(path.replacingOccurrences(of: "ana", with: "bob"), as: ana).status == .notFound,
+                    "\(path)")
             }
             // Bob's comment and like disappear for Ana; Carol still sees everything.
-            #expect(try await api.page("/posts/\(anaPost.id)/comments", as: ana, of: PlazaAPI.Comment.self).items.map(\.body) == ["carol too"])
-            #expect(try await api.page("/posts/\(anaPost.id)/comments", as: carol, of: PlazaAPI.Comment.self).items.count == 2)
+            #expect(
+                try await api.page("/posts/\(anaPost.id)/comments", as: ana, of: PlazaAPI.Comment.self).items.map(
+                    \.body) == ["carol too"])
+            #expect(
+                try await api.page("/posts/\(anaPost.id)/comments", as: carol, of: PlazaAPI.Comment.self).items.count
+                    == 2)
             #expect(try await api.page("/posts/\(anaPost.id)/likes", as: ana, of: User.self).items.isEmpty)
             #expect(try await api.page("/feed/global", as: carol, of: Post.self).items.count == 2)
 
@@ -111,10 +124,14 @@ struct PeopleTests {
             #expect(try await api.call(.put, "/users/ana/follow", as: bob).status == .notFound)
             #expect(try await api.call(.put, "/users/bob/follow", as: ana).status == .notFound)
             #expect(try await api.call(.put, "/posts/\(anaPost.id)/like", as: bob).status == .notFound)
-            #expect(try await api.call(.post, "/posts/\(anaPost.id)/comments", as: bob, json: CreateCommentRequest(body: "hi")).status == .notFound)
+            #expect(
+                try await api.call(
+                    .post, "/posts/\(anaPost.id)/comments", as: bob, json: CreateCommentRequest(body: "hi")
+                ).status == .notFound)
 
             // Unblocking restores visibility (not the follows).
-            #expect(try await api.call(.delete, "/users/bob/block", as: ana).decode(User.self).viewer?.blocking == false)
+            #expect(
+                try await api.call(.delete, "/users/bob/block", as: ana).decode(User.self).viewer?.blocking == false)
             #expect(try await api.get("/posts/\(anaPost.id)", as: bob).status == .ok)
             #expect(try await api.get("/users/bob", as: ana).decode(User.self).viewer?.following == false)
             #expect(try await api.call(.put, "/users/bob/block").status == .unauthorized)

@@ -14,8 +14,10 @@ import Testing
 struct QuotasTests {
     static func mediaBytes(_ api: TestAPI, _ account: Account) async throws -> Int64 {
         try await api.withDatabase { db in
-            try await db.read { try await $0.first("SELECT media_bytes FROM users WHERE id = \(bind: Int64(account.id) ?? 0)") }?
-                .decode(column: "media_bytes", as: Int64.self) ?? -1
+            try await db.read {
+                try await $0.first("SELECT media_bytes FROM users WHERE id = \(bind: Int64(account.id) ?? 0)")
+            }?
+            .decode(column: "media_bytes", as: Int64.self) ?? -1
         }
     }
 
@@ -33,7 +35,8 @@ struct QuotasTests {
             let full = try await api.upload(jpeg, as: ana)
             #expect(full.status == .contentTooLarge, "\(full.text)")
             #expect(full.error?.code == "storage_quota_exceeded")
-            #expect(try await api.page("/me/media", as: ana, of: Media.self).items.map(\.id) == [first.id], "nothing kept")
+            #expect(
+                try await api.page("/me/media", as: ana, of: Media.self).items.map(\.id) == [first.id], "nothing kept")
             // Others have their own quota.
             #expect(try await api.upload(jpeg, as: ben).status == .created)
             // Deleting the post that shows the photo frees the space.
@@ -84,22 +87,31 @@ struct QuotasTests {
         try await withApp({ $0.quotas.linkPreviewsPerDay = 2 }) { api async throws in
             let ana = try await api.register("ana")
             for n in 1...2 {
-                _ = try await api.post(ana, CreatePostRequest(kind: .link, body: "see", link: LinkInput(url: "https://example.com/\(n)")))
+                _ = try await api.post(
+                    ana, CreatePostRequest(kind: .link, body: "see", link: LinkInput(url: "https://example.com/\(n)")))
             }
             let third = try await api.call(
-                .post, "/posts", as: ana, json: CreatePostRequest(kind: .link, body: "see", link: LinkInput(url: "https://example.com/3")))
+                .post, "/posts", as: ana,
+                json: CreatePostRequest(kind: .link, body: "see", link: LinkInput(url: "https://example.com/3")))
             #expect(third.status == .tooManyRequests)
             #expect(third.error?.code == "daily_link_preview_limit")
             #expect(third.headers[.retryAfter] != nil)
             // A URL already known fetches nothing and costs nothing.
-            _ = try await api.post(ana, CreatePostRequest(kind: .link, body: "again", link: LinkInput(url: "https://example.com/1")))
-            let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Links")).decode(SavedCollection.self)
-            let known = try await api.call(.post, "/collections/\(collection.id)/items", as: ana, json: SaveItemRequest(url: "https://example.com/2"))
+            _ = try await api.post(
+                ana, CreatePostRequest(kind: .link, body: "again", link: LinkInput(url: "https://example.com/1")))
+            let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Links"))
+                .decode(SavedCollection.self)
+            let known = try await api.call(
+                .post, "/collections/\(collection.id)/items", as: ana,
+                json: SaveItemRequest(url: "https://example.com/2"))
             #expect(known.status == .created)
-            let new = try await api.call(.post, "/collections/\(collection.id)/items", as: ana, json: SaveItemRequest(url: "https://example.com/4"))
+            let new = try await api.call(
+                .post, "/collections/\(collection.id)/items", as: ana,
+                json: SaveItemRequest(url: "https://example.com/4"))
             #expect(new.status == .tooManyRequests)
             #expect(new.error?.code == "daily_link_preview_limit")
-            #expect(try await api.page("/users/ana/posts", of: Post.self).items.count == 3, "the refused post was not made")
+            #expect(
+                try await api.page("/users/ana/posts", of: Post.self).items.count == 3, "the refused post was not made")
         }
     }
 
@@ -119,7 +131,9 @@ struct QuotasTests {
             try await withApp(LinkPreviewTests.configure) { api async throws in
                 let ana = try await api.register("ana")
                 let post = try await Self.previewed(
-                    api, try await api.post(ana, CreatePostRequest(kind: .link, body: "a", link: LinkInput(url: "\(base)/page/youtube"))))
+                    api,
+                    try await api.post(
+                        ana, CreatePostRequest(kind: .link, body: "a", link: LinkInput(url: "\(base)/page/youtube"))))
                 let postImage = try #require(post.link?.imageURL)
                 let item = try await LinkPreviewTests.savedLink(api, ana, "\(base)/page/instagram")
                 let itemImage = try #require(item.link?.imageURL)
@@ -130,20 +144,26 @@ struct QuotasTests {
                 try await api.withDatabase { db in
                     let services = try AppServices(config: api.config, db: db)
                     let maintenance = MaintenanceService(
-                        accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage, events: services.eventFeed,
+                        accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
+                        events: services.eventFeed,
                         eventRetentionMillis: 7 * 86_400_000, logger: .init(label: "test"))
                     // While its preview may still be copied onto new posts, the image stays.
                     await maintenance.runOnce(now: Timestamp.now.milliseconds + 2 * 3_600_000)
                     #expect(try await api.fetch(postImage).status == .ok)
-                    await maintenance.runOnce(now: Timestamp.now.milliseconds + LinkPreviewStore.readyReuseMillis + 2 * 3_600_000 + 60_000)
+                    await maintenance.runOnce(
+                        now: Timestamp.now.milliseconds + LinkPreviewStore.readyReuseMillis + 2 * 3_600_000 + 60_000)
                 }
                 #expect(try await api.fetch(postImage).status == .notFound, "no post or item shows it")
                 #expect(try await api.fetch(itemImage).status == .ok, "a saved item still shows it")
                 #expect(try await Self.mediaBytes(api, ana) < before)
                 let id = try #require(Int64(postImage.split(separator: "/")[1]))
-                let rows = try await api.withDatabase { db in try await db.read { try await $0.rows("SELECT id FROM media WHERE id = \(bind: id)") } }
+                let rows = try await api.withDatabase { db in
+                    try await db.read { try await $0.rows("SELECT id FROM media WHERE id = \(bind: id)") }
+                }
                 #expect(rows.isEmpty)
-                let files = try await api.withDatabase { db in try await AppServices(config: api.config, db: db).mediaStorage.get("\(id)/medium") }
+                let files = try await api.withDatabase { db in
+                    try await AppServices(config: api.config, db: db).mediaStorage.get("\(id)/medium")
+                }
                 #expect(files == nil, "its files go too")
             }
         }

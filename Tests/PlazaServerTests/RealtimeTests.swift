@@ -22,7 +22,7 @@ struct RealtimeTests {
             let bens = try await EventStreamClient.connect(port: port, token: ben.token)
             let eves = try await EventStreamClient.connect(port: port, token: eve.token)
             let anas = try await EventStreamClient.connect(port: port, token: ana.token)
-            defer { [bens, eves, anas].forEach { $0.close() } }
+            defer { for client in [bens, eves, anas] { client.close() } }
             #expect(bens.status == 200)
             #expect(await bens.waitFor(1).map(\.event) == ["ready"])
             #expect(await eves.waitFor(1).map(\.event) == ["ready"])
@@ -32,7 +32,8 @@ struct RealtimeTests {
             // An event shows the post as it is when sent: the edit waits until the first one is out.
             _ = await bens.waitFor(2)
             _ = try await api.call(.patch, "/posts/\(post.id)", as: ana, raw: #"{"body":"Live, edited"}"#)
-            _ = try await api.call(.post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "Wow"))
+            _ = try await api.call(
+                .post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "Wow"))
             _ = try await api.call(.put, "/posts/\(post.id)/like", as: ben)
             _ = try await api.call(.delete, "/posts/\(post.id)", as: ana)
             // validate
@@ -44,8 +45,14 @@ struct RealtimeTests {
             let ids = received.compactMap { $0.id.flatMap(Int64.init) }
             #expect(ids.count == 3 && ids == ids.sorted(), "each event carries an increasing id")
             let mine = await anas.waitFor(8).dropFirst()  // ready, then the seven below
-            #expect(mine.map(\.event) == ["post.created", "post.updated", "notification", "comment.created", "notification", "like.changed", "post.deleted"])
-            #expect(try mine.first(where: { $0.event == "like.changed" })?.decode(LikeChange.self) == LikeChange(postId: post.id, userId: ben.id, liked: true, likes: 1))
+            #expect(
+                mine.map(\.event) == [
+                    "post.created", "post.updated", "notification", "comment.created", "notification", "like.changed",
+                    "post.deleted",
+                ])
+            #expect(
+                try mine.first(where: { $0.event == "like.changed" })?.decode(LikeChange.self)
+                    == LikeChange(postId: post.id, userId: ben.id, liked: true, likes: 1))
             #expect(try mine.first(where: { $0.event == "comment.created" })?.decode(Comment.self).body == "Wow")
             // Events arrive in log order, so whatever else they were sent comes before the sentinel.
             let sentinel = try await api.textPost(zed, "sentinel")
@@ -82,7 +89,8 @@ struct RealtimeTests {
             // Events arrive in log order: a duplicate would come before the next post.
             let sentinel = try await api.textPost(ana, "sentinel")
             let withSentinel = await second.waitFor(8)
-            #expect(try withSentinel.count == 8 && withSentinel.last?.decode(Post.self).id == sentinel.id, "nothing twice")
+            #expect(
+                try withSentinel.count == 8 && withSentinel.last?.decode(Post.self).id == sentinel.id, "nothing twice")
             // Resuming from the very first id replays everything since, once.
             let third = try await EventStreamClient.connect(port: port, token: ben.token, lastEventID: ready.id)
             defer { third.close() }
@@ -101,7 +109,10 @@ struct RealtimeTests {
             let cat = try await api.register("cat")
             for member in [ana, ben, cat] {
                 if member.username == "ana" {
-                    #expect(try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "CS 101")).status == .created)
+                    #expect(
+                        try await api.call(
+                            .post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "CS 101")
+                        ).status == .created)
                 } else {
                     #expect(try await api.call(.put, "/spaces/cs101/membership", as: member).status == .ok)
                 }
@@ -111,11 +122,17 @@ struct RealtimeTests {
             try await api.follow(cat, "dan")  // Dan's post marks the end of what Cat may hear
             let bens = try await EventStreamClient.connect(port: port, token: ben.token)
             let cats = try await EventStreamClient.connect(port: port, token: cat.token)
-            defer { bens.close(); cats.close() }
+            defer {
+                bens.close()
+                cats.close()
+            }
             _ = await bens.waitFor(1)
             _ = await cats.waitFor(1)
-            let post = try await api.post(ana, CreatePostRequest(kind: .text, body: "Question for the course", spaces: ["cs101"]))
-            #expect(try await bens.waitFor(2).last?.decode(Post.self).id == post.id, "a member hears of a post in the space")
+            let post = try await api.post(
+                ana, CreatePostRequest(kind: .text, body: "Question for the course", spaces: ["cs101"]))
+            #expect(
+                try await bens.waitFor(2).last?.decode(Post.self).id == post.id, "a member hears of a post in the space"
+            )
             let sentinel = try await api.textPost(dan, "sentinel")
             let catsAll = await cats.waitFor(2)
             #expect(catsAll.map(\.event) == ["ready", "post.created"], "a member who blocked the author does not")
@@ -130,13 +147,19 @@ struct RealtimeTests {
     }
 
     @Test func streamsNeedAnAccountAreCappedAndEndWhenTheSessionDoes() async throws {
-        try await withLiveApp({ $0.streamsPerUser = 2; $0.streamHeartbeatSeconds = 1 }) { api, port async throws in
+        try await withLiveApp({
+            $0.streamsPerUser = 2
+            $0.streamHeartbeatSeconds = 1
+        }) { api, port async throws in
             let ana = try await api.register("ana")
             #expect(try await EventStreamClient.connect(port: port, token: nil).status == 401)
             #expect(try await EventStreamClient.connect(port: port, token: ana.token, lastEventID: "abc").status == 400)
             let one = try await EventStreamClient.connect(port: port, token: ana.token)
             let two = try await EventStreamClient.connect(port: port, token: ana.token)
-            defer { one.close(); two.close() }
+            defer {
+                one.close()
+                two.close()
+            }
             _ = await one.waitFor(1)
             _ = await two.waitFor(1)
             let three = try await EventStreamClient.connect(port: port, token: ana.token)
@@ -152,7 +175,10 @@ struct RealtimeTests {
     /// A closed tab gives its place back at once, not at the next heartbeat or event: browsing
     /// page to page opens a stream per page.
     @Test func aClosedConnectionFreesItsStreamAtOnce() async throws {
-        try await withLiveApp({ $0.streamsPerUser = 2; $0.streamHeartbeatSeconds = 300 }) { api, port async throws in
+        try await withLiveApp({
+            $0.streamsPerUser = 2
+            $0.streamHeartbeatSeconds = 300
+        }) { api, port async throws in
             let ana = try await api.register("ana")
             let one = try await EventStreamClient.connect(port: port, token: ana.token)
             let two = try await EventStreamClient.connect(port: port, token: ana.token)
@@ -183,7 +209,8 @@ struct RealtimeTests {
             config.streamHeartbeatSeconds = 300
             let services = try AppServices(config: config, db: db)
             let hub = services.eventHub(config: config, logger: Logger(label: "test"))
-            let author = try await services.accounts.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
+            let author = try await services.accounts.createUser(
+                .init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await hub.run() }
                 hub.open()
@@ -196,7 +223,10 @@ struct RealtimeTests {
                     _ = try await services.posts.create(author: author, .init(kind: .text, body: "post \(i)"))
                     // The fast reader takes each event as it comes.
                     while let frame = await frames.next() {
-                        if frame.seq != nil { fastCount += 1; break }
+                        if frame.seq != nil {
+                            fastCount += 1
+                            break
+                        }
                     }
                 }
                 #expect(fastCount == 40)

@@ -15,7 +15,8 @@ enum TestS3 {
 struct S3MediaStorageTests {
     static func settings() -> S3MediaSettings {
         S3MediaSettings(
-            endpoint: TestS3.endpoint!, bucket: "plaza-\(UUID().uuidString.lowercased().prefix(8))", accessKeyID: "testing",
+            endpoint: TestS3.endpoint!, bucket: "plaza-\(UUID().uuidString.lowercased().prefix(8))",
+            accessKeyID: "testing",
             secretAccessKey: "testing", prefix: "media/")
     }
 
@@ -58,12 +59,16 @@ struct S3SigningTests {
     /// AWS's worked example for Signature Version 4 ("GET Object", Amazon S3 API reference).
     @Test func matchesAWSWorkedExample() {
         let settings = S3MediaSettings(
-            endpoint: "https://examplebucket.s3.amazonaws.com", bucket: "examplebucket", accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+            endpoint: "https://examplebucket.s3.amazonaws.com", bucket: "examplebucket",
+            accessKeyID: "AKIAIOSFODNN7EXAMPLE",
             secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
         let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         let authorization = S3MediaStorage.authorization(
             method: "GET", path: "/test.txt",
-            headers: ["host": "examplebucket.s3.amazonaws.com", "range": "bytes=0-9", "x-amz-content-sha256": empty, "x-amz-date": "20130524T000000Z"],
+            headers: [
+                "host": "examplebucket.s3.amazonaws.com", "range": "bytes=0-9", "x-amz-content-sha256": empty,
+                "x-amz-date": "20130524T000000Z",
+            ],
             payloadHash: empty, amzDate: "20130524T000000Z", day: "20130524", settings: settings)
         #expect(
             authorization

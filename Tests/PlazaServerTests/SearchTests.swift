@@ -14,8 +14,13 @@ struct SearchTests {
 
     @Test func searchTextKeepsOnlyWordsPhrasesAndAFinalPrefix() {
         #expect(SearchText("Linear alg")?.terms == [.init(words: ["linear"]), .init(words: ["alg"], prefix: true)])
-        #expect(SearchText("\"eigen values\" matrix ")?.terms == [.init(words: ["eigen", "values"]), .init(words: ["matrix"])])
-        #expect(SearchText("a NEAR(b) OR c* -d ^e")?.fts5(in: .all) == #""a" AND "near" AND "b" AND "or" AND "c" AND "d" AND "e"*"#)
+        #expect(
+            SearchText("\"eigen values\" matrix ")?.terms == [
+                .init(words: ["eigen", "values"]), .init(words: ["matrix"]),
+            ])
+        #expect(
+            SearchText("a NEAR(b) OR c* -d ^e")?.fts5(in: .all)
+                == #""a" AND "near" AND "b" AND "or" AND "c" AND "d" AND "e"*"#)
         #expect(SearchText("caf\u{e9} \"x")?.tsquery(in: .title) == "'café':A & 'x':A")
         #expect(SearchText("vector spa")?.tsquery(in: .all) == "'vector' & 'spa':*")
         #expect(SearchText("\"two words\"")?.fts5(in: .space) == #"{spaces} : ("two words")"#)
@@ -26,12 +31,16 @@ struct SearchTests {
     @Test func wordsMatchAllTheLastAsAPrefixPhrasesInOrderRankedThenNewest() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "Eigen values", body: "A matrix has eigen values"))
-            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "Values of a matrix", body: "eigen decomposition"))
-            _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "Linear algebra", body: "vectors and matrices"))
+            _ = try await api.post(
+                ana, CreatePostRequest(kind: .text, title: "Eigen values", body: "A matrix has eigen values"))
+            _ = try await api.post(
+                ana, CreatePostRequest(kind: .text, title: "Values of a matrix", body: "eigen decomposition"))
+            _ = try await api.post(
+                ana, CreatePostRequest(kind: .text, title: "Linear algebra", body: "vectors and matrices"))
             _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "Café corner", body: "Crème brûlée"))
             let prefix = try await search(api, "matri")
-            #expect(Set(prefix) == ["Linear algebra", "Values of a matrix", "Eigen values"], "the last word is a prefix")
+            #expect(
+                Set(prefix) == ["Linear algebra", "Values of a matrix", "Eigen values"], "the last word is a prefix")
             #expect(prefix.first == "Values of a matrix", "a title hit ranks first")
             #expect(try await search(api, "matrix eigen").sorted() == ["Eigen values", "Values of a matrix"])
             #expect(try await search(api, "\"eigen values\"") == ["Eigen values"], "a phrase keeps its order")
@@ -48,17 +57,31 @@ struct SearchTests {
             let grace = try await api.register("grace_hopper")
             try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "Compilers"))
             _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "About compilers", body: "parsing"))
-            _ = try await api.post(grace, CreatePostRequest(kind: .text, title: "Debugging", body: "found a moth", spaces: ["cs101"]))
-            _ = try await api.post(ana, CreatePostRequest(kind: .activity, title: "Read about compilers", activity: ActivityInput(type: "Read")))
+            _ = try await api.post(
+                grace, CreatePostRequest(kind: .text, title: "Debugging", body: "found a moth", spaces: ["cs101"]))
+            _ = try await api.post(
+                ana,
+                CreatePostRequest(kind: .activity, title: "Read about compilers", activity: ActivityInput(type: "Read"))
+            )
             let q = "/search/posts?q="
-            #expect(try await api.page(q + "compilers&in=title", of: Post.self).items.compactMap(\.title).sorted() == ["About compilers", "Read about compilers"])
-            #expect(try await api.page(q + "compilers&in=space", of: Post.self).items.compactMap(\.title) == ["Debugging"])
+            #expect(
+                try await api.page(q + "compilers&in=title", of: Post.self).items.compactMap(\.title).sorted() == [
+                    "About compilers", "Read about compilers",
+                ])
+            #expect(
+                try await api.page(q + "compilers&in=space", of: Post.self).items.compactMap(\.title) == ["Debugging"])
             #expect(try await api.page(q + "grace&in=author", of: Post.self).items.compactMap(\.title) == ["Debugging"])
             #expect(try await api.page(q + "hopp&in=author", of: Post.self).items.compactMap(\.title) == ["Debugging"])
             #expect(try await api.page(q + "moth&in=title", of: Post.self).items.isEmpty)
             #expect(try await api.page(q + "moth&in=body", of: Post.self).items.compactMap(\.title) == ["Debugging"])
-            #expect(try await api.page(q + "compilers&kind=activity", of: Post.self).items.compactMap(\.title) == ["Read about compilers"])
-            #expect(try await api.page(q + "compilers&space=cs101", of: Post.self).items.compactMap(\.title) == ["Debugging"])
+            #expect(
+                try await api.page(q + "compilers&kind=activity", of: Post.self).items.compactMap(\.title) == [
+                    "Read about compilers"
+                ])
+            #expect(
+                try await api.page(q + "compilers&space=cs101", of: Post.self).items.compactMap(\.title) == [
+                    "Debugging"
+                ])
             let unknown = try await api.get(q + "x&space=nowhere")
             #expect(unknown.status == .unprocessableContent && unknown.error?.field == "space")
             let field = try await api.get(q + "x&in=everything")
@@ -75,7 +98,8 @@ struct SearchTests {
             #expect(try await search(api, "tomatoes").isEmpty)
             #expect(try await search(api, "peppers") == ["Peppers"])
             try await api.call(.patch, "/posts/\(post.id)", as: ana, json: UpdatePostRequest(spaces: ["garden"]))
-            #expect(try await api.page("/search/posts?q=gardening&in=space", of: Post.self).items.map(\.id) == [post.id])
+            #expect(
+                try await api.page("/search/posts?q=gardening&in=space", of: Post.self).items.map(\.id) == [post.id])
             // Each search below is also run just before the change that makes it match: its kept
             // ranking must not outlive that change.
             #expect(try await api.page("/search/posts?q=allotment", of: Post.self).items.isEmpty)
@@ -108,8 +132,10 @@ struct SearchTests {
             #expect(try await search(api, "quince", as: bob) == ["Quince tart"])
             #expect(try await search(api, "quince") == ["Quince tart", "Quince jam"])
             let first = try await api.page("/search/posts?q=quince&limit=1", of: Post.self)
-            let second = try await api.page("/search/posts?q=quince&limit=1&cursor=\(first.nextCursor ?? "")", of: Post.self)
-            #expect(first.items.map(\.id) == [tart.id] && second.items.map(\.id) == [jam.id] && second.nextCursor == nil)
+            let second = try await api.page(
+                "/search/posts?q=quince&limit=1&cursor=\(first.nextCursor ?? "")", of: Post.self)
+            #expect(
+                first.items.map(\.id) == [tart.id] && second.items.map(\.id) == [jam.id] && second.nextCursor == nil)
             try await api.call(.patch, "/posts/\(jam.id)", as: ana, json: UpdatePostRequest(title: .set("Plum jam")))
             #expect(try await search(api, "quince") == ["Quince tart"])
             try await api.call(.delete, "/posts/\(tart.id)", as: bob)
@@ -123,11 +149,14 @@ struct SearchTests {
             let bob = try await api.register("bob")
             let carol = try await api.register("carol")
             var anas: [String] = []
-            for i in 0..<3 { anas.append(try await api.post(ana, CreatePostRequest(kind: .text, title: "fig \(i)")).id) }
+            for i in 0..<3 {
+                anas.append(try await api.post(ana, CreatePostRequest(kind: .text, title: "fig \(i)")).id)
+            }
             for i in 0..<7 { _ = try await api.post(bob, CreatePostRequest(kind: .text, title: "fig \(i)")) }
             try await api.call(.put, "/users/bob/block", as: carol)
             let first = try await api.page("/search/posts?q=fig&limit=2", as: carol, of: Post.self)
-            let second = try await api.page("/search/posts?q=fig&limit=2&cursor=\(first.nextCursor ?? "")", as: carol, of: Post.self)
+            let second = try await api.page(
+                "/search/posts?q=fig&limit=2&cursor=\(first.nextCursor ?? "")", as: carol, of: Post.self)
             #expect(first.items.count == 2 && second.items.count == 1 && second.nextCursor == nil)
             #expect(Set((first.items + second.items).map(\.id)) == Set(anas))
         }
@@ -149,7 +178,9 @@ struct SearchTests {
         cache.put("c", [hit], generation: now.generation, now: 1_200)  // full: "a" has expired and makes room
         #expect(cache.get("b", now: 1_200).hits == [] && cache.get("c", now: 1_200).hits == [hit])
         cache.put("d", [hit], generation: now.generation, now: 1_300)  // full of live ones: the oldest, "b", goes
-        #expect(cache.get("b", now: 1_300).hits == nil && cache.get("c", now: 1_300).hits == [hit] && cache.get("d", now: 1_300).hits == [hit])
+        #expect(
+            cache.get("b", now: 1_300).hits == nil && cache.get("c", now: 1_300).hits == [hit]
+                && cache.get("d", now: 1_300).hits == [hit])
     }
 
     @Test func blockedPeoplesPostsAreNotFound() async throws {
@@ -168,12 +199,16 @@ struct SearchTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             for i in 0..<13 {
-                _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "note \(i)", body: String(repeating: "kiwi ", count: 1 + i % 4)))
+                _ = try await api.post(
+                    ana,
+                    CreatePostRequest(
+                        kind: .text, title: "note \(i)", body: String(repeating: "kiwi ", count: 1 + i % 4)))
             }
             var seen: [String] = []
             var cursor: String?
             repeat {
-                let page = try await api.page("/search/posts?q=kiwi&limit=4" + (cursor.map { "&cursor=\($0)" } ?? ""), of: Post.self)
+                let page = try await api.page(
+                    "/search/posts?q=kiwi&limit=4" + (cursor.map { "&cursor=\($0)" } ?? ""), of: Post.self)
                 seen += page.items.map(\.id)
                 cursor = page.nextCursor
             } while cursor != nil
@@ -191,7 +226,8 @@ struct SearchTests {
             try await api.call(.patch, "/me", as: bob, json: UpdateMeRequest(displayName: "Bob Ânalyst"))
             func names(_ q: String, as account: Account? = nil) async throws -> [String] {
                 let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-                return try await api.page("/search/users?q=\(encoded)", as: account, of: User.self).items.map(\.username)
+                return try await api.page("/search/users?q=\(encoded)", as: account, of: User.self).items.map(
+                    \.username)
             }
             #expect(try await names("ana") == ["ana_lima", "bob"], "a username hit ranks above a display-name hit")
             #expect(try await names("gra") == ["grace"])
@@ -202,7 +238,9 @@ struct SearchTests {
             try await api.call(.put, "/users/ana_lima/block", as: bob)
             #expect(try await names("ana", as: ana) == ["ana_lima"], "people with a block are not found")
             let first = try await api.page("/search/users?q=ana&limit=1", of: User.self)
-            #expect(try await api.page("/search/users?q=ana&limit=1&cursor=\(first.nextCursor!)", of: User.self).items.map(\.username) == ["bob"])
+            #expect(
+                try await api.page("/search/users?q=ana&limit=1&cursor=\(first.nextCursor!)", of: User.self).items.map(
+                    \.username) == ["bob"])
             #expect(try await api.get("/search/users?q=%22%22").status == .unprocessableContent)
         }
     }
@@ -212,17 +250,25 @@ struct SearchTests {
             let ana = try await api.register("ana")
             let bob = try await api.register("bob")
             let soup = try await api.post(bob, CreatePostRequest(kind: .text, title: "Tomato soup", body: "with basil"))
-            let crate = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Food")).decode(SavedCollection.self)
-            try await api.call(.post, "/collections/\(crate.id)/items", as: ana, json: SaveItemRequest(postId: soup.id, note: "for Sunday"))
-            try await api.call(.post, "/collections/\(crate.id)/items", as: ana, json: SaveItemRequest(url: "https://192.0.2.9/pasta-recipes", note: "100% durum"))
+            let crate = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Food"))
+                .decode(SavedCollection.self)
+            try await api.call(
+                .post, "/collections/\(crate.id)/items", as: ana,
+                json: SaveItemRequest(postId: soup.id, note: "for Sunday"))
+            try await api.call(
+                .post, "/collections/\(crate.id)/items", as: ana,
+                json: SaveItemRequest(url: "https://192.0.2.9/pasta-recipes", note: "100% durum"))
             func found(_ q: String, as account: Account) async throws -> [String] {
                 let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-                return try await api.page("/search/saved?q=\(encoded)", as: account, of: CollectionItem.self).items.map { $0.post?.title ?? $0.link?.url ?? "?" }
+                return try await api.page("/search/saved?q=\(encoded)", as: account, of: CollectionItem.self).items.map
+                { $0.post?.title ?? $0.link?.url ?? "?" }
             }
             #expect(try await found("basil", as: ana) == ["Tomato soup"], "the saved post's text")
             #expect(try await found("sunday", as: ana) == ["Tomato soup"], "the note")
             #expect(try await found("pasta", as: ana) == ["https://192.0.2.9/pasta-recipes"], "the URL")
-            #expect(try await found("durum 100", as: ana) == ["https://192.0.2.9/pasta-recipes"], "every word, in any order")
+            #expect(
+                try await found("durum 100", as: ana) == ["https://192.0.2.9/pasta-recipes"], "every word, in any order"
+            )
             #expect(try await found("soup pasta", as: ana).isEmpty)
             #expect(try await found("basil", as: bob).isEmpty, "Bob's saves, not Ana's")
             #expect(try await api.get("/search/saved?q=basil").status == .unauthorized)
@@ -233,43 +279,62 @@ struct SearchTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             func place(_ title: String, _ latitude: Double, _ longitude: Double) async throws -> Post {
-                try await api.post(ana, CreatePostRequest(kind: .text, title: title, location: Location(latitude: latitude, longitude: longitude)))
+                try await api.post(
+                    ana,
+                    CreatePostRequest(
+                        kind: .text, title: title, location: Location(latitude: latitude, longitude: longitude)))
             }
             // Around Lisbon (38.7223, -9.1393): distances from the centre in km.
-            _ = try await place("Rossio pastries", 38.7139, -9.1394)       // ~0.9
-            _ = try await place("Belém pastries", 38.6975, -9.2063)        // ~6.4
-            _ = try await place("Sintra pastries", 38.8029, -9.3817)       // ~22.6
-            _ = try await place("Porto pastries", 41.1579, -8.6291)        // ~274
+            _ = try await place("Rossio pastries", 38.7139, -9.1394)  // ~0.9
+            _ = try await place("Belém pastries", 38.6975, -9.2063)  // ~6.4
+            _ = try await place("Sintra pastries", 38.8029, -9.3817)  // ~22.6
+            _ = try await place("Porto pastries", 41.1579, -8.6291)  // ~274
             _ = try await api.textPost(ana, "pastries without a place")
             let centre = "near=38.7223,-9.1393"
             func titles(_ query: String) async throws -> [String] {
                 try await api.page("/search/posts?" + query, of: Post.self).items.compactMap(\.title)
             }
-            #expect(try await titles(centre) == ["Rossio pastries", "Belém pastries"], "default radius 10 km, nearest first")
+            #expect(
+                try await titles(centre) == ["Rossio pastries", "Belém pastries"], "default radius 10 km, nearest first"
+            )
             #expect(try await titles(centre + "&radiusKm=0.95") == ["Rossio pastries"], "inside the edge")
             #expect(try await titles(centre + "&radiusKm=0.8").isEmpty, "outside the edge")
-            #expect(try await titles(centre + "&radiusKm=25") == ["Rossio pastries", "Belém pastries", "Sintra pastries"])
-            #expect(try await titles(centre + "&radiusKm=300&q=porto") == ["Porto pastries"], "words and place in one query")
+            #expect(
+                try await titles(centre + "&radiusKm=25") == ["Rossio pastries", "Belém pastries", "Sintra pastries"])
+            #expect(
+                try await titles(centre + "&radiusKm=300&q=porto") == ["Porto pastries"], "words and place in one query"
+            )
             #expect(try await titles(centre + "&radiusKm=25&q=pastries").count == 3)
             let first = try await api.page("/search/posts?\(centre)&radiusKm=25&limit=2", of: Post.self)
-            #expect(try await api.page("/search/posts?\(centre)&radiusKm=25&limit=2&cursor=\(first.nextCursor!)", of: Post.self).items.compactMap(\.title) == ["Sintra pastries"])
+            #expect(
+                try await api.page(
+                    "/search/posts?\(centre)&radiusKm=25&limit=2&cursor=\(first.nextCursor!)", of: Post.self
+                ).items.compactMap(\.title) == ["Sintra pastries"])
             // Across the antimeridian and at a pole, the box widens instead of missing posts.
             _ = try await place("Fiji east", -17.0, 179.99)
             #expect(try await titles("near=-17.0,-179.99&radiusKm=50") == ["Fiji east"])
             _ = try await place("South pole", -89.99, 0)
             #expect(try await titles("near=-89.99,120&radiusKm=50") == ["South pole"])
-            for (query, field) in [("near=91,0", "near"), ("near=0,181", "near"), ("near=abc", "near"), ("near=1,2,3", "near"), ("near=nan,0", "near"),
-                ("near=0,0&radiusKm=0", "radiusKm"), ("near=0,0&radiusKm=501", "radiusKm"), ("near=0,0&radiusKm=x", "radiusKm"), ("radiusKm=5&q=a", "radiusKm")] {
+            for (query, field) in [
+                ("near=91,0", "near"), ("near=0,181", "near"), ("near=abc", "near"), ("near=1,2,3", "near"),
+                ("near=nan,0", "near"),
+                ("near=0,0&radiusKm=0", "radiusKm"), ("near=0,0&radiusKm=501", "radiusKm"),
+                ("near=0,0&radiusKm=x", "radiusKm"), ("radiusKm=5&q=a", "radiusKm"),
+            ] {
                 let response = try await api.get("/search/posts?" + query)
-                #expect(response.status == .unprocessableContent && response.error?.field == field, "\(query): \(response.text)")
+                #expect(
+                    response.status == .unprocessableContent && response.error?.field == field,
+                    "\(query): \(response.text)")
             }
             #expect(try await api.get("/search/posts").status == .unprocessableContent, "q or near is needed")
         }
     }
 
     static let hostile: [String] = [
-        "\"", "\"\"\"", "'", "*", "* *", "NEAR", "NEAR(a b)", "a OR b", "a AND", "NOT a", "-a", "^a", "a:b", "{title}: x", "title:x",
-        "'); DROP TABLE posts; --", "1' OR '1'='1", "\\", "%_", "a & b | !c", "<->", "x:*", "(((", ")))", "\u{0}", "🙂", "🙂 emoji 🎉",
+        "\"", "\"\"\"", "'", "*", "* *", "NEAR", "NEAR(a b)", "a OR b", "a AND", "NOT a", "-a", "^a", "a:b",
+        "{title}: x", "title:x",
+        "'); DROP TABLE posts; --", "1' OR '1'='1", "\\", "%_", "a & b | !c", "<->", "x:*", "(((", ")))", "\u{0}", "🙂",
+        "🙂 emoji 🎉",
         "ünïcödé", "中文 搜索", String(repeating: "x", count: 1_000), String(repeating: "ab ", count: 333),
     ]
 
@@ -280,7 +345,9 @@ struct SearchTests {
             _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "emoji party", body: "ab ab ab x"))
             let encoded = q.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let response = try await api.get("/search/posts?q=\(encoded)")
-            #expect(response.status == .ok || response.status == .unprocessableContent, "\(q): \(response.status) \(response.text)")
+            #expect(
+                response.status == .ok || response.status == .unprocessableContent,
+                "\(q): \(response.status) \(response.text)")
             if response.status == .unprocessableContent { #expect(response.error?.field == "q") }
         }
     }

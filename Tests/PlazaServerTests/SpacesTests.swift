@@ -7,7 +7,8 @@ import Testing
 @Suite("Spaces")
 struct SpacesTests {
     func space(_ api: TestAPI, _ account: Account, _ slug: String, name: String? = nil) async throws -> Space {
-        let response = try await api.call(.post, "/spaces", as: account, json: CreateSpaceRequest(slug: slug, name: name ?? slug.uppercased()))
+        let response = try await api.call(
+            .post, "/spaces", as: account, json: CreateSpaceRequest(slug: slug, name: name ?? slug.uppercased()))
         #expect(response.status == .created, "create space: \(response.text)")
         return try response.decode(Space.self)
     }
@@ -22,8 +23,11 @@ struct SpacesTests {
             #expect(cs.slug == "cs101" && cs.name == "Intro to CS" && cs.owner.username == "ana")
             #expect(cs.counts == Space.Counts(members: 1, posts: 0))
             #expect(cs.viewer == Space.Viewer(member: true, owner: true))
-            #expect(try await api.call(.post, "/spaces", json: CreateSpaceRequest(slug: "x1", name: "X")).status == .unauthorized)
-            let taken = try await api.call(.post, "/spaces", as: bob, json: CreateSpaceRequest(slug: "cs101", name: "Again"))
+            #expect(
+                try await api.call(.post, "/spaces", json: CreateSpaceRequest(slug: "x1", name: "X")).status
+                    == .unauthorized)
+            let taken = try await api.call(
+                .post, "/spaces", as: bob, json: CreateSpaceRequest(slug: "cs101", name: "Again"))
             #expect(taken.status == .conflict && taken.error?.field == "slug")
 
             let edit = UpdateSpaceRequest(name: "CS 101", description: "Questions and answers")
@@ -43,17 +47,25 @@ struct SpacesTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             for (body, field) in [
-                (CreateSpaceRequest(slug: "a", name: "A"), "slug"), (CreateSpaceRequest(slug: "no spaces", name: "A"), "slug"),
-                (CreateSpaceRequest(slug: "-dash", name: "A"), "slug"), (CreateSpaceRequest(slug: "ok", name: "  "), "name"),
-                (CreateSpaceRequest(slug: "ok", name: "two\nlines"), "name"), (CreateSpaceRequest(slug: "ok", name: "A", imageId: "12"), "imageId"),
+                (CreateSpaceRequest(slug: "a", name: "A"), "slug"),
+                (CreateSpaceRequest(slug: "no spaces", name: "A"), "slug"),
+                (CreateSpaceRequest(slug: "-dash", name: "A"), "slug"),
+                (CreateSpaceRequest(slug: "ok", name: "  "), "name"),
+                (CreateSpaceRequest(slug: "ok", name: "two\nlines"), "name"),
+                (CreateSpaceRequest(slug: "ok", name: "A", imageId: "12"), "imageId"),
                 (CreateSpaceRequest(slug: "ok", name: String(repeating: "n", count: 81)), "name"),
             ] {
                 let response = try await api.call(.post, "/spaces", as: ana, json: body)
-                #expect(response.status == .unprocessableContent && response.error?.field == field, "\(body): \(response.text)")
+                #expect(
+                    response.status == .unprocessableContent && response.error?.field == field,
+                    "\(body): \(response.text)")
             }
             #expect(try await api.get("/spaces", as: ana).decode(Page<Space>.self).items.isEmpty, "nothing half-made")
-            let unknown = try await api.call(.post, "/posts", as: ana, json: CreatePostRequest(kind: .text, body: "hi", spaces: ["nowhere"]))
-            #expect(unknown.status == .unprocessableContent && unknown.error?.code == "unknown_space" && unknown.error?.field == "spaces")
+            let unknown = try await api.call(
+                .post, "/posts", as: ana, json: CreatePostRequest(kind: .text, body: "hi", spaces: ["nowhere"]))
+            #expect(
+                unknown.status == .unprocessableContent && unknown.error?.code == "unknown_space"
+                    && unknown.error?.field == "spaces")
             #expect(try await api.page("/feed/global", of: Post.self).items.isEmpty, "no post made")
         }
     }
@@ -89,7 +101,9 @@ struct SpacesTests {
             #expect(try await api.page("/spaces?q=COMPUTER", of: Space.self).items.map(\.slug) == ["cs101"])
             #expect(try await api.page("/spaces?q=cs1", of: Space.self).items.map(\.slug) == ["cs101"])
             #expect(try await api.page("/spaces?q=caf%C3%A9", of: Space.self).items.map(\.slug) == ["cafe"])
-            #expect(try await api.page("/spaces?q=100%25", of: Space.self).items.map(\.slug) == ["cafe"], "% is matched literally")
+            #expect(
+                try await api.page("/spaces?q=100%25", of: Space.self).items.map(\.slug) == ["cafe"],
+                "% is matched literally")
             #expect(try await api.page("/spaces?q=_", of: Space.self).items.isEmpty, "_ is matched literally")
             let first = try await api.page("/spaces?limit=2", of: Space.self)
             let second = try await api.page("/spaces?limit=2&cursor=\(first.nextCursor!)", of: Space.self)
@@ -104,7 +118,10 @@ struct SpacesTests {
             let bob = try await api.register("bob")
             _ = try await space(api, ana, "cs101")
             _ = try await space(api, ana, "math")
-            let both = try await api.post(bob, CreatePostRequest(kind: .text, title: "Q", body: "What is a vector?", spaces: ["math", "CS101", "math"]))
+            let both = try await api.post(
+                bob,
+                CreatePostRequest(
+                    kind: .text, title: "Q", body: "What is a vector?", spaces: ["math", "CS101", "math"]))
             #expect(Set(both.spaces.map(\.slug)) == ["cs101", "math"])
             let csOnly = try await api.post(ana, CreatePostRequest(kind: .text, body: "Welcome", spaces: ["cs101"]))
             _ = try await api.textPost(ana, "not in a space")
@@ -112,20 +129,28 @@ struct SpacesTests {
             #expect(try await api.page("/spaces/cs101/feed", of: Post.self).items.map(\.id) == [csOnly.id, both.id])
             #expect(try await api.page("/spaces/math/feed", of: Post.self).items.map(\.id) == [both.id])
             let fetched = try await api.get("/posts/\(both.id)").decode(Post.self)
-            #expect(fetched.spaces.map(\.slug).sorted() == ["cs101", "math"] && fetched.spaces.contains { $0.name == "MATH" })
+            #expect(
+                fetched.spaces.map(\.slug).sorted() == ["cs101", "math"]
+                    && fetched.spaces.contains { $0.name == "MATH" })
             #expect(try await api.get("/spaces/cs101").decode(Space.self).counts.posts == 2)
             let page = try await api.page("/spaces/cs101/feed?limit=1", of: Post.self)
             #expect(page.items.map(\.id) == [csOnly.id])
-            #expect(try await api.page("/spaces/cs101/feed?limit=1&cursor=\(page.nextCursor!)", of: Post.self).items.map(\.id) == [both.id])
+            #expect(
+                try await api.page("/spaces/cs101/feed?limit=1&cursor=\(page.nextCursor!)", of: Post.self).items.map(
+                    \.id) == [both.id])
             #expect(try await api.get("/spaces/nope/feed").status == .notFound)
 
             // The author moves the post; the counts follow.
-            let moved = try await api.call(.patch, "/posts/\(both.id)", as: bob, json: UpdatePostRequest(spaces: ["math"]))
+            let moved = try await api.call(
+                .patch, "/posts/\(both.id)", as: bob, json: UpdatePostRequest(spaces: ["math"]))
             #expect(try moved.decode(Post.self).spaces.map(\.slug) == ["math"])
             #expect(try await api.page("/spaces/cs101/feed", of: Post.self).items.map(\.id) == [csOnly.id])
             #expect(try await api.get("/spaces/cs101").decode(Space.self).counts.posts == 1)
-            #expect(try await api.call(.patch, "/posts/\(both.id)", as: ana, json: UpdatePostRequest(spaces: [])).status == .forbidden)
-            let unknown = try await api.call(.patch, "/posts/\(both.id)", as: bob, json: UpdatePostRequest(spaces: ["nowhere"]))
+            #expect(
+                try await api.call(.patch, "/posts/\(both.id)", as: ana, json: UpdatePostRequest(spaces: [])).status
+                    == .forbidden)
+            let unknown = try await api.call(
+                .patch, "/posts/\(both.id)", as: bob, json: UpdatePostRequest(spaces: ["nowhere"]))
             #expect(unknown.status == .unprocessableContent && unknown.error?.field == "spaces")
 
             #expect(try await api.call(.delete, "/posts/\(both.id)", as: bob).status == .noContent)
@@ -151,7 +176,8 @@ struct SpacesTests {
             var seen: [String] = []
             var cursor: String?
             repeat {
-                let page = try await api.page("/feed/home?limit=1" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana, of: Post.self)
+                let page = try await api.page(
+                    "/feed/home?limit=1" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana, of: Post.self)
                 seen += page.items.map(\.id)
                 cursor = page.nextCursor
             } while cursor != nil
@@ -169,9 +195,13 @@ struct SpacesTests {
             _ = try await space(api, ana, "math")
             try await api.call(.put, "/me/preferences", as: ana, raw: #"{"theme":"dark"}"#)
             _ = try await api.get("/spaces/math", as: ana)
-            #expect(try await api.get("/me/preferences", as: ana).decode(JSONValue.self) == .object(["theme": .string("dark"), "lastSpace": .string("math")]))
+            #expect(
+                try await api.get("/me/preferences", as: ana).decode(JSONValue.self)
+                    == .object(["theme": .string("dark"), "lastSpace": .string("math")]))
             _ = try await api.get("/spaces/cs101", as: ana)
-            #expect(try await api.get("/me", as: ana).decode(Me.self).preferences == .object(["theme": .string("dark"), "lastSpace": .string("cs101")]))
+            #expect(
+                try await api.get("/me", as: ana).decode(Me.self).preferences
+                    == .object(["theme": .string("dark"), "lastSpace": .string("cs101")]))
         }
     }
 
@@ -181,18 +211,25 @@ struct SpacesTests {
             let bob = try await api.register("bob")
             let upload = try await api.uploaded(try MediaFixtures.sample(.png), as: ana)
             let bobsUpload = try await api.uploaded(try MediaFixtures.sample(.png), as: bob)
-            let refused = try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "art", name: "Art", imageId: bobsUpload.id))
+            let refused = try await api.call(
+                .post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "art", name: "Art", imageId: bobsUpload.id))
             #expect(refused.status == .unprocessableContent && refused.error?.field == "imageId")
-            let art = try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "art", name: "Art", imageId: upload.id)).decode(Space.self)
+            let art = try await api.call(
+                .post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "art", name: "Art", imageId: upload.id)
+            ).decode(Space.self)
             #expect(art.image?.id == upload.id)
-            let again = try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "art2", name: "Art", imageId: upload.id))
+            let again = try await api.call(
+                .post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "art2", name: "Art", imageId: upload.id))
             #expect(again.status == .unprocessableContent, "an image is used once")
             let replacement = try await api.uploaded(try MediaFixtures.sample(.png), as: ana)
-            let replaced = try await api.call(.patch, "/spaces/art", as: ana, json: UpdateSpaceRequest(imageId: .set(replacement.id))).decode(Space.self)
+            let replaced = try await api.call(
+                .patch, "/spaces/art", as: ana, json: UpdateSpaceRequest(imageId: .set(replacement.id))
+            ).decode(Space.self)
             #expect(replaced.image?.id == replacement.id)
             #expect(try await api.fetch(art.image?.url ?? "-").status == .notFound, "the old image is gone")
             #expect(try await api.fetch(replaced.image?.url ?? "-").status == .ok, "the new one is served to anyone")
-            let cleared = try await api.call(.patch, "/spaces/art", as: ana, json: UpdateSpaceRequest(imageId: .clear)).decode(Space.self)
+            let cleared = try await api.call(.patch, "/spaces/art", as: ana, json: UpdateSpaceRequest(imageId: .clear))
+                .decode(Space.self)
             #expect(cleared.image == nil)
         }
     }

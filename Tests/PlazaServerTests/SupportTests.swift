@@ -22,7 +22,10 @@ struct SupportTests {
         #expect(Timestamp(rfc3339: "2026-11-21T10:30:00+01:00")?.description == "2026-11-21T09:30:00.000Z")
         #expect(Timestamp(rfc3339: "2026-11-21T09:30:00.5Z")?.description == "2026-11-21T09:30:00.500Z")
         #expect(Timestamp(rfc3339: "2026-11-21t09:30:00.123456z")?.description == "2026-11-21T09:30:00.123Z")
-        for bad in ["", "yesterday", "2026-11-21", "2026-13-01T00:00:00Z", "2026-11-21T25:00:00Z", "2026-11-21T09:30:00", "2026-11-21T09:30:00.Z", "2026-11-21T09:30:00Zjunk"] {
+        for bad in [
+            "", "yesterday", "2026-11-21", "2026-13-01T00:00:00Z", "2026-11-21T25:00:00Z", "2026-11-21T09:30:00",
+            "2026-11-21T09:30:00.Z", "2026-11-21T09:30:00Zjunk",
+        ] {
             #expect(Timestamp(rfc3339: bad) == nil, "\(bad)")
         }
     }
@@ -32,7 +35,8 @@ struct SupportTests {
         #expect(try decode("{}").title == .keep)
         #expect(try decode(#"{"title": null}"#).title == .clear)
         #expect(try decode(#"{"title": "x"}"#).title == .set("x"))
-        let encoded = String(decoding: try JSONEncoder().encode(UpdatePostRequest(title: .clear, body: .set("b"))), as: UTF8.self)
+        let encoded = String(
+            decoding: try JSONEncoder().encode(UpdatePostRequest(title: .clear, body: .set("b"))), as: UTF8.self)
         #expect(encoded.contains(#""title":null"#) && encoded.contains(#""body":"b""#) && !encoded.contains("price"))
     }
 
@@ -48,7 +52,9 @@ struct SupportTests {
         }
         // "AB" is the one spelling of 0x00; "AA" is 0x00 too but "AB" sets an unused bit.
         #expect(ByteText.bytes(base64url: "AA") == [0])
-        for bad in ["AB", "A", "AAAAA", "AA==", "a+b/", "é"] { #expect(ByteText.bytes(base64url: bad) == nil, "\(bad)") }
+        for bad in ["AB", "A", "AAAAA", "AA==", "a+b/", "é"] {
+            #expect(ByteText.bytes(base64url: bad) == nil, "\(bad)")
+        }
         #expect(ByteText.hex([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
     }
 
@@ -57,7 +63,9 @@ struct SupportTests {
         #expect(page.fetchLimit == 3)
         let full = page.split([10, 20, 30]) { Cursor(time: Int64($0), id: Int64($0)) }
         #expect(Array(full.rows) == [10, 20])
-        #expect(full.next.flatMap(Cursor.init(encoded:)) == Cursor(time: 20, id: 20), "after the page's last row, not the extra one")
+        #expect(
+            full.next.flatMap(Cursor.init(encoded:)) == Cursor(time: 20, id: 20),
+            "after the page's last row, not the extra one")
         let last = page.split([10, 20]) { Cursor(time: Int64($0), id: Int64($0)) }
         #expect(Array(last.rows) == [10, 20] && last.next == nil)
         #expect(page.split([Int]()) { Cursor(time: Int64($0), id: Int64($0)) }.next == nil)
@@ -105,11 +113,17 @@ struct SupportTests {
 
     @Test func rateLimitsAnswer429WithRetryAfterAndCanBeTurnedOff() async throws {
         let tight = RateLimiter.Policy(
-            reads: .init(burst: 3, perMinute: 1), writes: .init(burst: 2, perMinute: 1), registrations: .init(burst: 2, perMinute: 1))
-        try await withApp({ $0.rateLimits = true; $0.rateLimitPolicy = tight }) { api async throws in
+            reads: .init(burst: 3, perMinute: 1), writes: .init(burst: 2, perMinute: 1),
+            registrations: .init(burst: 2, perMinute: 1))
+        try await withApp({
+            $0.rateLimits = true
+            $0.rateLimitPolicy = tight
+        }) { api async throws in
             let ana = try await api.register("ana")
             _ = try await api.register("bob")
-            let third = try await api.call(.post, "/auth/register", json: RegisterRequest(username: "carol", email: "c@example.com", password: "long enough"))
+            let third = try await api.call(
+                .post, "/auth/register",
+                json: RegisterRequest(username: "carol", email: "c@example.com", password: "long enough"))
             #expect(third.status == .tooManyRequests)
             #expect(Int(third.headers[.retryAfter] ?? "") ?? 0 > 0)
             for _ in 0..<3 { #expect(try await api.get("/feed/global", as: ana).status == .ok) }
@@ -117,7 +131,10 @@ struct SupportTests {
             #expect(limited.status == .tooManyRequests)
             #expect(limited.error?.code == "rate_limited")
         }
-        try await withApp({ $0.rateLimits = false; $0.rateLimitPolicy = tight }) { api async throws in
+        try await withApp({
+            $0.rateLimits = false
+            $0.rateLimitPolicy = tight
+        }) { api async throws in
             for i in 0..<4 { _ = try await api.register("user\(i)") }
             for _ in 0..<10 { #expect(try await api.get("/feed/global").status == .ok) }
         }
@@ -138,7 +155,9 @@ struct DatabaseWriteTests {
         #expect(visited.withLockedValue { $0.sorted() } == [1, 2, 3])
         #expect(pool.lends == 5)
         // Every resource went back: three more can be held at once.
-        let again = await pool.withResource { a in await pool.withResource { b in await pool.withResource { c in [a, b, c] } } }
+        let again = await pool.withResource { a in
+            await pool.withResource { b in await pool.withResource { c in [a, b, c] } }
+        }
         #expect(Set(again) == [1, 2, 3])
     }
 
@@ -152,7 +171,8 @@ struct DatabaseWriteTests {
                     group.addTask {
                         do {
                             let value = try await db.write { connection -> Int in
-                                try await connection.exec("INSERT INTO scratch (id, note) VALUES (\(bind: id), \(bind: "written"))")
+                                try await connection.exec(
+                                    "INSERT INTO scratch (id, note) VALUES (\(bind: id), \(bind: "written"))")
                                 if id % 6 == 5 { throw Refused(id: id) }
                                 return id * 10
                             }
@@ -167,7 +187,9 @@ struct DatabaseWriteTests {
             for id in 0..<60 {
                 #expect(outcomes[id] == (id % 6 == 5 ? .failure(Refused(id: id)) : .success(id * 10)))
             }
-            let stored = try await db.read { try await $0.rows("SELECT id FROM scratch ORDER BY id") }.map { try $0.decode(column: "id", as: Int.self) }
+            let stored = try await db.read { try await $0.rows("SELECT id FROM scratch ORDER BY id") }.map {
+                try $0.decode(column: "id", as: Int.self)
+            }
             #expect(stored == (0..<60).filter { $0 % 6 != 5 })
         }
     }
@@ -180,7 +202,9 @@ struct DatabaseWriteTests {
     func committedPagesReachTheDatabaseFileWhileWritesGoOn() async throws {
         try await withDatabase { db, config in
             let marker = "marker-\(UUID().uuidString)"
-            try await db.write { try await $0.exec("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+            try await db.write {
+                try await $0.exec("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
+            }
             try await db.write { try await $0.exec("INSERT INTO scratch (note) VALUES (\(bind: marker))") }
             func fileHoldsMarker() throws -> Bool {
                 let file = try Data(contentsOf: URL(fileURLWithPath: config.database.sqlitePath))
@@ -189,7 +213,8 @@ struct DatabaseWriteTests {
             // The writer's own checkpoint waits for `checkpointPages` (8,192) WAL pages; 200 one-row writes are far
             // fewer, and they keep the idle release from starting.
             let autocheckpoint = try await db.write { try await $0.first("PRAGMA wal_autocheckpoint") }
-            #expect(try autocheckpoint?.decode(column: "wal_autocheckpoint", as: Int.self) == SQLiteDriver.checkpointPages)
+            #expect(
+                try autocheckpoint?.decode(column: "wal_autocheckpoint", as: Int.self) == SQLiteDriver.checkpointPages)
             var found = try fileHoldsMarker()
             for _ in 0..<200 where !found {
                 try await db.write { try await $0.exec("INSERT INTO scratch (note) VALUES ('filler')") }
@@ -204,7 +229,9 @@ struct DatabaseWriteTests {
     @Test(.enabled(if: TestDatabase.postgresURL == nil))
     func aQuietDatabaseTruncatesItsWAL() async throws {
         try await withDatabase { db, config in
-            try await db.write { try await $0.exec("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)") }
+            try await db.write {
+                try await $0.exec("CREATE TABLE scratch (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
+            }
             let wal = config.database.sqlitePath + "-wal"
             func walSize() throws -> Int { try FileManager.default.attributesOfItem(atPath: wal)[.size] as! Int }
             #expect(try walSize() > 0)

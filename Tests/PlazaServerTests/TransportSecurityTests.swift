@@ -9,7 +9,7 @@ import Testing
 @testable import PlazaServer
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// HTTPS-only cookies and HSTS, private responses, session lifetimes, and connections that
@@ -22,7 +22,10 @@ struct TransportSecurityTests {
         let page = try await api.page(.get, "/signup", headers: headers)
         let nonce = try #require(page.headers[values: .setCookie].first { $0.contains(WebSession.nonceCookie) })
         let cookie = String(nonce.prefix { $0 != ";" })
-        let form = formEncode(["username": "ana", "email": "ana@example.com", "password": "correct horse battery", "_csrf": try #require(page.pageCSRF)])
+        let form = formEncode([
+            "username": "ana", "email": "ana@example.com", "password": "correct horse battery",
+            "_csrf": try #require(page.pageCSRF),
+        ])
         return try await api.page(.post, "/signup", cookie: cookie, form: form, headers: headers)
     }
 
@@ -42,12 +45,16 @@ struct TransportSecurityTests {
             // page (which cannot set a __Host- one) does not sign anyone in.
             let planted = try await api.page(.get, "/", cookie: "\(WebSession.sessionCookie)=\(value)")
             #expect(!planted.text.contains(#"data-signed-in="ana""#))
-            #expect(try await api.call(.get, "/me", headers: [.cookie: "\(WebSession.sessionCookie)=\(value)"]).status == .unauthorized)
+            #expect(
+                try await api.call(.get, "/me", headers: [.cookie: "\(WebSession.sessionCookie)=\(value)"]).status
+                    == .unauthorized)
         }
     }
 
     @Test func onlyATrustedProxySaysTheClientUsedHTTPS() async throws {
-        try await withLiveApp({ $0.trustedProxies = (try? TrustedProxies.parse("127.0.0.1", header: "x-forwarded-for")) ?? .none }) { api, _ in
+        try await withLiveApp({
+            $0.trustedProxies = (try? TrustedProxies.parse("127.0.0.1", header: "x-forwarded-for")) ?? .none
+        }) { api, _ in
             let proxied = try await Self.signUp(api, headers: [Self.forwardedProto: "https"])
             #expect(proxied.setCookie("__Host-" + WebSession.sessionCookie)?.contains("Secure") == true)
             #expect(proxied.headers[.strictTransportSecurity] != nil)
@@ -77,16 +84,22 @@ struct TransportSecurityTests {
 
     @Test func sessionsEndAtTheirAbsoluteLifetimeHoweverMuchTheyAreUsed() async throws {
         try await withDatabase { db, _ in
-            let store = AccountStore(db: db, ids: IDGenerator(node: 1), sessionIdleMillis: 86_400_000, sessionMaxMillis: 60_000, searchWindows: SearchWindowCache())
-            let user = try await store.createUser(.init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
+            let store = AccountStore(
+                db: db, ids: IDGenerator(node: 1), sessionIdleMillis: 86_400_000, sessionMaxMillis: 60_000,
+                searchWindows: SearchWindowCache())
+            let user = try await store.createUser(
+                .init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
             let token = try await store.createSession(userID: user, userAgent: nil, ip: nil)
             #expect(try await store.identity(token: token) != nil)
             // Signed in two minutes ago and used a second ago: past the absolute lifetime.
             let now = Timestamp.now.milliseconds
             try await db.write { db in
-                try await db.exec("UPDATE sessions SET created_at = \(bind: now - 120_000), last_used_at = \(bind: now - 1_000)")
+                try await db.exec(
+                    "UPDATE sessions SET created_at = \(bind: now - 120_000), last_used_at = \(bind: now - 1_000)")
             }
-            let fresh = AccountStore(db: db, ids: IDGenerator(node: 1), sessionIdleMillis: 86_400_000, sessionMaxMillis: 60_000, searchWindows: SearchWindowCache())
+            let fresh = AccountStore(
+                db: db, ids: IDGenerator(node: 1), sessionIdleMillis: 86_400_000, sessionMaxMillis: 60_000,
+                searchWindows: SearchWindowCache())
             #expect(try await fresh.identity(token: token) == nil)
             try await fresh.deleteIdleSessions()
             #expect(try await db.read { db in try await db.first("SELECT id FROM sessions") } == nil)
@@ -105,7 +118,9 @@ struct TransportSecurityTests {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard status == 0 else { throw POSIXError(.ECONNREFUSED) }
         return fd
@@ -139,7 +154,9 @@ struct TransportSecurityTests {
         try await withLiveApp({ $0.bodyTimeoutSeconds = 1 }) { _, port in
             let fd = try Self.connect(port: port)
             defer { close(fd) }
-            let head = Array("POST /api/v1/auth/login HTTP/1.1\r\nHost: plaza.test\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n".utf8)
+            let head = Array(
+                "POST /api/v1/auth/login HTTP/1.1\r\nHost: plaza.test\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n"
+                    .utf8)
             _ = send(fd, head, head.count, Int32(MSG_NOSIGNAL))
             // A byte every 50 ms: never idle, and the body would take 50 minutes. The loop is
             // bounded by bytes, not time: the server must answer long before they run out.
@@ -148,7 +165,10 @@ struct TransportSecurityTests {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while sent < 6000 {
                 let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-                if count > 0 { answer += buffer[..<count]; break }
+                if count > 0 {
+                    answer += buffer[..<count]
+                    break
+                }
                 if count == 0 { break }
                 guard send(fd, [UInt8(ascii: " ")], 1, Int32(MSG_NOSIGNAL)) == 1 else { break }
                 sent += 1
@@ -166,14 +186,18 @@ struct TransportSecurityTests {
         try await withLiveApp({ $0.maxHeaderBytes = 8 * 1024 }) { _, port in
             let fd = try Self.connect(port: port)
             defer { close(fd) }
-            let request = Array("GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nX-Big: \(String(repeating: "a", count: 9000))\r\n\r\n".utf8)
+            let request = Array(
+                "GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nX-Big: \(String(repeating: "a", count: 9000))\r\n\r\n"
+                    .utf8)
             _ = send(fd, request, request.count, 0)
             let answer = String(decoding: try #require(Self.readUntilClosed(fd)), as: UTF8.self)
             #expect(!answer.hasPrefix("HTTP/1.1 2"), "\(answer.prefix(200))")
             // A request under the cap is answered.
             let ok = try Self.connect(port: port)
             defer { close(ok) }
-            let small = Array("GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nConnection: close\r\nX-Small: \(String(repeating: "a", count: 4000))\r\n\r\n".utf8)
+            let small = Array(
+                "GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nConnection: close\r\nX-Small: \(String(repeating: "a", count: 4000))\r\n\r\n"
+                    .utf8)
             _ = send(ok, small, small.count, 0)
             #expect(String(decoding: try #require(Self.readUntilClosed(ok)), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
         }

@@ -9,25 +9,33 @@ import Testing
 
 /// A browser's view of the app: pages, forms and the cookie session.
 extension TestAPI {
-    func page(_ method: HTTPRequest.Method = .get, _ path: String, cookie: String? = nil, form: String? = nil, headers extra: HTTPFields = [:]) async throws
+    func page(
+        _ method: HTTPRequest.Method = .get, _ path: String, cookie: String? = nil, form: String? = nil,
+        headers extra: HTTPFields = [:]
+    ) async throws
         -> TestResponse
     {
         var headers = extra
         if let cookie { headers[.cookie] = cookie }
         if form != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
-        let response = try await client.execute(uri: path, method: method, headers: headers, body: form.map { ByteBuffer(string: $0) })
+        let response = try await client.execute(
+            uri: path, method: method, headers: headers, body: form.map { ByteBuffer(string: $0) })
         return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }
 
     /// The API, authenticated the way the web app's scripts are: the session cookie plus (optionally) the CSRF header.
-    func cookieCall(_ method: HTTPRequest.Method, _ path: String, session: String, csrf: String?, json: String? = nil, extra: HTTPFields = [:]) async throws
+    func cookieCall(
+        _ method: HTTPRequest.Method, _ path: String, session: String, csrf: String?, json: String? = nil,
+        extra: HTTPFields = [:]
+    ) async throws
         -> TestResponse
     {
         var headers = extra
         headers[.cookie] = "\(WebSession.sessionCookie)=\(session)"
         if let csrf { headers[WebSession.csrfHeader] = csrf }
         if json != nil { headers[.contentType] = "application/json" }
-        let response = try await client.execute(uri: "/api/v1" + path, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) })
+        let response = try await client.execute(
+            uri: "/api/v1" + path, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) })
         return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }
 }
@@ -53,7 +61,8 @@ extension TestResponse {
 func formEncode(_ fields: [String: String]) -> String {
     var allowed = CharacterSet.alphanumerics
     allowed.insert(charactersIn: "-._~")
-    return fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
+    return fields.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(
+        separator: "&")
 }
 
 @Suite("Web app: pages, cookie sessions and CSRF")
@@ -72,32 +81,44 @@ struct WebTests {
             let jar = "\(WebSession.nonceCookie)=\(nonce)"
 
             // No token, or another browser's: refused, and no session is made.
-            let forged = try await api.page(.post, "/login", cookie: jar, form: formEncode(["login": "ana", "password": "correct horse battery"]))
+            let forged = try await api.page(
+                .post, "/login", cookie: jar, form: formEncode(["login": "ana", "password": "correct horse battery"]))
             #expect(forged.status == .forbidden)
             #expect(forged.setCookie(WebSession.sessionCookie) == nil)
             let foreign = try await api.page(
                 .post, "/login", cookie: jar,
-                form: formEncode(["login": "ana", "password": "correct horse battery", "_csrf": WebSession.csrfToken(secret: "someone-else-entirely")]))
+                form: formEncode([
+                    "login": "ana", "password": "correct horse battery",
+                    "_csrf": WebSession.csrfToken(secret: "someone-else-entirely"),
+                ]))
             #expect(foreign.status == .forbidden)
             // A cross-site form post is refused even with a token (browsers say where it came from).
             let crossSite = try await api.page(
-                .post, "/login", cookie: jar, form: formEncode(["login": "ana", "password": "correct horse battery", "_csrf": token]),
+                .post, "/login", cookie: jar,
+                form: formEncode(["login": "ana", "password": "correct horse battery", "_csrf": token]),
                 headers: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
             #expect(crossSite.status == .forbidden)
 
             // A wrong password shows the form again with the message and the login kept, and no cookie.
-            let wrong = try await api.page(.post, "/login", cookie: jar, form: formEncode(["login": "ana", "password": "nope nope nope", "_csrf": token]))
+            let wrong = try await api.page(
+                .post, "/login", cookie: jar,
+                form: formEncode(["login": "ana", "password": "nope nope nope", "_csrf": token]))
             #expect(wrong.status == .unauthorized)
             #expect(wrong.text.contains("Wrong username, email or password.") && wrong.text.contains(#"value="ana""#))
             #expect(wrong.setCookie(WebSession.sessionCookie) == nil)
 
             // The right one: a redirect to `next` (only ever on this site) and the session cookie.
             let ok = try await api.page(
-                .post, "/login", cookie: jar, form: formEncode(["login": "ana", "password": "correct horse battery", "_csrf": token, "next": "//evil.example/x"]))
+                .post, "/login", cookie: jar,
+                form: formEncode([
+                    "login": "ana", "password": "correct horse battery", "_csrf": token, "next": "//evil.example/x",
+                ]))
             #expect(ok.status == .seeOther)
             #expect(ok.headers[.location] == "/")
             let session = try #require(ok.setCookie(WebSession.sessionCookie))
-            #expect(session.contains("HttpOnly") && session.contains("SameSite=Lax") && session.contains("Path=/") && !session.contains("Secure"))
+            #expect(
+                session.contains("HttpOnly") && session.contains("SameSite=Lax") && session.contains("Path=/")
+                    && !session.contains("Secure"))
             let value = String(session.dropFirst(WebSession.sessionCookie.count + 1).prefix { $0 != ";" })
             let home = try await api.page(.get, "/", cookie: "\(WebSession.sessionCookie)=\(value)")
             #expect(home.text.contains(#"data-signed-in="ana""#))
@@ -105,7 +126,10 @@ struct WebTests {
             // X-Forwarded-Proto from a client that is no trusted proxy changes nothing (HTTPS
             // cookies and HSTS are in TransportSecurityTests).
             let spoofed = try await api.page(
-                .post, "/login", cookie: jar, form: formEncode(["login": "ana", "password": "correct horse battery", "_csrf": token, "next": "/explore"]),
+                .post, "/login", cookie: jar,
+                form: formEncode([
+                    "login": "ana", "password": "correct horse battery", "_csrf": token, "next": "/explore",
+                ]),
                 headers: [HTTPField.Name("X-Forwarded-Proto")!: "https"])
             #expect(spoofed.headers[.location] == "/explore")
             #expect(spoofed.setCookie(WebSession.sessionCookie)?.contains("Secure") == false)
@@ -115,12 +139,16 @@ struct WebTests {
 
     @Test func afterSignInOnlyPathsOnThisSiteAreFollowed() {
         #expect(WebController.safeNext("/p/1?x=2") == "/p/1?x=2")
-        for unsafe in ["//evil.example", "/\t/evil.example", "/\\evil.example", "/\n/evil.example", "https://evil.example", "evil", "/ /x", nil] {
+        for unsafe in [
+            "//evil.example", "/\t/evil.example", "/\\evil.example", "/\n/evil.example", "https://evil.example", "evil",
+            "/ /x", nil,
+        ] {
             #expect(WebController.safeNext(unsafe) == "/", "\(String(describing: unsafe))")
         }
     }
 
-    /// A browser whose session was revoked elsewhere still holds the old cookie: it can sign in again, and the page clears it.
+    /// A browser whose session was revoked elsewhere still holds the old cookie: it can sign in
+    /// again, and the page clears it.
     @Test func aStaleSessionCookieDoesNotLockTheBrowserOut() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
@@ -130,7 +158,8 @@ struct WebTests {
             let nonce = try #require(page.setCookie(WebSession.nonceCookie)).split(separator: ";")[0]
             let token = try #require(page.pageCSRF)
             let again = try await api.page(
-                .post, "/login", cookie: "\(ana.cookie); \(nonce)", form: formEncode(["login": "ana", "password": ana.password, "_csrf": token]))
+                .post, "/login", cookie: "\(ana.cookie); \(nonce)",
+                form: formEncode(["login": "ana", "password": ana.password, "_csrf": token]))
             #expect(again.status == .seeOther)
             #expect(again.setCookie(WebSession.sessionCookie) != nil)
         }
@@ -139,13 +168,21 @@ struct WebTests {
     @Test func theCookieSlidesWithUseAndSigningInAgainReplacesTheSession() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            let renewed = try #require(try await api.page(.get, "/", cookie: ana.cookie).setCookie(WebSession.sessionCookie))
-            #expect(renewed.hasPrefix("\(ana.cookie);") && renewed.contains("Max-Age=\(api.config.sessionIdleDays * 86_400)"))
+            let renewed = try #require(
+                try await api.page(.get, "/", cookie: ana.cookie).setCookie(WebSession.sessionCookie))
+            #expect(
+                renewed.hasPrefix("\(ana.cookie);")
+                    && renewed.contains("Max-Age=\(api.config.sessionIdleDays * 86_400)"))
             let again = try await api.page(
-                .post, "/login", cookie: ana.cookie, form: formEncode(["login": "ana", "password": ana.password, "_csrf": ana.csrf]))
+                .post, "/login", cookie: ana.cookie,
+                form: formEncode(["login": "ana", "password": ana.password, "_csrf": ana.csrf]))
             #expect(again.status == .seeOther)
             #expect(try await api.get("/me", as: ana).status == .unauthorized, "the browser's old session ended")
-            let sessions = try await api.cookieCall(.get, "/me/sessions", session: String(try #require(again.setCookie(WebSession.sessionCookie)).split(separator: ";")[0].dropFirst(WebSession.sessionCookie.count + 1)), csrf: nil)
+            let sessions = try await api.cookieCall(
+                .get, "/me/sessions",
+                session: String(
+                    try #require(again.setCookie(WebSession.sessionCookie)).split(separator: ";")[0].dropFirst(
+                        WebSession.sessionCookie.count + 1)), csrf: nil)
             #expect(try sessions.decode(Page<Session>.self).items.count == 1)
         }
     }
@@ -153,7 +190,10 @@ struct WebTests {
     @Test func aPlusInAPagesQueryIsASpace() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            #expect(try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "ds", name: "Data Science")).status == .created)
+            #expect(
+                try await api.call(
+                    .post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "ds", name: "Data Science")
+                ).status == .created)
             let found = try await api.page(.get, "/spaces?q=data+science").text
             #expect(found.contains("href=\"/s/ds\""))
             #expect(found.contains("value=\"data science\""))
@@ -167,12 +207,20 @@ struct WebTests {
             let token = try #require(page.pageCSRF)
             let bad = try await api.page(
                 .post, "/signup", cookie: String(nonce),
-                form: formEncode(["username": "x", "email": "cleo@example.com", "password": "long enough pw", "displayName": "Cleo", "_csrf": token]))
+                form: formEncode([
+                    "username": "x", "email": "cleo@example.com", "password": "long enough pw", "displayName": "Cleo",
+                    "_csrf": token,
+                ]))
             #expect(bad.status == .unprocessableContent)
-            #expect(bad.text.contains(#"value="cleo@example.com""#) && bad.text.contains(#"value="Cleo""#) && bad.text.contains("role=\"alert\""))
+            #expect(
+                bad.text.contains(#"value="cleo@example.com""#) && bad.text.contains(#"value="Cleo""#)
+                    && bad.text.contains("role=\"alert\""))
             let good = try await api.page(
                 .post, "/signup", cookie: String(nonce),
-                form: formEncode(["username": "cleo", "email": "cleo@example.com", "password": "long enough pw", "displayName": "Cleo", "_csrf": token]))
+                form: formEncode([
+                    "username": "cleo", "email": "cleo@example.com", "password": "long enough pw",
+                    "displayName": "Cleo", "_csrf": token,
+                ]))
             #expect(good.status == .seeOther)
             #expect(good.setCookie(WebSession.sessionCookie) != nil)
             #expect(try await api.get("/users/cleo").decode(User.self).displayName == "Cleo")
@@ -196,7 +244,8 @@ struct WebTests {
             let others = try await api.cookieCall(.post, "/posts", session: ana.token, csrf: ben.csrf, json: body)
             #expect(others.status == .forbidden)
             let crossSite = try await api.cookieCall(
-                .post, "/posts", session: ana.token, csrf: ana.csrf, json: body, extra: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
+                .post, "/posts", session: ana.token, csrf: ana.csrf, json: body,
+                extra: [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"])
             #expect(crossSite.status == .forbidden)
             #expect(try await api.page(.get, "/u/ana").text.contains("from the web") == false)
             let created = try await api.cookieCall(.post, "/posts", session: ana.token, csrf: ana.csrf, json: body)
@@ -226,17 +275,22 @@ struct WebTests {
     @Test func everyPageCarriesTheSecurityHeadersAndEscapesWhatPeopleWrote() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            let post = try await api.textPost(ana, "<script>alert(1)</script> & more", title: "<img src=x onerror=alert(1)>")
+            let post = try await api.textPost(
+                ana, "<script>alert(1)</script> & more", title: "<img src=x onerror=alert(1)>")
             for path in ["/", "/explore", "/p/\(post.id)", "/u/ana", "/spaces", "/search?q=more", "/login"] {
                 let page = try await api.page(.get, path)
                 #expect(page.status == .ok, "\(path)")
                 #expect(page.headers[.contentType] == "text/html; charset=utf-8")
                 let csp = try #require(page.headers[.contentSecurityPolicy])
-                #expect(csp.contains("script-src 'self'") && csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe"))
+                #expect(
+                    csp.contains("script-src 'self'") && csp.contains("default-src 'none'")
+                        && csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe"))
                 #expect(page.headers[.cacheControl] == "no-store")
                 #expect(page.headers[.xContentTypeOptions] == "nosniff")
                 #expect(!page.text.contains("<script>alert") && !page.text.contains("<img src=x"), "\(path)")
-                #expect(!page.text.contains(" style=") && !page.text.contains("<script>"), "inline code or styles on \(path) would break the CSP")
+                #expect(
+                    !page.text.contains(" style=") && !page.text.contains("<script>"),
+                    "inline code or styles on \(path) would break the CSP")
             }
             let postPage = try await api.page(.get, "/p/\(post.id)")
             #expect(postPage.text.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; more"))
@@ -246,8 +300,12 @@ struct WebTests {
     @Test func aCollectionOlderThanTheNewestHundredHasItsPage() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            let oldest = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "The first crate")).decode(SavedCollection.self)
-            for i in 0..<101 { _ = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "crate \(i)")) }
+            let oldest = try await api.call(
+                .post, "/collections", as: ana, json: CollectionRequest(name: "The first crate")
+            ).decode(SavedCollection.self)
+            for i in 0..<101 {
+                _ = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "crate \(i)"))
+            }
             let page = try await api.page(.get, "/collections/\(oldest.id)", cookie: ana.cookie)
             #expect(page.status == .ok && page.text.contains("The first crate"), "\(page.status)")
             #expect(try await api.page(.get, "/collections/not-an-id", cookie: ana.cookie).status == .notFound)
@@ -259,10 +317,14 @@ struct WebTests {
             let ana = try await api.register("ana")
             let ben = try await api.register("ben")
             let post = try await api.textPost(ana, "ana's post", title: "Hello")
-            let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Crate")).decode(SavedCollection.self)
+            let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Crate"))
+                .decode(SavedCollection.self)
 
             // Signed-in only pages send an anonymous visitor to sign in, and back afterwards.
-            for path in ["/compose", "/settings", "/notifications", "/collections", "/collections/\(collection.id)", "/history", "/p/\(post.id)/edit"] {
+            for path in [
+                "/compose", "/settings", "/notifications", "/collections", "/collections/\(collection.id)", "/history",
+                "/p/\(post.id)/edit",
+            ] {
                 let page = try await api.page(.get, path)
                 #expect(page.status == .seeOther, "\(path)")
                 #expect(page.headers[.location]?.hasPrefix("/login?next=%2F") == true, "\(path)")
@@ -272,7 +334,8 @@ struct WebTests {
             let notYours = try await api.page(.get, "/p/\(post.id)/edit", cookie: ben.cookie)
             #expect(notYours.status == .forbidden)
             #expect(notYours.headers[.contentType] == "text/html; charset=utf-8")
-            #expect(try await api.page(.get, "/collections/\(collection.id)", cookie: ana.cookie).text.contains("Crate"))
+            #expect(
+                try await api.page(.get, "/collections/\(collection.id)", cookie: ana.cookie).text.contains("Crate"))
             #expect(try await api.page(.get, "/collections/\(collection.id)", cookie: ben.cookie).status == .notFound)
 
             // Edit and delete controls only on one's own posts.
@@ -311,8 +374,11 @@ struct WebTests {
             let first = try await api.page(.get, "/explore").text
             #expect(first.components(separatedBy: "class=\"card post ").count - 1 == 20)
             #expect(first.contains("post number 24") && !first.contains("post number 4<"))
-            let next = try #require(first.range(of: #"class="more" href=""#).map { first[$0.upperBound...].prefix { $0 != "\"" } })
-            let fragment = try await api.page(.get, String(next).replacingOccurrences(of: "&amp;", with: "&") + "&fragment=1").text
+            let next = try #require(
+                first.range(of: #"class="more" href=""#).map { first[$0.upperBound...].prefix { $0 != "\"" } })
+            let fragment = try await api.page(
+                .get, String(next).replacingOccurrences(of: "&amp;", with: "&") + "&fragment=1"
+            ).text
             #expect(!fragment.contains("<html"))
             #expect(fragment.components(separatedBy: "class=\"card post ").count - 1 == 5)
             #expect(fragment.contains("post number 0") && !fragment.contains("class=\"more\""))
@@ -326,13 +392,17 @@ struct WebTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             for slug in ["cs101", "math"] {
-                #expect(try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: slug, name: slug.uppercased())).status == .created)
+                #expect(
+                    try await api.call(
+                        .post, "/spaces", as: ana, json: CreateSpaceRequest(slug: slug, name: slug.uppercased())
+                    ).status == .created)
             }
             #expect(try await api.page(.get, "/spaces/last", cookie: ana.cookie).headers[.location] == "/spaces")
             #expect(try await api.page(.get, "/s/math", cookie: ana.cookie).status == .ok)
             #expect(try await api.page(.get, "/spaces/last", cookie: ana.cookie).headers[.location] == "/s/math")
             let compose = try await api.page(.get, "/compose?space=math", cookie: ana.cookie).text
-            #expect(compose.contains(#"name="spaces" value="cs101""#) && compose.contains(#"name="spaces" value="math""#))
+            #expect(
+                compose.contains(#"name="spaces" value="cs101""#) && compose.contains(#"name="spaces" value="math""#))
             #expect(try await api.page(.get, "/s/nowhere").status == .notFound)
         }
     }
@@ -340,7 +410,8 @@ struct WebTests {
     @Test func staticFilesAreServedWithVersionedCaching() async throws {
         try await withApp { api async throws in
             let home = try await api.page(.get, "/").text
-            let version = try #require(home.range(of: "/assets/app.js?v=").map { home[$0.upperBound...].prefix { $0 != "\"" } })
+            let version = try #require(
+                home.range(of: "/assets/app.js?v=").map { home[$0.upperBound...].prefix { $0 != "\"" } })
             let script = try await api.page(.get, "/assets/app.js?v=\(version)")
             #expect(script.status == .ok)
             #expect(script.headers[.contentType] == "text/javascript; charset=utf-8")

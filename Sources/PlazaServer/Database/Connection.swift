@@ -63,7 +63,9 @@ struct Connection: Sendable {
             var bindings = PostgresBindings(capacity: serializer.binds.count)
             for bind in serializer.binds { try Self.append(bind, to: &bindings) }
             var rows: [Row] = []
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: logger) {
+            for try await row in try await connection.query(
+                PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: logger)
+            {
                 rows.append(Row(.postgres(row.makeRandomAccess())))
             }
             return rows
@@ -137,7 +139,9 @@ struct Row: Sendable {
     func decode<T: ColumnValue>(column: String, as type: T.Type = T.self) throws -> T {
         switch storage {
         case .sqlite(let columns, let values):
-            guard let offset = columns.offset(of: column), let value = T(sqlite: values[offset]) else { throw ColumnError(column: column, type: T.self) }
+            guard let offset = columns.offset(of: column), let value = T(sqlite: values[offset]) else {
+                throw ColumnError(column: column, type: T.self)
+            }
             return value
         case .postgres(let row):
             guard row.contains(column) else { throw ColumnError(column: column, type: T.self) }
@@ -155,7 +159,9 @@ private struct SQLiteSyntax: SQLDatabase {
 
     struct NotExecutable: Error {}
 
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> ()) -> EventLoopFuture<Void> {
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
+        Void
+    > {
         eventLoop.makeFailedFuture(NotExecutable())
     }
 }

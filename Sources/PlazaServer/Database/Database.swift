@@ -61,7 +61,10 @@ public struct Database: Sendable, Service {
             try await driver.checkReachable()
             return Database(driver: driver)
         }
-        return Database(driver: try await SQLiteDriver.open(path: config.sqlitePath, readers: config.readers, synchronous: config.sqliteSynchronous, logger: logger))
+        return Database(
+            driver: try await SQLiteDriver.open(
+                path: config.sqlitePath, readers: config.readers, synchronous: config.sqliteSynchronous, logger: logger)
+        )
     }
 
     /// Runs `body` with the database's connections alive (for CLI commands).
@@ -83,7 +86,9 @@ public struct DatabaseConfig: Sendable {
     /// `NORMAL` (default, durable across app crashes, may lose the last commits on power loss) or `FULL`.
     public var sqliteSynchronous: String
 
-    public init(url: String?, sqlitePath: String, readers: Int = 4, poolSize: Int = 16, sqliteSynchronous: String = "NORMAL") {
+    public init(
+        url: String?, sqlitePath: String, readers: Int = 4, poolSize: Int = 16, sqliteSynchronous: String = "NORMAL"
+    ) {
         self.url = url
         self.sqlitePath = sqlitePath
         self.readers = readers

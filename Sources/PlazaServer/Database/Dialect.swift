@@ -1,3 +1,4 @@
+import PostgresNIO
 import SQLKit
 
 /// The SQL that differs between SQLite and PostgreSQL, in one place.
@@ -28,8 +29,10 @@ struct Dialect: Sendable {
     /// The triggers that keep a `Counter`.
     func triggers(for counter: Counter) -> [String] {
         let name = "\(counter.table)_\(counter.key)_counts"
-        let increment = "UPDATE \(counter.target) SET \(counter.column) = \(counter.column) + 1 WHERE id = NEW.\(counter.key);"
-        let decrement = "UPDATE \(counter.target) SET \(counter.column) = \(counter.column) - 1 WHERE id = OLD.\(counter.key);"
+        let increment =
+            "UPDATE \(counter.target) SET \(counter.column) = \(counter.column) + 1 WHERE id = NEW.\(counter.key);"
+        let decrement =
+            "UPDATE \(counter.target) SET \(counter.column) = \(counter.column) - 1 WHERE id = OLD.\(counter.key);"
         switch kind {
         case .sqlite:
             return [
@@ -96,8 +99,6 @@ struct Dialect: Sendable {
         }
     }
 }
-
-import PostgresNIO
 
 extension Dialect {
     /// True for a unique-constraint violation from either database.

@@ -34,7 +34,8 @@ final class PostgresDriver: DatabaseDriver {
         configuration.options.minimumConnections = 0
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.probe = PostgresConnection.Configuration(
-            host: host, port: components.port ?? 5432, username: components.user ?? "postgres", password: components.password,
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password,
             database: database.isEmpty ? nil : database, tls: try tls.connection)
         self.logger = logger
     }
@@ -71,7 +72,8 @@ final class PostgresDriver: DatabaseDriver {
             tls.certificateVerification = .fullVerification
             return .require(tls)
         default:
-            throw ConfigurationError("sslmode must be disable, allow, prefer, require, verify-ca or verify-full, not \(sslMode).")
+            throw ConfigurationError(
+                "sslmode must be disable, allow, prefer, require, verify-ca or verify-full, not \(sslMode).")
         }
     }
 
@@ -172,12 +174,17 @@ public struct DatabaseErrorText: Error, CustomStringConvertible {
     init(_ error: any Error) { self.error = error }
 
     /// `error` as an operator should read it: a PostgreSQL error in the server's own words.
-    public static func readable(_ error: any Error) -> any Error { error is PSQLError ? DatabaseErrorText(error) : error }
+    public static func readable(_ error: any Error) -> any Error {
+        error is PSQLError ? DatabaseErrorText(error) : error
+    }
 
     public var description: String {
         guard let error = error as? PSQLError else { return "\(error)" }
         if let info = error.serverInfo {
-            let parts = [info[.severity], info[.sqlState].map { "(\($0))" }, info[.message], info[.detail].map { "Detail: \($0)" }, info[.hint].map { "Hint: \($0)" }]
+            let parts = [
+                info[.severity], info[.sqlState].map { "(\($0))" }, info[.message],
+                info[.detail].map { "Detail: \($0)" }, info[.hint].map { "Hint: \($0)" },
+            ]
             return "PostgreSQL: " + parts.compactMap { $0 }.joined(separator: " ")
         }
         let underlying = error.underlying.map { ": \($0)" } ?? ""

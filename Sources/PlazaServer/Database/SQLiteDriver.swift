@@ -51,7 +51,9 @@ final class SQLiteDriver: DatabaseDriver {
         (commits, committed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    static func open(path: String, readers readerCount: Int, synchronous: String, logger: Logger) async throws -> SQLiteDriver {
+    static func open(path: String, readers readerCount: Int, synchronous: String, logger: Logger) async throws
+        -> SQLiteDriver
+    {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -68,12 +70,13 @@ final class SQLiteDriver: DatabaseDriver {
             // has not cached costs a pread from it). 8 MB each made the five connections' caches
             // 20 MB of the server's resident memory after a few seconds of load, for no throughput
             // measurable here. No mmap: mapped pages count as resident memory too.
-            try handle.execute(script: """
-                PRAGMA foreign_keys = ON;
-                PRAGMA synchronous = \(sync);
-                PRAGMA temp_store = MEMORY;
-                PRAGMA cache_size = -2000;
-                """)
+            try handle.execute(
+                script: """
+                    PRAGMA foreign_keys = ON;
+                    PRAGMA synchronous = \(sync);
+                    PRAGMA temp_store = MEMORY;
+                    PRAGMA cache_size = -2000;
+                    """)
             // Readers open read-write and refuse writes themselves: a read-only open cannot
             // recover the WAL index when it is the first to open the file after a crash.
             if readOnly { try handle.execute(script: "PRAGMA query_only = ON") }
@@ -81,7 +84,9 @@ final class SQLiteDriver: DatabaseDriver {
         }
         // The writer first: it creates the file and switches it to WAL before the others open it.
         let writer = Connection(sqlite: try open(readOnly: false), logger: logger)
-        let readers = try (0..<max(1, readerCount)).map { _ in Connection(sqlite: try open(readOnly: true), logger: logger) }
+        let readers = try (0..<max(1, readerCount)).map { _ in
+            Connection(sqlite: try open(readOnly: true), logger: logger)
+        }
         // The checkpointer never waits for a lock: a checkpoint that would wait is tried again later.
         let checkpointer = try open(readOnly: false)
         try checkpointer.execute(script: "PRAGMA busy_timeout = 0")
@@ -137,7 +142,8 @@ final class SQLiteDriver: DatabaseDriver {
         do {
             try await connection.exec("BEGIN IMMEDIATE")
         } catch {
-            return batch.forEach { $0.complete(error) }
+            for write in batch { write.complete(error) }
+            return
         }
         var written: [PendingWrite] = []
         for (index, write) in batch.enumerated() {
@@ -151,7 +157,7 @@ final class SQLiteDriver: DatabaseDriver {
                     // SQLite rolled the whole transaction back itself (IOERR, FULL, NOMEM): what
                     // the batch wrote so far is gone, and the writes not yet run start a new one
                     // rather than run outside any transaction.
-                    written.forEach { $0.complete(error) }
+                    for done in written { done.complete(error) }
                     write.complete(error)
                     return await commit(Array(batch[(index + 1)...]), on: connection)
                 }
@@ -162,10 +168,10 @@ final class SQLiteDriver: DatabaseDriver {
         }
         do {
             try await connection.exec("COMMIT")
-            written.forEach { $0.complete(nil) }
+            for write in written { write.complete(nil) }
         } catch {
             try? await connection.exec("ROLLBACK")
-            written.forEach { $0.complete(error) }
+            for write in written { write.complete(error) }
         }
     }
 
@@ -174,10 +180,15 @@ final class SQLiteDriver: DatabaseDriver {
     func commitTogether(_ writes: [@Sendable (Connection) async throws -> Void]) async -> [Result<Void, any Error>] {
         let outcomes = NIOLockedValueBox([Int: Result<Void, any Error>]())
         let batch = writes.enumerated().map { index, write in
-            PendingWrite(execute: write, complete: { error in outcomes.withLockedValue { $0[index] = error.map { .failure($0) } ?? .success(()) } })
+            PendingWrite(
+                execute: write,
+                complete: { error in outcomes.withLockedValue { $0[index] = error.map { .failure($0) } ?? .success(()) }
+                })
         }
         await writer.withResource { connection in await Self.commit(batch, on: connection) }
-        return outcomes.withLockedValue { outcomes in writes.indices.map { outcomes[$0] ?? .failure(CancellationError()) } }
+        return outcomes.withLockedValue { outcomes in
+            writes.indices.map { outcomes[$0] ?? .failure(CancellationError()) }
+        }
     }
 
     func write(_ statement: SQLQueryString) async throws -> [Row] {
@@ -192,7 +203,8 @@ final class SQLiteDriver: DatabaseDriver {
     /// Returns when cancelled.
     private func releaseWhenIdle(checkpointing thread: NIOThreadPool) async {
         let lends = { [writer, readers] in writer.lends + readers.lends }
-        var seen = lends(), released = true
+        var seen = lends()
+        var released = true
         while (try? await Task.sleep(for: .seconds(1))) != nil {
             let now = lends()
             if now != seen {

@@ -106,8 +106,12 @@ final class SQLiteHandle: @unchecked Sendable {
         case .text(let v):
             var v = v
             return v.withUTF8 { bytes in
-                guard let base = bytes.baseAddress else { return sqlite_nio_sqlite3_bind_text(statement, index, "", 0, Self.transient) }
-                return sqlite_nio_sqlite3_bind_text(statement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.transient)
+                guard let base = bytes.baseAddress else {
+                    return sqlite_nio_sqlite3_bind_text(statement, index, "", 0, Self.transient)
+                }
+                return sqlite_nio_sqlite3_bind_text(
+                    statement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count),
+                    Self.transient)
             }
         case .blob(let v):
             return v.withUnsafeBytes { bytes in
@@ -140,7 +144,8 @@ final class SQLiteHandle: @unchecked Sendable {
     }
 
     private func failure(_ status: Int32) -> SQLiteFailure {
-        SQLiteFailure(code: sqlite_nio_sqlite3_extended_errcode(db), message: String(cString: sqlite_nio_sqlite3_errmsg(db)))
+        SQLiteFailure(
+            code: sqlite_nio_sqlite3_extended_errcode(db), message: String(cString: sqlite_nio_sqlite3_errmsg(db)))
     }
 }
 

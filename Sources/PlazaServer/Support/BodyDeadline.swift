@@ -12,12 +12,16 @@ struct BodyDeadlineMiddleware: RouterMiddleware {
 
     static let expired = PlazaError(.requestTimeout, "body_timeout", "The request body took too long to arrive.")
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         guard request.method != .get, request.method != .head else { return try await next(request, context) }
         var request = request
         let channel = context.channel
         request.body = RequestBody(
-            asyncSequence: DeadlineBody(base: request.body, deadline: .now + timeout) { channel.close(mode: .input, promise: nil) })
+            asyncSequence: DeadlineBody(base: request.body, deadline: .now + timeout) {
+                channel.close(mode: .input, promise: nil)
+            })
         return try await next(request, context)
     }
 }
@@ -44,5 +48,7 @@ struct DeadlineBody<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable whe
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), deadline: deadline, expire: expire) }
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), deadline: deadline, expire: expire)
+    }
 }

@@ -3,7 +3,8 @@ import Foundation
 /// Bytes as text, the one implementation of each: base64url without padding (tokens, keys,
 /// cursors, CSRF tokens) and lower-case hex (hashes, signatures, asset versions).
 enum ByteText {
-    private static let base64urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let base64urlAlphabet = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// RFC 4648 §5 base64url, without `=` padding.
@@ -27,7 +28,8 @@ enum ByteText {
     static func bytes(base64url text: some StringProtocol) -> [UInt8]? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count * 3 / 4)
-        var value = UInt32(0), bits = 0
+        var value = UInt32(0)
+        var bits = 0
         for character in text.utf8 {
             let sextet: UInt8
             switch character {

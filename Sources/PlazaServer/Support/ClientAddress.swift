@@ -38,7 +38,10 @@ struct TrustedProxies: Sendable {
             let text = entry.trimmingCharacters(in: .whitespaces)
             if text.isEmpty { continue }
             guard let block = IPBlock(text) else {
-                throw ParseError(message: "trusted-proxies entry \"\(text)\" is not an IP address or CIDR block (like 10.0.0.0/8 or fd00::/8)")
+                throw ParseError(
+                    message:
+                        "trusted-proxies entry \"\(text)\" is not an IP address or CIDR block (like 10.0.0.0/8 or fd00::/8)"
+                )
             }
             blocks.append(block)
         }
@@ -68,12 +71,15 @@ struct TrustedProxies: Sendable {
         for hop in hops.reversed() {
             examined += 1
             guard examined <= Self.maxHops else { return peer }
-            let parsed = header == .forwarded ? Self.forwardedFor(hop) : Self.node(hop.trimmingCharacters(in: .whitespaces))
+            let parsed =
+                header == .forwarded ? Self.forwardedFor(hop) : Self.node(hop.trimmingCharacters(in: .whitespaces))
             guard let address = parsed else { return peer }
             if !isTrusted(address) { return address }
         }
         // Every hop is one of ours: the request started inside the trusted network.
-        return hops.first.flatMap { header == .forwarded ? Self.forwardedFor($0) : Self.node($0.trimmingCharacters(in: .whitespaces)) } ?? peer
+        return hops.first.flatMap {
+            header == .forwarded ? Self.forwardedFor($0) : Self.node($0.trimmingCharacters(in: .whitespaces))
+        } ?? peer
     }
 
     /// The address in one `Forwarded` element's `for=` parameter (RFC 7239 §4, §6), or nil.
@@ -121,7 +127,8 @@ struct TrustedProxies: Sendable {
         let colons = text.utf8.count(where: { $0 == UInt8(ascii: ":") })
         if colons == 1 {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, isPort(parts[1]), let address = IPAddress(String(parts[0])), case .v4 = address else { return nil }
+            guard parts.count == 2, isPort(parts[1]), let address = IPAddress(String(parts[0])), case .v4 = address
+            else { return nil }
             return address
         }
         guard !text.contains("%"), let address = IPAddress(text) else { return nil }
@@ -135,9 +142,13 @@ struct TrustedProxies: Sendable {
     /// RFC 9110 `tchar`.
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"),
-            UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"),
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"), UInt8(ascii: "*"),
+            UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"),
             UInt8(ascii: "~"):
             true
         default: false
@@ -153,12 +164,15 @@ struct ClientAddressMiddleware: RouterMiddleware {
     /// The public URL is https: every request counts as HTTPS (the proxy in front terminates it).
     var alwaysHTTPS = false
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         if !proxies.blocks.isEmpty {
             context.setClientAddress(proxies.client(peer: context.peerAddress, headers: request.headers))
         }
-        context.isHTTPS = alwaysHTTPS || request.uri.scheme?.rawValue == "https"
+        context.isHTTPS =
+            alwaysHTTPS || request.uri.scheme?.rawValue == "https"
             || (context.peerAddress.map(proxies.isTrusted) == true && Self.forwardedProtoIsHTTPS(request.headers))
         context.logger[metadataKey: "client"] = .string(context.remoteAddress)
         var response = try await next(request, context)
@@ -175,7 +189,9 @@ struct ClientAddressMiddleware: RouterMiddleware {
         if let proto = headers[values: xForwardedProto].last?.split(separator: ",").last {
             return proto.trimmingCharacters(in: .whitespaces).lowercased() == "https"
         }
-        guard let element = headers[values: TrustedProxies.forwarded].last?.split(separator: ",").last else { return false }
+        guard let element = headers[values: TrustedProxies.forwarded].last?.split(separator: ",").last else {
+            return false
+        }
         return element.split(separator: ";").contains { pair in
             pair.trimmingCharacters(in: .whitespaces).lowercased() == "proto=https"
                 || pair.trimmingCharacters(in: .whitespaces).lowercased() == "proto=\"https\""

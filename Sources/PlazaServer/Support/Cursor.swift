@@ -20,14 +20,19 @@ struct Cursor: Equatable {
 
     /// The cursor after `row`: its `time` column and its `id`.
     init(row: Row, time column: String) throws {
-        self.init(time: try row.decode(column: column, as: Int64.self), id: try row.decode(column: "id", as: Int64.self))
+        self.init(
+            time: try row.decode(column: column, as: Int64.self), id: try row.decode(column: "id", as: Int64.self))
     }
 
     init?(encoded: String) {
         guard encoded.count <= 128 else { return nil }
-        guard let bytes = ByteText.bytes(base64url: encoded), let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        guard let bytes = ByteText.bytes(base64url: encoded), let text = String(validating: bytes, as: UTF8.self) else {
+            return nil
+        }
         let parts = text.split(separator: ":")
-        guard parts.count == 2 || parts.count == 3, let time = Int64(parts[0]), let id = Int64(parts[1]) else { return nil }
+        guard parts.count == 2 || parts.count == 3, let time = Int64(parts[0]), let id = Int64(parts[1]) else {
+            return nil
+        }
         self.time = time
         self.id = id
         if parts.count == 3 {

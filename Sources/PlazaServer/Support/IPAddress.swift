@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An IPv4 or IPv6 address, parsed strictly so that no unusual spelling of an address slips past a check.
@@ -35,7 +35,10 @@ enum IPAddress: Sendable, Hashable, CustomStringConvertible {
             self = .v4(UInt32(bigEndian: v4.s_addr))
         } else if inet_pton(AF_INET6, String(address), &v6) == 1 {
             let (high, low) = withUnsafeBytes(of: &v6) { bytes in
-                (bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                (
+                    bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) },
+                    bytes.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                )
             }
             self = .v6(high: high, low: low)
         } else {
@@ -49,7 +52,9 @@ enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         case .v4(let value):
             return (0..<4).map { String(value >> (24 - 8 * $0) & 0xFF) }.joined(separator: ".")
         case .v6(let high, let low):
-            if high == 0, low >> 32 == 0xFFFF { return "::ffff:" + IPAddress.v4(UInt32(truncatingIfNeeded: low)).description }
+            if high == 0, low >> 32 == 0xFFFF {
+                return "::ffff:" + IPAddress.v4(UInt32(truncatingIfNeeded: low)).description
+            }
             let groups = (0..<8).map { UInt16(truncatingIfNeeded: ($0 < 4 ? high : low) >> (48 - 16 * ($0 % 4))) }
             var best = (start: 0, count: 0)
             var run = (start: 0, count: 0)
@@ -59,7 +64,8 @@ enum IPAddress: Sendable, Hashable, CustomStringConvertible {
             }
             let hex = groups.map { String($0, radix: 16) }
             guard best.count >= 2 else { return hex.joined(separator: ":") }
-            return hex[..<best.start].joined(separator: ":") + "::" + hex[(best.start + best.count)...].joined(separator: ":")
+            return hex[..<best.start].joined(separator: ":") + "::"
+                + hex[(best.start + best.count)...].joined(separator: ":")
         }
     }
 }
@@ -104,7 +110,9 @@ struct IPBlock: Sendable, Hashable, CustomStringConvertible {
         case .v4(let value):
             .v4(value & (UInt32.max << (32 - length)))
         case .v6(let high, let low):
-            .v6(high: high & (UInt64.max << (64 - min(length, 64))), low: length <= 64 ? 0 : low & (UInt64.max << (128 - length)))
+            .v6(
+                high: high & (UInt64.max << (64 - min(length, 64))),
+                low: length <= 64 ? 0 : low & (UInt64.max << (128 - length)))
         }
     }
 }
@@ -126,7 +134,9 @@ extension IPAddress {
     /// The same address with an IPv4-mapped IPv6 address turned into its IPv4 address (a
     /// dual-stack socket reports IPv4 peers that way), so IPv4 blocks match it.
     var unmapped: IPAddress {
-        if case .v6(let high, let low) = self, high == 0, low >> 32 == 0xFFFF { return .v4(UInt32(truncatingIfNeeded: low)) }
+        if case .v6(let high, let low) = self, high == 0, low >> 32 == 0xFFFF {
+            return .v4(UInt32(truncatingIfNeeded: low))
+        }
         return self
     }
 }

@@ -14,7 +14,9 @@ enum JSON {
 /// Decodes JSON request bodies, turning every decoding failure into a clear 400 or 422.
 public struct PlazaRequestDecoder: RequestDecoder {
     public init() {}
-    public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+    public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws
+        -> T
+    {
         try Self.decode(type, from: try await Self.body(of: request, context: context))
     }
 
@@ -26,7 +28,9 @@ public struct PlazaRequestDecoder: RequestDecoder {
         do {
             return try await request.body.collect(upTo: context.maxUploadSize)
         } catch is NIOTooManyBytesError {
-            throw PlazaError(.contentTooLarge, "payload_too_large", "The request body is larger than \(context.maxUploadSize) bytes.")
+            throw PlazaError(
+                .contentTooLarge, "payload_too_large", "The request body is larger than \(context.maxUploadSize) bytes."
+            )
         }
     }
 
@@ -41,13 +45,15 @@ public struct PlazaRequestDecoder: RequestDecoder {
 
     static func describe(_ error: DecodingError) -> PlazaError {
         func path(_ keys: [any CodingKey]) -> String {
-            keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+            keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(
+                of: ".[", with: "[")
         }
         switch error {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
             return PlazaError.malformed("The body is not valid JSON.")
         case .dataCorrupted(let context):
-            return .invalid(path(context.codingPath), "\(path(context.codingPath)) is not valid: \(context.debugDescription)")
+            return .invalid(
+                path(context.codingPath), "\(path(context.codingPath)) is not valid: \(context.debugDescription)")
         case .keyNotFound(let key, let context):
             let field = path(context.codingPath + [key])
             return .invalid(field, "\(field) is required.")

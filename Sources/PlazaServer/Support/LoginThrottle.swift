@@ -37,7 +37,8 @@ public final class LoginThrottle: Sendable {
         public var maxLockoutSeconds: Int64
 
         public init(
-            freeFailuresPerAccount: Int, freeFailuresPerAddress: Int, freeFailuresPerAccountAllAddresses: Int = 20, freeFailuresPerDevice: Int = 5,
+            freeFailuresPerAccount: Int, freeFailuresPerAddress: Int, freeFailuresPerAccountAllAddresses: Int = 20,
+            freeFailuresPerDevice: Int = 5,
             windowSeconds: Int64, baseLockoutSeconds: Int64, maxLockoutSeconds: Int64
         ) {
             self.freeFailuresPerAccount = freeFailuresPerAccount
@@ -50,7 +51,8 @@ public final class LoginThrottle: Sendable {
         }
 
         public static let standard = Policy(
-            freeFailuresPerAccount: 5, freeFailuresPerAddress: 30, freeFailuresPerAccountAllAddresses: 20, freeFailuresPerDevice: 5,
+            freeFailuresPerAccount: 5, freeFailuresPerAddress: 30, freeFailuresPerAccountAllAddresses: 20,
+            freeFailuresPerDevice: 5,
             windowSeconds: 900, baseLockoutSeconds: 30, maxLockoutSeconds: 900)
 
         /// An entry untouched this long has no effect any more.
@@ -68,7 +70,8 @@ public final class LoginThrottle: Sendable {
 
     /// Entries in memory (at most `capacity`), or `store` when given.
     public convenience init(policy: Policy, capacity: Int = 100_000) {
-        self.init(policy: policy, store: MemoryThrottleEntries(capacity: capacity, staleAfterMillis: policy.staleAfterMillis))
+        self.init(
+            policy: policy, store: MemoryThrottleEntries(capacity: capacity, staleAfterMillis: policy.staleAfterMillis))
     }
 
     init(policy: Policy, store: any ThrottleStore) {
@@ -98,7 +101,9 @@ public final class LoginThrottle: Sendable {
     /// Seconds to wait before `client` may try `account` again, or nil if it may try now.
     func retryAfter(account: String, client: Client, now: Timestamp = .now) async throws -> Int? {
         let keys = budgets(account: account, client: client).map(\.key)
-        guard let until = try await store.lockedUntil(keys, now: now.milliseconds), until > now.milliseconds else { return nil }
+        guard let until = try await store.lockedUntil(keys, now: now.milliseconds), until > now.milliseconds else {
+            return nil
+        }
         return Int((until - now.milliseconds + 999) / 1000)
     }
 
@@ -109,7 +114,9 @@ public final class LoginThrottle: Sendable {
     /// Clears what the succeeding client itself ran up: its device's entry, or its address's
     /// entry for this account. The account-wide and per-address counts of a wider attack stay.
     func recordSuccess(account: String, client: Client) async throws {
-        let keys = budgets(account: account, client: client).map(\.key).filter { $0.hasPrefix("dev:") || $0.hasPrefix("pair:") }
+        let keys = budgets(account: account, client: client).map(\.key).filter {
+            $0.hasPrefix("dev:") || $0.hasPrefix("pair:")
+        }
         try await store.remove(keys)
     }
 }
@@ -173,7 +180,8 @@ final class MemoryThrottleEntries: ThrottleStore {
             // Entries are touched in time order, so the least recent is the first to go stale.
             table.dropStale { now - max($0.windowStart, $0.lockedUntil) > staleAfterMillis }
             for budget in keys {
-                table.update(budget.key, initial: { ThrottleEntry(failures: 0, windowStart: now, lockedUntil: 0) }) { entry in
+                table.update(budget.key, initial: { ThrottleEntry(failures: 0, windowStart: now, lockedUntil: 0) }) {
+                    entry in
                     entry = entry.failing(free: budget.free, policy: policy, now: now)
                 }
             }

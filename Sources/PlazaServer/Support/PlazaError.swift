@@ -13,7 +13,10 @@ public struct PlazaError: HTTPResponseError, CustomStringConvertible {
     /// Extra response headers, e.g. `Retry-After` on 429.
     public let headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, headers: HTTPFields = [:]) {
+    public init(
+        _ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil,
+        headers: HTTPFields = [:]
+    ) {
         self.status = status
         self.code = code
         self.message = message
@@ -38,7 +41,9 @@ public struct PlazaError: HTTPResponseError, CustomStringConvertible {
     static func jsonResponse(status: HTTPResponse.Status, body: ErrorBody, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(body, capacity: 256))))
+        return Response(
+            status: status, headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.encode(body, capacity: 256))))
     }
 
     // MARK: common errors
@@ -50,7 +55,9 @@ public struct PlazaError: HTTPResponseError, CustomStringConvertible {
     static let unauthorized = PlazaError(.unauthorized, "unauthorized", "Sign in to do this.")
     static let forbidden = PlazaError(.forbidden, "forbidden", "You are not allowed to do this.")
     static func notFound(_ what: String) -> PlazaError { PlazaError(.notFound, "not_found", "\(what) was not found.") }
-    static func rateLimited(retryAfter seconds: Int, message: String = "Too many requests. Try again later.") -> PlazaError {
+    static func rateLimited(retryAfter seconds: Int, message: String = "Too many requests. Try again later.")
+        -> PlazaError
+    {
         PlazaError(.tooManyRequests, "rate_limited", message, headers: [.retryAfter: String(max(1, seconds))])
     }
 }

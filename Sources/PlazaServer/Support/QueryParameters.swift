@@ -20,7 +20,8 @@ extension Request {
         var cursor: Cursor?
         if let text = uri.queryParameters["cursor"], !text.isEmpty {
             guard let value = Cursor(encoded: String(text)) else {
-                throw PlazaError(.badRequest, "invalid_cursor", "The cursor is not one this server gave out.", field: "cursor")
+                throw PlazaError(
+                    .badRequest, "invalid_cursor", "The cursor is not one this server gave out.", field: "cursor")
             }
             cursor = value
         }
@@ -35,7 +36,8 @@ extension Request {
         return value
     }
 
-    func enumParameter<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws -> T? where T.RawValue == String {
+    func enumParameter<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws -> T?
+    where T.RawValue == String {
         guard let text = query(name) else { return nil }
         guard let value = T(rawValue: String(text)) else {
             let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")

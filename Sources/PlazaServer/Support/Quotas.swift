@@ -20,7 +20,8 @@ public struct Quotas: Sendable {
     public init() {}
 
     static let storageExceeded = PlazaError(
-        .contentTooLarge, "storage_quota_exceeded", "Your media would exceed your storage quota. Remove old uploads or posts with photos first.",
+        .contentTooLarge, "storage_quota_exceeded",
+        "Your media would exceed your storage quota. Remove old uploads or posts with photos first.",
         field: "file")
 }
 
@@ -43,7 +44,9 @@ enum DailyUsage {
     /// Counts one `kind` for `user` today, in the caller's transaction; 429 with `Retry-After`
     /// (the seconds to the next UTC midnight) when today's count is already `cap`. A cap of 0
     /// is no limit (nothing is counted).
-    static func charge(_ kind: Kind, user: Int64, cap: Int, now: Int64 = Timestamp.now.milliseconds, on db: Connection) async throws {
+    static func charge(_ kind: Kind, user: Int64, cap: Int, now: Int64 = Timestamp.now.milliseconds, on db: Connection)
+        async throws
+    {
         guard cap > 0 else { return }
         let day = now / dayMillis
         let counted = try await db.first(

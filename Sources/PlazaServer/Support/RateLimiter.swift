@@ -42,7 +42,8 @@ public final class RateLimiter: Sendable {
 
     /// In-memory buckets (at most `capacity` clients), or `store` when given.
     public convenience init(policy: Policy, capacity: Int = 100_000) {
-        self.init(policy: policy, store: MemoryRateBuckets(capacity: capacity, staleAfterMillis: policy.longestRefillMillis))
+        self.init(
+            policy: policy, store: MemoryRateBuckets(capacity: capacity, staleAfterMillis: policy.longestRefillMillis))
     }
 
     init(policy: Policy, store: any RateBucketStore) {
@@ -68,7 +69,9 @@ struct RateBucket: Sendable, Equatable {
     var updated: Int64
 
     func refilled(limit: RateLimiter.Limit, now: Int64) -> RateBucket {
-        RateBucket(tokens: min(limit.burst, tokens + Double(max(0, now - updated)) / 1000 * limit.perSecond), updated: max(updated, now))
+        RateBucket(
+            tokens: min(limit.burst, tokens + Double(max(0, now - updated)) / 1000 * limit.perSecond),
+            updated: max(updated, now))
     }
 
     /// Seconds until one token is there, or nil when there is one now.
@@ -136,7 +139,9 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
     let step: Step
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let reading = request.method == .get || request.method == .head
         let limit = reading ? limiter.policy.reads : limiter.policy.writes
         let addressBucket = (reading ? "read:" : "write:") + "ip:" + context.clientKey
@@ -145,20 +150,28 @@ struct RateLimitMiddleware: RouterMiddleware {
         switch step {
         case .beforeAuthentication:
             if request.method == .post, request.uri.path.hasSuffix("/auth/register") || request.uri.path == "/signup" {
-                if let wait = try await limiter.take("register:ip:" + context.clientKey, limit: limiter.policy.registrations) {
+                if let wait = try await limiter.take(
+                    "register:ip:" + context.clientKey, limit: limiter.policy.registrations)
+                {
                     throw PlazaError.rateLimited(retryAfter: wait)
                 }
             }
             guard credentials else {
-                if let wait = try await limiter.take(addressBucket, limit: limit) { throw PlazaError.rateLimited(retryAfter: wait) }
+                if let wait = try await limiter.take(addressBucket, limit: limit) {
+                    throw PlazaError.rateLimited(retryAfter: wait)
+                }
                 return try await next(request, context)
             }
-            if let wait = try await limiter.waitIfEmpty(badCredentialsBucket, limit: limit) { throw PlazaError.rateLimited(retryAfter: wait) }
+            if let wait = try await limiter.waitIfEmpty(badCredentialsBucket, limit: limit) {
+                throw PlazaError.rateLimited(retryAfter: wait)
+            }
             do {
                 return try await next(request, context)
             } catch let error as PlazaError where error.code == "invalid_token" {
                 let paid = try await limiter.take(addressBucket, limit: limit)
-                if let wait = try await limiter.take(badCredentialsBucket, limit: limit) ?? paid { throw PlazaError.rateLimited(retryAfter: wait) }
+                if let wait = try await limiter.take(badCredentialsBucket, limit: limit) ?? paid {
+                    throw PlazaError.rateLimited(retryAfter: wait)
+                }
                 throw error
             }
         case .afterAuthentication:
@@ -170,7 +183,9 @@ struct RateLimitMiddleware: RouterMiddleware {
             } else {
                 return try await next(request, context)  // paid before authentication
             }
-            if let wait = try await limiter.take(bucket, limit: limit) { throw PlazaError.rateLimited(retryAfter: wait) }
+            if let wait = try await limiter.take(bucket, limit: limit) {
+                throw PlazaError.rateLimited(retryAfter: wait)
+            }
             return try await next(request, context)
         }
     }

@@ -14,7 +14,8 @@ struct ServerKeyStore: Sendable {
             try await db.exec(
                 "INSERT INTO server_keys (name, value, created_at) VALUES (\(bind: name), \(bind: fresh), \(bind: Timestamp.now.milliseconds)) ON CONFLICT (name) DO NOTHING"
             )
-            return try await db.first("SELECT value FROM server_keys WHERE name = \(bind: name)")?.decode(column: "value", as: String.self)
+            return try await db.first("SELECT value FROM server_keys WHERE name = \(bind: name)")?.decode(
+                column: "value", as: String.self)
         }
         guard let stored, let bytes = Data(base64Encoded: stored), bytes.count >= 32 else {
             throw PlazaError(.internalServerError, "server_key", "The server key \(name) is missing or damaged.")

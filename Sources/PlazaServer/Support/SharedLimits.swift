@@ -15,10 +15,12 @@ struct PostgresLimitStore: RateBucketStore, ThrottleStore {
     func take(_ key: String, limit: RateLimiter.Limit, now: Int64) async throws -> Int? {
         let perMilli = limit.perSecond / 1000
         // The bucket refilled to now, as an expression over the old row (`b`).
-        let refilled: SQLQueryString = "LEAST(\(bind: limit.burst), b.tokens + GREATEST(0, \(bind: now) - b.updated_at) * \(bind: perMilli))"
+        let refilled: SQLQueryString =
+            "LEAST(\(bind: limit.burst), b.tokens + GREATEST(0, \(bind: now) - b.updated_at) * \(bind: perMilli))"
         let query: SQLQueryString =
             "INSERT INTO rate_buckets AS b (name, tokens, updated_at, allowed) VALUES (\(bind: key), \(bind: limit.burst - 1), \(bind: now), true) "
-            + "ON CONFLICT (name) DO UPDATE SET tokens = " + refilled + " - CASE WHEN " + refilled + " >= 1 THEN 1 ELSE 0 END, "
+            + "ON CONFLICT (name) DO UPDATE SET tokens = " + refilled + " - CASE WHEN " + refilled
+            + " >= 1 THEN 1 ELSE 0 END, "
             + "updated_at = GREATEST(b.updated_at, \(bind: now)), allowed = " + refilled + " >= 1 "
             + "RETURNING tokens, allowed"
         guard let row = try await db.write(query).first else { return nil }
@@ -55,15 +57,19 @@ struct PostgresLimitStore: RateBucketStore, ThrottleStore {
             let locked = budget.free <= 1 ? now + min(base, maximum) : 0
             return "(\(bind: budget.key), 1, \(bind: now), \(bind: locked), \(bind: budget.free))"
         }
-        let reset: SQLQueryString = "(\(bind: now) - t.window_start >= \(bind: window) AND t.locked_until <= \(bind: now))"
+        let reset: SQLQueryString =
+            "(\(bind: now) - t.window_start >= \(bind: window) AND t.locked_until <= \(bind: now))"
         let failures: SQLQueryString = "(CASE WHEN " + reset + " THEN 1 ELSE t.failures + 1 END)"
         let over: SQLQueryString = failures + " >= EXCLUDED.budget"
         let lockout: SQLQueryString =
-            "CAST(LEAST(\(bind: Double(base)) * power(2, LEAST(" + failures + " - EXCLUDED.budget, 20)), \(bind: Double(maximum))) AS BIGINT)"
+            "CAST(LEAST(\(bind: Double(base)) * power(2, LEAST(" + failures
+            + " - EXCLUDED.budget, 20)), \(bind: Double(maximum))) AS BIGINT)"
         let query: SQLQueryString =
-            "INSERT INTO login_throttle AS t (name, failures, window_start, locked_until, budget) VALUES " + values.joined(separator: ", ")
+            "INSERT INTO login_throttle AS t (name, failures, window_start, locked_until, budget) VALUES "
+            + values.joined(separator: ", ")
             + " ON CONFLICT (name) DO UPDATE SET failures = " + failures
-            + ", locked_until = CASE WHEN " + over + " THEN \(bind: now) + " + lockout + " WHEN " + reset + " THEN 0 ELSE t.locked_until END"
+            + ", locked_until = CASE WHEN " + over + " THEN \(bind: now) + " + lockout + " WHEN " + reset
+            + " THEN 0 ELSE t.locked_until END"
             + ", window_start = CASE WHEN " + over + " OR " + reset + " THEN \(bind: now) ELSE t.window_start END"
             + ", budget = EXCLUDED.budget"
         try await db.write(query)

@@ -3,9 +3,14 @@ import Foundation
 /// Field rules shared by the routes. Each throws a 422 naming the field.
 enum Validate {
     static func username(_ value: String) throws -> String {
-        let ok = (3...30).contains(value.utf8.count)
-            && value.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 || ($0 >= 65 && $0 <= 90) }
-        guard ok else { throw PlazaError.invalid("username", "username must be 3–30 characters: letters a–z, digits and _.") }
+        let ok =
+            (3...30).contains(value.utf8.count)
+            && value.utf8.allSatisfy {
+                ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 || ($0 >= 65 && $0 <= 90)
+            }
+        guard ok else {
+            throw PlazaError.invalid("username", "username must be 3–30 characters: letters a–z, digits and _.")
+        }
         return value.lowercased()
     }
 
@@ -31,7 +36,9 @@ enum Validate {
             if required { throw PlazaError.invalid(field, "\(field) must not be empty.") }
             return nil
         }
-        guard trimmed.count <= max else { throw PlazaError.invalid(field, "\(field) must be at most \(max) characters.") }
+        guard trimmed.count <= max else {
+            throw PlazaError.invalid(field, "\(field) must be at most \(max) characters.")
+        }
         guard !trimmed.unicodeScalars.contains(where: { $0.value == 0 }) else {
             throw PlazaError.invalid(field, "\(field) must not contain NUL characters.")
         }
@@ -40,26 +47,34 @@ enum Validate {
 
     /// `text` for a field that must have some: the trimmed text, or 422.
     static func requiredText(_ value: String?, field: String, max: Int) throws -> String {
-        guard let text = try text(value, field: field, max: max, required: true) else { throw PlazaError.invalid(field, "\(field) must not be empty.") }
+        guard let text = try text(value, field: field, max: max, required: true) else {
+            throw PlazaError.invalid(field, "\(field) must not be empty.")
+        }
         return text
     }
 
     static func statusKind(_ value: String) throws -> String {
-        let ok = (1...32).contains(value.utf8.count) && value.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || $0 == 95 || ($0 >= 48 && $0 <= 57) }
-        guard ok else { throw PlazaError.invalid("status.kind", "status.kind must be 1–32 characters of a–z, 0–9 and _.") }
+        let ok =
+            (1...32).contains(value.utf8.count)
+            && value.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || $0 == 95 || ($0 >= 48 && $0 <= 57) }
+        guard ok else {
+            throw PlazaError.invalid("status.kind", "status.kind must be 1–32 characters of a–z, 0–9 and _.")
+        }
         return value
     }
 
     static func color(_ value: String) throws -> String {
         let hex = value.utf8.dropFirst()
-        guard value.utf8.count == 7, value.hasPrefix("#"), hex.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) })
+        guard value.utf8.count == 7, value.hasPrefix("#"),
+            hex.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) || ($0 >= 65 && $0 <= 70) })
         else { throw PlazaError.invalid("activity.color", "activity.color must be a colour like #ff8800.") }
         return value.lowercased()
     }
 
     static func url(_ value: String, field: String) throws -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.utf8.count <= 2048, let url = URLComponents(string: trimmed), let scheme = url.scheme?.lowercased(),
+        guard trimmed.utf8.count <= 2048, let url = URLComponents(string: trimmed),
+            let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
         else { throw PlazaError.invalid(field, "\(field) must be an http or https URL.") }
         return trimmed

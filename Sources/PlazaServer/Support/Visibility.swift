@@ -45,13 +45,16 @@ enum Visibility {
     }
 
     /// True when the profile of the user row `alias` is shown to `viewer` under `hiding`.
-    static func profile(_ alias: String = "u", seenBy viewer: Int64?, hiding: ProfileHiding = .eitherWay) -> SQLQueryString {
+    static func profile(_ alias: String = "u", seenBy viewer: Int64?, hiding: ProfileHiding = .eitherWay)
+        -> SQLQueryString
+    {
         guard let viewer else { return "TRUE" }
         switch hiding {
         case .eitherWay:
             return person("\(unsafeRaw: alias).id", seenBy: viewer)
         case .theirBlock:
-            return "NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(unsafeRaw: alias).id AND b.blocked_id = \(bind: viewer))"
+            return
+                "NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(unsafeRaw: alias).id AND b.blocked_id = \(bind: viewer))"
         }
     }
 }

@@ -45,10 +45,15 @@ final class EventStreamClient: Sendable {
     }
 
     private func parse(_ block: String) {
-        var id: String?, event = "message", data: [String] = []
+        var id: String?
+        var event = "message"
+        var data: [String] = []
         var comment = false
         for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix(":") { comment = true; continue }
+            if line.hasPrefix(":") {
+                comment = true
+                continue
+            }
             let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             let value = parts.count > 1 ? String(parts[1].drop(while: { $0 == " " })) : ""
             switch parts[0] {
@@ -95,7 +100,10 @@ final class EventStreamClient: Sendable {
         return ended
     }
 
-    private func waitUntil(_ deadline: Duration, _ condition: @escaping @Sendable ((events: [ReceivedEvent], ended: Bool, comments: Int)) -> Bool) async {
+    private func waitUntil(
+        _ deadline: Duration,
+        _ condition: @escaping @Sendable ((events: [ReceivedEvent], ended: Bool, comments: Int)) -> Bool
+    ) async {
         let start = ContinuousClock.now
         while ContinuousClock.now - start < deadline {
             if state.withLockedValue({ condition($0) }) { return }

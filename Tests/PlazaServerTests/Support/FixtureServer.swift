@@ -17,7 +17,12 @@ enum FixtureServer {
     /// How many times each path was requested.
     final class Hits: Sendable {
         private let counts = NIOLockedValueBox<[String: Int]>([:])
-        func record(_ path: String) -> Int { counts.withLockedValue { $0[path, default: 0] += 1; return $0[path]! } }
+        func record(_ path: String) -> Int {
+            counts.withLockedValue {
+                $0[path, default: 0] += 1
+                return $0[path]!
+            }
+        }
         func count(_ path: String) -> Int { counts.withLockedValue { $0[path] ?? 0 } }
     }
 
@@ -27,21 +32,28 @@ enum FixtureServer {
         router.middlewares.add(HitCounter(hits: hits))
         router.get("page/{name}") { request, context -> Response in
             let name = context.parameters.get("name") ?? ""
-            guard name.allSatisfy({ $0.isLetter || $0.isNumber }), let data = FileManager.default.contents(atPath: directory.appendingPathComponent("\(name).html").path)
+            guard name.allSatisfy({ $0.isLetter || $0.isNumber }),
+                let data = FileManager.default.contents(atPath: directory.appendingPathComponent("\(name).html").path)
             else { return Response(status: .notFound) }
             let type = name == "latin1" ? "text/html" : "text/html; charset=utf-8"
-            return Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: rewrite(data, request: request)))
+            return Response(
+                status: .ok, headers: [.contentType: type], body: .init(byteBuffer: rewrite(data, request: request)))
         }
         router.get("oembed") { request, _ in try oEmbed(request) }
         router.get("remote/**") { request, _ -> Response in
             let path = request.uri.path
             if path.contains("tiktok.com/oembed") {
-                let json = #"{"version":"1.0","type":"video","title":"Tea & toast","author_name":"plazateam","provider_name":"TikTok"}"#
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+                let json =
+                    #"{"version":"1.0","type":"video","title":"Tea & toast","author_name":"plazateam","provider_name":"TikTok"}"#
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: json)))
             }
             if path.contains("oembed") { return try oEmbed(request) }
             guard [".jpg", ".jpeg", ".png"].contains(where: path.hasSuffix) else { return Response(status: .notFound) }
-            return Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: try MediaFixtures.sample(.png))))
+            return Response(
+                status: .ok, headers: [.contentType: "image/png"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try MediaFixtures.sample(.png))))
         }
         router.get("redirect/private") { _, _ in redirect("http://10.0.0.1/secret") }
         router.get("redirect/metadata") { _, _ in redirect("http://169.254.169.254/latest/meta-data/") }
@@ -49,24 +61,33 @@ enum FixtureServer {
         router.get("redirect/ok") { _, _ in redirect("/page/titleonly") }
         router.get("slow") { _, _ -> Response in
             try await Task.sleep(for: .seconds(4))
-            return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<title>Too late</title>")))
+            return Response(
+                status: .ok, headers: [.contentType: "text/html"],
+                body: .init(byteBuffer: ByteBuffer(string: "<title>Too late</title>")))
         }
         router.get("huge") { _, _ -> Response in
-            var page = ByteBuffer(string: "<html><head><title>A huge page</title><meta property=\"og:description\" content=\"Big\">")
+            var page = ByteBuffer(
+                string: "<html><head><title>A huge page</title><meta property=\"og:description\" content=\"Big\">")
             page.writeRepeatingByte(UInt8(ascii: " "), count: 5 * 1_048_576)
             page.writeString("<meta property=\"og:title\" content=\"Beyond the cap\"></head></html>")
             return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: page))
         }
         router.get("flaky") { _, _ -> Response in
             guard hits.count("/flaky") > 1 else { return Response(status: .serviceUnavailable) }
-            return Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<title>Second time lucky</title>")))
+            return Response(
+                status: .ok, headers: [.contentType: "text/html"],
+                body: .init(byteBuffer: ByteBuffer(string: "<title>Second time lucky</title>")))
         }
         router.get("gone") { _, _ in Response(status: .notFound) }
         router.get("images/**") { _, _ in
-            Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: try MediaFixtures.sample(.png))))
+            Response(
+                status: .ok, headers: [.contentType: "image/png"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try MediaFixtures.sample(.png))))
         }
         router.get("picture.png") { _, _ in
-            Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: try MediaFixtures.sample(.png))))
+            Response(
+                status: .ok, headers: [.contentType: "image/png"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try MediaFixtures.sample(.png))))
         }
 
         let (ports, port) = AsyncStream.makeStream(of: Int.self)
@@ -102,8 +123,11 @@ enum FixtureServer {
     }
 
     static func oEmbed(_ request: Request) throws -> Response {
-        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent("oembed.json").path) else { return Response(status: .notFound) }
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: rewrite(data, request: request)))
+        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent("oembed.json").path)
+        else { return Response(status: .notFound) }
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: rewrite(data, request: request)))
     }
 
     static func redirect(_ location: String) -> Response {
@@ -113,7 +137,9 @@ enum FixtureServer {
     struct HitCounter: RouterMiddleware {
         typealias Context = BasicRequestContext
         let hits: Hits
-        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+            async throws -> Response
+        {
             _ = hits.record(request.uri.path)
             return try await next(request, context)
         }

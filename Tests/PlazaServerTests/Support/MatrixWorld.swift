@@ -75,12 +75,15 @@ struct MatrixWorld: Sendable {
     var publicMarkers: [String] { [postMarker, commentMarker, bioMarker] }
     /// What no one but the owner may see in a response.
     var privateMarkers: [String] {
-        [collectionMarker, noteMarker, preferenceMarker, secondSessionID, notificationID] + (unattachedMedia.map { [$0.id] } ?? [])
+        [collectionMarker, noteMarker, preferenceMarker, secondSessionID, notificationID]
+            + (unattachedMedia.map { [$0.id] } ?? [])
     }
 
     /// The owner's uploads, for rows whose world has them.
     func uploads() throws -> (attached: Media, unattached: Media) {
-        guard let attachedMedia, let unattachedMedia else { throw MatrixFixtureError(description: "this world has no uploads: set the row's media") }
+        guard let attachedMedia, let unattachedMedia else {
+            throw MatrixFixtureError(description: "this world has no uploads: set the row's media")
+        }
         return (attachedMedia, unattachedMedia)
     }
 }
@@ -96,7 +99,9 @@ struct MatrixClient: Sendable {
     static let password = "correct horse battery"
 
     /// A request to a full path (`/api/v1/…`, `/media/…`, `/healthz`).
-    func send(_ method: HTTPRequest.Method, _ path: String, token: String?, body: MatrixBody? = nil) async throws -> TestResponse {
+    func send(_ method: HTTPRequest.Method, _ path: String, token: String?, body: MatrixBody? = nil) async throws
+        -> TestResponse
+    {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
         var buffer: ByteBuffer?
@@ -123,19 +128,26 @@ struct MatrixClient: Sendable {
 
     /// A fixture request that must answer `status`; its body decoded as `T`.
     func must<T: Decodable>(
-        _ status: Int, _ method: HTTPRequest.Method, _ path: String, as account: Account?, _ body: MatrixBody? = nil, decode: T.Type = T.self
+        _ status: Int, _ method: HTTPRequest.Method, _ path: String, as account: Account?, _ body: MatrixBody? = nil,
+        decode: T.Type = T.self
     ) async throws -> T {
         let response = try await send(method, "/api/v1" + path, token: account?.token, body: body)
         guard response.status.code == status else {
-            throw MatrixFixtureError(description: "fixture \(method) \(path): expected \(status), got \(response.status.code) \(response.text)")
+            throw MatrixFixtureError(
+                description:
+                    "fixture \(method) \(path): expected \(status), got \(response.status.code) \(response.text)")
         }
         return try JSONDecoder().decode(T.self, from: Data(response.body.readableBytesView))
     }
 
-    func mustSucceed(_ status: Int, _ method: HTTPRequest.Method, _ path: String, as account: Account?, _ body: MatrixBody? = nil) async throws {
+    func mustSucceed(
+        _ status: Int, _ method: HTTPRequest.Method, _ path: String, as account: Account?, _ body: MatrixBody? = nil
+    ) async throws {
         let response = try await send(method, "/api/v1" + path, token: account?.token, body: body)
         guard response.status.code == status else {
-            throw MatrixFixtureError(description: "fixture \(method) \(path): expected \(status), got \(response.status.code) \(response.text)")
+            throw MatrixFixtureError(
+                description:
+                    "fixture \(method) \(path): expected \(status), got \(response.status.code) \(response.text)")
         }
     }
 
@@ -173,54 +185,82 @@ struct MatrixClient: Sendable {
         // A new session, so that nothing remembers the account as it was before.
         let admin = try await login(adminAccount.username)
 
-        let postMarker = Self.word("post"), commentMarker = Self.word("comment"), bioMarker = Self.word("bio")
-        let collectionMarker = Self.word("coll"), noteMarker = Self.word("note"), preferenceMarker = Self.word("pref")
+        let postMarker = Self.word("post")
+        let commentMarker = Self.word("comment")
+        let bioMarker = Self.word("bio")
+        let collectionMarker = Self.word("coll")
+        let noteMarker = Self.word("note")
+        let preferenceMarker = Self.word("pref")
         try await mustSucceed(200, .patch, "/me", as: owner, .json(#"{"bio":"about me \#(bioMarker)"}"#))
         try await mustSucceed(200, .put, "/me/preferences", as: owner, .json(#"{"marker":"\#(preferenceMarker)"}"#))
-        let space: Space = try await must(201, .post, "/spaces", as: owner, .json(#"{"slug":"\#(Self.word("s"))","name":"Matrix space"}"#))
-        var attachedMedia: Media?, unattachedMedia: Media?
+        let space: Space = try await must(
+            201, .post, "/spaces", as: owner, .json(#"{"slug":"\#(Self.word("s"))","name":"Matrix space"}"#))
+        var attachedMedia: Media?
+        var unattachedMedia: Media?
         if media {
             attachedMedia = try await must(201, .post, "/me/media", as: owner, .upload)
             unattachedMedia = try await must(201, .post, "/me/media", as: owner, .upload)
         }
-        let kind = attachedMedia == nil ? #""kind":"text""# : #""kind":"photo","mediaIds":["\#(attachedMedia?.id ?? "")"]"#
+        let kind =
+            attachedMedia == nil ? #""kind":"text""# : #""kind":"photo","mediaIds":["\#(attachedMedia?.id ?? "")"]"#
         let post: Post = try await must(
             201, .post, "/posts", as: owner,
-            .json(#"{\#(kind),"title":"\#(postMarker) title","body":"all about \#(postMarker)","spaces":["\#(space.slug)"]}"#))
-        let post2: Post = try await must(201, .post, "/posts", as: owner, .json(#"{"kind":"text","body":"a second post"}"#))
+            .json(
+                #"{\#(kind),"title":"\#(postMarker) title","body":"all about \#(postMarker)","spaces":["\#(space.slug)"]}"#
+            ))
+        let post2: Post = try await must(
+            201, .post, "/posts", as: owner, .json(#"{"kind":"text","body":"a second post"}"#))
         // Before the block: the blocked person comments on the post and saves it.
-        let blockedComment: PlazaAPI.Comment = try await must(201, .post, "/posts/\(post.id)/comments", as: blocked, .json(#"{"body":"from the blocked"}"#))
-        let blockedCollection: SavedCollection = try await must(201, .post, "/collections", as: blocked, .json(#"{"name":"mine"}"#))
-        try await mustSucceed(201, .post, "/collections/\(blockedCollection.id)/items", as: blocked, .json(#"{"postId":"\#(post.id)"}"#))
+        let blockedComment: PlazaAPI.Comment = try await must(
+            201, .post, "/posts/\(post.id)/comments", as: blocked, .json(#"{"body":"from the blocked"}"#))
+        let blockedCollection: SavedCollection = try await must(
+            201, .post, "/collections", as: blocked, .json(#"{"name":"mine"}"#))
+        try await mustSucceed(
+            201, .post, "/collections/\(blockedCollection.id)/items", as: blocked, .json(#"{"postId":"\#(post.id)"}"#))
         let blockedProfile: User = try await must(200, .put, "/users/\(blocked.username)/block", as: owner)
-        guard blockedProfile.viewer?.blocking == true else { throw MatrixFixtureError(description: "the block did not hold: \(blockedProfile)") }
+        guard blockedProfile.viewer?.blocking == true else {
+            throw MatrixFixtureError(description: "the block did not hold: \(blockedProfile)")
+        }
 
-        let otherComment: PlazaAPI.Comment = try await must(201, .post, "/posts/\(post.id)/comments", as: other, .json(#"{"body":"nice one"}"#))
-        let ownerComment: PlazaAPI.Comment = try await must(201, .post, "/posts/\(post.id)/comments", as: owner, .json(#"{"body":"thanks \#(commentMarker)"}"#))
+        let otherComment: PlazaAPI.Comment = try await must(
+            201, .post, "/posts/\(post.id)/comments", as: other, .json(#"{"body":"nice one"}"#))
+        let ownerComment: PlazaAPI.Comment = try await must(
+            201, .post, "/posts/\(post.id)/comments", as: owner, .json(#"{"body":"thanks \#(commentMarker)"}"#))
         try await mustSucceed(200, .put, "/posts/\(post.id)/like", as: other)
-        let collection: SavedCollection = try await must(201, .post, "/collections", as: owner, .json(#"{"name":"\#(collectionMarker)"}"#))
+        let collection: SavedCollection = try await must(
+            201, .post, "/collections", as: owner, .json(#"{"name":"\#(collectionMarker)"}"#))
         let item: CollectionItem = try await must(
-            201, .post, "/collections/\(collection.id)/items", as: owner, .json(#"{"postId":"\#(post.id)","note":"\#(noteMarker)"}"#))
+            201, .post, "/collections/\(collection.id)/items", as: owner,
+            .json(#"{"postId":"\#(post.id)","note":"\#(noteMarker)"}"#))
         try await mustSucceed(204, .post, "/posts/\(post.id)/view", as: owner)
 
         _ = try await login(owner.username)
         let sessions: Page<Session> = try await must(200, .get, "/me/sessions", as: owner)
-        guard let second = sessions.items.first(where: { !$0.current }) else { throw MatrixFixtureError(description: "no second session") }
+        guard let second = sessions.items.first(where: { !$0.current }) else {
+            throw MatrixFixtureError(description: "no second session")
+        }
         let notifications: Page<PlazaAPI.Notification> = try await must(200, .get, "/me/notifications", as: owner)
-        guard let notification = notifications.items.first else { throw MatrixFixtureError(description: "the owner has no notification") }
+        guard let notification = notifications.items.first else {
+            throw MatrixFixtureError(description: "the owner has no notification")
+        }
 
         return MatrixWorld(
-            owner: owner, other: other, blocked: blocked, admin: admin, post: post, post2: post2, space: space, ownerComment: ownerComment,
-            otherComment: otherComment, blockedComment: blockedComment, collection: collection, item: item, attachedMedia: attachedMedia,
-            unattachedMedia: unattachedMedia, secondSessionID: second.id, notificationID: notification.id, postMarker: postMarker,
-            commentMarker: commentMarker, bioMarker: bioMarker, collectionMarker: collectionMarker, noteMarker: noteMarker,
+            owner: owner, other: other, blocked: blocked, admin: admin, post: post, post2: post2, space: space,
+            ownerComment: ownerComment,
+            otherComment: otherComment, blockedComment: blockedComment, collection: collection, item: item,
+            attachedMedia: attachedMedia,
+            unattachedMedia: unattachedMedia, secondSessionID: second.id, notificationID: notification.id,
+            postMarker: postMarker,
+            commentMarker: commentMarker, bioMarker: bioMarker, collectionMarker: collectionMarker,
+            noteMarker: noteMarker,
             preferenceMarker: preferenceMarker)
     }
 
     /// The owner's upload on a post they then deleted (for the media route).
     func deletedPostMedia(_ world: MatrixWorld) async throws -> Media {
         let media: Media = try await must(201, .post, "/me/media", as: world.owner, .upload)
-        let post: Post = try await must(201, .post, "/posts", as: world.owner, .json(#"{"kind":"photo","mediaIds":["\#(media.id)"]}"#))
+        let post: Post = try await must(
+            201, .post, "/posts", as: world.owner, .json(#"{"kind":"photo","mediaIds":["\#(media.id)"]}"#))
         try await mustSucceed(204, .delete, "/posts/\(post.id)", as: world.owner)
         return media
     }

@@ -17,7 +17,8 @@ enum MediaFixtures {
         let jpeg = try sample(.jpeg, width: width, height: height)
         // TIFF, little-endian: IFD0 with Make, Model, [Orientation], GPS IFD pointer; then the GPS IFD.
         var tiff: [UInt8] = Array("II".utf8) + le16(42) + le32(8)
-        let make = Array("PlazaTestCam\0".utf8), model = Array("Model X1000\0".utf8)
+        let make = Array("PlazaTestCam\0".utf8)
+        let model = Array("Model X1000\0".utf8)
         var entries: [(tag: UInt16, type: UInt16, count: UInt32, value: [UInt8])] = [
             (0x010F, 2, UInt32(make.count), make), (0x0110, 2, UInt32(model.count), model),
         ]
@@ -71,14 +72,20 @@ enum MediaFixtures {
     }
 
     static let html = Array("<!doctype html><html><body><script>alert(1)</script></body></html>".utf8)
-    static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script><rect width="10" height="10"/></svg>"#.utf8)
+    static let svg = Array(
+        #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script><rect width="10" height="10"/></svg>"#
+            .utf8)
 
     /// multipart/form-data with one `file` part (and an extra text field, as browsers send).
-    static func multipart(_ bytes: [UInt8], filename: String = "photo.jpg", contentType: String = "image/jpeg", field: String = "file") -> (body: ByteBuffer, contentType: String) {
+    static func multipart(
+        _ bytes: [UInt8], filename: String = "photo.jpg", contentType: String = "image/jpeg", field: String = "file"
+    ) -> (body: ByteBuffer, contentType: String) {
         let boundary = "PlazaBoundary\(UInt32.random(in: 0..<UInt32.max))"
         var body = ByteBuffer()
         body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"caption\"\r\n\r\nhello\r\n")
-        body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(filename)\"\r\nContent-Type: \(contentType)\r\n\r\n")
+        body.writeString(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(filename)\"\r\nContent-Type: \(contentType)\r\n\r\n"
+        )
         body.writeBytes(bytes)
         body.writeString("\r\n--\(boundary)--\r\n")
         return (body, "multipart/form-data; boundary=\(boundary)")
@@ -108,11 +115,14 @@ enum MediaFixtures {
 
 extension TestAPI {
     /// Uploads `bytes` as the `file` field of `POST /me/media`.
-    func upload(_ bytes: [UInt8], as account: Account?, filename: String = "photo.jpg", contentType: String = "image/jpeg") async throws -> TestResponse {
+    func upload(
+        _ bytes: [UInt8], as account: Account?, filename: String = "photo.jpg", contentType: String = "image/jpeg"
+    ) async throws -> TestResponse {
         let form = MediaFixtures.multipart(bytes, filename: filename, contentType: contentType)
         var headers: HTTPFields = [.contentType: form.contentType]
         if let account { headers[.authorization] = "Bearer \(account.token)" }
-        let response = try await client.execute(uri: "/api/v1/me/media", method: .post, headers: headers, body: form.body)
+        let response = try await client.execute(
+            uri: "/api/v1/me/media", method: .post, headers: headers, body: form.body)
         return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }
 
@@ -123,7 +133,9 @@ extension TestAPI {
     }
 
     /// A path outside `/api/v1`, e.g. `/media/1/original?k=…`, as `account` when given.
-    func fetch(_ path: String, as account: Account? = nil, headers: HTTPFields = [:], method: HTTPRequest.Method = .get) async throws -> TestResponse {
+    func fetch(_ path: String, as account: Account? = nil, headers: HTTPFields = [:], method: HTTPRequest.Method = .get)
+        async throws -> TestResponse
+    {
         var headers = headers
         if let account { headers[.authorization] = "Bearer \(account.token)" }
         let response = try await client.execute(uri: path, method: method, headers: headers, body: nil)

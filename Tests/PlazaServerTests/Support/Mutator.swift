@@ -7,11 +7,17 @@ struct Mutator {
     var random: SeededGenerator
     let dictionary: [[UInt8]]
 
-    static let interesting: [UInt8] = [0x00, 0x0A, 0x0D, 0x09, 0x20, 0x22, 0x27, 0x2D, 0x2F, 0x3A, 0x3B, 0x3D, 0x5C, 0x7F, 0x80, 0xC0, 0xC3, 0xE2, 0xF0, 0xFF, 0x25, 0x26, 0x2B, 0x3C, 0x3E]
+    static let interesting: [UInt8] = [
+        0x00, 0x0A, 0x0D, 0x09, 0x20, 0x22, 0x27, 0x2D, 0x2F, 0x3A, 0x3B, 0x3D, 0x5C, 0x7F, 0x80, 0xC0, 0xC3, 0xE2,
+        0xF0, 0xFF, 0x25, 0x26, 0x2B, 0x3C, 0x3E,
+    ]
 
     init(seed: UInt64, dictionary: [String] = []) {
         random = SeededGenerator(seed: seed)
-        self.dictionary = dictionary.map { Array($0.utf8) } + [[0x0D, 0x0A], [0x0A], [0xC3, 0xA9], [0xF0, 0x9F, 0x98, 0x80], [0xED, 0xA0, 0x80]]
+        self.dictionary =
+            dictionary.map { Array($0.utf8) } + [
+                [0x0D, 0x0A], [0x0A], [0xC3, 0xA9], [0xF0, 0x9F, 0x98, 0x80], [0xED, 0xA0, 0x80],
+            ]
     }
 
     mutating func int(_ range: Range<Int>) -> Int { Int.random(in: range, using: &random) }
@@ -44,7 +50,9 @@ struct Mutator {
             case 8:
                 // A long run: lengths, counters and buffers at their limits.
                 let count = int(0..<8) == 0 ? int(256..<4096) : int(1..<64)
-                bytes.insert(contentsOf: [UInt8](repeating: Self.interesting[int(0..<Self.interesting.count)], count: count), at: at)
+                bytes.insert(
+                    contentsOf: [UInt8](repeating: Self.interesting[int(0..<Self.interesting.count)], count: count),
+                    at: at)
             default:
                 let digits = Array(String(Int64.random(in: .min ... .max, using: &random)).utf8)
                 bytes.insert(contentsOf: digits, at: at)
@@ -75,7 +83,11 @@ enum Fuzz {
         for seedInput in seeds { try body(seedInput, &mutator.random) }
         let deadline = ContinuousClock.now + .seconds(Self.seconds)
         var ran = 0
-        defer { print("fuzz \(name): \(ran) cases, seed \(seed)\(ran < count ? " (stopped at the \(Self.seconds) s bound)" : "")") }
+        defer {
+            print(
+                "fuzz \(name): \(ran) cases, seed \(seed)\(ran < count ? " (stopped at the \(Self.seconds) s bound)" : "")"
+            )
+        }
         for _ in 0..<count {
             if ran % 1024 == 0, ContinuousClock.now > deadline { return }
             ran += 1

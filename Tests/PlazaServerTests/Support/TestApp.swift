@@ -13,11 +13,14 @@ import Testing
 /// The database the suite runs on: SQLite in a temp folder, or, when
 /// `PLAZA_TEST_DATABASE_URL` is set, a fresh PostgreSQL database per test.
 enum TestDatabase {
-    static let postgresURL = ProcessInfo.processInfo.environment["PLAZA_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static let postgresURL = ProcessInfo.processInfo.environment["PLAZA_TEST_DATABASE_URL"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
 
     static func config(_ adjust: (inout PlazaConfig) -> Void = { _ in }) async throws -> PlazaConfig {
         var config = PlazaConfig()
-        config.dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-test-\(UUID().uuidString)").path
+        config.dataDir =
+            FileManager.default.temporaryDirectory.appendingPathComponent("plaza-test-\(UUID().uuidString)").path
         config.port = 0
         // bcrypt's lowest cost (operators may set 10 to 16): the suite registers hundreds of
         // accounts, and at cost 10 hashing took half its CPU. `AccountsTests` checks the configured cost is used.
@@ -41,7 +44,8 @@ enum TestDatabase {
         let configuration = PostgresConnection.Configuration(
             host: components.host!, port: components.port ?? 5432, username: components.user ?? "postgres",
             password: components.password, database: String(components.path.dropFirst()), tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Logger(label: "test"))
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration, id: 1, logger: Logger(label: "test"))
         try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Logger(label: "test"))
         try await connection.close()
         var url = components
@@ -70,7 +74,9 @@ enum TestDatabase {
 }
 
 /// Runs `body` against a fresh application through the router (no sockets).
-func withApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI) async throws -> Void) async throws {
+func withApp(
+    _ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI) async throws -> Void
+) async throws {
     let config = try await TestDatabase.config(adjust)
     try await TestDatabase.cleaningUp(config) {
         let app = try await buildApplication(config: config, logger: Logger(label: "test"))
@@ -79,7 +85,9 @@ func withApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body:
 }
 
 /// Runs `body` against a fresh application listening on a loopback port (for streams).
-func withLiveApp(_ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI, Int) async throws -> Void) async throws {
+func withLiveApp(
+    _ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI, Int) async throws -> Void
+) async throws {
     let config = try await TestDatabase.config(adjust)
     try await TestDatabase.cleaningUp(config) {
         let app = try await buildApplication(config: config, logger: Logger(label: "test"))
@@ -113,7 +121,9 @@ struct TestResponse: Sendable {
         }
     }
 
-    var error: ErrorBody.Detail? { (try? JSONDecoder().decode(ErrorBody.self, from: Data(body.readableBytesView)))?.error }
+    var error: ErrorBody.Detail? {
+        (try? JSONDecoder().decode(ErrorBody.self, from: Data(body.readableBytesView)))?.error
+    }
     var text: String { String(buffer: body) }
 }
 
@@ -137,7 +147,10 @@ struct TestAPI: Sendable {
     }
 
     @discardableResult
-    func call(_ method: HTTPRequest.Method, _ path: String, as account: Account? = nil, token: String? = nil, json: (any Encodable & Sendable)? = nil, raw: String? = nil, headers extra: HTTPFields = [:]) async throws -> TestResponse {
+    func call(
+        _ method: HTTPRequest.Method, _ path: String, as account: Account? = nil, token: String? = nil,
+        json: (any Encodable & Sendable)? = nil, raw: String? = nil, headers extra: HTTPFields = [:]
+    ) async throws -> TestResponse {
         var headers = extra
         if let token = token ?? account?.token { headers[.authorization] = "Bearer \(token)" }
         var body: ByteBuffer?
@@ -152,10 +165,14 @@ struct TestAPI: Sendable {
         return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }
 
-    func get(_ path: String, as account: Account? = nil) async throws -> TestResponse { try await call(.get, path, as: account) }
+    func get(_ path: String, as account: Account? = nil) async throws -> TestResponse {
+        try await call(.get, path, as: account)
+    }
 
     func register(_ username: String, password: String = "correct horse battery") async throws -> Account {
-        let response = try await call(.post, "/auth/register", json: RegisterRequest(username: username, email: "\(username)@example.com", password: password))
+        let response = try await call(
+            .post, "/auth/register",
+            json: RegisterRequest(username: username, email: "\(username)@example.com", password: password))
         #expect(response.status == .created, "register \(username): \(response.text)")
         let auth = try response.decode(AuthResponse.self)
         return Account(token: auth.token, me: auth.user, password: password)
@@ -176,7 +193,9 @@ struct TestAPI: Sendable {
         #expect(response.status == .ok, "follow: \(response.text)")
     }
 
-    func page<T: Codable & Sendable>(_ path: String, as account: Account? = nil, of: T.Type = T.self) async throws -> Page<T> {
+    func page<T: Codable & Sendable>(_ path: String, as account: Account? = nil, of: T.Type = T.self) async throws
+        -> Page<T>
+    {
         let response = try await get(path, as: account)
         #expect(response.status == .ok, "\(path): \(response.text)")
         return try response.decode(Page<T>.self)

@@ -1,7 +1,8 @@
 /// Full-text search over posts: title, body, the author's username and display name, and the
 /// names and slugs of the post's spaces. SQLite keeps a contentless FTS5 table keyed by post id;
 /// PostgreSQL a weighted `tsvector` column (A title, B body, C author, D spaces) with a GIN
-/// index (text search configuration `plaza_search`: simple, plus unaccent). Triggers keep both in step in the writing transaction: on a post's insert, an edit of
+/// index (text search configuration `plaza_search`: simple, plus unaccent). Triggers keep both in
+/// step in the writing transaction: on a post's insert, an edit of
 /// its title or body, a change of its spaces, and a rename of its author or of a space (those
 /// touch `title` to make the post's own trigger recompute). Likes and comment counts, which
 /// update posts all the time, do not touch the index.

@@ -88,7 +88,12 @@ enum Migration007 {
                     """)
                 guard let last = rows.last else { break }
                 after = try last.decode(column: "id", as: Int64.self)
-                let copies = try rows.map { (try $0.decode(column: "id", as: Int64.self), MediaRecord.list(try $0.decode(column: "text", as: String?.self))) }
+                let copies = try rows.map {
+                    (
+                        try $0.decode(column: "id", as: Int64.self),
+                        MediaRecord.list(try $0.decode(column: "text", as: String?.self))
+                    )
+                }
                 let keys = try await accessKeys(of: copies.flatMap { $0.1.map(\.id) }, on: db)
                 for (id, records) in copies {
                     let keyed = records.map { record in
@@ -96,15 +101,21 @@ enum Migration007 {
                         record.key = keys[record.id]
                         return record
                     }
-                    try await db.exec("UPDATE \(unsafeRaw: table) SET \(unsafeRaw: column) = \(bind: MediaRecord.text(keyed)) WHERE id = \(bind: id)")
+                    try await db.exec(
+                        "UPDATE \(unsafeRaw: table) SET \(unsafeRaw: column) = \(bind: MediaRecord.text(keyed)) WHERE id = \(bind: id)"
+                    )
                 }
                 if rows.count < batch { break }
             }
         }
         // Link previews' images: each URL is shared by the preview and the posts and items that copied it.
         var urls = Set<String>()
-        for (table, column) in [("link_previews", "image_url"), ("posts", "link_image_url"), ("collection_items", "link_image_url")] {
-            for row in try await db.rows("SELECT DISTINCT \(unsafeRaw: column) AS url FROM \(unsafeRaw: table) WHERE \(unsafeRaw: column) LIKE '/media/%'") {
+        for (table, column) in [
+            ("link_previews", "image_url"), ("posts", "link_image_url"), ("collection_items", "link_image_url"),
+        ] {
+            for row in try await db.rows(
+                "SELECT DISTINCT \(unsafeRaw: column) AS url FROM \(unsafeRaw: table) WHERE \(unsafeRaw: column) LIKE '/media/%'"
+            ) {
                 urls.insert(try row.decode(column: "url", as: String.self))
             }
         }
@@ -117,8 +128,12 @@ enum Migration007 {
         for (url, id, variant) in parsed {
             guard let key = keys[id] else { continue }
             let keyed = MediaRecord.url(id: id, variant: variant, key: key)
-            for (table, column) in [("link_previews", "image_url"), ("posts", "link_image_url"), ("collection_items", "link_image_url")] {
-                try await db.exec("UPDATE \(unsafeRaw: table) SET \(unsafeRaw: column) = \(bind: keyed) WHERE \(unsafeRaw: column) = \(bind: url)")
+            for (table, column) in [
+                ("link_previews", "image_url"), ("posts", "link_image_url"), ("collection_items", "link_image_url"),
+            ] {
+                try await db.exec(
+                    "UPDATE \(unsafeRaw: table) SET \(unsafeRaw: column) = \(bind: keyed) WHERE \(unsafeRaw: column) = \(bind: url)"
+                )
             }
         }
     }
@@ -129,7 +144,8 @@ enum Migration007 {
         for start in stride(from: 0, to: unique.count, by: batch) {
             let chunk = Array(unique[start..<min(start + batch, unique.count)])
             for row in try await db.rows("SELECT id, access_key FROM media WHERE id IN (\(binds: chunk))") {
-                keys[try row.decode(column: "id", as: Int64.self)] = try row.decode(column: "access_key", as: String?.self)
+                keys[try row.decode(column: "id", as: Int64.self)] = try row.decode(
+                    column: "access_key", as: String?.self)
             }
         }
         return keys

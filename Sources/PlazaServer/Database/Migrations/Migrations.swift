@@ -55,8 +55,10 @@ enum Migrations {
                     try await db.exec("SELECT pg_advisory_xact_lock(7215001)")
                 }
                 try await db.exec(
-                    "CREATE TABLE IF NOT EXISTS plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
-                let seen = try await db.first("SELECT version FROM plaza_migrations WHERE version = \(bind: migration.version)")
+                    "CREATE TABLE IF NOT EXISTS plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+                )
+                let seen = try await db.first(
+                    "SELECT version FROM plaza_migrations WHERE version = \(bind: migration.version)")
                 if seen != nil { return false }
                 for statement in migration.statements(for: dialect) {
                     try await db.exec(SQLQueryString(statement))

@@ -29,9 +29,10 @@ struct AccountStore: Sendable {
         do {
             try await db.write { db in
                 if let row = try await db.first(
-                    "SELECT username_key FROM users WHERE username_key = \(bind: usernameKey) OR email_key = \(bind: emailKey) LIMIT 1")
-                {
-                    throw try row.decode(column: "username_key", as: String.self) == usernameKey ? Self.usernameTaken : Self.emailTaken
+                    "SELECT username_key FROM users WHERE username_key = \(bind: usernameKey) OR email_key = \(bind: emailKey) LIMIT 1"
+                ) {
+                    throw try row.decode(column: "username_key", as: String.self) == usernameKey
+                        ? Self.usernameTaken : Self.emailTaken
                 }
                 try await db.exec(
                     """
@@ -40,7 +41,7 @@ struct AccountStore: Sendable {
                             \(bind: new.passwordHash), \(bind: new.displayName), \(bind: new.isAdmin), \(bind: Timestamp.now.milliseconds))
                     """)
             }
-        } catch where Dialect.isUniqueViolation(error) {
+        } catch  where Dialect.isUniqueViolation(error) {
             throw Self.usernameTaken
         }
         return id
@@ -53,15 +54,18 @@ struct AccountStore: Sendable {
     func credentials(login: String) async throws -> (id: Int64, hash: String)? {
         let key = login.lowercased()
         let column: SQLQueryString = key.contains("@") ? "email_key" : "username_key"
-        guard let row = try await db.read({ db in
-            try await db.first("SELECT id, password_hash FROM users WHERE \(column) = \(bind: key)")
-        }) else { return nil }
+        guard
+            let row = try await db.read({ db in
+                try await db.first("SELECT id, password_hash FROM users WHERE \(column) = \(bind: key)")
+            })
+        else { return nil }
         return (try row.decode(column: "id", as: Int64.self), try row.decode(column: "password_hash", as: String.self))
     }
 
     func passwordHash(userID: Int64) async throws -> String? {
         try await db.read { db in
-            try await db.first("SELECT password_hash FROM users WHERE id = \(bind: userID)")?.decode(column: "password_hash", as: String.self)
+            try await db.first("SELECT password_hash FROM users WHERE id = \(bind: userID)")?.decode(
+                column: "password_hash", as: String.self)
         }
     }
 
@@ -96,16 +100,20 @@ struct AccountStore: Sendable {
     func identity(token: String) async throws -> Identity? {
         let now = Timestamp.now.milliseconds
         let hash = SessionToken.hash(token)
-        if let cached = sessionCache.get(hash, now: now), now - cached.lastUsed < sessionIdleMillis, now - cached.createdAt < sessionMaxMillis {
+        if let cached = sessionCache.get(hash, now: now), now - cached.lastUsed < sessionIdleMillis,
+            now - cached.createdAt < sessionMaxMillis
+        {
             return cached.identity
         }
-        guard let row = try await db.read({ db in
-            try await db.first(
-                """
-                SELECT s.id, s.user_id, s.created_at, s.last_used_at, u.is_admin FROM sessions s JOIN users u ON u.id = s.user_id
-                WHERE s.token_hash = \(bind: hash)
-                """)
-        }) else { return nil }
+        guard
+            let row = try await db.read({ db in
+                try await db.first(
+                    """
+                    SELECT s.id, s.user_id, s.created_at, s.last_used_at, u.is_admin FROM sessions s JOIN users u ON u.id = s.user_id
+                    WHERE s.token_hash = \(bind: hash)
+                    """)
+            })
+        else { return nil }
         let sessionID = try row.decode(column: "id", as: Int64.self)
         let lastUsed = try row.decode(column: "last_used_at", as: Int64.self)
         let createdAt = try row.decode(column: "created_at", as: Int64.self)
@@ -128,7 +136,8 @@ struct AccountStore: Sendable {
         let (idle, max) = (sessionIdleMillis, sessionMaxMillis)
         let rows = try await db.read { db in
             try await db.rows(
-                "SELECT id, created_at, last_used_at, user_agent, ip FROM sessions WHERE user_id = \(bind: userID) ORDER BY id DESC LIMIT 200")
+                "SELECT id, created_at, last_used_at, user_agent, ip FROM sessions WHERE user_id = \(bind: userID) ORDER BY id DESC LIMIT 200"
+            )
         }
         return try rows.map { row in
             let id = try row.decode(column: "id", as: Int64.self)
@@ -136,8 +145,10 @@ struct AccountStore: Sendable {
             let createdAt = try row.decode(column: "created_at", as: Int64.self)
             return Session(
                 id: String(id), createdAt: Timestamp(milliseconds: createdAt),
-                lastUsedAt: Timestamp(milliseconds: lastUsed), expiresAt: Timestamp(milliseconds: min(lastUsed + idle, createdAt + max)),
-                userAgent: try row.decode(column: "user_agent", as: String?.self), ip: try row.decode(column: "ip", as: String?.self),
+                lastUsedAt: Timestamp(milliseconds: lastUsed),
+                expiresAt: Timestamp(milliseconds: min(lastUsed + idle, createdAt + max)),
+                userAgent: try row.decode(column: "user_agent", as: String?.self),
+                ip: try row.decode(column: "ip", as: String?.self),
                 current: id == current)
         }
     }
@@ -145,7 +156,8 @@ struct AccountStore: Sendable {
     /// Ends one of the user's sessions; false when it is not theirs or does not exist.
     func deleteSession(id: Int64, userID: Int64) async throws -> Bool {
         let deleted = try await db.write { db in
-            try await db.first("DELETE FROM sessions WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id") != nil
+            try await db.first("DELETE FROM sessions WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id")
+                != nil
         }
         sessionCache.forget(userID: userID, sessionID: id)
         return deleted
@@ -160,16 +172,21 @@ struct AccountStore: Sendable {
 
     func deleteIdleSessions(now: Timestamp = .now) async throws {
         let (idle, max) = (now.milliseconds - sessionIdleMillis, now.milliseconds - sessionMaxMillis)
-        try await db.write { db in try await db.exec("DELETE FROM sessions WHERE last_used_at < \(bind: idle) OR created_at < \(bind: max)") }
+        try await db.write { db in
+            try await db.exec("DELETE FROM sessions WHERE last_used_at < \(bind: idle) OR created_at < \(bind: max)")
+        }
     }
 
     // MARK: me
 
     func me(userID: Int64) async throws -> Me {
-        guard let row = try await db.read({ db in
-            try await db.first(
-                "SELECT \(UserRecord.columns), u.email, u.preferences, u.is_admin, u.unread_notifications FROM users u WHERE u.id = \(bind: userID)")
-        }) else { throw PlazaError.unauthorized }
+        guard
+            let row = try await db.read({ db in
+                try await db.first(
+                    "SELECT \(UserRecord.columns), u.email, u.preferences, u.is_admin, u.unread_notifications FROM users u WHERE u.id = \(bind: userID)"
+                )
+            })
+        else { throw PlazaError.unauthorized }
         let preferences = try row.decode(column: "preferences", as: String.self)
         return Me(
             user: try UserRecord(row: row).user(viewer: nil),
@@ -179,7 +196,8 @@ struct AccountStore: Sendable {
             unreadNotifications: try row.decode(column: "unread_notifications", as: Int.self))
     }
 
-    func updateProfile(userID: Int64, displayName: String?, bio: String?, status: FieldUpdate<StatusInput>) async throws {
+    func updateProfile(userID: Int64, displayName: String?, bio: String?, status: FieldUpdate<StatusInput>) async throws
+    {
         var sets: [SQLQueryString] = []
         if let displayName { sets.append("display_name = \(bind: displayName)") }
         if let bio { sets.append("bio = \(bind: bio)") }
@@ -187,7 +205,9 @@ struct AccountStore: Sendable {
         case .keep: break
         case .clear: sets.append("status_kind = NULL, status_text = NULL, status_updated_at = NULL")
         case .set(let s):
-            sets.append("status_kind = \(bind: s.kind), status_text = \(bind: s.text), status_updated_at = \(bind: Timestamp.now.milliseconds)")
+            sets.append(
+                "status_kind = \(bind: s.kind), status_text = \(bind: s.text), status_updated_at = \(bind: Timestamp.now.milliseconds)"
+            )
         }
         guard !sets.isEmpty else { return }
         let assignments = sets.joined(separator: ", ")
@@ -201,12 +221,16 @@ struct AccountStore: Sendable {
     /// reader first, so repeated views cost no write).
     func setPreference(_ key: String, to value: JSONValue, userID: Int64) async throws {
         let current = try await db.read { db in
-            try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(column: "preferences", as: String.self)
+            try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(
+                column: "preferences", as: String.self)
         }
-        guard let current, case .object(let preferences) = Self.decodePreferences(current), preferences[key] != value else { return }
+        guard let current, case .object(let preferences) = Self.decodePreferences(current), preferences[key] != value
+        else { return }
         try await db.write { db in
-            let text = try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(column: "preferences", as: String.self)
-            guard let text, case .object(var preferences) = Self.decodePreferences(text), preferences[key] != value else { return }
+            let text = try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(
+                column: "preferences", as: String.self)
+            guard let text, case .object(var preferences) = Self.decodePreferences(text), preferences[key] != value
+            else { return }
             preferences[key] = value
             let json = String(decoding: try JSON.encoder.encode(JSONValue.object(preferences)), as: UTF8.self)
             try await db.exec("UPDATE users SET preferences = \(bind: json) WHERE id = \(bind: userID)")
@@ -218,6 +242,8 @@ struct AccountStore: Sendable {
     }
 
     func setPreferences(userID: Int64, json: String) async throws {
-        try await db.write { db in try await db.exec("UPDATE users SET preferences = \(bind: json) WHERE id = \(bind: userID)") }
+        try await db.write { db in
+            try await db.exec("UPDATE users SET preferences = \(bind: json) WHERE id = \(bind: userID)")
+        }
     }
 }

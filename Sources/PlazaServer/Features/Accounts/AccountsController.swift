@@ -43,19 +43,26 @@ struct AccountsController {
         try Validate.password(body.password)
         let displayName = try Validate.text(body.displayName, field: "displayName", max: 60) ?? username
         let hash = try await passwords.hash(body.password)
-        let userID = try await accounts.createUser(.init(username: username, email: email, passwordHash: hash, displayName: displayName))
-        let token = try await accounts.createSession(userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
-        return AuthResponse(user: try await accounts.me(userID: userID), token: token, deviceToken: try await devices.issue(userID: userID))
+        let userID = try await accounts.createUser(
+            .init(username: username, email: email, passwordHash: hash, displayName: displayName))
+        let token = try await accounts.createSession(
+            userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
+        return AuthResponse(
+            user: try await accounts.me(userID: userID), token: token,
+            deviceToken: try await devices.issue(userID: userID))
     }
 
     @Sendable func login(_ request: Request, context: PlazaContext) async throws -> AuthResponse {
-        try await signIn(try await request.decode(as: LoginRequest.self, context: context), request: request, context: context)
+        try await signIn(
+            try await request.decode(as: LoginRequest.self, context: context), request: request, context: context)
     }
 
     /// Checks the password (throttled, see `LoginThrottle`) and opens a session; shared by the API and the web form.
     func signIn(_ body: LoginRequest, request: Request, context: PlazaContext) async throws -> AuthResponse {
         let login = body.login.trimmingCharacters(in: .whitespaces)
-        guard !login.isEmpty, login.count <= 254 else { throw PlazaError.invalid("login", "login must be a username or email.") }
+        guard !login.isEmpty, login.count <= 254 else {
+            throw PlazaError.invalid("login", "login must be a username or email.")
+        }
         guard body.password.count <= 128 else { throw Self.invalidCredentials }
         let account = try await accounts.credentials(login: login)
         let key = LoginThrottle.account(id: account?.id, login: login)
@@ -66,14 +73,19 @@ struct AccountsController {
             throw Self.invalidCredentials
         }
         try await throttle.recordSuccess(account: key, client: client)
-        let token = try await accounts.createSession(userID: account.id, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
-        return AuthResponse(user: try await accounts.me(userID: account.id), token: token, deviceToken: try await devices.issue(userID: account.id))
+        let token = try await accounts.createSession(
+            userID: account.id, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
+        return AuthResponse(
+            user: try await accounts.me(userID: account.id), token: token,
+            deviceToken: try await devices.issue(userID: account.id))
     }
 
     /// Who is guessing, for the throttle: a device that signed in to `userID` before (a valid
     /// device token in the header or cookie), else an untrusted client at its address.
     func throttleClient(userID: Int64?, request: Request, clientKey: String) async throws -> LoginThrottle.Client {
-        if let userID, let device = try await devices.device(DeviceTokens.presented(request), userID: userID) { return .trustedDevice(device) }
+        if let userID, let device = try await devices.device(DeviceTokens.presented(request), userID: userID) {
+            return .trustedDevice(device)
+        }
         return .untrusted(address: clientKey)
     }
 
@@ -95,10 +107,12 @@ struct AccountsController {
     }
 
     static func throttled(_ wait: Int) -> PlazaError {
-        PlazaError.rateLimited(retryAfter: wait, message: "Too many failed password attempts. Try again in \(wait) seconds.")
+        PlazaError.rateLimited(
+            retryAfter: wait, message: "Too many failed password attempts. Try again in \(wait) seconds.")
     }
 
-    static let invalidCredentials = PlazaError(.unauthorized, "invalid_credentials", "Wrong username, email or password.")
+    static let invalidCredentials = PlazaError(
+        .unauthorized, "invalid_credentials", "Wrong username, email or password.")
 
     @Sendable func logout(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user
@@ -155,10 +169,13 @@ struct AccountsController {
     @Sendable func setPreferences(_ request: Request, context: SignedInContext) async throws -> JSONValue {
         let me = context.user
         let value = try await request.decode(as: JSONValue.self, context: context)
-        guard case .object = value else { throw PlazaError.invalid("preferences", "preferences must be a JSON object.") }
+        guard case .object = value else {
+            throw PlazaError.invalid("preferences", "preferences must be a JSON object.")
+        }
         let data = try JSON.encoder.encode(value)
         guard data.count <= Self.maxPreferencesBytes else {
-            throw PlazaError.invalid("preferences", "preferences must be at most \(Self.maxPreferencesBytes) bytes of JSON.")
+            throw PlazaError.invalid(
+                "preferences", "preferences must be at most \(Self.maxPreferencesBytes) bytes of JSON.")
         }
         try await accounts.setPreferences(userID: me.userID, json: String(decoding: data, as: UTF8.self))
         return value

@@ -11,18 +11,24 @@ struct AuthMiddleware: RouterMiddleware {
     let accounts: AccountStore
     var requireCSRFHeader = true
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         if let header = request.headers[.authorization] {
             guard let identity = try await accounts.identity(token: try Self.bearerToken(header)) else {
                 throw Self.invalidToken
             }
             context.identity = identity
-        } else if let token = WebSession.sessionToken(request, secure: context.isHTTPS), let identity = try await accounts.identity(token: token) {
+        } else if let token = WebSession.sessionToken(request, secure: context.isHTTPS),
+            let identity = try await accounts.identity(token: token)
+        {
             if requireCSRFHeader, WebSession.isUnsafe(request.method),
                 !WebSession.verify(request.headers[WebSession.csrfHeader], secret: token, request: request)
             {
-                throw PlazaError(.forbidden, "csrf_failed", "This request is missing the page's CSRF token. Reload the page and try again.")
+                throw PlazaError(
+                    .forbidden, "csrf_failed",
+                    "This request is missing the page's CSRF token. Reload the page and try again.")
             }
             context.identity = identity
         }
@@ -38,7 +44,8 @@ struct AuthMiddleware: RouterMiddleware {
         return response
     }
 
-    static let invalidToken = PlazaError(.unauthorized, "invalid_token", "The token is invalid or has expired. Sign in again.")
+    static let invalidToken = PlazaError(
+        .unauthorized, "invalid_token", "The token is invalid or has expired. Sign in again.")
 
     /// The token of an `Authorization: Bearer <token>` header (RFC 6750: the scheme is
     /// case-insensitive), if it has a token's shape: 1–128 bytes of base64url or `.~+/=`.
@@ -50,7 +57,8 @@ struct AuthMiddleware: RouterMiddleware {
         var token = bytes[7...]
         while token.first == UInt8(ascii: " ") { token = token.dropFirst() }
         while token.last == UInt8(ascii: " ") { token = token.dropLast() }
-        guard (1...128).contains(token.count), token.allSatisfy({ MultipartParser.isTokenByte($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "=") })
+        guard (1...128).contains(token.count),
+            token.allSatisfy({ MultipartParser.isTokenByte($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "=") })
         else { throw invalidToken }
         return String(decoding: token, as: UTF8.self)
     }

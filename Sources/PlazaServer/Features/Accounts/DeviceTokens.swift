@@ -44,12 +44,16 @@ final class DeviceTokens: Sendable {
     func device(_ token: String?, userID: Int64, now: Timestamp = .now) async throws -> String? {
         guard let token, (40...200).contains(token.utf8.count) else { return nil }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == String(userID), parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let issued = Int64(parts[1]),
+        guard parts.count == 4, parts[0] == String(userID),
+            parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let issued = Int64(parts[1]),
             issued <= now.milliseconds + 60_000, now.milliseconds - issued < Self.lifetimeMillis,
             parts[2].utf8.count == 22, let mac = ByteText.bytes(base64url: parts[3]), mac.count == 32
         else { return nil }
         let payload = Data(token.utf8.prefix(token.utf8.count - parts[3].utf8.count - 1))
-        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payload, using: try await signingKey()) else { return nil }
+        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payload, using: try await signingKey()) else {
+            return nil
+        }
         return String(parts[2])
     }
 
@@ -61,7 +65,8 @@ final class DeviceTokens: Sendable {
 
     static func cookie(_ token: String, secure: Bool) -> Cookie {
         Cookie(
-            name: cookieName, value: token, maxAge: Int(lifetimeMillis / 1000), path: "/", secure: secure, httpOnly: true,
+            name: cookieName, value: token, maxAge: Int(lifetimeMillis / 1000), path: "/", secure: secure,
+            httpOnly: true,
             sameSite: .lax)
     }
 }

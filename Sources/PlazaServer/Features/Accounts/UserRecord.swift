@@ -54,7 +54,8 @@ struct UserRecord: Sendable {
 
     func user(viewer: User.Viewer?) -> User {
         User(
-            id: String(id), username: username, displayName: displayName, bio: bio, avatar: avatar?.media, status: status,
+            id: String(id), username: username, displayName: displayName, bio: bio, avatar: avatar?.media,
+            status: status,
             createdAt: createdAt, counts: counts, viewer: viewer)
     }
 }
@@ -72,7 +73,8 @@ extension UserSummary {
 
     init(authorIn row: Row, id: Int64) throws {
         self.init(
-            id: String(id), username: try row.decode(Columns.username), displayName: try row.decode(Columns.displayName),
+            id: String(id), username: try row.decode(Columns.username),
+            displayName: try row.decode(Columns.displayName),
             avatar: MediaRecord.list(try row.decode(Columns.avatar)).first?.media)
     }
 }

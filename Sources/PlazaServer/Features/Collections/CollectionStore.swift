@@ -14,7 +14,8 @@ struct CollectionStore: Sendable {
 
     static func collection(row: Row) throws -> SavedCollection {
         SavedCollection(
-            id: String(try row.decode(column: "id", as: Int64.self)), name: try row.decode(column: "name", as: String.self),
+            id: String(try row.decode(column: "id", as: Int64.self)),
+            name: try row.decode(column: "name", as: String.self),
             counts: .init(items: try row.decode(column: "items_count", as: Int.self)),
             createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
     }
@@ -24,14 +25,18 @@ struct CollectionStore: Sendable {
     func create(owner: Int64, name: String) async throws -> SavedCollection {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
-        try await db.write("INSERT INTO collections (id, owner_id, name, created_at) VALUES (\(bind: id), \(bind: owner), \(bind: name), \(bind: now))")
-        return SavedCollection(id: String(id), name: name, counts: .init(items: 0), createdAt: Timestamp(milliseconds: now))
+        try await db.write(
+            "INSERT INTO collections (id, owner_id, name, created_at) VALUES (\(bind: id), \(bind: owner), \(bind: name), \(bind: now))"
+        )
+        return SavedCollection(
+            id: String(id), name: name, counts: .init(items: 0), createdAt: Timestamp(milliseconds: now))
     }
 
     /// The owner's collection `id`; 404 for anyone else's or none.
     func collection(id: Int64, owner: Int64) async throws -> SavedCollection {
         let row = try await db.read { db in
-            try await db.first("SELECT \(Self.columns) FROM collections c WHERE c.id = \(bind: id) AND c.owner_id = \(bind: owner)")
+            try await db.first(
+                "SELECT \(Self.columns) FROM collections c WHERE c.id = \(bind: id) AND c.owner_id = \(bind: owner)")
         }
         guard let row else { throw Self.notFound }
         return try Self.collection(row: row)
@@ -53,14 +58,19 @@ struct CollectionStore: Sendable {
 
     func rename(id: Int64, owner: Int64, name: String) async throws -> SavedCollection {
         let rows = try await db.write(
-            "UPDATE collections SET name = \(bind: name) WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id, name, items_count, created_at")
+            "UPDATE collections SET name = \(bind: name) WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id, name, items_count, created_at"
+        )
         guard let row = rows.first else { throw Self.notFound }
         return try Self.collection(row: row)
     }
 
     /// Deletes the owner's collection with its items.
     func delete(id: Int64, owner: Int64) async throws {
-        guard try await db.write("DELETE FROM collections WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id").first != nil else {
+        guard
+            try await db.write(
+                "DELETE FROM collections WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id"
+            ).first != nil
+        else {
             throw Self.notFound
         }
     }
@@ -84,16 +94,21 @@ struct CollectionStore: Sendable {
             var link: LinkPreview?
             var state = CollectionItem.State.ready
             if let url = try row.decode(column: "url", as: String?.self) {
-                state = CollectionItem.State(rawValue: try row.decode(column: "link_state", as: String?.self) ?? "") ?? .pending
+                state =
+                    CollectionItem.State(rawValue: try row.decode(column: "link_state", as: String?.self) ?? "")
+                    ?? .pending
                 link = LinkPreview(
                     url: url, title: try row.decode(column: "link_title", as: String?.self),
                     description: try row.decode(column: "link_description", as: String?.self),
                     imageURL: try row.decode(column: "link_image_url", as: String?.self),
-                    siteName: try row.decode(column: "link_site_name", as: String?.self) ?? URLComponents(string: url)?.host,
-                    fetchedAt: try row.decode(column: "link_fetched_at", as: Int64?.self).map(Timestamp.init(milliseconds:)))
+                    siteName: try row.decode(column: "link_site_name", as: String?.self)
+                        ?? URLComponents(string: url)?.host,
+                    fetchedAt: try row.decode(column: "link_fetched_at", as: Int64?.self).map(
+                        Timestamp.init(milliseconds:)))
             }
             item = CollectionItem(
-                id: String(try row.decode(column: "id", as: Int64.self)), collectionId: String(try row.decode(column: "collection_id", as: Int64.self)),
+                id: String(try row.decode(column: "id", as: Int64.self)),
+                collectionId: String(try row.decode(column: "collection_id", as: Int64.self)),
                 post: nil, link: link, note: try row.decode(column: "note", as: String.self), state: state,
                 savedAt: Timestamp(milliseconds: try row.decode(column: "saved_at", as: Int64.self)))
         }
@@ -112,10 +127,16 @@ struct CollectionStore: Sendable {
 
     /// The items of the owner's collection, newest first, with their posts as `viewer` sees
     /// them (two queries per page, whatever its size).
-    func items(collection: Int64, owner: Int64, page: PageRequest, posts: PostStore) async throws -> Page<CollectionItem> {
+    func items(collection: Int64, owner: Int64, page: PageRequest, posts: PostStore) async throws -> Page<
+        CollectionItem
+    > {
         let sql = Self.itemsSQL(collection: collection, page: page)
         let rows = try await db.read { db in
-            guard try await db.first("SELECT 1 AS x FROM collections WHERE id = \(bind: collection) AND owner_id = \(bind: owner)") != nil else {
+            guard
+                try await db.first(
+                    "SELECT 1 AS x FROM collections WHERE id = \(bind: collection) AND owner_id = \(bind: owner)")
+                    != nil
+            else {
                 throw Self.notFound
             }
             return try await db.rows(sql)
@@ -132,20 +153,26 @@ struct CollectionStore: Sendable {
     }
 
     static func itemsSQL(collection: Int64, page: PageRequest) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT \(itemColumns) FROM collection_items i WHERE i.collection_id = \(bind: collection)"
+        var sql: SQLQueryString =
+            "SELECT \(itemColumns) FROM collection_items i WHERE i.collection_id = \(bind: collection)"
         if let cursor = page.cursor { sql += " AND (i.saved_at, i.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
         return sql + " ORDER BY i.saved_at DESC, i.id DESC LIMIT \(bind: page.fetchLimit)"
     }
 
     func item(id: Int64, owner: Int64, posts: PostStore) async throws -> CollectionItem {
-        guard let row = try await db.read({ db in
-            try await db.first("SELECT \(Self.itemColumns) FROM collection_items i WHERE i.id = \(bind: id) AND i.owner_id = \(bind: owner)")
-        }) else { throw PlazaError.notFound("Item") }
+        guard
+            let row = try await db.read({ db in
+                try await db.first(
+                    "SELECT \(Self.itemColumns) FROM collection_items i WHERE i.id = \(bind: id) AND i.owner_id = \(bind: owner)"
+                )
+            })
+        else { throw PlazaError.notFound("Item") }
         let record = try ItemRecord(row: row)
         return record.with(posts: try await posts.posts(ids: record.postID.map { [$0] } ?? [], viewer: owner))
     }
 
-    static let alreadySaved = PlazaError(.conflict, "already_saved", "That post is already in this collection.", field: "postId")
+    static let alreadySaved = PlazaError(
+        .conflict, "already_saved", "That post is already in this collection.", field: "postId")
 
     /// What to save: a post the owner may see, or a link.
     enum Saved: Sendable {
@@ -161,12 +188,18 @@ struct CollectionStore: Sendable {
         let now = Timestamp.now.milliseconds
         do {
             try await db.write { db in
-                guard try await db.first("SELECT 1 AS x FROM collections WHERE id = \(bind: collection) AND owner_id = \(bind: owner)") != nil else {
+                guard
+                    try await db.first(
+                        "SELECT 1 AS x FROM collections WHERE id = \(bind: collection) AND owner_id = \(bind: owner)")
+                        != nil
+                else {
                     throw Self.notFound
                 }
                 switch saved {
                 case .post(let post):
-                    guard try await db.first("SELECT \(Visibility.post(id: post, readableBy: owner)) AS visible")?.decode(column: "visible", as: Bool.self) == true
+                    guard
+                        try await db.first("SELECT \(Visibility.post(id: post, readableBy: owner)) AS visible")?.decode(
+                            column: "visible", as: Bool.self) == true
                     else { throw PlazaError.notFound("Post") }
                     try await db.exec(
                         """
@@ -174,7 +207,8 @@ struct CollectionStore: Sendable {
                         VALUES (\(bind: id), \(bind: collection), \(bind: owner), \(bind: post), \(bind: note), \(bind: now))
                         """)
                 case .link(let url):
-                    let preview = try await LinkPreviewStore.request(url, by: owner, now: now, cap: linkPreviewsPerDay, on: db)
+                    let preview = try await LinkPreviewStore.request(
+                        url, by: owner, now: now, cap: linkPreviewsPerDay, on: db)
                     try await db.exec(
                         """
                         INSERT INTO collection_items (id, collection_id, owner_id, url, note, saved_at, link_state, link_title, link_description,
@@ -184,7 +218,7 @@ struct CollectionStore: Sendable {
                         """)
                 }
             }
-        } catch where Dialect.isUniqueViolation(error) {
+        } catch  where Dialect.isUniqueViolation(error) {
             // The only unique index a save can meet: (collection, post).
             throw Self.alreadySaved
         }
@@ -195,27 +229,44 @@ struct CollectionStore: Sendable {
     func updateItem(id: Int64, owner: Int64, moveTo target: Int64?, note: String?) async throws {
         do {
             try await db.write { db in
-                guard let row = try await db.first("SELECT collection_id FROM collection_items WHERE id = \(bind: id) AND owner_id = \(bind: owner)") else {
+                guard
+                    let row = try await db.first(
+                        "SELECT collection_id FROM collection_items WHERE id = \(bind: id) AND owner_id = \(bind: owner)"
+                    )
+                else {
                     throw PlazaError.notFound("Item")
                 }
                 let current = try row.decode(column: "collection_id", as: Int64.self)
-                if let note { try await db.exec("UPDATE collection_items SET note = \(bind: note) WHERE id = \(bind: id)") }
+                if let note {
+                    try await db.exec("UPDATE collection_items SET note = \(bind: note) WHERE id = \(bind: id)")
+                }
                 guard let target, target != current else { return }
-                guard try await db.first("SELECT 1 AS x FROM collections WHERE id = \(bind: target) AND owner_id = \(bind: owner)") != nil else {
-                    throw PlazaError(.unprocessableContent, "unknown_collection", "There is no such collection of yours.", field: "collectionId")
+                guard
+                    try await db.first(
+                        "SELECT 1 AS x FROM collections WHERE id = \(bind: target) AND owner_id = \(bind: owner)")
+                        != nil
+                else {
+                    throw PlazaError(
+                        .unprocessableContent, "unknown_collection", "There is no such collection of yours.",
+                        field: "collectionId")
                 }
                 try await db.exec("UPDATE collection_items SET collection_id = \(bind: target) WHERE id = \(bind: id)")
                 // The counter triggers see inserts and deletes; a move is neither.
                 try await db.exec("UPDATE collections SET items_count = items_count - 1 WHERE id = \(bind: current)")
                 try await db.exec("UPDATE collections SET items_count = items_count + 1 WHERE id = \(bind: target)")
             }
-        } catch where Dialect.isUniqueViolation(error) {
-            throw PlazaError(.conflict, "already_saved", "That post is already in the other collection.", field: "collectionId")
+        } catch  where Dialect.isUniqueViolation(error) {
+            throw PlazaError(
+                .conflict, "already_saved", "That post is already in the other collection.", field: "collectionId")
         }
     }
 
     func deleteItem(id: Int64, owner: Int64) async throws {
-        guard try await db.write("DELETE FROM collection_items WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id").first != nil else {
+        guard
+            try await db.write(
+                "DELETE FROM collection_items WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id"
+            ).first != nil
+        else {
             throw PlazaError.notFound("Item")
         }
     }

@@ -35,9 +35,12 @@ struct CollectionsController {
         try await collections.list(owner: context.user.userID, page: request.pageRequest())
     }
 
-    @Sendable func create(_ request: Request, context: SignedInContext) async throws -> EditedResponse<SavedCollection> {
+    @Sendable func create(_ request: Request, context: SignedInContext) async throws -> EditedResponse<SavedCollection>
+    {
         let me = context.user
-        return EditedResponse(status: .created, response: try await collections.create(owner: me.userID, name: name(request, context: context)))
+        return EditedResponse(
+            status: .created,
+            response: try await collections.create(owner: me.userID, name: name(request, context: context)))
     }
 
     @Sendable func rename(_ request: Request, context: SignedInContext) async throws -> SavedCollection {
@@ -71,7 +74,8 @@ struct CollectionsController {
         }
         let id = try await collections.save(saved, note: note, collection: collection, owner: me.userID)
         if case .link = saved { previews.wake() }
-        return EditedResponse(status: .created, response: try await collections.item(id: id, owner: me.userID, posts: posts))
+        return EditedResponse(
+            status: .created, response: try await collections.item(id: id, owner: me.userID, posts: posts))
     }
 
     @Sendable func updateItem(_ request: Request, context: SignedInContext) async throws -> CollectionItem {

@@ -25,7 +25,9 @@ public struct DemoSeeder: Sendable {
         Person(username: demoUsername, displayName: "Demo Person", bio: "Kicking the tyres of Plaza."),
         Person(username: "emily", displayName: "Emily Chen", bio: "CS 101 TA. Ask me about recursion."),
         Person(username: "marcus", displayName: "Marcus Hall", bio: "First-year student, second-year coffee drinker."),
-        Person(username: "priya", displayName: "Priya Nair", bio: "Running, reading, repeating.", status: StatusInput(kind: "safe", text: "Home and safe 🏡")),
+        Person(
+            username: "priya", displayName: "Priya Nair", bio: "Running, reading, repeating.",
+            status: StatusInput(kind: "safe", text: "Home and safe 🏡")),
         Person(username: "jon", displayName: "Jon Park", bio: "Trying to finish one thing a day."),
         Person(username: "memerly", displayName: "Memerly", bio: "Fresh memes, daily."),
         Person(username: "eatstagram", displayName: "Eat Stagram", bio: "Food I ate so you can too."),
@@ -37,7 +39,9 @@ public struct DemoSeeder: Sendable {
         let hash = try await services.passwords.hash(Self.demoPassword)
         for person in Self.people {
             let id = try await services.accounts.createUser(
-                .init(username: person.username, email: "\(person.username)@demo.plaza.test", passwordHash: hash, displayName: person.displayName))
+                .init(
+                    username: person.username, email: "\(person.username)@demo.plaza.test", passwordHash: hash,
+                    displayName: person.displayName))
             try await services.accounts.updateProfile(
                 userID: id, displayName: nil, bio: person.bio, status: person.status.map(FieldUpdate.set) ?? .keep)
             ids[person.username] = id
@@ -47,46 +51,88 @@ public struct DemoSeeder: Sendable {
             "demo": ["emily", "priya", "jon", "memerly", "eatstagram"], "priya": ["jon", "demo"], "jon": ["priya"],
             "marcus": ["emily"], "emily": ["marcus"],
         ] {
-            for followee in followees { try await services.people.follow(follower: id(follower), followee: id(followee)) }
+            for followee in followees {
+                try await services.people.follow(follower: id(follower), followee: id(followee))
+            }
         }
 
         var posts = 0
-        func post(_ author: String, _ draft: PostStore.Draft, comments: [(String, String)] = [], likedBy: [String] = []) async throws {
+        func post(_ author: String, _ draft: PostStore.Draft, comments: [(String, String)] = [], likedBy: [String] = [])
+            async throws
+        {
             let postID = try parseID(await services.posts.create(author: id(author), draft).id)!
-            for (who, text) in comments { _ = try await services.comments.create(post: postID, author: id(who), body: text) }
+            for (who, text) in comments {
+                _ = try await services.comments.create(post: postID, author: id(who), body: text)
+            }
             for who in likedBy { _ = try await services.likes.set(post: postID, user: id(who), liked: true) }
             posts += 1
         }
-        func text(_ title: String?, _ body: String) -> PostStore.Draft { PostStore.Draft(kind: .text, title: title, body: body) }
-        func activity(_ type: String, _ emoji: String, _ color: String, _ progress: Int, _ body: String) throws -> PostStore.Draft {
+        func text(_ title: String?, _ body: String) -> PostStore.Draft {
+            PostStore.Draft(kind: .text, title: title, body: body)
+        }
+        func activity(_ type: String, _ emoji: String, _ color: String, _ progress: Int, _ body: String) throws
+            -> PostStore.Draft
+        {
             let value = try PostRules.activity(
                 Activity(type: type, emoji: nil, color: nil, progress: 0, completedAt: nil),
                 applying: ActivityInput(emoji: emoji, color: color, progress: progress))
             return PostStore.Draft(kind: .activity, body: body, activity: value)
         }
         func food(_ body: String, _ place: String, _ lat: Double, _ lon: Double, price: String?) -> PostStore.Draft {
-            PostStore.Draft(kind: .text, body: body, location: Location(latitude: lat, longitude: lon, name: place), price: price)
+            PostStore.Draft(
+                kind: .text, body: body, location: Location(latitude: lat, longitude: lon, name: place), price: price)
         }
 
         // Course Q&A (seed 000)
-        try await post("marcus", text("CS 101: why does my recursive function never stop?", "I wrote factorial(n) = n * factorial(n - 1) and it crashes with a stack overflow. What am I missing?"),
-            comments: [("emily", "You need a base case: if n <= 1 return 1. Without it the calls never bottom out."), ("marcus", "That was it, thank you!")], likedBy: ["emily", "demo"])
-        try await post("emily", text("CS 101: office hours moved to Thursday", "This week only, office hours are Thursday 3–5 pm in room 204. Bring your loop questions!"), likedBy: ["marcus"])
-        try await post("marcus", text("MATH 120: is the midterm cumulative?", "Does the midterm cover chapter 1 too or only chapters 2–4?"),
+        try await post(
+            "marcus",
+            text(
+                "CS 101: why does my recursive function never stop?",
+                "I wrote factorial(n) = n * factorial(n - 1) and it crashes with a stack overflow. What am I missing?"),
+            comments: [
+                ("emily", "You need a base case: if n <= 1 return 1. Without it the calls never bottom out."),
+                ("marcus", "That was it, thank you!"),
+            ], likedBy: ["emily", "demo"])
+        try await post(
+            "emily",
+            text(
+                "CS 101: office hours moved to Thursday",
+                "This week only, office hours are Thursday 3–5 pm in room 204. Bring your loop questions!"),
+            likedBy: ["marcus"])
+        try await post(
+            "marcus",
+            text("MATH 120: is the midterm cumulative?", "Does the midterm cover chapter 1 too or only chapters 2–4?"),
             comments: [("emily", "Chapters 1–4, but chapter 1 is only a couple of warm-up questions.")])
         // Activity tracking (seed 001)
-        try await post("priya", try activity("Running", "🏃", "#ff7a59", 100, "5 km before breakfast. Done!"), comments: [("jon", "Beast mode 🔥")], likedBy: ["jon", "demo"])
-        try await post("jon", try activity("Reading", "📚", "#4f7cff", 40, "Reading 'The Pragmatic Programmer', 40% through."), likedBy: ["priya"])
+        try await post(
+            "priya", try activity("Running", "🏃", "#ff7a59", 100, "5 km before breakfast. Done!"),
+            comments: [("jon", "Beast mode 🔥")], likedBy: ["jon", "demo"])
+        try await post(
+            "jon", try activity("Reading", "📚", "#4f7cff", 40, "Reading 'The Pragmatic Programmer', 40% through."),
+            likedBy: ["priya"])
         try await post("priya", try activity("Sourdough", "🍞", "#d9a441", 70, "Starter is bubbling, bake tomorrow."))
         try await post("demo", try activity("Learning Plaza", "🧭", "#2bb673", 20, "Poking around the API."))
         // Memes (seed 003)
-        try await post("memerly", text(nil, "When the code works on the first try and you don't know why 😳"), comments: [("marcus", "every single time")], likedBy: ["marcus", "jon", "demo"])
-        try await post("memerly", text(nil, "My plants after I remember to water them once a month: 🌵"), likedBy: ["priya"])
+        try await post(
+            "memerly", text(nil, "When the code works on the first try and you don't know why 😳"),
+            comments: [("marcus", "every single time")], likedBy: ["marcus", "jon", "demo"])
+        try await post(
+            "memerly", text(nil, "My plants after I remember to water them once a month: 🌵"), likedBy: ["priya"])
         // Food with places and prices (seed 004)
-        try await post("eatstagram", food("Crispy pork belly bao, worth the queue.", "Bao Haus, Lower East Side", 40.7190, -73.9880, price: "$9"),
+        try await post(
+            "eatstagram",
+            food(
+                "Crispy pork belly bao, worth the queue.", "Bao Haus, Lower East Side", 40.7190, -73.9880, price: "$9"),
             comments: [("demo", "Adding this to my list!")], likedBy: ["demo", "priya"])
-        try await post("eatstagram", food("Homemade shakshuka with too much feta (there is no such thing).", "Home kitchen", 40.6782, -73.9442, price: nil))
-        try await post("eatstagram", food("Matcha soft serve on a rainy day.", "Tea Lab, Williamsburg", 40.7081, -73.9571, price: "$6"), likedBy: ["jon"])
+        try await post(
+            "eatstagram",
+            food(
+                "Homemade shakshuka with too much feta (there is no such thing).", "Home kitchen", 40.6782, -73.9442,
+                price: nil))
+        try await post(
+            "eatstagram",
+            food("Matcha soft serve on a rainy day.", "Tea Lab, Williamsburg", 40.7081, -73.9571, price: "$6"),
+            likedBy: ["jon"])
         return .seeded(users: Self.people.count, posts: posts)
     }
 }

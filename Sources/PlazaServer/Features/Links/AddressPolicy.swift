@@ -23,7 +23,10 @@ struct AddressPolicy: Sendable {
             let text = entry.trimmingCharacters(in: .whitespacesAndNewlines)
             if text.isEmpty { continue }
             guard let block = IPBlock(text) else {
-                throw ParseError(message: "link preview allow-list entry \"\(text)\" is not an IP address or CIDR block (like 127.0.0.0/8 or ::1/128)")
+                throw ParseError(
+                    message:
+                        "link preview allow-list entry \"\(text)\" is not an IP address or CIDR block (like 127.0.0.0/8 or ::1/128)"
+                )
             }
             blocks.append(block)
         }
@@ -48,7 +51,9 @@ struct AddressPolicy: Sendable {
     /// The IPv4 address inside an IPv4-compatible, IPv4-mapped, SIIT, NAT64 or 6to4 address.
     private static func embeddedIPv4(high: UInt64, low: UInt64) -> UInt32? {
         let lowTop = low >> 32
-        if high == 0, lowTop == 0 || lowTop == 0xFFFF || lowTop == 0xFFFF_0000 { return UInt32(truncatingIfNeeded: low) }
+        if high == 0, lowTop == 0 || lowTop == 0xFFFF || lowTop == 0xFFFF_0000 {
+            return UInt32(truncatingIfNeeded: low)
+        }
         if high == 0x0064_FF9B_0000_0000, lowTop == 0 { return UInt32(truncatingIfNeeded: low) }
         if high >> 48 == 0x2002 { return UInt32(truncatingIfNeeded: high >> 16) }
         return nil

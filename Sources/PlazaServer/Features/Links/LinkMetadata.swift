@@ -13,7 +13,8 @@ struct LinkMetadata: Sendable, Equatable {
     /// Caps on what a preview shows, whatever the page says.
     static let titleLimit = 300, descriptionLimit = 1000, siteNameLimit = 100, urlLimit = 2048
 
-    /// Parses `html` (bytes, possibly truncated mid-tag at the 1 MB cap) of the page at `pageURL` (final URL after redirects).
+    /// Parses `html` (bytes, possibly truncated mid-tag at the 1 MB cap) of the page at `pageURL`
+    /// (final URL after redirects).
     static func parse(_ html: [UInt8], pageURL: URL) -> LinkMetadata {
         var scanner = HeadScanner(bytes: html)
         scanner.run()
@@ -33,14 +34,17 @@ struct LinkMetadata: Sendable, Equatable {
         return LinkMetadata(
             title: first(["og:title", "twitter:title"]) { text($0, titleLimit) } ?? text(scanner.title, titleLimit),
             description: first(["og:description", "twitter:description", "description"]) { text($0, descriptionLimit) },
-            imageURL: first(["og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"], link),
+            imageURL: first(
+                ["og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src"], link),
             siteName: first(["og:site_name", "application-name"]) { text($0, siteNameLimit) },
             oEmbedURL: link(scanner.oEmbedHref))
     }
 
     /// Fills the gaps from an oEmbed JSON response, keeping whatever the page itself said; unchanged on invalid JSON.
     func merging(oEmbedJSON: [UInt8], pageURL: URL) -> LinkMetadata {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(oEmbedJSON))) as? [String: Any] else { return self }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(oEmbedJSON))) as? [String: Any] else {
+            return self
+        }
         // oEmbed fields are plain text, so entities are left alone; a field that is not a string counts as absent.
         func text(_ key: String, _ limit: Int) -> String? {
             (object[key] as? String).flatMap { Self.cleanText($0.unicodeScalars, limit: limit) }
@@ -49,7 +53,9 @@ struct LinkMetadata: Sendable, Equatable {
         // There is no author field; a creator's name still makes a better title than the bare domain.
         merged.title = title ?? text("title", Self.titleLimit) ?? text("author_name", Self.titleLimit)
         merged.siteName = siteName ?? text("provider_name", Self.siteNameLimit)
-        merged.imageURL = imageURL ?? (object["thumbnail_url"] as? String).flatMap { Self.resolve(Array($0.unicodeScalars), against: pageURL) }
+        merged.imageURL =
+            imageURL
+            ?? (object["thumbnail_url"] as? String).flatMap { Self.resolve(Array($0.unicodeScalars), against: pageURL) }
         return merged
     }
 
@@ -61,14 +67,17 @@ struct LinkMetadata: Sendable, Equatable {
 
     /// The WHATWG Encoding labels that mean windows-1252, which browsers use for every Latin-1 label.
     private static let windows1252Labels: Set<String> = [
-        "iso-8859-1", "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "latin1", "l1", "cp819", "ibm819", "csisolatin1",
+        "iso-8859-1", "iso8859-1", "iso88591", "iso_8859-1", "iso_8859-1:1987", "latin1", "l1", "cp819", "ibm819",
+        "csisolatin1",
         "iso-ir-100", "windows-1252", "cp1252", "x-cp1252", "us-ascii", "ascii", "ansi_x3.4-1968",
     ]
 
     /// windows-1252 differs from ISO 8859-1 only in 0x80–0x9F, where it has printable characters.
     private static let windows1252High: [UInt32] = [
-        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
-        0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D,
+        0x017D, 0x8F,
+        0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D,
+        0x017E, 0x0178,
     ]
 
     /// Turns value bytes into text in the page's charset; invalid UTF-8 becomes U+FFFD rather than failing.
@@ -76,14 +85,17 @@ struct LinkMetadata: Sendable, Equatable {
         guard latin1 else { return String(decoding: bytes, as: UTF8.self) }
         var scalars = String.UnicodeScalarView()
         for byte in bytes {
-            scalars.append(Unicode.Scalar((0x80...0x9F).contains(byte) ? windows1252High[Int(byte) - 0x80] : UInt32(byte)) ?? "\u{FFFD}")
+            scalars.append(
+                Unicode.Scalar((0x80...0x9F).contains(byte) ? windows1252High[Int(byte) - 0x80] : UInt32(byte))
+                    ?? "\u{FFFD}")
         }
         return String(scalars)
     }
 
     /// The named references real pages use in titles and descriptions.
     private static let namedReferences: [String: Unicode.Scalar] = [
-        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{A0}", "AMP": "&", "LT": "<", "GT": ">", "QUOT": "\"",
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{A0}", "AMP": "&", "LT": "<", "GT": ">",
+        "QUOT": "\"",
     ]
 
     /// Replaces the character references real pages use; unknown ones stay as typed, invalid code points are dropped.
@@ -104,12 +116,15 @@ struct LinkMetadata: Sendable, Equatable {
         return output
     }
 
-    /// The reference starting at the `&` at `start` (its scalar, nil if invalid, and where it ends); nil if there is none.
+    /// The reference starting at the `&` at `start` (its scalar, nil if invalid, and where it
+    /// ends); nil if there is none.
     private static func reference(in input: [Unicode.Scalar], at start: Int) -> (Unicode.Scalar?, Int)? {
         var end = start + 1
         guard end < input.count, input[end] == "#" else {
             // Names are short, so looking at most 8 ahead keeps decoding linear.
-            while end < input.count, end - start <= 8, input[end].isASCII, input[end].properties.isAlphabetic { end += 1 }
+            while end < input.count, end - start <= 8, input[end].isASCII, input[end].properties.isAlphabetic {
+                end += 1
+            }
             let name = String(String.UnicodeScalarView(input[(start + 1)..<end]))
             guard end < input.count, input[end] == ";", let scalar = namedReferences[name] else { return nil }
             return (scalar, end + 1)
@@ -139,7 +154,8 @@ struct LinkMetadata: Sendable, Equatable {
         }
     }
 
-    /// Collapses whitespace, drops control characters and caps the length on a Character boundary; nil when nothing is left.
+    /// Collapses whitespace, drops control characters and caps the length on a Character boundary;
+    /// nil when nothing is left.
     private static func cleanText(_ scalars: some Sequence<Unicode.Scalar>, limit: Int) -> String? {
         var view = String.UnicodeScalarView()
         var pendingSpace = false
@@ -167,15 +183,19 @@ struct LinkMetadata: Sendable, Equatable {
     /// Resolves a URL as a browser would against the page, keeping only absolute http(s) results.
     private static func resolve(_ scalars: [Unicode.Scalar], against base: URL) -> String? {
         // Browsers strip surrounding spaces and controls and ignore tabs and newlines anywhere.
-        guard let first = scalars.firstIndex(where: { $0.value > 0x20 }), let last = scalars.lastIndex(where: { $0.value > 0x20 }),
+        guard let first = scalars.firstIndex(where: { $0.value > 0x20 }),
+            let last = scalars.lastIndex(where: { $0.value > 0x20 }),
             last - first < urlLimit
         else { return nil }
-        let bytes = Array(String(String.UnicodeScalarView(scalars[first...last].filter { $0 != "\t" && $0 != "\n" && $0 != "\r" })).utf8)
+        let bytes = Array(
+            String(String.UnicodeScalarView(scalars[first...last].filter { $0 != "\t" && $0 != "\n" && $0 != "\r" }))
+                .utf8)
         // Foundation's URL rejects what browsers escape, so escaping first gives the same result on every platform.
         var escaped: [UInt8] = []
         var seenFragment = false
         for (i, byte) in bytes.enumerated() {
-            let isEscape = byte == UInt8(ascii: "%") && i + 2 < bytes.count
+            let isEscape =
+                byte == UInt8(ascii: "%") && i + 2 < bytes.count
                 && hexValue(Unicode.Scalar(bytes[i + 1])) != nil && hexValue(Unicode.Scalar(bytes[i + 2])) != nil
             if byte <= 0x20 || byte >= 0x7F || unsafeInURL.contains(byte) || (byte == UInt8(ascii: "%") && !isEscape)
                 || (byte == UInt8(ascii: "#") && seenFragment)
@@ -187,13 +207,15 @@ struct LinkMetadata: Sendable, Equatable {
             seenFragment = seenFragment || byte == UInt8(ascii: "#")
         }
         guard let url = URL(string: String(decoding: escaped, as: UTF8.self), relativeTo: base)?.absoluteURL,
-            ["http", "https"].contains(url.scheme?.lowercased()), url.host?.isEmpty == false, url.absoluteString.utf8.count <= urlLimit
+            ["http", "https"].contains(url.scheme?.lowercased()), url.host?.isEmpty == false,
+            url.absoluteString.utf8.count <= urlLimit
         else { return nil }
         return url.absoluteString
     }
 }
 
-/// One forward pass over a page's head collecting the raw bytes `LinkMetadata` reads; no step moves backwards, so it is linear.
+/// One forward pass over a page's head collecting the raw bytes `LinkMetadata` reads; no step moves
+/// backwards, so it is linear.
 private struct HeadScanner {
     let bytes: [UInt8]
     var position = 0
@@ -248,7 +270,9 @@ private struct HeadScanner {
             // Only JSON oEmbed is read; `text/json+oembed` is an older spelling some sites still use.
             let relations = lowercased(attributes["rel"] ?? [], limit: 256).split(whereSeparator: { $0.isWhitespace })
             let type = lowercased(trimmed(attributes["type"] ?? []))
-            if oEmbedHref == nil, relations.contains("alternate"), type == "application/json+oembed" || type == "text/json+oembed" {
+            if oEmbedHref == nil, relations.contains("alternate"),
+                type == "application/json+oembed" || type == "text/json+oembed"
+            {
                 oEmbedHref = attributes["href"]
             }
         case "title", "script", "style", "textarea", "xmp", "iframe", "noembed", "noframes":
@@ -265,7 +289,9 @@ private struct HeadScanner {
     private mutating func readAttributes(keep: Bool) -> [String: ArraySlice<UInt8>]? {
         var attributes: [String: ArraySlice<UInt8>] = [:]
         while true {
-            while position < bytes.count, isSpace(bytes[position]) || bytes[position] == UInt8(ascii: "/") { position += 1 }
+            while position < bytes.count, isSpace(bytes[position]) || bytes[position] == UInt8(ascii: "/") {
+                position += 1
+            }
             guard position < bytes.count else { return nil }
             if bytes[position] == UInt8(ascii: ">") {
                 position += 1
@@ -273,7 +299,9 @@ private struct HeadScanner {
             }
             let nameStart = position
             position += 1  // A leading `=` belongs to the name, and consuming it guarantees progress.
-            while position < bytes.count, !isSpace(bytes[position]), !"/>=".utf8.contains(bytes[position]) { position += 1 }
+            while position < bytes.count, !isSpace(bytes[position]), !"/>=".utf8.contains(bytes[position]) {
+                position += 1
+            }
             let name = bytes[nameStart..<position]
             while position < bytes.count, isSpace(bytes[position]) { position += 1 }
             var value = bytes[position..<position]
@@ -281,10 +309,14 @@ private struct HeadScanner {
                 position += 1
                 while position < bytes.count, isSpace(bytes[position]) { position += 1 }
                 guard position < bytes.count else { return nil }
-                let quote = bytes[position], quoted = quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'")
+                let quote = bytes[position]
+                let quoted = quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'")
                 let start = quoted ? position + 1 : position
                 // An unquoted value running to the end is as incomplete as an unclosed quote.
-                guard let end = bytes[start...].firstIndex(where: { quoted ? $0 == quote : isSpace($0) || $0 == UInt8(ascii: ">") })
+                guard
+                    let end = bytes[start...].firstIndex(where: {
+                        quoted ? $0 == quote : isSpace($0) || $0 == UInt8(ascii: ">")
+                    })
                 else { return nil }
                 value = bytes[start..<end]
                 position = quoted ? end + 1 : end
@@ -292,7 +324,9 @@ private struct HeadScanner {
             guard keep else { continue }
             // As in browsers, the first of each attribute name wins.
             let key = lowercased(name, limit: 10)
-            if ["property", "name", "content", "charset", "http-equiv", "rel", "type", "href"].contains(key), attributes[key] == nil {
+            if ["property", "name", "content", "charset", "http-equiv", "rel", "type", "href"].contains(key),
+                attributes[key] == nil
+            {
                 attributes[key] = value
             }
         }
@@ -312,7 +346,8 @@ private struct HeadScanner {
         var from = position
         while let open = index(of: "<", from: from) {
             let after = open + 2 + target.count
-            if after < bytes.count, bytes[open + 1] == UInt8(ascii: "/"), zip(bytes[(open + 2)..<after], target).allSatisfy({ $0 | 0x20 == $1 }),
+            if after < bytes.count, bytes[open + 1] == UInt8(ascii: "/"),
+                zip(bytes[(open + 2)..<after], target).allSatisfy({ $0 | 0x20 == $1 }),
                 isSpace(bytes[after]) || bytes[after] == UInt8(ascii: "/") || bytes[after] == UInt8(ascii: ">")
             {
                 return open
@@ -346,12 +381,14 @@ private struct HeadScanner {
 
     /// `bytes` without surrounding HTML whitespace.
     private func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return [] }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
+        else { return [] }
         return bytes[first...last]
     }
 
     /// ASCII-lowercased text of a short token; longer input cannot be a token looked for here, so it becomes "".
     private func lowercased(_ bytes: ArraySlice<UInt8>, limit: Int = 64) -> String {
-        bytes.count > limit ? "" : String(decoding: bytes.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        bytes.count > limit
+            ? "" : String(decoding: bytes.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }

@@ -41,7 +41,13 @@ final class LinkPreviewQueue: Sendable {
                 try? await Task.sleep(for: timeout)
                 if !Task.isCancelled { self.wake() }
             }
-            group.addTask { await withTaskCancellationHandler { await self.nextSignal() } onCancel: { self.wake() } }
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await self.nextSignal()
+                } onCancel: {
+                    self.wake()
+                }
+            }
             await group.next()
             group.cancelAll()
         }
@@ -127,7 +133,9 @@ struct LinkPreviewService: Service {
     func process(_ job: LinkPreviewStore.Job) async {
         guard job.attempts < settings.attempts else {
             // Its earlier attempts ended without a word: the process stopped mid-fetch.
-            try? await store.finish(job.url, with: .failed(url: job.url, at: Timestamp.now.milliseconds), error: "gave up after \(job.attempts) attempts")
+            try? await store.finish(
+                job.url, with: .failed(url: job.url, at: Timestamp.now.milliseconds),
+                error: "gave up after \(job.attempts) attempts")
             return
         }
         do {
@@ -140,7 +148,8 @@ struct LinkPreviewService: Service {
             try? await store.retry(job.url, at: Timestamp.now.milliseconds + millis, error: failure.description)
         } catch {
             logger.info("Link preview of \(job.url) failed: \(error)")
-            try? await store.finish(job.url, with: .failed(url: job.url, at: Timestamp.now.milliseconds), error: String(describing: error))
+            try? await store.finish(
+                job.url, with: .failed(url: job.url, at: Timestamp.now.milliseconds), error: String(describing: error))
         }
     }
 
@@ -150,11 +159,13 @@ struct LinkPreviewService: Service {
     }
 
     private func fetchPreview(_ job: LinkPreviewStore.Job) async throws -> LinkPreviewStore.Preview {
-        let page = try await fetcher.fetch(job.url, maxBytes: settings.maxPageBytes, accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
+        let page = try await fetcher.fetch(
+            job.url, maxBytes: settings.maxPageBytes, accept: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
         let type = page.contentType?.lowercased() ?? "text/html"
         guard type.contains("html") else { throw NotAPage(contentType: type) }
         var metadata = LinkMetadata.parse(page.body, pageURL: page.url)
-        if let oEmbed = metadata.oEmbedURL, metadata.title == nil || metadata.imageURL == nil || metadata.siteName == nil,
+        if let oEmbed = metadata.oEmbedURL,
+            metadata.title == nil || metadata.imageURL == nil || metadata.siteName == nil,
             let json = try? await fetcher.fetch(oEmbed, maxBytes: 256 * 1024, accept: "application/json")
         {
             metadata = metadata.merging(oEmbedJSON: json.body, pageURL: page.url)
@@ -162,7 +173,8 @@ struct LinkPreviewService: Service {
         let image = await metadata.imageURL.asyncFlatMap { await previewImage($0, owner: job.requestedBy) }
         return LinkPreviewStore.Preview(
             state: "ready", title: metadata.title, description: metadata.description, imageURL: image,
-            siteName: metadata.siteName ?? page.url.host ?? URLComponents(string: job.url)?.host, fetchedAt: Timestamp.now.milliseconds)
+            siteName: metadata.siteName ?? page.url.host ?? URLComponents(string: job.url)?.host,
+            fetchedAt: Timestamp.now.milliseconds)
     }
 
     /// The preview image, fetched under the same rules and processed like an upload; its
@@ -175,7 +187,8 @@ struct LinkPreviewService: Service {
             let image = try await fetcher.fetch(url, maxBytes: maxImageBytes, accept: "image/*")
             guard !image.truncated else { return nil }
             try Data(image.body).write(to: URL(fileURLWithPath: path))
-            let record = try await ingest.ingest(path: path, id: id, owner: owner, linkPreview: true, quota: storageQuota, logger: logger)
+            let record = try await ingest.ingest(
+                path: path, id: id, owner: owner, linkPreview: true, quota: storageQuota, logger: logger)
             return record.media.variants.medium
         } catch {
             logger.info("Preview image \(url) skipped: \(error)")

@@ -35,7 +35,8 @@ struct LinkPreviewStore: Sendable {
     /// finishing the URL meanwhile waits, then sees (and fills in) the new post or item.
     /// Every fetch queued counts against the person's `cap` of fetches a day (429
     /// `daily_link_preview_limit` past it, and nothing is saved); a known URL costs nothing.
-    static func request(_ url: String, by user: Int64, now: Int64, cap: Int, on db: Connection) async throws -> Preview {
+    static func request(_ url: String, by user: Int64, now: Int64, cap: Int, on db: Connection) async throws -> Preview
+    {
         let inserted = try await db.first(
             """
             INSERT INTO link_previews (url, state, next_attempt_at, requested_by, created_at)
@@ -46,8 +47,10 @@ struct LinkPreviewStore: Sendable {
             return .pending
         }
         let lock = db.dialect.rowLock(.update) ?? ""
-        guard let row = try await db.first(
-            "SELECT state, title, description, image_url, site_name, fetched_at FROM link_previews WHERE url = \(bind: url)\(lock)")
+        guard
+            let row = try await db.first(
+                "SELECT state, title, description, image_url, site_name, fetched_at FROM link_previews WHERE url = \(bind: url)\(lock)"
+            )
         else { return .pending }
         let state = try row.decode(column: "state", as: String.self)
         if state == "pending" { return .pending }
@@ -56,7 +59,8 @@ struct LinkPreviewStore: Sendable {
             return Preview(
                 state: state, title: try row.decode(column: "title", as: String?.self),
                 description: try row.decode(column: "description", as: String?.self),
-                imageURL: try row.decode(column: "image_url", as: String?.self), siteName: try row.decode(column: "site_name", as: String?.self),
+                imageURL: try row.decode(column: "image_url", as: String?.self),
+                siteName: try row.decode(column: "site_name", as: String?.self),
                 fetchedAt: fetchedAt)
         }
         try await DailyUsage.charge(.linkPreview, user: user, cap: cap, now: now, on: db)
@@ -90,7 +94,9 @@ struct LinkPreviewStore: Sendable {
             RETURNING url, requested_by, attempts
             """)
         return try rows.map {
-            Job(url: try $0.decode(column: "url", as: String.self), requestedBy: try $0.decode(column: "requested_by", as: Int64.self),
+            Job(
+                url: try $0.decode(column: "url", as: String.self),
+                requestedBy: try $0.decode(column: "requested_by", as: Int64.self),
                 attempts: try $0.decode(column: "attempts", as: Int.self) - 1)
         }
     }
@@ -129,10 +135,14 @@ struct LinkPreviewStore: Sendable {
 
     /// The state of a URL's preview and its last error, for tests and operators.
     func status(_ url: String) async throws -> (state: String, attempts: Int, error: String?)? {
-        guard let row = try await db.read({ db in
-            try await db.first("SELECT state, attempts, error FROM link_previews WHERE url = \(bind: url)")
-        }) else { return nil }
-        return (try row.decode(column: "state", as: String.self), try row.decode(column: "attempts", as: Int.self),
-            try row.decode(column: "error", as: String?.self))
+        guard
+            let row = try await db.read({ db in
+                try await db.first("SELECT state, attempts, error FROM link_previews WHERE url = \(bind: url)")
+            })
+        else { return nil }
+        return (
+            try row.decode(column: "state", as: String.self), try row.decode(column: "attempts", as: Int.self),
+            try row.decode(column: "error", as: String?.self)
+        )
     }
 }

@@ -1,14 +1,14 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
-import NIOConcurrencyHelpers
 import NIOPosix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Fetches a URL from the open web on behalf of a user without letting the URL reach inside
@@ -84,13 +84,16 @@ struct SafeFetcher: Sendable {
     private func follow(_ start: String, maxBytes: Int, accept: String) async throws -> Fetched {
         var next = start
         for _ in 0...maxRedirects {
-            guard let url = URL(string: next), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            guard let url = URL(string: next), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https",
                 let host = url.host, !host.isEmpty
             else { throw Failure.badURL(next) }
             let address = try await checkedAddress(host: host)
             let hop = try await fetchOnce(url, pinnedTo: address, maxBytes: maxBytes, accept: accept)
             if [301, 302, 303, 307, 308].contains(hop.status), let location = hop.location {
-                guard let target = URL(string: location, relativeTo: url)?.absoluteURL else { throw Failure.badURL(location) }
+                guard let target = URL(string: location, relativeTo: url)?.absoluteURL else {
+                    throw Failure.badURL(location)
+                }
                 next = target.absoluteString
                 continue
             }
@@ -113,7 +116,9 @@ struct SafeFetcher: Sendable {
         }
         guard let first = addresses.first else { throw Failure.network("\(host) does not resolve") }
         for address in addresses {
-            if let reason = policy.refusal(for: address) { throw Failure.refused("\(host) resolves to \(address) (\(reason))") }
+            if let reason = policy.refusal(for: address) {
+                throw Failure.refused("\(host) resolves to \(address) (\(reason))")
+            }
             if !publicAddresses, !policy.allowed.contains(where: { $0.contains(address) }) {
                 throw Failure.refused("\(host) resolves to \(address), which is not allow-listed")
             }
@@ -122,9 +127,12 @@ struct SafeFetcher: Sendable {
     }
 
     /// One request; a redirect is returned, not followed.
-    private func fetchOnce(_ url: URL, pinnedTo address: IPAddress, maxBytes: Int, accept: String) async throws -> Fetched {
+    private func fetchOnce(_ url: URL, pinnedTo address: IPAddress, maxBytes: Int, accept: String) async throws
+        -> Fetched
+    {
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(5)), decompression: .disabled)
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(5)),
+            decompression: .disabled)
         if let host = url.host, IPAddress(host) == nil { configuration.dnsOverride = [host: address.description] }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
@@ -135,7 +143,9 @@ struct SafeFetcher: Sendable {
             let response: HTTPClientResponse
             do {
                 response = try await client.execute(request, timeout: .seconds(Int64(timeout.components.seconds) + 1))
-            } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+            } catch let error as HTTPClientError
+                where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout
+            {
                 throw Failure.timedOut
             } catch is CancellationError {
                 throw Failure.timedOut
@@ -147,7 +157,9 @@ struct SafeFetcher: Sendable {
             let status = Int(response.status.code)
             if (300..<400).contains(status) {
                 try await client.shutdown()
-                return Fetched(url: url, status: status, contentType: nil, location: response.headers.first(name: "location"), body: [], truncated: false)
+                return Fetched(
+                    url: url, status: status, contentType: nil, location: response.headers.first(name: "location"),
+                    body: [], truncated: false)
             }
             var body: [UInt8] = []
             var truncated = false
@@ -160,7 +172,9 @@ struct SafeFetcher: Sendable {
                 }
             }
             try await client.shutdown()
-            return Fetched(url: url, status: status, contentType: response.headers.first(name: "content-type"), body: body, truncated: truncated)
+            return Fetched(
+                url: url, status: status, contentType: response.headers.first(name: "content-type"), body: body,
+                truncated: truncated)
         } catch {
             try? await client.shutdown()
             if let failure = error as? Failure { throw failure }
@@ -177,11 +191,13 @@ struct SafeFetcher: Sendable {
     /// stopped, so it runs on a thread of its own and a cancelled (timed-out) fetch stops
     /// waiting for it at once instead of holding a thread the server shares.
     static func resolve(_ host: String) async throws -> [IPAddress] {
-        guard lookups.withLockedValue({ count in
-            guard count < maxLookups else { return false }
-            count += 1
-            return true
-        }) else { throw Failure.network("too many name lookups in flight") }
+        guard
+            lookups.withLockedValue({ count in
+                guard count < maxLookups else { return false }
+                count += 1
+                return true
+            })
+        else { throw Failure.network("too many name lookups in flight") }
         let answer = NIOLockedValueBox<CheckedContinuation<[IPAddress], any Error>?>(nil)
         let finish: @Sendable (Result<[IPAddress], any Error>) -> Void = { result in
             answer.withLockedValue { continuation in
@@ -208,23 +224,36 @@ struct SafeFetcher: Sendable {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
-        hints.ai_socktype = SOCK_STREAM
+            hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, nil, &hints, &list) == 0, let list else { throw Failure.network("\(host) does not resolve") }
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let list else {
+            throw Failure.network("\(host) does not resolve")
+        }
         defer { freeaddrinfo(list) }
         var addresses: [IPAddress] = []
         var cursor: UnsafeMutablePointer<addrinfo>? = list
         while let entry = cursor {
             var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
             if entry.pointee.ai_family == AF_INET {
-                entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { var a = $0.pointee.sin_addr; _ = inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count)) }
+                entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    var a = $0.pointee.sin_addr
+                    _ = inet_ntop(AF_INET, &a, &buffer, socklen_t(buffer.count))
+                }
             } else if entry.pointee.ai_family == AF_INET6 {
-                entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { var a = $0.pointee.sin6_addr; _ = inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count)) }
+                entry.pointee.ai_addr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    var a = $0.pointee.sin6_addr
+                    _ = inet_ntop(AF_INET6, &a, &buffer, socklen_t(buffer.count))
+                }
             }
-            if let address = IPAddress(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)), !addresses.contains(address) { addresses.append(address) }
+            if let address = IPAddress(
+                String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)),
+                !addresses.contains(address)
+            {
+                addresses.append(address)
+            }
             cursor = entry.pointee.ai_next
         }
         return addresses

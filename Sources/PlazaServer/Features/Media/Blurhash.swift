@@ -3,7 +3,8 @@ import Foundation
 /// Encodes a BlurHash (https://blurha.sh): a short string apps decode into a blurred placeholder
 /// while the image loads. `pixels` are 8-bit sRGB, 3 bytes per pixel, row by row.
 enum Blurhash {
-    static func encode(pixels: [UInt8], width: Int, height: Int, componentsX: Int = 4, componentsY: Int = 3) -> String? {
+    static func encode(pixels: [UInt8], width: Int, height: Int, componentsX: Int = 4, componentsY: Int = 3) -> String?
+    {
         guard width > 0, height > 0, pixels.count >= width * height * 3,
             (1...9).contains(componentsX), (1...9).contains(componentsY)
         else { return nil }
@@ -12,7 +13,9 @@ enum Blurhash {
         for j in 0..<componentsY {
             for i in 0..<componentsX {
                 let normalisation = (i == 0 && j == 0) ? 1.0 : 2.0
-                var r = 0.0, g = 0.0, b = 0.0
+                var r = 0.0
+                var g = 0.0
+                var b = 0.0
                 for y in 0..<height {
                     let cosY = cos(Double.pi * Double(j) * Double(y) / Double(height))
                     for x in 0..<width {
@@ -45,12 +48,14 @@ enum Blurhash {
             func quantise(_ value: Double) -> Int {
                 Int(max(0, min(18, (signedPow(value / maximum, 0.5) * 9 + 9.5).rounded(.down))))
             }
-            encode83(quantise(factor.0) * 19 * 19 + quantise(factor.1) * 19 + quantise(factor.2), length: 2, into: &hash)
+            encode83(
+                quantise(factor.0) * 19 * 19 + quantise(factor.1) * 19 + quantise(factor.2), length: 2, into: &hash)
         }
         return hash
     }
 
-    private static let digits = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~")
+    private static let digits = Array(
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~")
 
     private static func encode83(_ value: Int, length: Int, into hash: inout String) {
         var divisor = 1

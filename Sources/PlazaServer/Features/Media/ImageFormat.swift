@@ -23,7 +23,9 @@ enum ImageFormat: String, Sendable, CaseIterable {
     }
 
     /// HEIF brands of still images and sequences as iPhones and cameras write them (not AVIF).
-    static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs", "mif1", "msf1"]
+    static let heifBrands: Set<String> = [
+        "heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs", "mif1", "msf1",
+    ]
 
     /// Whether `loader`, the libvips loader class that would read a file, reads this format
     /// (e.g. `VipsForeignLoadJpegFile`; GIFs are read by `VipsForeignLoadNsgifFile`).

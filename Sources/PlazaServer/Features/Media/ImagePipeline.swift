@@ -70,18 +70,25 @@ struct ImagePipeline: Sendable {
     private static func process(path: String, format: ImageFormat, limits: Limits) throws -> Result {
         try startLibvips()
         var header = plaza_image_header()
-        guard plaza_vips_header(path, &header) == 0, let loader = header.loader.map({ String(cString: $0) }), format.isRead(by: loader) else {
+        guard plaza_vips_header(path, &header) == 0, let loader = header.loader.map({ String(cString: $0) }),
+            format.isRead(by: loader)
+        else {
             throw unreadable()
         }
-        let width = Int(header.width), height = Int(header.height), pages = max(1, Int(header.pages))
+        let width = Int(header.width)
+        let height = Int(header.height)
+        let pages = max(1, Int(header.pages))
         guard width > 0, height > 0, width * height <= limits.maxPixels else {
             throw PlazaError(
                 .unprocessableContent, "image_too_large",
-                "The image is \(width)×\(height) pixels; at most \(limits.maxPixels / 1_000_000) megapixels are accepted.", field: "file")
+                "The image is \(width)×\(height) pixels; at most \(limits.maxPixels / 1_000_000) megapixels are accepted.",
+                field: "file")
         }
         let animated = (format == .gif || format == .webp) && pages > 1
         guard !animated || width * height * pages <= limits.maxAnimationPixels else {
-            throw PlazaError(.unprocessableContent, "image_too_large", "The animation has too many frames for its size.", field: "file")
+            throw PlazaError(
+                .unprocessableContent, "image_too_large", "The animation has too many frames for its size.",
+                field: "file")
         }
         let hasAlpha = header.has_alpha != 0
         // Browsers show JPEG, PNG and WebP; HEIC becomes JPEG, animations animated WebP.
@@ -92,7 +99,8 @@ struct ImagePipeline: Sendable {
             case .webp: (PLAZA_FORMAT_WEBP, "image/webp")
             case .gif: animated ? (PLAZA_FORMAT_WEBP, "image/webp") : (PLAZA_FORMAT_PNG, "image/png")
             }
-        let variantFormat: (plaza_format, String) = hasAlpha || animated ? (PLAZA_FORMAT_WEBP, "image/webp") : (PLAZA_FORMAT_JPEG, "image/jpeg")
+        let variantFormat: (plaza_format, String) =
+            hasAlpha || animated ? (PLAZA_FORMAT_WEBP, "image/webp") : (PLAZA_FORMAT_JPEG, "image/jpeg")
         if animated {
             // Frames are streamed, never held together: each variant decodes the file again.
             let allFrames = "\(path)[n=-1]"
@@ -108,16 +116,25 @@ struct ImagePipeline: Sendable {
     }
 
     /// A still image is decoded once; medium, thumbnail and blurhash come from those pixels.
-    private static func renderStill(_ path: String, original: (plaza_format, String), variants variantFormat: (plaza_format, String)) throws -> Result {
+    private static func renderStill(
+        _ path: String, original: (plaza_format, String), variants variantFormat: (plaza_format, String)
+    ) throws -> Result {
         var variants = [
-            plaza_variant(box: 4096, crop: 0, format: original.0, quality: 88, bytes: nil, length: 0, width: 0, height: 0),
-            plaza_variant(box: 1080, crop: 0, format: variantFormat.0, quality: 82, bytes: nil, length: 0, width: 0, height: 0),
-            plaza_variant(box: 320, crop: 1, format: variantFormat.0, quality: 80, bytes: nil, length: 0, width: 0, height: 0),
+            plaza_variant(
+                box: 4096, crop: 0, format: original.0, quality: 88, bytes: nil, length: 0, width: 0, height: 0),
+            plaza_variant(
+                box: 1080, crop: 0, format: variantFormat.0, quality: 82, bytes: nil, length: 0, width: 0, height: 0),
+            plaza_variant(
+                box: 320, crop: 1, format: variantFormat.0, quality: 80, bytes: nil, length: 0, width: 0, height: 0),
         ]
         var pixels: UnsafeMutableRawPointer?
         var pixelsLength = 0
-        var pixelsWidth: Int32 = 0, pixelsHeight: Int32 = 0
-        guard plaza_vips_render_still(path, &variants, Int32(variants.count), 32, &pixels, &pixelsLength, &pixelsWidth, &pixelsHeight) == 0 else {
+        var pixelsWidth: Int32 = 0
+        var pixelsHeight: Int32 = 0
+        guard
+            plaza_vips_render_still(
+                path, &variants, Int32(variants.count), 32, &pixels, &pixelsLength, &pixelsWidth, &pixelsHeight) == 0
+        else {
             throw unreadable()
         }
         defer {
@@ -125,16 +142,21 @@ struct ImagePipeline: Sendable {
             plaza_vips_free(pixels)
         }
         func output(_ variant: plaza_variant, _ type: String) -> Output {
-            Output(bytes: [UInt8](UnsafeRawBufferPointer(start: variant.bytes, count: variant.length)), contentType: type)
+            Output(
+                bytes: [UInt8](UnsafeRawBufferPointer(start: variant.bytes, count: variant.length)), contentType: type)
         }
         let hash = pixels.flatMap { pointer in
             Blurhash.encode(
-                pixels: [UInt8](UnsafeRawBufferPointer(start: pointer, count: pixelsLength)), width: Int(pixelsWidth), height: Int(pixelsHeight))
+                pixels: [UInt8](UnsafeRawBufferPointer(start: pointer, count: pixelsLength)), width: Int(pixelsWidth),
+                height: Int(pixelsHeight))
         }
         return Result(
             width: Int(variants[0].width), height: Int(variants[0].height), blurhash: hash,
             contentType: original.1, variantType: variantFormat.1,
-            variants: [.original: output(variants[0], original.1), .medium: output(variants[1], variantFormat.1), .thumbnail: output(variants[2], variantFormat.1)])
+            variants: [
+                .original: output(variants[0], original.1), .medium: output(variants[1], variantFormat.1),
+                .thumbnail: output(variants[2], variantFormat.1),
+            ])
     }
 
     private static func render(
@@ -142,8 +164,12 @@ struct ImagePipeline: Sendable {
     ) throws -> (output: Output, width: Int, height: Int) {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
-        var width: Int32 = 0, height: Int32 = 0
-        guard plaza_vips_render(path, box, box, crop ? 1 : 0, format.0, quality, &buffer, &length, &width, &height) == 0, let buffer else {
+        var width: Int32 = 0
+        var height: Int32 = 0
+        guard
+            plaza_vips_render(path, box, box, crop ? 1 : 0, format.0, quality, &buffer, &length, &width, &height) == 0,
+            let buffer
+        else {
             throw unreadable()
         }
         defer { plaza_vips_free(buffer) }
@@ -154,7 +180,8 @@ struct ImagePipeline: Sendable {
     private static func blurhash(_ path: String) -> String? {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
-        var width: Int32 = 0, height: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
         guard plaza_vips_pixels(path, 32, &buffer, &length, &width, &height) == 0, let buffer else {
             _ = takeError()
             return nil
@@ -173,7 +200,9 @@ struct ImagePipeline: Sendable {
     /// libvips could not read the image; its message (cleared here) names library internals.
     private static func unreadable() -> PlazaError {
         _ = takeError()
-        return PlazaError(.unprocessableContent, "unreadable_image", "The image is truncated or corrupt and could not be read.", field: "file")
+        return PlazaError(
+            .unprocessableContent, "unreadable_image", "The image is truncated or corrupt and could not be read.",
+            field: "file")
     }
 
     /// A synthetic picture for the tests (a colour gradient; `pages` frames).
@@ -189,8 +218,10 @@ struct ImagePipeline: Sendable {
             }
         var buffer: UnsafeMutableRawPointer?
         var length = 0
-        guard plaza_vips_sample(code, Int32(width), Int32(height), Int32(pages), &buffer, &length) == 0, let buffer else {
-            throw PlazaError(.internalServerError, "sample_failed", "libvips could not make a \(format) sample: \(takeError())")
+        guard plaza_vips_sample(code, Int32(width), Int32(height), Int32(pages), &buffer, &length) == 0, let buffer
+        else {
+            throw PlazaError(
+                .internalServerError, "sample_failed", "libvips could not make a \(format) sample: \(takeError())")
         }
         defer { plaza_vips_free(buffer) }
         return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))

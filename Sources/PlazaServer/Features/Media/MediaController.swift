@@ -38,7 +38,8 @@ struct MediaController {
         defer { unlink(path) }
         try await MultipartUpload.receive(request, into: path, limits: .init(maxFileBytes: maxUploadBytes))
         let record = try await ingest.ingest(
-            path: path, id: id, owner: me.userID, linkPreview: false, quota: quotas.storageBytes, logger: context.logger)
+            path: path, id: id, owner: me.userID, linkPreview: false, quota: quotas.storageBytes, logger: context.logger
+        )
         return EditedResponse(status: .created, response: record.media)
     }
 
@@ -65,11 +66,15 @@ struct MediaController {
             .xContentTypeOptions: "nosniff",
             .contentSecurityPolicy: "sandbox",
         ]
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }) {
+        if let match = request.headers[.ifNoneMatch],
+            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }
+            )
+        {
             return Response(status: .notModified, headers: headers)
         }
         guard let bytes = try await storage.get("\(id)/\(variant.rawValue)") else { throw PlazaError.notFound("Media") }
         headers[.contentLength] = String(bytes.readableBytes)
-        return Response(status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: bytes))
+        return Response(
+            status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: bytes))
     }
 }

@@ -28,10 +28,12 @@ struct MediaRecord: Sendable, Hashable {
 
     init?(line: Substring) {
         let fields = line.split(separator: " ")
-        guard fields.count == 5 || fields.count == 6, let id = Int64(fields[0]), let width = Int(fields[2]), let height = Int(fields[3])
+        guard fields.count == 5 || fields.count == 6, let id = Int64(fields[0]), let width = Int(fields[2]),
+            let height = Int(fields[3])
         else { return nil }
         self.init(
-            id: id, contentType: String(fields[1]), width: width, height: height, blurhash: fields[4] == "-" ? nil : String(fields[4]),
+            id: id, contentType: String(fields[1]), width: width, height: height,
+            blurhash: fields[4] == "-" ? nil : String(fields[4]),
             key: fields.count == 6 ? String(fields[5]) : nil)
     }
 
@@ -57,7 +59,8 @@ struct MediaRecord: Sendable, Hashable {
         (16...64).contains(text.utf8.count)
             && text.utf8.allSatisfy { byte in
                 switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "A")...UInt8(ascii: "Z"),
                     UInt8(ascii: "-"), UInt8(ascii: "_"):
                     true
                 default: false
@@ -87,6 +90,7 @@ struct MediaRecord: Sendable, Hashable {
         return Media(
             id: String(id), contentType: contentType, width: width, height: height, blurhash: blurhash, url: original,
             variants: Media.Variants(
-                thumbnail: Self.url(id: id, variant: "thumbnail", key: key), medium: Self.url(id: id, variant: "medium", key: key), original: original))
+                thumbnail: Self.url(id: id, variant: "thumbnail", key: key),
+                medium: Self.url(id: id, variant: "medium", key: key), original: original))
     }
 }

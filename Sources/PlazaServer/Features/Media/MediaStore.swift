@@ -10,7 +10,9 @@ struct MediaStore: Sendable {
     /// start and is not listed among the owner's uploads. 413 `storage_quota_exceeded` when the
     /// owner's media would pass `quota` bytes (0: no quota). Uploads in flight at the same time
     /// may each pass the check, so the quota can be exceeded by those.
-    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool, quota: Int64) async throws -> MediaRecord {
+    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool, quota: Int64) async throws
+        -> MediaRecord
+    {
         let bytes = result.variants.values.reduce(0) { $0 + $1.bytes.count }
         let now = Timestamp.now.milliseconds
         let key = MediaRecord.newKey()
@@ -24,14 +26,18 @@ struct MediaStore: Sendable {
             RETURNING id
             """)
         guard !rows.isEmpty else { throw Quotas.storageExceeded }
-        return MediaRecord(id: id, contentType: result.contentType, width: result.width, height: result.height, blurhash: result.blurhash, key: key)
+        return MediaRecord(
+            id: id, contentType: result.contentType, width: result.width, height: result.height,
+            blurhash: result.blurhash, key: key)
     }
 
     /// 413 `storage_quota_exceeded` when the owner's media already fill `quota` bytes (0: no
     /// quota), so a full account is refused before its upload is received and processed.
     func checkRoom(owner: Int64, quota: Int64) async throws {
         guard quota > 0 else { return }
-        let used = try await db.read { db in try await db.first("SELECT media_bytes FROM users WHERE id = \(bind: owner)") }
+        let used = try await db.read { db in
+            try await db.first("SELECT media_bytes FROM users WHERE id = \(bind: owner)")
+        }
         if let used, try used.decode(column: "media_bytes", as: Int64.self) >= quota { throw Quotas.storageExceeded }
     }
 
@@ -73,7 +79,8 @@ struct MediaStore: Sendable {
         let row = try await db.read { db in try await db.first(Self.servedSQL(id: id, key: key, viewer: viewer)) }
         return try row.map {
             Served(
-                originalType: try $0.decode(column: "content_type", as: String.self), variantType: try $0.decode(column: "variant_type", as: String.self),
+                originalType: try $0.decode(column: "content_type", as: String.self),
+                variantType: try $0.decode(column: "variant_type", as: String.self),
                 isPublic: try $0.decode(column: "used_at", as: Int64?.self) != nil)
         }
     }
@@ -98,7 +105,9 @@ struct MediaStore: Sendable {
             WHERE id IN (\(binds: ids)) AND owner_id = \(bind: owner) AND used_at IS NULL
             RETURNING \(MediaRecord.columns)
             """)
-        let records = Dictionary(try rows.map { (try $0.decode(column: "id", as: Int64.self), try MediaRecord(row: $0)) }, uniquingKeysWith: { a, _ in a })
+        let records = Dictionary(
+            try rows.map { (try $0.decode(column: "id", as: Int64.self), try MediaRecord(row: $0)) },
+            uniquingKeysWith: { a, _ in a })
         guard records.count == ids.count else {
             throw PlazaError.invalid("mediaIds", "Each media id must name one of your uploads that nothing uses yet.")
         }
@@ -108,16 +117,21 @@ struct MediaStore: Sendable {
     /// Deletes the rows of a post's media inside the post's deletion; returns their ids so the
     /// files can go too.
     static func deleteRows(ofPost post: Int64, on db: Connection) async throws -> [Int64] {
-        try await db.rows("DELETE FROM media WHERE post_id = \(bind: post) RETURNING id").map { try $0.decode(column: "id", as: Int64.self) }
+        try await db.rows("DELETE FROM media WHERE post_id = \(bind: post) RETURNING id").map {
+            try $0.decode(column: "id", as: Int64.self)
+        }
     }
 
     /// Makes the upload `mediaID` (or nothing) the user's avatar; returns the ids of media no
     /// longer used (the previous avatar) so their files can go.
     func setAvatar(user: Int64, mediaID: Int64?) async throws -> [Int64] {
         try await db.write { db in
-            let current = try await db.first("SELECT avatar FROM users WHERE id = \(bind: user)")?.decode(column: "avatar", as: String?.self)
+            let current = try await db.first("SELECT avatar FROM users WHERE id = \(bind: user)")?.decode(
+                column: "avatar", as: String?.self)
             let change = try await Self.replaceImage(current, with: mediaID, owner: user, field: "mediaId", on: db)
-            if change.changed { try await db.exec("UPDATE users SET avatar = \(bind: change.image?.line) WHERE id = \(bind: user)") }
+            if change.changed {
+                try await db.exec("UPDATE users SET avatar = \(bind: change.image?.line) WHERE id = \(bind: user)")
+            }
             return change.unused
         }
     }
@@ -135,17 +149,20 @@ struct MediaStore: Sendable {
     /// Claims the owner's unused upload `mediaID` (or nothing) in place of the image stored as
     /// `current` (a descriptor line), inside the caller's transaction; 422 on `field` when the
     /// upload is not the owner's or is already used.
-    static func replaceImage(_ current: String?, with mediaID: Int64?, owner: Int64, field: String, on db: Connection) async throws -> ImageChange {
+    static func replaceImage(_ current: String?, with mediaID: Int64?, owner: Int64, field: String, on db: Connection)
+        async throws -> ImageChange
+    {
         let previous = MediaRecord.list(current).first
         if let mediaID, mediaID == previous?.id { return ImageChange(image: previous, changed: false, unused: []) }
         var image: MediaRecord?
         if let mediaID {
-            guard let row = try await db.first(
-                """
-                UPDATE media SET used_at = \(bind: Timestamp.now.milliseconds)
-                WHERE id = \(bind: mediaID) AND owner_id = \(bind: owner) AND used_at IS NULL
-                RETURNING \(MediaRecord.columns)
-                """)
+            guard
+                let row = try await db.first(
+                    """
+                    UPDATE media SET used_at = \(bind: Timestamp.now.milliseconds)
+                    WHERE id = \(bind: mediaID) AND owner_id = \(bind: owner) AND used_at IS NULL
+                    RETURNING \(MediaRecord.columns)
+                    """)
             else { throw PlazaError.invalid(field, "\(field) must name one of your uploads that nothing uses yet.") }
             image = try MediaRecord(row: row)
         }
@@ -163,7 +180,9 @@ struct MediaStore: Sendable {
     /// reuse time, plus a margin for clocks and transactions in flight) names them. Returns
     /// their ids so the files can go too; their bytes leave the owner's storage.
     func releaseUnusedPreviewImages(now: Int64) async throws -> [Int64] {
-        try await db.write { db in try await db.rows(Self.releaseSQL(now: now)).map { try $0.decode(column: "id", as: Int64.self) } }
+        try await db.write { db in
+            try await db.rows(Self.releaseSQL(now: now)).map { try $0.decode(column: "id", as: Int64.self) }
+        }
     }
 
     static func releaseSQL(now: Int64) -> SQLQueryString {

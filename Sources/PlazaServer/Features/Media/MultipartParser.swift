@@ -77,7 +77,9 @@ struct MultipartParser {
         guard (1...70).contains(bytes.count), bytes.last != UInt8(ascii: " ") else { return false }
         return bytes.allSatisfy { byte in
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                true
             default: Array("'()+_,-./:=? ".utf8).contains(byte)
             }
         }
@@ -140,7 +142,9 @@ struct MultipartParser {
                 default: throw Malformed(reason: "a boundary delimiter must be followed by a line break or --")
                 }
             case .closingDash:
-                guard byte == UInt8(ascii: "-") else { throw Malformed(reason: "a boundary delimiter must be followed by a line break or --") }
+                guard byte == UInt8(ascii: "-") else {
+                    throw Malformed(reason: "a boundary delimiter must be followed by a line break or --")
+                }
                 state = .epilogue
             case .padding:
                 switch byte {
@@ -155,7 +159,9 @@ struct MultipartParser {
                 (state, headers, headerBytes, line) = (.header, [], 0, [])
             case .header:
                 headerBytes += 1
-                guard headerBytes <= limits.maxHeaderBytes else { throw Malformed(reason: "a part's headers are longer than \(limits.maxHeaderBytes) bytes") }
+                guard headerBytes <= limits.maxHeaderBytes else {
+                    throw Malformed(reason: "a part's headers are longer than \(limits.maxHeaderBytes) bytes")
+                }
                 switch byte {
                 case UInt8(ascii: "\r"): state = .headerLineFeed
                 case UInt8(ascii: "\t"), 0x20...0x7E, 0x80...0xFF: line.append(byte)
@@ -192,17 +198,23 @@ struct MultipartParser {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
             throw Malformed(reason: "a part header line has no name")
         }
-        guard line[..<colon].allSatisfy(isTokenByte) else { throw Malformed(reason: "a part header's name is not a token") }
+        guard line[..<colon].allSatisfy(isTokenByte) else {
+            throw Malformed(reason: "a part header's name is not a token")
+        }
         let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         var value = line[(colon + 1)...]
         while let first = value.first, isSpace(first) { value = value.dropFirst() }
         while let last = value.last, isSpace(last) { value = value.dropLast() }
-        return Header(name: String(decoding: line[..<colon], as: UTF8.self).lowercased(), value: String(decoding: value, as: UTF8.self))
+        return Header(
+            name: String(decoding: line[..<colon], as: UTF8.self).lowercased(),
+            value: String(decoding: value, as: UTF8.self))
     }
 
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            true
         default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
         }
     }
@@ -218,13 +230,18 @@ struct HeaderParameters: Equatable {
 
     init?(_ text: String) {
         var bytes = Array(text.utf8)[...]
-        func skipSpaces() { while let b = bytes.first, b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") { bytes = bytes.dropFirst() } }
+        func skipSpaces() {
+            while let b = bytes.first, b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
+        }
         skipSpaces()
         let head = bytes.prefix { $0 != UInt8(ascii: ";") }
         bytes = bytes.dropFirst(head.count)
         var headValue = head
-        while let last = headValue.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { headValue = headValue.dropLast() }
-        guard !headValue.isEmpty, headValue.allSatisfy({ MultipartParser.isTokenByte($0) || $0 == UInt8(ascii: "/") }) else { return nil }
+        while let last = headValue.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+            headValue = headValue.dropLast()
+        }
+        guard !headValue.isEmpty, headValue.allSatisfy({ MultipartParser.isTokenByte($0) || $0 == UInt8(ascii: "/") })
+        else { return nil }
         value = String(decoding: headValue, as: UTF8.self).lowercased()
         parameters = [:]
         while let first = bytes.first {

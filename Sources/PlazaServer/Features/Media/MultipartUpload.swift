@@ -14,13 +14,16 @@ enum MultipartUpload {
     /// Receives the file into `path` (created or truncated). The caller deletes it.
     static func receive(_ request: Request, into path: String, limits: Limits) async throws {
         guard let contentType = request.headers[.contentType], let boundary = Self.boundary(of: contentType) else {
-            throw PlazaError(.unsupportedMediaType, "unsupported_media_type", "Upload the image as multipart/form-data with a file field.")
+            throw PlazaError(
+                .unsupportedMediaType, "unsupported_media_type",
+                "Upload the image as multipart/form-data with a file field.")
         }
         let maxTotal = limits.maxFileBytes + limits.maxOverheadBytes
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maxTotal {
             throw tooLarge(limits)
         }
-        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path)
+        else {
             throw PlazaError(.internalServerError, "storage_failed", "The upload could not be stored.")
         }
         defer { try? file.close() }
@@ -65,7 +68,9 @@ enum MultipartUpload {
     }
 
     static func tooLarge(_ limits: Limits) -> PlazaError {
-        PlazaError(.contentTooLarge, "payload_too_large", "The file is larger than \(limits.maxFileBytes / (1024 * 1024)) MB.", field: "file")
+        PlazaError(
+            .contentTooLarge, "payload_too_large", "The file is larger than \(limits.maxFileBytes / (1024 * 1024)) MB.",
+            field: "file")
     }
 
     /// The boundary of a `multipart/form-data` content type, if it is a valid one.
@@ -78,7 +83,11 @@ enum MultipartUpload {
 
     /// True for a part whose Content-Disposition is `form-data` naming the field `file`.
     static func isFilePart(_ headers: [MultipartParser.Header]) -> Bool {
-        guard let disposition = headers.first(where: { $0.name == "content-disposition" }).flatMap({ HeaderParameters($0.value) }) else {
+        guard
+            let disposition = headers.first(where: { $0.name == "content-disposition" }).flatMap({
+                HeaderParameters($0.value)
+            })
+        else {
             return false
         }
         return disposition.value == "form-data" && disposition.parameters["name"] == "file"

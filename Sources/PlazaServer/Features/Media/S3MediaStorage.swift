@@ -15,7 +15,10 @@ public struct S3MediaSettings: Sendable {
     /// Prepended to every key, e.g. `media/`.
     public var prefix: String
 
-    public init(endpoint: String, bucket: String, region: String = "us-east-1", accessKeyID: String, secretAccessKey: String, prefix: String = "media/") {
+    public init(
+        endpoint: String, bucket: String, region: String = "us-east-1", accessKeyID: String, secretAccessKey: String,
+        prefix: String = "media/"
+    ) {
         self.endpoint = endpoint
         self.bucket = bucket
         self.region = region
@@ -79,7 +82,9 @@ struct S3MediaStorage: MediaStorage {
 
     /// Reads the response to its end (so the connection can be reused); throws unless its
     /// status is one of `statuses`.
-    private func expect(_ response: HTTPClientResponse, in statuses: Set<UInt>, method: String, key: String) async throws {
+    private func expect(_ response: HTTPClientResponse, in statuses: Set<UInt>, method: String, key: String)
+        async throws
+    {
         guard statuses.contains(response.status.code) else { throw await failure(response, method: method, key: key) }
         _ = try? await response.body.collect(upTo: 1024 * 1024)
     }
@@ -91,22 +96,31 @@ struct S3MediaStorage: MediaStorage {
 
     // MARK: Signature Version 4
 
-    func signedRequest(_ method: HTTPMethod, key: String, body: [UInt8] = [], headers extra: [String: String] = [:], now: Date = Date()) throws -> HTTPClientRequest {
+    func signedRequest(
+        _ method: HTTPMethod, key: String, body: [UInt8] = [], headers extra: [String: String] = [:], now: Date = Date()
+    ) throws -> HTTPClientRequest {
         guard let endpoint = URL(string: settings.endpoint), let host = endpoint.host else {
             throw Failure(method: method.rawValue, key: key, status: 0, body: "invalid endpoint \(settings.endpoint)")
         }
         let hostHeader = endpoint.port.map { "\(host):\($0)" } ?? host
         let basePath = endpoint.path.hasSuffix("/") ? String(endpoint.path.dropLast()) : endpoint.path
-        let path = basePath + "/" + Self.encode(settings.bucket) + "/" + (settings.prefix + key).split(separator: "/", omittingEmptySubsequences: false).map { Self.encode(String($0)) }.joined(separator: "/")
+        let path =
+            basePath + "/" + Self.encode(settings.bucket) + "/"
+            + (settings.prefix + key).split(separator: "/", omittingEmptySubsequences: false).map {
+                Self.encode(String($0))
+            }.joined(separator: "/")
         let (amzDate, day) = Self.timestamps(now)
         let payloadHash = ByteText.hex(SHA256.hash(data: body))
 
-        var headers = extra.reduce(into: [String: String]()) { $0[$1.key.lowercased()] = $1.value.trimmingCharacters(in: .whitespaces) }
+        var headers = extra.reduce(into: [String: String]()) {
+            $0[$1.key.lowercased()] = $1.value.trimmingCharacters(in: .whitespaces)
+        }
         headers["host"] = hostHeader
         headers["x-amz-date"] = amzDate
         headers["x-amz-content-sha256"] = payloadHash
         let authorization = Self.authorization(
-            method: method.rawValue, path: path, headers: headers, payloadHash: payloadHash, amzDate: amzDate, day: day, settings: settings)
+            method: method.rawValue, path: path, headers: headers, payloadHash: payloadHash, amzDate: amzDate, day: day,
+            settings: settings)
 
         var request = HTTPClientRequest(url: "\(endpoint.scheme ?? "https")://\(hostHeader)\(path)")
         request.method = method
@@ -118,21 +132,27 @@ struct S3MediaStorage: MediaStorage {
     /// The Authorization header value for a request whose headers (all of them signed) and
     /// payload hash are given; `path` is already percent-encoded.
     static func authorization(
-        method: String, path: String, query: String = "", headers: [String: String], payloadHash: String, amzDate: String, day: String,
+        method: String, path: String, query: String = "", headers: [String: String], payloadHash: String,
+        amzDate: String, day: String,
         settings: S3MediaSettings
     ) -> String {
         let names = headers.keys.sorted()
         let canonicalHeaders = names.map { "\($0):\(headers[$0]!)\n" }.joined()
         let signedHeaders = names.joined(separator: ";")
-        let canonicalRequest = [method, path, query, canonicalHeaders, signedHeaders, payloadHash].joined(separator: "\n")
+        let canonicalRequest = [method, path, query, canonicalHeaders, signedHeaders, payloadHash].joined(
+            separator: "\n")
         let scope = "\(day)/\(settings.region)/s3/aws4_request"
-        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, ByteText.hex(SHA256.hash(data: Array(canonicalRequest.utf8)))].joined(separator: "\n")
+        let stringToSign = [
+            "AWS4-HMAC-SHA256", amzDate, scope, ByteText.hex(SHA256.hash(data: Array(canonicalRequest.utf8))),
+        ].joined(separator: "\n")
         var signingKey = SymmetricKey(data: Array("AWS4\(settings.secretAccessKey)".utf8))
         for part in [day, settings.region, "s3", "aws4_request"] {
-            signingKey = SymmetricKey(data: Array(HMAC<SHA256>.authenticationCode(for: Array(part.utf8), using: signingKey)))
+            signingKey = SymmetricKey(
+                data: Array(HMAC<SHA256>.authenticationCode(for: Array(part.utf8), using: signingKey)))
         }
         let signature = ByteText.hex(HMAC<SHA256>.authenticationCode(for: Array(stringToSign.utf8), using: signingKey))
-        return "AWS4-HMAC-SHA256 Credential=\(settings.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
+        return
+            "AWS4-HMAC-SHA256 Credential=\(settings.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
     }
 
     /// RFC 3986 percent-encoding of one path segment, as SigV4 wants it.
@@ -140,7 +160,8 @@ struct S3MediaStorage: MediaStorage {
         var out = ""
         for byte in segment.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 out.append(Character(UnicodeScalar(byte)))
             default:
@@ -157,6 +178,5 @@ struct S3MediaStorage: MediaStorage {
         let day = String(format: "%04d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday)
         return (day + String(format: "T%02d%02d%02dZ", parts.tm_hour, parts.tm_min, parts.tm_sec), day)
     }
-
 
 }

@@ -25,11 +25,16 @@ struct NotificationStore: Sendable {
             New(kind: .follow, recipient: recipient, actor: actor, groupKey: "follow")
         }
         static func mention(of recipient: Int64, by actor: Int64, post: Int64, comment: Int64?) -> New {
-            New(kind: .mention, recipient: recipient, actor: actor, post: post, comment: comment,
+            New(
+                kind: .mention, recipient: recipient, actor: actor, post: post, comment: comment,
                 groupKey: comment.map { "mention:comment:\($0)" } ?? "mention:post:\(post)")
         }
-        static func comment(_ kind: NotificationKind, to recipient: Int64, by actor: Int64, post: Int64, comment: Int64) -> New {
-            New(kind: kind, recipient: recipient, actor: actor, post: post, comment: comment, groupKey: "\(kind.rawValue):\(comment)")
+        static func comment(_ kind: NotificationKind, to recipient: Int64, by actor: Int64, post: Int64, comment: Int64)
+            -> New
+        {
+            New(
+                kind: kind, recipient: recipient, actor: actor, post: post, comment: comment,
+                groupKey: "\(kind.rawValue):\(comment)")
         }
     }
 
@@ -40,14 +45,17 @@ struct NotificationStore: Sendable {
         // their ids, so two transactions notifying the same people cannot deadlock on PostgreSQL.
         for new in notifications.sorted(by: { $0.recipient < $1.recipient }) {
             guard let id = try await record(new, ids: ids, on: db) else { continue }
-            try await EventLog.append(.init(kind: .notification, actor: new.actor, notification: id), to: .users([new.recipient]), on: db)
+            try await EventLog.append(
+                .init(kind: .notification, actor: new.actor, notification: id), to: .users([new.recipient]), on: db)
         }
     }
 
     /// The ids of the users with these (lower-cased) usernames.
     static func users(named usernames: [String], on db: Connection) async throws -> [Int64] {
         guard !usernames.isEmpty else { return [] }
-        return try await db.rows("SELECT id FROM users WHERE username_key IN (\(binds: usernames))").map { try $0.decode(column: "id", as: Int64.self) }
+        return try await db.rows("SELECT id FROM users WHERE username_key IN (\(binds: usernames))").map {
+            try $0.decode(column: "id", as: Int64.self)
+        }
     }
 
     /// The notification's id when it is new or its group gained an actor; nil when it is about
@@ -60,7 +68,8 @@ struct NotificationStore: Sendable {
                 "EXISTS (SELECT 1 FROM posts p WHERE p.id = \(bind: post) AND NOT \(Visibility.post("p", readableBy: new.recipient)))"
             } ?? "FALSE"
         let allowed = try await db.first(
-            "SELECT 1 AS ok WHERE \(Visibility.person("\(bind: new.actor)", seenBy: new.recipient)) AND NOT \(postHidden)")
+            "SELECT 1 AS ok WHERE \(Visibility.person("\(bind: new.actor)", seenBy: new.recipient)) AND NOT \(postHidden)"
+        )
         guard allowed != nil else { return nil }
         let now = Timestamp.now.milliseconds
         let sortID = ids.next()
@@ -75,7 +84,8 @@ struct NotificationStore: Sendable {
         {
             let id = try created.decode(column: "id", as: Int64.self)
             try await db.exec(
-                "INSERT INTO notification_actors (notification_id, actor_id, acted_at) VALUES (\(bind: id), \(bind: new.actor), \(bind: now))")
+                "INSERT INTO notification_actors (notification_id, actor_id, acted_at) VALUES (\(bind: id), \(bind: new.actor), \(bind: now))"
+            )
             return id
         }
         // An unread group is open: join it, once per person, and move it to the top.
@@ -135,13 +145,16 @@ struct NotificationStore: Sendable {
 
     /// The recipient's notifications, most recent activity first.
     func list(recipient: Int64, unreadOnly: Bool, page: PageRequest) async throws -> Page<PlazaAPI.Notification> {
-        let rows = try await db.read { db in try await db.rows(Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page)) }
+        let rows = try await db.read { db in
+            try await db.rows(Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page))
+        }
         let (pageRows, next) = try page.split(rows) { try $0.cursor }
         return Page(items: try await render(Array(pageRows), recipient: recipient), nextCursor: next)
     }
 
     static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient)"
+        var sql: SQLQueryString =
+            "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient)"
         if unreadOnly { sql += " AND n.read_at IS NULL" }
         if let cursor = page.cursor { sql += " AND n.sort_id < \(bind: cursor.id)" }
         sql += " ORDER BY n.sort_id DESC LIMIT \(bind: page.fetchLimit)"
@@ -159,7 +172,8 @@ struct NotificationStore: Sendable {
                 """)
         }
         let items = try await render(rows, recipient: recipient)
-        return Dictionary(items.compactMap { item in parseID(item.id).map { ($0, item) } }, uniquingKeysWith: { a, _ in a })
+        return Dictionary(
+            items.compactMap { item in parseID(item.id).map { ($0, item) } }, uniquingKeysWith: { a, _ in a })
     }
 
     private static let columns: SQLQueryString = """
@@ -195,7 +209,9 @@ struct NotificationStore: Sendable {
         return try zip(rows, actors).map { row, actor in
             let id = try row.decode(column: "n_id", as: Int64.self)
             return PlazaAPI.Notification(
-                id: String(id), kind: NotificationKind(rawValue: try row.decode(column: "n_kind", as: String.self)) ?? .like, actor: actor,
+                id: String(id),
+                kind: NotificationKind(rawValue: try row.decode(column: "n_kind", as: String.self)) ?? .like,
+                actor: actor,
                 actors: actorsByID[id] ?? [], actorCount: try row.decode(column: "n_actor_count", as: Int.self),
                 post: try row.decode(column: "n_post_id", as: Int64?.self).flatMap { posts[$0] },
                 comment: try row.decode(column: "n_comment_id", as: Int64?.self).flatMap { commentsByID[$0] },
@@ -217,10 +233,12 @@ struct NotificationStore: Sendable {
     }
 }
 
-private extension Row {
-    var cursor: Cursor {
+extension Row {
+    fileprivate var cursor: Cursor {
         get throws {
-            Cursor(time: try decode(column: "n_updated_at", as: Int64.self), id: try decode(column: "n_sort_id", as: Int64.self))
+            Cursor(
+                time: try decode(column: "n_updated_at", as: Int64.self),
+                id: try decode(column: "n_sort_id", as: Int64.self))
         }
     }
 }

@@ -31,9 +31,13 @@ struct NotificationsController {
         var ids: [Int64]?
         if buffer.readableBytes > 0 {
             if let texts = try PlazaRequestDecoder.decode(MarkNotificationsReadRequest.self, from: buffer).ids {
-                guard texts.count <= Self.maxIDs else { throw PlazaError.invalid("ids", "Mark at most \(Self.maxIDs) notifications at once.") }
+                guard texts.count <= Self.maxIDs else {
+                    throw PlazaError.invalid("ids", "Mark at most \(Self.maxIDs) notifications at once.")
+                }
                 ids = try texts.map { text in
-                    guard let id = parseID(text) else { throw PlazaError.invalid("ids", "\(text) is not a notification id.") }
+                    guard let id = parseID(text) else {
+                        throw PlazaError.invalid("ids", "\(text) is not a notification id.")
+                    }
                     return id
                 }
             }

@@ -9,7 +9,9 @@ struct OpenAPIController {
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("openapi.json") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: Self.body))
+            Response(
+                status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: Self.body))
         }
     }
 }

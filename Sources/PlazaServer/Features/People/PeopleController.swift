@@ -60,20 +60,27 @@ struct PeopleController {
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
-        try await people.follows(.followers, of: target(context, viewer: context.viewerID), page: request.pageRequest(), viewer: context.viewerID)
+        try await people.follows(
+            .followers, of: target(context, viewer: context.viewerID), page: request.pageRequest(),
+            viewer: context.viewerID)
     }
 
     @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Page<User> {
-        try await people.follows(.following, of: target(context, viewer: context.viewerID), page: request.pageRequest(), viewer: context.viewerID)
+        try await people.follows(
+            .following, of: target(context, viewer: context.viewerID), page: request.pageRequest(),
+            viewer: context.viewerID)
     }
 
     /// The activity heatmap: `?days=` from 1 to 366, 365 by default.
     @Sendable func activity(_ request: Request, context: PlazaContext) async throws -> ActivityHeatmap {
         var days = 365
         if let text = request.uri.queryParameters.get("days") {
-            guard let value = Int(text), (1...366).contains(value) else { throw PlazaError.invalid("days", "days must be an integer from 1 to 366.") }
+            guard let value = Int(text), (1...366).contains(value) else {
+                throw PlazaError.invalid("days", "days must be an integer from 1 to 366.")
+            }
             days = value
         }
-        return try await people.activity(of: target(context, viewer: context.viewerID), days: days, viewer: context.viewerID)
+        return try await people.activity(
+            of: target(context, viewer: context.viewerID), days: days, viewer: context.viewerID)
     }
 }

@@ -20,22 +20,32 @@ struct PeopleStore: Sendable {
 
     /// The id of the user named `username` as `viewer` may reach it: 404 when there is none, or
     /// when `hiding` hides them from the viewer (the profile and everything under it).
-    func userID(username: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> Int64 {
+    func userID(username: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay) async throws
+        -> Int64
+    {
         let key = username.lowercased()
         guard key.utf8.count <= 30,
-            let row = try await db.read({ db in try await db.first(Self.userIDSQL(usernameKey: key, viewer: viewer, hiding: hiding)) })
+            let row = try await db.read({ db in
+                try await db.first(Self.userIDSQL(usernameKey: key, viewer: viewer, hiding: hiding))
+            })
         else { throw PlazaError.notFound("User") }
         return try row.decode(column: "id", as: Int64.self)
     }
 
-    static func userIDSQL(usernameKey: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay) -> SQLQueryString {
+    static func userIDSQL(usernameKey: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay)
+        -> SQLQueryString
+    {
         "SELECT u.id FROM users u WHERE u.username_key = \(bind: usernameKey) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))"
     }
 
     func profile(userID: Int64, viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> User {
-        guard let row = try await db.read({ db in
-            try await db.first("SELECT \(UserRecord.columns) FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))")
-        }) else { throw PlazaError.notFound("User") }
+        guard
+            let row = try await db.read({ db in
+                try await db.first(
+                    "SELECT \(UserRecord.columns) FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))"
+                )
+            })
+        else { throw PlazaError.notFound("User") }
         return try await users([UserRecord(row: row)], viewer: viewer)[0]
     }
 
@@ -53,7 +63,9 @@ struct PeopleStore: Sendable {
                 SELECT 3 AS relation, blocked_id AS id FROM blocks WHERE blocker_id = \(bind: viewer) AND blocked_id IN (\(binds: ids))
                 """)
         }
-        var following = Set<Int64>(), followedBy = Set<Int64>(), blocking = Set<Int64>()
+        var following = Set<Int64>()
+        var followedBy = Set<Int64>()
+        var blocking = Set<Int64>()
         for row in rows {
             let id = try row.decode(column: "id", as: Int64.self)
             switch try row.decode(column: "relation", as: Int.self) {
@@ -63,45 +75,58 @@ struct PeopleStore: Sendable {
             }
         }
         return records.map {
-            $0.user(viewer: User.Viewer(following: following.contains($0.id), followedBy: followedBy.contains($0.id), blocking: blocking.contains($0.id)))
+            $0.user(
+                viewer: User.Viewer(
+                    following: following.contains($0.id), followedBy: followedBy.contains($0.id),
+                    blocking: blocking.contains($0.id)))
         }
     }
 
     static let blocked = PlazaError(.forbidden, "blocked", "You cannot interact with this user.")
 
     func follow(follower: Int64, followee: Int64) async throws {
-        guard follower != followee else { throw PlazaError(.unprocessableContent, "cannot_follow_self", "You cannot follow yourself.") }
+        guard follower != followee else {
+            throw PlazaError(.unprocessableContent, "cannot_follow_self", "You cannot follow yourself.")
+        }
         let now = Timestamp.now.milliseconds
         let ids = ids
         try await events.write { db in
             try await Self.lockInOrder([follower, followee], on: db)
             if try await db.first(
                 "SELECT 1 AS x WHERE \(Visibility.blocked(between: "\(bind: follower)", and: "\(bind: followee)"))"
-            ) != nil { throw Self.blocked }
+            ) != nil {
+                throw Self.blocked
+            }
             let followed = try await db.first(
                 """
                 INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
                 ON CONFLICT DO NOTHING RETURNING follower_id
                 """)
-            if followed != nil { try await NotificationStore.notify([.follow(of: followee, by: follower)], ids: ids, on: db) }
+            if followed != nil {
+                try await NotificationStore.notify([.follow(of: followee, by: follower)], ids: ids, on: db)
+            }
         }
     }
 
     func unfollow(follower: Int64, followee: Int64) async throws {
         try await db.write { db in
             try await Self.lockInOrder([follower, followee], on: db)
-            try await db.exec("DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)")
+            try await db.exec(
+                "DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)")
         }
     }
 
     /// Blocks `blocked`: ends follows both ways; their content disappears for each other.
     func block(blocker: Int64, blocked: Int64) async throws {
-        guard blocker != blocked else { throw PlazaError(.unprocessableContent, "cannot_block_self", "You cannot block yourself.") }
+        guard blocker != blocked else {
+            throw PlazaError(.unprocessableContent, "cannot_block_self", "You cannot block yourself.")
+        }
         let now = Timestamp.now.milliseconds
         try await db.write { db in
             try await Self.lockInOrder([blocker, blocked], on: db)
             try await db.exec(
-                "INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (\(bind: blocker), \(bind: blocked), \(bind: now)) ON CONFLICT DO NOTHING")
+                "INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (\(bind: blocker), \(bind: blocked), \(bind: now)) ON CONFLICT DO NOTHING"
+            )
             try await db.exec(
                 """
                 DELETE FROM follows WHERE (follower_id = \(bind: blocker) AND followee_id = \(bind: blocked))
@@ -113,7 +138,8 @@ struct PeopleStore: Sendable {
 
     func unblock(blocker: Int64, blocked: Int64) async throws {
         try await db.write { db in
-            try await db.exec("DELETE FROM blocks WHERE blocker_id = \(bind: blocker) AND blocked_id = \(bind: blocked)")
+            try await db.exec(
+                "DELETE FROM blocks WHERE blocker_id = \(bind: blocker) AND blocked_id = \(bind: blocked)")
         }
     }
 
@@ -121,27 +147,34 @@ struct PeopleStore: Sendable {
 
     /// Who follows `userID` (or whom it follows), newest follow first, hiding users the viewer
     /// has a block with.
-    func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
+    func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<User>
+    {
         let query = Self.followsSQL(direction, of: userID, page: page, viewer: viewer)
         return try await userPage(query, timeColumn: "followed_at", page: page, viewer: viewer)
     }
 
     /// Runs a user-list query that asked for `page.fetchLimit` rows, each with its sort time in
     /// `timeColumn`, and renders the page.
-    func userPage(_ query: SQLQueryString, timeColumn: String, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
+    func userPage(_ query: SQLQueryString, timeColumn: String, page: PageRequest, viewer: Int64?) async throws -> Page<
+        User
+    > {
         let rows = try await db.read { db in try await db.rows(query) }
         let (pageRows, next) = try page.split(rows) { try Cursor(row: $0, time: timeColumn) }
         return Page(items: try await users(pageRows.map(UserRecord.init(row:)), viewer: viewer), nextCursor: next)
     }
 
-    static func followsSQL(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
+    static func followsSQL(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?)
+        -> SQLQueryString
+    {
         let (match, other): (SQLQueryString, SQLQueryString) =
             direction == .followers ? ("f.followee_id", "f.follower_id") : ("f.follower_id", "f.followee_id")
         var sql: SQLQueryString = """
             SELECT \(UserRecord.columns), f.created_at AS followed_at FROM follows f JOIN users u ON u.id = \(other)
             WHERE \(match) = \(bind: userID)
             """
-        if let cursor = page.cursor { sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if let cursor = page.cursor {
+            sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))"
+        }
         if viewer != nil { sql += " AND \(Visibility.person(other, seenBy: viewer))" }
         sql += " ORDER BY f.created_at DESC, \(other) DESC LIMIT \(bind: page.fetchLimit)"
         return sql
@@ -158,22 +191,28 @@ struct PeopleStore: Sendable {
         let today = now.milliseconds / Self.dayMillis
         let first = today - Int64(days) + 1
         let rows = try await db.read { db in
-            if viewer != nil, try await db.first("SELECT u.id FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer))") == nil {
+            if viewer != nil,
+                try await db.first(
+                    "SELECT u.id FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer))")
+                    == nil
+            {
                 throw PlazaError.notFound("User")
             }
             return try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis))
         }
-        var posted: [Int64: Int] = [:], completed: [Int64: Int] = [:]
+        var posted: [Int64: Int] = [:]
+        var completed: [Int64: Int] = [:]
         for row in rows {
             let day = try row.decode(column: "day", as: Int64.self)
             let count = try row.decode(column: "n", as: Int.self)
             if try row.decode(column: "what", as: Int.self) == 1 { posted[day] = count } else { completed[day] = count }
         }
-        return ActivityHeatmap(days: (first...today).map { day in
-            ActivityHeatmap.Day(
-                date: Timestamp(milliseconds: day * Self.dayMillis).day,
-                completed: completed[day] ?? 0, posted: posted[day] ?? 0)
-        })
+        return ActivityHeatmap(
+            days: (first...today).map { day in
+                ActivityHeatmap.Day(
+                    date: Timestamp(milliseconds: day * Self.dayMillis).day,
+                    completed: completed[day] ?? 0, posted: posted[day] ?? 0)
+            })
     }
 
     static func activitySQL(userID: Int64, from start: Int64) -> SQLQueryString {

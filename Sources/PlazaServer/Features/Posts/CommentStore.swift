@@ -25,7 +25,8 @@ struct CommentStore: Sendable {
     /// them to someone already allowed to see them).
     static func comments(ids: [Int64], on db: Connection) async throws -> [Int64: Comment] {
         guard !ids.isEmpty else { return [:] }
-        let rows = try await db.rows("SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id IN (\(binds: ids))")
+        let rows = try await db.rows(
+            "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id IN (\(binds: ids))")
         var comments: [Int64: Comment] = [:]
         for row in rows { comments[try row.decode(column: "id", as: Int64.self)] = try comment(row) }
         return comments
@@ -40,7 +41,8 @@ struct CommentStore: Sendable {
     }
 
     static func listSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
+        var sql: SQLQueryString =
+            "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
         if let cursor = page.cursor { sql += " AND (c.created_at, c.id) > (\(bind: cursor.time), \(bind: cursor.id))" }
         if viewer != nil { sql += " AND \(Visibility.comment("c", seenBy: viewer))" }
         sql += " ORDER BY c.created_at ASC, c.id ASC LIMIT \(bind: page.fetchLimit)"
@@ -67,15 +69,20 @@ struct CommentStore: Sendable {
             else { return nil }
             let postAuthor = try row.decode(column: "post_author_id", as: Int64.self)
             var notified: Set<Int64> = [author, postAuthor]
-            var notes: [NotificationStore.New] = [.comment(.comment, to: postAuthor, by: author, post: post, comment: id)]
-            for user in try await NotificationStore.users(named: mentioned, on: db) where notified.insert(user).inserted {
+            var notes: [NotificationStore.New] = [
+                .comment(.comment, to: postAuthor, by: author, post: post, comment: id)
+            ]
+            for user in try await NotificationStore.users(named: mentioned, on: db) where notified.insert(user).inserted
+            {
                 notes.append(.mention(of: user, by: author, post: post, comment: id))
             }
-            for user in try await Self.threadCommenters(post: post, excluding: id, on: db) where notified.insert(user).inserted {
+            for user in try await Self.threadCommenters(post: post, excluding: id, on: db)
+            where notified.insert(user).inserted {
                 notes.append(.comment(.reply, to: user, by: author, post: post, comment: id))
             }
             try await NotificationStore.notify(notes, ids: ids, on: db)
-            try await EventLog.append(.init(kind: .commentCreated, actor: author, post: post, comment: id), to: .users([postAuthor]), on: db)
+            try await EventLog.append(
+                .init(kind: .commentCreated, actor: author, post: post, comment: id), to: .users([postAuthor]), on: db)
             return row
         }
         guard let row else { throw PlazaError.notFound("Post") }
@@ -98,16 +105,21 @@ struct CommentStore: Sendable {
     /// of them: a block hides the comment from others, but the post's author can still remove
     /// comments by people they blocked, and a comment's author their own.
     func owners(comment: Int64, viewer: Int64) async throws -> (commentAuthor: Int64, postAuthor: Int64)? {
-        guard let row = try await db.read({ db in
-            try await db.first(
-                """
-                SELECT c.author_id, p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id
-                WHERE c.id = \(bind: comment)
-                AND (c.author_id = \(bind: viewer) OR p.author_id = \(bind: viewer)
-                    OR (\(Visibility.comment("c", seenBy: viewer)) AND \(Visibility.post("p", readableBy: viewer))))
-                """)
-        }) else { return nil }
-        return (try row.decode(column: "author_id", as: Int64.self), try row.decode(column: "post_author_id", as: Int64.self))
+        guard
+            let row = try await db.read({ db in
+                try await db.first(
+                    """
+                    SELECT c.author_id, p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id
+                    WHERE c.id = \(bind: comment)
+                    AND (c.author_id = \(bind: viewer) OR p.author_id = \(bind: viewer)
+                        OR (\(Visibility.comment("c", seenBy: viewer)) AND \(Visibility.post("p", readableBy: viewer))))
+                    """)
+            })
+        else { return nil }
+        return (
+            try row.decode(column: "author_id", as: Int64.self),
+            try row.decode(column: "post_author_id", as: Int64.self)
+        )
     }
 
     /// Deletes the comment. On PostgreSQL its post (the comment count) is locked first, then the
@@ -115,9 +127,12 @@ struct CommentStore: Sendable {
     func delete(comment: Int64) async throws {
         try await db.write { db in
             if let lock = db.dialect.rowLock(.noKeyUpdate, of: "p") {
-                try await db.exec("SELECT p.id FROM posts p JOIN comments c ON c.post_id = p.id WHERE c.id = \(bind: comment)\(lock)")
-                let notified = try await db.rows("SELECT DISTINCT recipient_id FROM notifications WHERE comment_id = \(bind: comment)")
-                try await PeopleStore.lockInOrder(notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
+                try await db.exec(
+                    "SELECT p.id FROM posts p JOIN comments c ON c.post_id = p.id WHERE c.id = \(bind: comment)\(lock)")
+                let notified = try await db.rows(
+                    "SELECT DISTINCT recipient_id FROM notifications WHERE comment_id = \(bind: comment)")
+                try await PeopleStore.lockInOrder(
+                    notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
             }
             try await db.exec("DELETE FROM comments WHERE id = \(bind: comment)")
         }

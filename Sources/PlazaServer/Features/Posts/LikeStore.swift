@@ -21,7 +21,8 @@ struct LikeStore: Sendable {
                     WHERE \(Visibility.post(id: post, readableBy: user)) ON CONFLICT DO NOTHING RETURNING user_id
                     """)
             } else {
-                changed = try await db.first("DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING user_id")
+                changed = try await db.first(
+                    "DELETE FROM likes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING user_id")
             }
             guard
                 let row = try await db.first(
@@ -33,10 +34,14 @@ struct LikeStore: Sendable {
             let count = try row.decode(column: "likes_count", as: Int.self)
             if changed != nil {
                 let author = try row.decode(column: "author_id", as: Int64.self)
-                if liked { try await NotificationStore.notify([.like(post: post, author: author, by: user)], ids: ids, on: db) }
+                if liked {
+                    try await NotificationStore.notify([.like(post: post, author: author, by: user)], ids: ids, on: db)
+                }
                 let change = LikeChange(postId: String(post), userId: String(user), liked: liked, likes: count)
                 try await EventLog.append(
-                    .init(kind: .likeChanged, actor: user, post: post, data: String(decoding: try JSON.encoder.encode(change), as: UTF8.self)),
+                    .init(
+                        kind: .likeChanged, actor: user, post: post,
+                        data: String(decoding: try JSON.encoder.encode(change), as: UTF8.self)),
                     to: .users([author]), on: db)
             }
             return count
@@ -56,7 +61,9 @@ struct LikeStore: Sendable {
             SELECT \(UserRecord.columns), l.created_at AS liked_at FROM likes l JOIN users u ON u.id = l.user_id
             WHERE l.post_id = \(bind: post)
             """
-        if let cursor = page.cursor { sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if let cursor = page.cursor {
+            sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))"
+        }
         if viewer != nil { sql += " AND \(Visibility.person("l.user_id", seenBy: viewer))" }
         sql += " ORDER BY l.created_at DESC, l.user_id DESC LIMIT \(bind: page.fetchLimit)"
         return sql

@@ -48,7 +48,8 @@ struct PostRecord: Sendable {
         static let spaces = "spaces", viewerLiked = "viewer_liked", viewerSaved = "viewer_saved"
 
         static let all: [any SelectedColumn] = [
-            id, authorID, kind, title, body, linkURL, linkTitle, linkDescription, linkImageURL, linkSiteName, linkFetchedAt,
+            id, authorID, kind, title, body, linkURL, linkTitle, linkDescription, linkImageURL, linkSiteName,
+            linkFetchedAt,
             latitude, longitude, locationName, activityType, activityEmoji, activityColor, activityProgress,
             activityCompletedAt, price, likesCount, commentsCount, createdAt, editedAt, media,
         ]
@@ -115,7 +116,8 @@ struct PostRecord: Sendable {
 struct PostSpacesColumn: SQLExpression {
     func serialize(to serializer: inout SQLSerializer) {
         let lines = Dialect(serializing: serializer.dialect).postSpacesAggregate
-        serializer.write("(SELECT \(lines) FROM post_spaces pss JOIN spaces s ON s.id = pss.space_id WHERE pss.post_id = p.id)")
+        serializer.write(
+            "(SELECT \(lines) FROM post_spaces pss JOIN spaces s ON s.id = pss.space_id WHERE pss.post_id = p.id)")
         serializer.write(" AS \(PostRecord.Columns.spaces)")
     }
 }

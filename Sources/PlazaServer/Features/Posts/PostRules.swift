@@ -24,19 +24,26 @@ enum PostRules {
                 throw PlazaError.invalid("body", "A text post needs a title or a body.")
             }
         case .photo:
-            guard !draft.mediaIDs.isEmpty else { throw PlazaError.invalid("mediaIds", "A photo post needs 1 to \(maxMedia) uploaded media ids.") }
+            guard !draft.mediaIDs.isEmpty else {
+                throw PlazaError.invalid("mediaIds", "A photo post needs 1 to \(maxMedia) uploaded media ids.")
+            }
         case .link:
             guard let link = body.link else { throw PlazaError.invalid("link.url", "A link post needs link.url.") }
             draft.linkURL = try Validate.url(link.url, field: "link.url")
         case .activity:
-            guard let input = body.activity else { throw PlazaError.invalid("activity", "An activity post needs activity.type.") }
+            guard let input = body.activity else {
+                throw PlazaError.invalid("activity", "An activity post needs activity.type.")
+            }
             guard let type = try Validate.text(input.type, field: "activity.type", max: 40) else {
                 throw PlazaError.invalid("activity.type", "activity.type must not be empty.")
             }
-            draft.activity = try activity(Activity(type: type, emoji: nil, color: nil, progress: 0, completedAt: nil), applying: input)
+            draft.activity = try activity(
+                Activity(type: type, emoji: nil, color: nil, progress: 0, completedAt: nil), applying: input)
         }
         if body.kind != .link, body.link != nil { throw PlazaError.invalid("link", "Only link posts take a link.") }
-        if body.kind != .activity, body.activity != nil { throw PlazaError.invalid("activity", "Only activity posts take an activity.") }
+        if body.kind != .activity, body.activity != nil {
+            throw PlazaError.invalid("activity", "Only activity posts take an activity.")
+        }
         return draft
     }
 
@@ -52,13 +59,17 @@ enum PostRules {
         }
         changes.spaces = try body.spaces.map(SpaceRules.postSpaces)
         if let input = body.activity {
-            guard let current = post.activity else { throw PlazaError.invalid("activity", "Only activity posts have an activity.") }
+            guard let current = post.activity else {
+                throw PlazaError.invalid("activity", "Only activity posts have an activity.")
+            }
             changes.activity = try activity(current, applying: input)
         }
         if post.kind == .text {
             let title = changes.title.applied(to: post.title)
             let text = changes.body.applied(to: post.body)
-            guard title != nil || text != nil else { throw PlazaError.invalid("body", "A text post needs a title or a body.") }
+            guard title != nil || text != nil else {
+                throw PlazaError.invalid("body", "A text post needs a title or a body.")
+            }
         }
         return changes
     }
@@ -75,7 +86,9 @@ enum PostRules {
         if let emoji = input.emoji { activity.emoji = try Validate.text(emoji, field: "activity.emoji", max: 16) }
         if let color = input.color { activity.color = try Validate.color(color) }
         if let progress = input.progress {
-            guard (0...100).contains(progress) else { throw PlazaError.invalid("activity.progress", "activity.progress must be from 0 to 100.") }
+            guard (0...100).contains(progress) else {
+                throw PlazaError.invalid("activity.progress", "activity.progress must be from 0 to 100.")
+            }
             activity.progress = progress
         }
         if activity.progress == 100 {
@@ -106,7 +119,9 @@ enum PostRules {
     /// Upload ids as given, at most `maxMedia`, each once. Whether they are the poster's and
     /// unused is checked when the post claims them.
     static func mediaIDs(_ values: [String]) throws -> [Int64] {
-        guard values.count <= maxMedia else { throw PlazaError.invalid("mediaIds", "A post shows at most \(maxMedia) media.") }
+        guard values.count <= maxMedia else {
+            throw PlazaError.invalid("mediaIds", "A post shows at most \(maxMedia) media.")
+        }
         let ids = try values.map { try Validate.id($0, field: "mediaIds") }
         guard Set(ids).count == ids.count else { throw PlazaError.invalid("mediaIds", "A media id appears twice.") }
         return ids

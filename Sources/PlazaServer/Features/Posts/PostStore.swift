@@ -55,25 +55,34 @@ struct PostStore: Sendable {
             let spaces = try await SpaceStore.resolve(draft.spaces, on: db)
             let media = try await MediaStore.claim(draft.mediaIDs, owner: author, post: id, on: db)
             var preview: LinkPreviewStore.Preview?
-            if let url = draft.linkURL { preview = try await LinkPreviewStore.request(url, by: author, now: now, cap: linkPreviewsPerDay, on: db) }
+            if let url = draft.linkURL {
+                preview = try await LinkPreviewStore.request(url, by: author, now: now, cap: linkPreviewsPerDay, on: db)
+            }
             let row = try await db.first(insert(media: media, preview: preview))
-            if !spaces.isEmpty { try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db) }
-            try await NotificationStore.notify(mentionedIDs.map { .mention(of: $0, by: author, post: id, comment: nil) }, ids: ids, on: db)
-            try await EventLog.append(.init(kind: .postCreated, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
+            if !spaces.isEmpty {
+                try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
+            }
+            try await NotificationStore.notify(
+                mentionedIDs.map { .mention(of: $0, by: author, post: id, comment: nil) }, ids: ids, on: db)
+            try await EventLog.append(
+                .init(kind: .postCreated, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
             return (row, media, spaces, preview)
         }
         searchWindows.clear()
         guard let authorRow else { throw PlazaError.unauthorized }
         return Post(
-            id: String(id), kind: draft.kind, author: try UserSummary(authorIn: authorRow, id: author), title: draft.title, body: draft.body,
-            spaces: spaces, media: media.map(\.media), link: draft.linkURL.map { Self.link($0, preview) }, location: draft.location,
+            id: String(id), kind: draft.kind, author: try UserSummary(authorIn: authorRow, id: author),
+            title: draft.title, body: draft.body,
+            spaces: spaces, media: media.map(\.media), link: draft.linkURL.map { Self.link($0, preview) },
+            location: draft.location,
             activity: draft.activity, price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil,
             counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false))
     }
 
     private static func link(_ url: String, _ preview: LinkPreviewStore.Preview?) -> LinkPreview {
         LinkPreview(
-            url: url, title: preview?.title, description: preview?.description, imageURL: preview?.imageURL, siteName: preview?.siteName,
+            url: url, title: preview?.title, description: preview?.description, imageURL: preview?.imageURL,
+            siteName: preview?.siteName,
             fetchedAt: preview?.fetchedAt.map(Timestamp.init(milliseconds:)))
     }
 
@@ -104,7 +113,11 @@ struct PostStore: Sendable {
                 WHERE p.id IN (\(binds: ids)) AND \(Visibility.post("p", readableBy: viewer))
                 """)
         }
-        return Dictionary(try rows.map { let record = try PostRecord(row: $0); return (record.id, record.post) }, uniquingKeysWith: { a, _ in a })
+        return Dictionary(
+            try rows.map {
+                let record = try PostRecord(row: $0)
+                return (record.id, record.post)
+            }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The author's changes; `activity` is the whole new activity value (already merged).
@@ -134,7 +147,9 @@ struct PostStore: Sendable {
         switch changes.location {
         case .keep: break
         case .clear: sets.append("latitude = NULL, longitude = NULL, location_name = NULL")
-        case .set(let l): sets.append("latitude = \(bind: l.latitude), longitude = \(bind: l.longitude), location_name = \(bind: l.name)")
+        case .set(let l):
+            sets.append(
+                "latitude = \(bind: l.latitude), longitude = \(bind: l.longitude), location_name = \(bind: l.name)")
         }
         if let a = changes.activity {
             sets.append(
@@ -145,18 +160,22 @@ struct PostStore: Sendable {
         }
         let assignments = sets.joined(separator: ", ")
         let before = Set(Mentions.usernames(in: record.post.title, record.post.body))
-        let mentioned = Mentions.usernames(in: changes.title.applied(to: record.post.title), changes.body.applied(to: record.post.body))
-            .filter { !before.contains($0) }
+        let mentioned = Mentions.usernames(
+            in: changes.title.applied(to: record.post.title), changes.body.applied(to: record.post.body)
+        )
+        .filter { !before.contains($0) }
         let ids = ids
         try await events.write { db in
             try await db.exec("UPDATE posts SET \(assignments) WHERE id = \(bind: id)")
             if let slugs = changes.spaces {
                 let spaces = try await SpaceStore.resolve(slugs, on: db)
-                try await SpaceStore.place(post: id, createdAt: record.post.createdAt.milliseconds, in: spaces, replacing: true, on: db)
+                try await SpaceStore.place(
+                    post: id, createdAt: record.post.createdAt.milliseconds, in: spaces, replacing: true, on: db)
             }
             try await Self.notifyMentions(mentioned, by: record.authorID, post: id, ids: ids, on: db)
             try await EventLog.append(
-                .init(kind: .postUpdated, actor: record.authorID, post: id), to: .postReaders(post: id, author: record.authorID), on: db)
+                .init(kind: .postUpdated, actor: record.authorID, post: id),
+                to: .postReaders(post: id, author: record.authorID), on: db)
         }
         searchWindows.clear()
     }
@@ -167,10 +186,13 @@ struct PostStore: Sendable {
         let media = try await events.write { db in
             guard try await db.first(Self.lockOwn(post: id, author: author, on: db)) != nil else { return [Int64]() }
             // The cascade changes the author's counters and the unread counts of those notified about it.
-            let notified = try await db.rows("SELECT DISTINCT recipient_id FROM notifications WHERE post_id = \(bind: id)")
-            try await PeopleStore.lockInOrder([author] + notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
+            let notified = try await db.rows(
+                "SELECT DISTINCT recipient_id FROM notifications WHERE post_id = \(bind: id)")
+            try await PeopleStore.lockInOrder(
+                [author] + notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
             // Its readers are found through its spaces, which go with it.
-            try await EventLog.append(.init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
+            try await EventLog.append(
+                .init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
             try await db.exec("DELETE FROM posts WHERE id = \(bind: id)")
             return try await MediaStore.deleteRows(ofPost: id, on: db)
         }
@@ -184,9 +206,12 @@ struct PostStore: Sendable {
     }
 
     /// Notifies the people named in `usernames` that `author` mentioned them in a post.
-    static func notifyMentions(_ usernames: [String], by author: Int64, post: Int64, ids: IDGenerator, on db: Connection) async throws {
+    static func notifyMentions(
+        _ usernames: [String], by author: Int64, post: Int64, ids: IDGenerator, on db: Connection
+    ) async throws {
         let users = try await NotificationStore.users(named: usernames, on: db)
-        try await NotificationStore.notify(users.map { .mention(of: $0, by: author, post: post, comment: nil) }, ids: ids, on: db)
+        try await NotificationStore.notify(
+            users.map { .mention(of: $0, by: author, post: post, comment: nil) }, ids: ids, on: db)
     }
 
     /// The author's summary columns of a row that has `author_id`, for a RETURNING clause.
@@ -233,12 +258,15 @@ struct PostStore: Sendable {
         var order: SQLQueryString = "p.created_at DESC, p.id DESC"
         switch query.source {
         case .global: sql += "posts p JOIN users u ON u.id = p.author_id WHERE TRUE\(postFilters)"
-        case .author(let id): sql += "posts p JOIN users u ON u.id = p.author_id WHERE p.author_id = \(bind: id)\(postFilters)"
+        case .author(let id):
+            sql += "posts p JOIN users u ON u.id = p.author_id WHERE p.author_id = \(bind: id)\(postFilters)"
         case .space(let id):
-            sql += "post_spaces ps JOIN posts p ON p.id = ps.post_id JOIN users u ON u.id = p.author_id WHERE ps.space_id = \(bind: id)\(spaceFilters)"
+            sql +=
+                "post_spaces ps JOIN posts p ON p.id = ps.post_id JOIN users u ON u.id = p.author_id WHERE ps.space_id = \(bind: id)\(spaceFilters)"
             order = "ps.created_at DESC, ps.post_id DESC"
         case .home(let id):
-            let authors: SQLQueryString = "p.author_id IN (SELECT followee_id FROM follows WHERE follower_id = \(bind: id) UNION ALL SELECT \(bind: id))"
+            let authors: SQLQueryString =
+                "p.author_id IN (SELECT followee_id FROM follows WHERE follower_id = \(bind: id) UNION ALL SELECT \(bind: id))"
             if homeSpaces.isEmpty {
                 sql += "posts p JOIN users u ON u.id = p.author_id WHERE \(authors)\(postFilters)"
             } else {
@@ -262,12 +290,16 @@ struct PostStore: Sendable {
     }
 
     /// The conditions every feed applies to its posts `p`, keyed on the given sort columns.
-    private static func filters(_ query: FeedQuery, viewer: Int64?, time: SQLQueryString, id: SQLQueryString) -> SQLQueryString {
+    private static func filters(_ query: FeedQuery, viewer: Int64?, time: SQLQueryString, id: SQLQueryString)
+        -> SQLQueryString
+    {
         var sql: SQLQueryString = ""
         if let kind = query.kind { sql += " AND p.kind = \(bind: kind.rawValue)" }
         if let since = query.since { sql += " AND \(time) >= \(bind: since.milliseconds)" }
         if let until = query.until { sql += " AND \(time) < \(bind: until.milliseconds)" }
-        if let cursor = query.page.cursor { sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if let cursor = query.page.cursor {
+            sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))"
+        }
         if viewer != nil { sql += " AND \(Visibility.post("p", readableBy: viewer))" }
         return sql
     }

@@ -81,13 +81,16 @@ struct PostsController {
         let post = try context.parameters.id("id", "Post")
         let body = try await request.decode(as: CreateCommentRequest.self, context: context)
         let text = try Validate.requiredText(body.body, field: "body", max: PostRules.maxCommentLength)
-        return EditedResponse(status: .created, response: try await comments.create(post: post, author: me.userID, body: text))
+        return EditedResponse(
+            status: .created, response: try await comments.create(post: post, author: me.userID, body: text))
     }
 
     @Sendable func deleteComment(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user
         let id = try context.parameters.id("id", "Comment")
-        guard let owners = try await comments.owners(comment: id, viewer: me.userID) else { throw PlazaError.notFound("Comment") }
+        guard let owners = try await comments.owners(comment: id, viewer: me.userID) else {
+            throw PlazaError.notFound("Comment")
+        }
         guard owners.commentAuthor == me.userID || owners.postAuthor == me.userID else {
             throw PlazaError(.forbidden, "not_allowed", "Only the comment's author or the post's author can delete it.")
         }
@@ -107,6 +110,7 @@ struct PostsController {
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
         let record = try await visiblePost(context, viewer: context.viewerID)
-        return try await likes.likers(post: record.id, page: request.pageRequest(), viewer: context.viewerID, people: people)
+        return try await likes.likers(
+            post: record.id, page: request.pageRequest(), viewer: context.viewerID, people: people)
     }
 }

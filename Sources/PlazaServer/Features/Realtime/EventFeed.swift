@@ -60,7 +60,8 @@ struct EventFeed: Sendable {
 
     /// `recipient`'s events after `seq`, oldest first.
     func entries(for recipient: Int64, after seq: Int64, limit: Int) async throws -> [Entry] {
-        try await db.read { db in try await db.rows(Self.replaySQL(recipient: recipient, after: seq, limit: limit)) }.map(Entry.init(row:))
+        try await db.read { db in try await db.rows(Self.replaySQL(recipient: recipient, after: seq, limit: limit)) }
+            .map(Entry.init(row:))
     }
 
     /// Every recipient's events after `position`, in log order.
@@ -72,7 +73,8 @@ struct EventFeed: Sendable {
     func bounds() async throws -> (head: Int64, prunedThrough: Int64) {
         let row = try await db.read { db in
             try await db.first(
-                "SELECT (SELECT max(seq) FROM events) AS head, (SELECT pruned_through FROM event_log) AS pruned_through")
+                "SELECT (SELECT max(seq) FROM events) AS head, (SELECT pruned_through FROM event_log) AS pruned_through"
+            )
         }
         let pruned = try row?.decode(column: "pruned_through", as: Int64.self) ?? 0
         return (max(try row?.decode(column: "head", as: Int64?.self) ?? 0, pruned), pruned)
@@ -93,7 +95,8 @@ struct EventFeed: Sendable {
             guard let last else { return total }
             let deleted = try await db.write { db in
                 try await db.exec("DELETE FROM event_inbox WHERE seq <= \(bind: last)")
-                try await db.exec("UPDATE event_log SET pruned_through = \(bind: last) WHERE pruned_through < \(bind: last)")
+                try await db.exec(
+                    "UPDATE event_log SET pruned_through = \(bind: last) WHERE pruned_through < \(bind: last)")
                 return try await db.rows("DELETE FROM events WHERE seq <= \(bind: last) RETURNING seq").count
             }
             total += deleted
@@ -107,12 +110,15 @@ struct EventFeed: Sendable {
     /// are read once per batch and shown as anyone sees them (their `viewer` is not the
     /// recipient's); notifications are read per recipient.
     func frames(_ entries: [Entry]) async throws -> [(entry: Entry, frame: ByteBuffer)] {
-        var postIDs: Set<Int64> = [], commentIDs: Set<Int64> = [], notificationIDs: [Int64: [Int64]] = [:]
+        var postIDs: Set<Int64> = []
+        var commentIDs: Set<Int64> = []
+        var notificationIDs: [Int64: [Int64]] = [:]
         for entry in entries {
             switch entry.kind {
             case .postCreated, .postUpdated: if let id = entry.post { postIDs.insert(id) }
             case .commentCreated: if let id = entry.comment { commentIDs.insert(id) }
-            case .notification: if let id = entry.notification { notificationIDs[entry.recipient, default: []].append(id) }
+            case .notification:
+                if let id = entry.notification { notificationIDs[entry.recipient, default: []].append(id) }
             default: break
             }
         }
@@ -136,13 +142,16 @@ struct EventFeed: Sendable {
                 guard let id = entry.post else { return nil }
                 json = Array(#"{"id":"\#(id)"}"#.utf8)
             case .commentCreated:
-                guard let comment = entry.comment.flatMap({ comments[$0] }), let bytes = try? JSON.encoder.encode(comment) else { return nil }
+                guard let comment = entry.comment.flatMap({ comments[$0] }),
+                    let bytes = try? JSON.encoder.encode(comment)
+                else { return nil }
                 json = Array(bytes)
             case .likeChanged:
                 guard let data = entry.data else { return nil }
                 json = Array(data.utf8)
             case .notification:
-                guard let note = entry.notification.flatMap({ notes[$0] }), let bytes = try? JSON.encoder.encode(note) else { return nil }
+                guard let note = entry.notification.flatMap({ notes[$0] }), let bytes = try? JSON.encoder.encode(note)
+                else { return nil }
                 json = Array(bytes)
             case .ready, .reset:
                 return nil

@@ -63,7 +63,8 @@ final class EventHub: Service, Sendable {
         func close() { continuation.finish() }
     }
 
-    static let tooManyStreams = PlazaError(.tooManyRequests, "too_many_streams", "Too many open streams. Close one and try again.")
+    static let tooManyStreams = PlazaError(
+        .tooManyRequests, "too_many_streams", "Too many open streams. Close one and try again.")
 
     /// Subscribes `user`'s stream. At the per-user cap, the user's open streams are probed
     /// first: a browser that moved to another page has closed its connection, but a
@@ -83,9 +84,12 @@ final class EventHub: Service, Sendable {
 
     /// The new subscription, or nil when the user is at the per-user cap.
     private func add(user: Int64, session: Int64) throws -> Subscription? {
-        let (frames, continuation) = AsyncStream.makeStream(of: Frame.self, bufferingPolicy: .bufferingOldest(limits.buffer))
+        let (frames, continuation) = AsyncStream.makeStream(
+            of: Frame.self, bufferingPolicy: .bufferingOldest(limits.buffer))
         let id = try state.withLockedValue { state -> Int? in
-            guard !state.closed else { throw PlazaError(.serviceUnavailable, "shutting_down", "The server is shutting down.") }
+            guard !state.closed else {
+                throw PlazaError(.serviceUnavailable, "shutting_down", "The server is shutting down.")
+            }
             guard state.count < limits.total else { throw Self.tooManyStreams }
             guard (state.streams[user]?.count ?? 0) < limits.perUser else { return nil }
             state.nextID += 1
@@ -143,7 +147,9 @@ final class EventHub: Service, Sendable {
             // own starting point at or after it, and the next drain reads on from here.
             if state.withLockedValue({ $0.count == 0 }) {
                 let head = try await feed.bounds().head
-                if state.withLockedValue({ $0.count == 0 }) { return EventFeed.Position(seq: max(head, position.seq), recipient: .max) }
+                if state.withLockedValue({ $0.count == 0 }) {
+                    return EventFeed.Position(seq: max(head, position.seq), recipient: .max)
+                }
             }
             while true {
                 let entries = try await feed.entries(after: position, limit: Self.batch)
@@ -151,7 +157,9 @@ final class EventHub: Service, Sendable {
                 position = EventFeed.Position(seq: last.seq, recipient: last.recipient)
                 let local = state.withLockedValue { state in entries.filter { state.streams[$0.recipient] != nil } }
                 if !local.isEmpty {
-                    for (entry, frame) in try await feed.frames(local) { deliver(Frame(seq: entry.seq, bytes: frame), to: entry.recipient) }
+                    for (entry, frame) in try await feed.frames(local) {
+                        deliver(Frame(seq: entry.seq, bytes: frame), to: entry.recipient)
+                    }
                 }
                 if entries.count < Self.batch { break }
             }
@@ -191,7 +199,9 @@ final class EventHub: Service, Sendable {
             var live = Set<Int64>()
             do {
                 for chunk in stride(from: 0, to: sessionIDs.count, by: 500) {
-                    live.formUnion(try await sessions.existingSessions(Array(sessionIDs[chunk..<min(chunk + 500, sessionIDs.count)])))
+                    live.formUnion(
+                        try await sessions.existingSessions(
+                            Array(sessionIDs[chunk..<min(chunk + 500, sessionIDs.count)])))
                 }
             } catch {
                 logger.warning("Checking the sessions of open streams failed: \(error)")

@@ -63,7 +63,12 @@ struct EventLog: Sendable {
     final class Pending: Sendable {
         private let entries = NIOLockedValueBox([(Event, Audience)]())
         func add(_ event: Event, _ audience: Audience) { entries.withLockedValue { $0.append((event, audience)) } }
-        func take() -> [(Event, Audience)] { entries.withLockedValue { entries in defer { entries = [] }; return entries } }
+        func take() -> [(Event, Audience)] {
+            entries.withLockedValue { entries in
+                defer { entries = [] }
+                return entries
+            }
+        }
     }
 
     /// Records `event` for `audience`: inside `write`, it is appended when the body returns;
@@ -72,7 +77,9 @@ struct EventLog: Sendable {
         if case .users(let users) = audience, users.isEmpty { return }
         var audience = audience
         if case .postReaders(let post, let author) = audience {
-            let spaces = try await db.rows("SELECT space_id FROM post_spaces WHERE post_id = \(bind: post)").map { try $0.decode(column: "space_id", as: Int64.self) }
+            let spaces = try await db.rows("SELECT space_id FROM post_spaces WHERE post_id = \(bind: post)").map {
+                try $0.decode(column: "space_id", as: Int64.self)
+            }
             audience = .readers(author: author, spaces: spaces)
         }
         if let pending = db.events {
@@ -104,7 +111,8 @@ struct EventLog: Sendable {
                 try await db.exec("INSERT INTO event_inbox (recipient_id, seq) VALUES \(rows.joined(separator: ", "))")
             case .readers(let author, let spaces):
                 let members: SQLQueryString =
-                    spaces.isEmpty ? "" : " UNION SELECT m.user_id FROM space_members m WHERE m.space_id IN (\(binds: spaces))"
+                    spaces.isEmpty
+                    ? "" : " UNION SELECT m.user_id FROM space_members m WHERE m.space_id IN (\(binds: spaces))"
                 try await db.exec(
                     """
                     INSERT INTO event_inbox (recipient_id, seq)

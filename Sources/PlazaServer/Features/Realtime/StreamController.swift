@@ -55,7 +55,8 @@ struct StreamController {
                         cursor = max(cursor, head)
                     }
                 }
-                buffer.writeImmutableBuffer(EventFeed.frame(id: cursor, event: .ready, json: #"{"replayed":\#(replayed)}"#.utf8))
+                buffer.writeImmutableBuffer(
+                    EventFeed.frame(id: cursor, event: .ready, json: #"{"replayed":\#(replayed)}"#.utf8))
                 try await writer.write(buffer)
                 // A stream never ends by itself, so it ends when the server begins to shut down.
                 try await withGracefulShutdownHandler {
@@ -74,10 +75,14 @@ struct StreamController {
     }
 
     static func lastEventID(_ request: Request) throws -> Int64? {
-        guard let text = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.uri.queryParameters.get("lastEventId"), !text.isEmpty
+        guard
+            let text = request.headers[HTTPField.Name("Last-Event-ID")!]
+                ?? request.uri.queryParameters.get("lastEventId"), !text.isEmpty
         else { return nil }
         guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
-            throw PlazaError(.badRequest, "invalid_last_event_id", "Last-Event-ID must be the id of an event this server sent.", field: "lastEventId")
+            throw PlazaError(
+                .badRequest, "invalid_last_event_id", "Last-Event-ID must be the id of an event this server sent.",
+                field: "lastEventId")
         }
         return value
     }

@@ -10,19 +10,21 @@ struct HistoryStore: Sendable {
     /// post's words to their view model.
     func view(post: Int64, by user: Int64, now: Int64 = Timestamp.now.milliseconds) async throws {
         try await db.write { db in
-            guard let row = try await db.first(
-                """
-                SELECT p.created_at, p.title, p.body, \(PostSpacesColumn()) FROM posts p
-                WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
-                """)
+            guard
+                let row = try await db.first(
+                    """
+                    SELECT p.created_at, p.title, p.body, \(PostSpacesColumn()) FROM posts p
+                    WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
+                    """)
             else { throw PlazaError.notFound("Post") }
-            let first = try await db.first(
-                """
-                INSERT INTO post_views (user_id, post_id, post_created_at, first_viewed_at, last_viewed_at)
-                VALUES (\(bind: user), \(bind: post), \(bind: try row.decode(column: "created_at", as: Int64.self)), \(bind: now), \(bind: now))
-                ON CONFLICT (user_id, post_id) DO UPDATE SET views = post_views.views + 1, last_viewed_at = \(bind: now)
-                RETURNING views
-                """)?.decode(column: "views", as: Int.self) == 1
+            let first =
+                try await db.first(
+                    """
+                    INSERT INTO post_views (user_id, post_id, post_created_at, first_viewed_at, last_viewed_at)
+                    VALUES (\(bind: user), \(bind: post), \(bind: try row.decode(column: "created_at", as: Int64.self)), \(bind: now), \(bind: now))
+                    ON CONFLICT (user_id, post_id) DO UPDATE SET views = post_views.views + 1, last_viewed_at = \(bind: now)
+                    RETURNING views
+                    """)?.decode(column: "views", as: Int.self) == 1
             if first { try await Self.add(TermModel.terms(of: Self.text(row)), to: 0, of: user, on: db) }
         }
     }
@@ -31,13 +33,15 @@ struct HistoryStore: Sendable {
     /// scaled for recency. The post must be in their history (viewing it is what a pick does).
     func click(post: Int64, by user: Int64, now: Int64 = Timestamp.now.milliseconds) async throws {
         try await db.write { db in
-            guard let row = try await db.first(
-                """
-                SELECT p.title, p.body, \(PostSpacesColumn()) FROM post_views v JOIN posts p ON p.id = v.post_id
-                WHERE v.user_id = \(bind: user) AND v.post_id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
-                """)
+            guard
+                let row = try await db.first(
+                    """
+                    SELECT p.title, p.body, \(PostSpacesColumn()) FROM post_views v JOIN posts p ON p.id = v.post_id
+                    WHERE v.user_id = \(bind: user) AND v.post_id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
+                    """)
             else { throw PlazaError.notFound("Post in your history") }
-            try await db.exec("UPDATE post_views SET clicks = clicks + 1 WHERE user_id = \(bind: user) AND post_id = \(bind: post)")
+            try await db.exec(
+                "UPDATE post_views SET clicks = clicks + 1 WHERE user_id = \(bind: user) AND post_id = \(bind: post)")
             let scale = TermModel.clickScale(at: now)
             try await Self.add(TermModel.terms(of: Self.text(row)).mapValues { $0 * scale }, to: 1, of: user, on: db)
         }
@@ -50,13 +54,16 @@ struct HistoryStore: Sendable {
 
     static func text(_ row: Row) throws -> String {
         text(
-            title: try row.decode(column: "title", as: String?.self), body: try row.decode(column: "body", as: String?.self),
+            title: try row.decode(column: "title", as: String?.self),
+            body: try row.decode(column: "body", as: String?.self),
             spaces: PostRecord.spaces(try row.decode(column: "spaces", as: String?.self)))
     }
 
     private static func add(_ terms: [String: Double], to model: Int, of user: Int64, on db: Connection) async throws {
         guard !terms.isEmpty else { return }
-        let rows = terms.map { term, weight -> SQLQueryString in "(\(bind: user), \(bind: model), \(bind: term), \(bind: weight))" }
+        let rows = terms.map { term, weight -> SQLQueryString in
+            "(\(bind: user), \(bind: model), \(bind: term), \(bind: weight))"
+        }
         try await db.exec(
             """
             INSERT INTO user_terms (user_id, model, term, weight) VALUES \(rows.joined(separator: ", "))
@@ -96,7 +103,8 @@ struct HistoryStore: Sendable {
             post: try PostRecord(row: row).post,
             firstViewedAt: Timestamp(milliseconds: try row.decode(column: "first_viewed_at", as: Int64.self)),
             viewedAt: Timestamp(milliseconds: try row.decode(column: "last_viewed_at", as: Int64.self)),
-            views: try row.decode(column: "views", as: Int.self), clicks: try row.decode(column: "clicks", as: Int.self))
+            views: try row.decode(column: "views", as: Int.self), clicks: try row.decode(column: "clicks", as: Int.self)
+        )
     }
 
     static let historyColumns: SQLQueryString = "v.first_viewed_at, v.last_viewed_at, v.views, v.clicks"
@@ -109,7 +117,9 @@ struct HistoryStore: Sendable {
             WHERE v.user_id = \(bind: user) AND \(Visibility.post("p", readableBy: user))
             """
         if let text = query.text { sql += " AND \(dialect.postMatches("p", text, in: query.field))" }
-        if let cursor = query.page.cursor { sql += " AND (\(key), v.post_id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if let cursor = query.page.cursor {
+            sql += " AND (\(key), v.post_id) < (\(bind: cursor.time), \(bind: cursor.id))"
+        }
         return sql + " ORDER BY \(key) DESC, v.post_id DESC LIMIT \(bind: query.page.fetchLimit)"
     }
 
@@ -120,7 +130,8 @@ struct HistoryStore: Sendable {
 
     /// The person's viewed posts, most likely to be opened next first (docs/recommendations.md):
     /// their term model is read once, and each of their latest viewed posts scored against it.
-    func recommended(for user: Int64, limit: Int, now: Int64 = Timestamp.now.milliseconds) async throws -> [HistoryItem] {
+    func recommended(for user: Int64, limit: Int, now: Int64 = Timestamp.now.milliseconds) async throws -> [HistoryItem]
+    {
         let (model, rows) = try await db.read { db in
             let model = try await db.rows("SELECT model, term, weight FROM user_terms WHERE user_id = \(bind: user)")
             let rows = try await db.rows(
@@ -132,18 +143,25 @@ struct HistoryStore: Sendable {
                 """)
             return (model, rows)
         }
-        var views: [String: Double] = [:], clicks: [String: Double] = [:]
+        var views: [String: Double] = [:]
+        var clicks: [String: Double] = [:]
         for row in model {
             let term = try row.decode(column: "term", as: String.self)
             let weight = try row.decode(column: "weight", as: Double.self)
-            if try row.decode(column: "model", as: Int.self) == 0 { views[term] = weight } else { clicks[term] = weight }
+            if try row.decode(column: "model", as: Int.self) == 0 {
+                views[term] = weight
+            } else {
+                clicks[term] = weight
+            }
         }
-        let viewTotal = views.values.reduce(0, +), clickTotal = clicks.values.reduce(0, +)
+        let viewTotal = views.values.reduce(0, +)
+        let clickTotal = clicks.values.reduce(0, +)
         let scored = try rows.map { row -> (Double, HistoryItem) in
             let item = try Self.item(row: row)
             let text = Self.text(title: item.post.title, body: item.post.body, spaces: item.post.spaces)
             let score = TermModel.score(
-                post: TermModel.terms(of: text), clicks: clicks, clickTotal: clickTotal, views: views, viewTotal: viewTotal,
+                post: TermModel.terms(of: text), clicks: clicks, clickTotal: clickTotal, views: views,
+                viewTotal: viewTotal,
                 lastViewedAgoMillis: Double(max(0, now - item.viewedAt.milliseconds)))
             return (score, item)
         }

@@ -19,7 +19,9 @@ struct SearchController {
 
     /// The search text of a `q` parameter, or a 422 naming it.
     static func text(_ q: String) throws -> SearchText {
-        guard q.count <= maxQueryLength else { throw PlazaError.invalid("q", "q must be at most \(maxQueryLength) characters.") }
+        guard q.count <= maxQueryLength else {
+            throw PlazaError.invalid("q", "q must be at most \(maxQueryLength) characters.")
+        }
         guard let text = SearchText(q) else { throw PlazaError.invalid("q", "q needs at least one word.") }
         return text
     }
@@ -51,14 +53,21 @@ struct SearchController {
             if radius != nil { throw PlazaError.invalid("radiusKm", "radiusKm needs near=latitude,longitude.") }
             return nil
         }
-        let parts = near.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 2, let latitude = parts[0], let longitude = parts[1], latitude.isFinite, longitude.isFinite,
+        let parts = near.split(separator: ",", omittingEmptySubsequences: false).map {
+            Double($0.trimmingCharacters(in: .whitespaces))
+        }
+        guard parts.count == 2, let latitude = parts[0], let longitude = parts[1], latitude.isFinite,
+            longitude.isFinite,
             (-90...90).contains(latitude), (-180...180).contains(longitude)
-        else { throw PlazaError.invalid("near", "near must be latitude,longitude with latitude -90…90 and longitude -180…180.") }
+        else {
+            throw PlazaError.invalid(
+                "near", "near must be latitude,longitude with latitude -90…90 and longitude -180…180.")
+        }
         var radiusKm = defaultRadiusKm
         if let radius {
             guard let value = Double(radius), value.isFinite, value > 0, value <= maxRadiusKm else {
-                throw PlazaError.invalid("radiusKm", "radiusKm must be a number above 0 and at most \(Int(maxRadiusKm)).")
+                throw PlazaError.invalid(
+                    "radiusKm", "radiusKm must be a number above 0 and at most \(Int(maxRadiusKm)).")
             }
             radiusKm = value
         }
@@ -69,7 +78,8 @@ struct SearchController {
     private func rankedPage(_ request: Request) throws -> PageRequest {
         let page = try request.pageRequest()
         if let cursor = page.cursor, cursor.score == nil {
-            throw PlazaError(.badRequest, "invalid_cursor", "The cursor is not one this search gave out.", field: "cursor")
+            throw PlazaError(
+                .badRequest, "invalid_cursor", "The cursor is not one this search gave out.", field: "cursor")
         }
         return page
     }

@@ -28,7 +28,8 @@ struct SearchStore: Sendable {
 
         var box: Box {
             let dLat = radiusKm / 110.574
-            let minLat = max(-90, latitude - dLat), maxLat = min(90, latitude + dLat)
+            let minLat = max(-90, latitude - dLat)
+            let maxLat = min(90, latitude + dLat)
             let widest = max(abs(minLat), abs(maxLat))
             // Near a pole, or across the antimeridian, every longitude may be in the circle.
             guard widest < 89 else { return Box(minLat, maxLat, -180, 180) }
@@ -75,13 +76,15 @@ struct SearchStore: Sendable {
     /// The ranked window of a word query, from the cache when it was ranked in the last second.
     func window(_ text: SearchText, _ query: PostQuery) async throws -> [SearchWindowCache.Hit] {
         let key = Self.windowKey(query)
-        let now = Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000)  // monotonic: a clock step cannot keep a window
+        // Monotonic: a clock step cannot keep a window.
+        let now = Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000)
         let cached = cache.get(key, now: now)
         if let hits = cached.hits { return hits }
         let sql = Self.windowSQL(text, query, dialect: db.dialect)
         let rows = try await db.read { db in try await db.rows(sql) }
         let hits = try rows.map {
-            SearchWindowCache.Hit(id: try $0.decode(column: "id", as: Int64.self), score: try $0.decode(column: "score", as: Double.self))
+            SearchWindowCache.Hit(
+                id: try $0.decode(column: "id", as: Int64.self), score: try $0.decode(column: "score", as: Double.self))
         }
         cache.put(key, hits, generation: cached.generation, now: now)
         return hits
@@ -90,12 +93,18 @@ struct SearchStore: Sendable {
     /// Everything that decides a window (the page, cursor and viewer do not).
     /// The cursor after a ranked row: its score, then its id.
     static func scoreCursor(_ row: Row) throws -> Cursor {
-        Cursor(time: 0, id: try row.decode(column: "id", as: Int64.self), score: try row.decode(column: "score", as: Double.self))
+        Cursor(
+            time: 0, id: try row.decode(column: "id", as: Int64.self),
+            score: try row.decode(column: "score", as: Double.self))
     }
 
     static func windowKey(_ query: PostQuery) -> String {
-        var key = (query.text?.fts5(in: query.field) ?? "") + "\u{1}" + (query.kind?.rawValue ?? "") + "\u{1}" + (query.space.map(String.init) ?? "")
-        if let near = query.near { key += "\u{1}\(near.latitude.bitPattern),\(near.longitude.bitPattern),\(near.radiusKm.bitPattern)" }
+        var key =
+            (query.text?.fts5(in: query.field) ?? "") + "\u{1}" + (query.kind?.rawValue ?? "") + "\u{1}"
+            + (query.space.map(String.init) ?? "")
+        if let near = query.near {
+            key += "\u{1}\(near.latitude.bitPattern),\(near.longitude.bitPattern),\(near.radiusKm.bitPattern)"
+        }
         return key
     }
 
@@ -114,7 +123,9 @@ struct SearchStore: Sendable {
 
     /// The filters of `query` other than its words, on posts `p`, and the distance from its
     /// `near` point (0 without one).
-    private static func filters(_ query: PostQuery, dialect: Dialect) -> (filters: SQLQueryString, distance: SQLQueryString) {
+    private static func filters(_ query: PostQuery, dialect: Dialect) -> (
+        filters: SQLQueryString, distance: SQLQueryString
+    ) {
         var filters: SQLQueryString = ""
         var distance: SQLQueryString = "0"
         if let near = query.near {
@@ -123,7 +134,8 @@ struct SearchStore: Sendable {
         }
         if let kind = query.kind { filters += " AND p.kind = \(bind: kind.rawValue)" }
         if let space = query.space {
-            filters += " AND EXISTS (SELECT 1 FROM post_spaces fs WHERE fs.post_id = p.id AND fs.space_id = \(bind: space))"
+            filters +=
+                " AND EXISTS (SELECT 1 FROM post_spaces fs WHERE fs.post_id = p.id AND fs.space_id = \(bind: space))"
         }
         return (filters, distance)
     }
@@ -133,7 +145,8 @@ struct SearchStore: Sendable {
     static func windowSQL(_ text: SearchText, _ query: PostQuery, dialect: Dialect) -> SQLQueryString {
         let (filters, _) = Self.filters(query, dialect: dialect)
         let readsPosts = query.kind != nil || query.space != nil || query.near != nil
-        let hits = dialect.rankedPosts(text, in: query.field, filters: filters, filtersReadPosts: readsPosts, window: rankedWindow)
+        let hits = dialect.rankedPosts(
+            text, in: query.field, filters: filters, filtersReadPosts: readsPosts, window: rankedWindow)
         return "SELECT h.id, h.score FROM (\(hits)) AS h ORDER BY h.score, h.id DESC"
     }
 
@@ -141,7 +154,8 @@ struct SearchStore: Sendable {
     static func nearbySQL(_ query: PostQuery, viewer: Int64?, dialect: Dialect) -> SQLQueryString {
         var (filters, distance) = Self.filters(query, dialect: dialect)
         if viewer != nil { filters += " AND \(Visibility.post("p", readableBy: viewer))" }
-        var page: SQLQueryString = "SELECT h.id, h.score FROM (SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)) AS h"
+        var page: SQLQueryString =
+            "SELECT h.id, h.score FROM (SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)) AS h"
         if let cursor = query.page.cursor, let score = cursor.score {
             page += " WHERE (h.score > \(bind: score) OR (h.score = \(bind: score) AND h.id < \(bind: cursor.id)))"
         }
@@ -160,12 +174,14 @@ struct SearchStore: Sendable {
         let sql = Self.usersSQL(text.asPrefixes, page: page, viewer: viewer, dialect: db.dialect)
         let rows = try await db.read { db in try await db.rows(sql) }
         let (pageRows, next) = try page.split(rows) { try Self.scoreCursor($0) }
-        return Page(items: try await people.users(pageRows.map(UserRecord.init(row:)), viewer: viewer), nextCursor: next)
+        return Page(
+            items: try await people.users(pageRows.map(UserRecord.init(row:)), viewer: viewer), nextCursor: next)
     }
 
     static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, dialect: Dialect) -> SQLQueryString {
         let hidden: SQLQueryString = viewer == nil ? "" : " AND \(Visibility.profile("u", seenBy: viewer))"
-        var sql: SQLQueryString = "SELECT * FROM (\(dialect.rankedUsers(text, columns: UserRecord.columns, filters: hidden))) AS r"
+        var sql: SQLQueryString =
+            "SELECT * FROM (\(dialect.rankedUsers(text, columns: UserRecord.columns, filters: hidden))) AS r"
         if let cursor = page.cursor, let score = cursor.score {
             sql += " WHERE (r.score > \(bind: score) OR (r.score = \(bind: score) AND r.id < \(bind: cursor.id)))"
         }
@@ -178,7 +194,9 @@ struct SearchStore: Sendable {
     /// contain every word of `text`, newest first. A person's saves are few enough to filter
     /// while walking them in index order. The text of a saved post the owner may no longer read
     /// (a block either way) is not searched.
-    func saved(_ text: SearchText, owner: Int64, page: PageRequest, collections: CollectionStore) async throws -> Page<CollectionItem> {
+    func saved(_ text: SearchText, owner: Int64, page: PageRequest, collections: CollectionStore) async throws -> Page<
+        CollectionItem
+    > {
         let sql = Self.savedSQL(text, owner: owner, page: page)
         let rows = try await db.read { db in try await db.rows(sql) }
         return try await collections.page(of: rows, page: page, viewer: owner, posts: postStore)

@@ -52,8 +52,12 @@ struct SearchText: Sendable, Equatable {
         }
         let endsInWord = !word.isEmpty
         endWord()
-        if inQuotes, !phrase.isEmpty { terms.append(Term(words: phrase)) }  // an unclosed quote still counts
-        else if endsInWord, lastWasBare, !terms.isEmpty { terms[terms.count - 1].prefix = true }
+        if inQuotes, !phrase.isEmpty {
+            terms.append(Term(words: phrase))
+        }  // an unclosed quote still counts
+        else if endsInWord, lastWasBare, !terms.isEmpty {
+            terms[terms.count - 1].prefix = true
+        }
         guard !terms.isEmpty else { return nil }
         self.terms = Array(terms.prefix(Self.maxTerms))
     }
@@ -86,13 +90,14 @@ struct SearchText: Sendable, Equatable {
     /// A `to_tsquery('plaza_search', …)` expression; a field is a weight label (A title, B body,
     /// C author, D spaces).
     func tsquery(in field: Field) -> String {
-        let label: String = switch field {
-        case .all: ""
-        case .title: "A"
-        case .body: "B"
-        case .author: "C"
-        case .space: "D"
-        }
+        let label: String =
+            switch field {
+            case .all: ""
+            case .title: "A"
+            case .body: "B"
+            case .author: "C"
+            case .space: "D"
+            }
         return terms.map { term in
             let words = term.words.enumerated().map { index, word in
                 let isLast = index == term.words.count - 1

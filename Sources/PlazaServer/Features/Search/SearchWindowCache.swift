@@ -40,7 +40,9 @@ final class SearchWindowCache: Sendable {
     /// The cached window for `key`, or nil with the generation to hand to `put` once it is ranked.
     func get(_ key: String, now: Int64) -> (hits: [Hit]?, generation: UInt64) {
         state.withLockedValue { state in
-            guard let entry = state.entries[key], now - entry.cachedAt < ttlMillis else { return (nil, state.generation) }
+            guard let entry = state.entries[key], now - entry.cachedAt < ttlMillis else {
+                return (nil, state.generation)
+            }
             return (entry.hits, state.generation)
         }
     }
@@ -52,7 +54,9 @@ final class SearchWindowCache: Sendable {
             guard state.generation == generation else { return }
             if state.entries[key] == nil, state.entries.count >= capacity {
                 state.entries = state.entries.filter { now - $0.value.cachedAt < ttlMillis }
-                if state.entries.count >= capacity, let oldest = state.entries.min(by: { $0.value.cachedAt < $1.value.cachedAt }) {
+                if state.entries.count >= capacity,
+                    let oldest = state.entries.min(by: { $0.value.cachedAt < $1.value.cachedAt })
+                {
                     state.entries[oldest.key] = nil
                 }
             }

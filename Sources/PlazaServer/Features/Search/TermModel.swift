@@ -18,7 +18,9 @@ enum TermModel {
         }
         end()
         guard counts.count > maxTermsPerPost else { return counts }
-        return Dictionary(uniqueKeysWithValues: counts.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }.prefix(maxTermsPerPost).map { ($0.key, $0.value) })
+        return Dictionary(
+            uniqueKeysWithValues: counts.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
+                .prefix(maxTermsPerPost).map { ($0.key, $0.value) })
     }
 
     static let maxTermsPerPost = 200
@@ -39,7 +41,8 @@ enum TermModel {
     /// The score of a post with words `post`: the mean over its words of
     /// log( P(word | clicks, smoothed by views) / P(word | views) ), plus the age penalty.
     static func score(
-        post: [String: Double], clicks: [String: Double], clickTotal: Double, views: [String: Double], viewTotal: Double,
+        post: [String: Double], clicks: [String: Double], clickTotal: Double, views: [String: Double],
+        viewTotal: Double,
         lastViewedAgoMillis: Double
     ) -> Double {
         let length = post.values.reduce(0, +)

@@ -11,9 +11,10 @@ struct SpaceStore: Sendable {
 
     /// The columns every space query selects (`s` = spaces, `u` = the owner).
     static func columns(viewer: Int64?) -> SQLQueryString {
-        let member: SQLQueryString = viewer.map {
-            "EXISTS (SELECT 1 FROM space_members vm WHERE vm.space_id = s.id AND vm.user_id = \(bind: $0)) AS viewer_member"
-        } ?? "FALSE AS viewer_member"
+        let member: SQLQueryString =
+            viewer.map {
+                "EXISTS (SELECT 1 FROM space_members vm WHERE vm.space_id = s.id AND vm.user_id = \(bind: $0)) AS viewer_member"
+            } ?? "FALSE AS viewer_member"
         return """
             s.id, s.slug, s.name, s.description, s.image, s.owner_id, s.members_count, s.posts_count, s.created_at, \
             \(UserSummary.columns), \(member)
@@ -23,12 +24,17 @@ struct SpaceStore: Sendable {
     static func space(row: Row, viewer: Int64?) throws -> Space {
         let owner = try row.decode(column: "owner_id", as: Int64.self)
         return Space(
-            id: String(try row.decode(column: "id", as: Int64.self)), slug: try row.decode(column: "slug", as: String.self),
-            name: try row.decode(column: "name", as: String.self), description: try row.decode(column: "description", as: String.self),
+            id: String(try row.decode(column: "id", as: Int64.self)),
+            slug: try row.decode(column: "slug", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
+            description: try row.decode(column: "description", as: String.self),
             image: MediaRecord.list(try row.decode(column: "image", as: String?.self)).first?.media,
             owner: try UserSummary(authorIn: row, id: owner),
-            counts: Space.Counts(members: try row.decode(column: "members_count", as: Int.self), posts: try row.decode(column: "posts_count", as: Int.self)),
-            viewer: Space.Viewer(member: try row.decode(column: "viewer_member", as: Bool.self), owner: owner == viewer),
+            counts: Space.Counts(
+                members: try row.decode(column: "members_count", as: Int.self),
+                posts: try row.decode(column: "posts_count", as: Int.self)),
+            viewer: Space.Viewer(
+                member: try row.decode(column: "viewer_member", as: Bool.self), owner: owner == viewer),
             createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
     }
 
@@ -48,16 +54,20 @@ struct SpaceStore: Sendable {
         let now = Timestamp.now.milliseconds
         do {
             try await db.write { db in
-                let image = try await MediaStore.replaceImage(nil, with: draft.imageID, owner: owner, field: "imageId", on: db).image
+                let image = try await MediaStore.replaceImage(
+                    nil, with: draft.imageID, owner: owner, field: "imageId", on: db
+                ).image
                 try await db.exec(
                     """
                     INSERT INTO spaces (id, slug, slug_key, name, description, search_key, image, owner_id, created_at)
                     VALUES (\(bind: id), \(bind: draft.slug), \(bind: draft.slug.lowercased()), \(bind: draft.name), \(bind: draft.description),
                         \(bind: Self.searchKey(slug: draft.slug, name: draft.name)), \(bind: image?.line), \(bind: owner), \(bind: now))
                     """)
-                try await db.exec("INSERT INTO space_members (space_id, user_id, created_at) VALUES (\(bind: id), \(bind: owner), \(bind: now))")
+                try await db.exec(
+                    "INSERT INTO space_members (space_id, user_id, created_at) VALUES (\(bind: id), \(bind: owner), \(bind: now))"
+                )
             }
-        } catch where Dialect.isUniqueViolation(error) {
+        } catch  where Dialect.isUniqueViolation(error) {
             throw PlazaError(.conflict, "slug_taken", "There is already a space \(draft.slug).", field: "slug")
         }
         return try await space(id: id, viewer: owner)
@@ -73,7 +83,8 @@ struct SpaceStore: Sendable {
     }
 
     private func one(_ condition: SQLQueryString, viewer: Int64?) async throws -> Space {
-        let sql: SQLQueryString = "SELECT \(Self.columns(viewer: viewer)) FROM spaces s JOIN users u ON u.id = s.owner_id WHERE \(condition)"
+        let sql: SQLQueryString =
+            "SELECT \(Self.columns(viewer: viewer)) FROM spaces s JOIN users u ON u.id = s.owner_id WHERE \(condition)"
         guard let row = try await db.read({ db in try await db.first(sql) }) else { throw PlazaError.notFound("Space") }
         return try Self.space(row: row, viewer: viewer)
     }
@@ -82,7 +93,9 @@ struct SpaceStore: Sendable {
     func key(slug: String) async throws -> (id: Int64, owner: Int64) {
         let key = slug.lowercased()
         guard key.utf8.count <= SpaceRules.maxSlugLength,
-            let row = try await db.read({ db in try await db.first("SELECT id, owner_id FROM spaces WHERE slug_key = \(bind: key)") })
+            let row = try await db.read({ db in
+                try await db.first("SELECT id, owner_id FROM spaces WHERE slug_key = \(bind: key)")
+            })
         else { throw PlazaError.notFound("Space") }
         return (try row.decode(column: "id", as: Int64.self), try row.decode(column: "owner_id", as: Int64.self))
     }
@@ -96,7 +109,10 @@ struct SpaceStore: Sendable {
     /// The owner's edits; returns the ids of media no longer used (a replaced image).
     func update(id: Int64, owner: Int64, _ changes: Changes) async throws -> [Int64] {
         let unused = try await db.write { db in
-            guard let row = try await db.first("SELECT slug, name, image FROM spaces WHERE id = \(bind: id) AND owner_id = \(bind: owner)") else {
+            guard
+                let row = try await db.first(
+                    "SELECT slug, name, image FROM spaces WHERE id = \(bind: id) AND owner_id = \(bind: owner)")
+            else {
                 throw PlazaError.notFound("Space")
             }
             var sets: [SQLQueryString] = []
@@ -106,18 +122,22 @@ struct SpaceStore: Sendable {
             }
             if let description = changes.description { sets.append("description = \(bind: description)") }
             var unused: [Int64] = []
-            let imageID: Int64?? = switch changes.imageID {
-            case .keep: .none
-            case .clear: .some(nil)
-            case .set(let id): .some(id)
-            }
+            let imageID: Int64?? =
+                switch changes.imageID {
+                case .keep: .none
+                case .clear: .some(nil)
+                case .set(let id): .some(id)
+                }
             if let imageID {
                 let current = try row.decode(column: "image", as: String?.self)
-                let change = try await MediaStore.replaceImage(current, with: imageID, owner: owner, field: "imageId", on: db)
+                let change = try await MediaStore.replaceImage(
+                    current, with: imageID, owner: owner, field: "imageId", on: db)
                 if change.changed { sets.append("image = \(bind: change.image?.line)") }
                 unused = change.unused
             }
-            if !sets.isEmpty { try await db.exec("UPDATE spaces SET \(sets.joined(separator: ", ")) WHERE id = \(bind: id)") }
+            if !sets.isEmpty {
+                try await db.exec("UPDATE spaces SET \(sets.joined(separator: ", ")) WHERE id = \(bind: id)")
+            }
             return unused
         }
         if changes.name != nil { searchWindows.clear() }
@@ -156,7 +176,8 @@ struct SpaceStore: Sendable {
 
     static func listSQL(_ query: ListQuery, viewer: Int64?) -> SQLQueryString {
         var sql: SQLQueryString
-        let time: SQLQueryString, id: SQLQueryString
+        let time: SQLQueryString
+        let id: SQLQueryString
         if let member = query.memberOf {
             (time, id) = ("m.created_at", "m.space_id")
             sql = """
@@ -165,10 +186,13 @@ struct SpaceStore: Sendable {
                 """
         } else {
             (time, id) = ("s.created_at", "s.id")
-            sql = "SELECT \(columns(viewer: viewer)), s.created_at AS sort_time FROM spaces s JOIN users u ON u.id = s.owner_id WHERE TRUE"
+            sql =
+                "SELECT \(columns(viewer: viewer)), s.created_at AS sort_time FROM spaces s JOIN users u ON u.id = s.owner_id WHERE TRUE"
         }
         if let text = query.text { sql += " AND s.search_key LIKE \(bind: "%" + likeEscaped(text) + "%") ESCAPE '\\'" }
-        if let cursor = query.page.cursor { sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))" }
+        if let cursor = query.page.cursor {
+            sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))"
+        }
         sql += " ORDER BY \(time) DESC, \(id) DESC LIMIT \(bind: query.page.fetchLimit)"
         return sql
     }
@@ -193,7 +217,8 @@ struct SpaceStore: Sendable {
         var found: [String: SpaceSummary] = [:]
         for row in rows {
             found[try row.decode(column: "slug_key", as: String.self)] = SpaceSummary(
-                id: String(try row.decode(column: "id", as: Int64.self)), slug: try row.decode(column: "slug", as: String.self),
+                id: String(try row.decode(column: "id", as: Int64.self)),
+                slug: try row.decode(column: "slug", as: String.self),
                 name: try row.decode(column: "name", as: String.self))
         }
         return try slugs.map { slug in
@@ -205,13 +230,16 @@ struct SpaceStore: Sendable {
     }
 
     /// Puts `post` (made at `createdAt`) in exactly `spaces`, inside the post's transaction.
-    static func place(post: Int64, createdAt: Int64, in spaces: [SpaceSummary], replacing: Bool, on db: Connection) async throws {
+    static func place(post: Int64, createdAt: Int64, in spaces: [SpaceSummary], replacing: Bool, on db: Connection)
+        async throws
+    {
         if replacing { try await db.exec("DELETE FROM post_spaces WHERE post_id = \(bind: post)") }
         for space in spaces {
             // `resolve` rendered the id from its row; a space that does not parse is not there.
             guard let spaceID = parseID(space.id) else { throw PlazaError.notFound("Space") }
             try await db.exec(
-                "INSERT INTO post_spaces (post_id, space_id, created_at) VALUES (\(bind: post), \(bind: spaceID), \(bind: createdAt))")
+                "INSERT INTO post_spaces (post_id, space_id, created_at) VALUES (\(bind: post), \(bind: spaceID), \(bind: createdAt))"
+            )
         }
     }
 

@@ -15,15 +15,21 @@ enum SpaceRules {
     static func slug(_ value: String, field: String = "slug") throws -> String {
         let bytes = Array(value.lowercased().utf8)
         func isAlphanumeric(_ b: UInt8) -> Bool { (b >= 97 && b <= 122) || (b >= 48 && b <= 57) }
-        guard (2...maxSlugLength).contains(bytes.count), isAlphanumeric(bytes[0]), bytes.allSatisfy({ isAlphanumeric($0) || $0 == 45 || $0 == 95 }) else {
-            throw PlazaError.invalid(field, "\(field) must be 2–\(maxSlugLength) characters of a–z, 0–9, - and _, starting with a letter or digit.")
+        guard (2...maxSlugLength).contains(bytes.count), isAlphanumeric(bytes[0]),
+            bytes.allSatisfy({ isAlphanumeric($0) || $0 == 45 || $0 == 95 })
+        else {
+            throw PlazaError.invalid(
+                field,
+                "\(field) must be 2–\(maxSlugLength) characters of a–z, 0–9, - and _, starting with a letter or digit.")
         }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The slugs a post names, lower-cased, each once, at most `maxSpacesPerPost`.
     static func postSpaces(_ values: [String]) throws -> [String] {
-        guard values.count <= maxSpacesPerPost else { throw PlazaError.invalid("spaces", "A post can be in at most \(maxSpacesPerPost) spaces.") }
+        guard values.count <= maxSpacesPerPost else {
+            throw PlazaError.invalid("spaces", "A post can be in at most \(maxSpacesPerPost) spaces.")
+        }
         var seen = Set<String>()
         return try values.map { try slug($0, field: "spaces") }.filter { seen.insert($0).inserted }
     }
@@ -74,7 +80,8 @@ struct SpacesController {
         let body = try await request.decode(as: CreateSpaceRequest.self, context: context)
         let draft = SpaceStore.Draft(
             slug: try SpaceRules.slug(body.slug), name: try SpaceRules.name(body.name),
-            description: try Validate.text(body.description, field: "description", max: SpaceRules.maxDescriptionLength) ?? "",
+            description: try Validate.text(body.description, field: "description", max: SpaceRules.maxDescriptionLength)
+                ?? "",
             imageID: try body.imageId.map { try Validate.id($0, field: "imageId") })
         return EditedResponse(status: .created, response: try await spaces.create(owner: me.userID, draft))
     }
@@ -83,18 +90,24 @@ struct SpacesController {
     /// reopen it.
     @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Space {
         let space = try await spaces.space(slug: context.parameters.string("slug"), viewer: context.viewerID)
-        if let viewer = context.viewerID { try await accounts.setPreference("lastSpace", to: .string(space.slug), userID: viewer) }
+        if let viewer = context.viewerID {
+            try await accounts.setPreference("lastSpace", to: .string(space.slug), userID: viewer)
+        }
         return space
     }
 
     @Sendable func update(_ request: Request, context: SignedInContext) async throws -> Space {
         let me = context.user
         let key = try await spaces.key(slug: context.parameters.string("slug"))
-        guard key.owner == me.userID else { throw PlazaError(.forbidden, "not_owner", "Only the space's owner can edit it.") }
+        guard key.owner == me.userID else {
+            throw PlazaError(.forbidden, "not_owner", "Only the space's owner can edit it.")
+        }
         let body = try await request.decode(as: UpdateSpaceRequest.self, context: context)
         var changes = SpaceStore.Changes()
         changes.name = try body.name.map { try SpaceRules.name($0) }
-        changes.description = try body.description.map { try Validate.text($0, field: "description", max: SpaceRules.maxDescriptionLength) ?? "" }
+        changes.description = try body.description.map {
+            try Validate.text($0, field: "description", max: SpaceRules.maxDescriptionLength) ?? ""
+        }
         switch body.imageId {
         case .keep: break
         case .clear: changes.imageID = .clear

@@ -6,7 +6,9 @@ import Hummingbird
 struct FormQueryMiddleware: RouterMiddleware {
     typealias Context = PlazaContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         guard let path = request.head.path, let mark = path.firstIndex(of: "?"), path[mark...].contains("+") else {
             return try await next(request, context)
         }

@@ -40,9 +40,13 @@ struct WebController {
         }
         let web = router.group().add(middleware: FormQueryMiddleware())
         // As on the API: limits before authentication (a stale or forged cookie pays its address), then per person.
-        if let rateLimiter { web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication)) }
+        if let rateLimiter {
+            web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication))
+        }
         web.add(middleware: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false))
-        if let rateLimiter { web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
+        if let rateLimiter {
+            web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication))
+        }
         web.get("login", use: loginPage)
         web.post("login", use: login)
         web.get("signup", use: signupPage)
@@ -56,7 +60,8 @@ struct WebController {
     /// Renders a full page: the layout's values (who is signed in, their spaces, the CSRF
     /// token) plus `values`. Anonymous visitors get a pre-session nonce for the forms' token.
     func page(
-        _ template: String, title: String, nav: String = "", _ values: [String: Any] = [:], request: Request, context: PlazaContext,
+        _ template: String, title: String, nav: String = "", _ values: [String: Any] = [:], request: Request,
+        context: PlazaContext,
         status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         var all = values
@@ -71,10 +76,13 @@ struct WebController {
             user["hasUnread"] = me.unreadNotifications > 0
             all["me"] = user
             all["csrf"] = WebSession.csrfToken(secret: token)
-            let joined = try await stores.spaces.list(.init(memberOf: identity.userID, page: .init(limit: 50)), viewer: identity.userID)
+            let joined = try await stores.spaces.list(
+                .init(memberOf: identity.userID, page: .init(limit: 50)), viewer: identity.userID)
             all["mySpaces"] = joined.items.map(TemplateValue.object)
             all["hasSpaces"] = !joined.items.isEmpty
-            if case .object(let prefs) = me.preferences, case .string(let last)? = prefs["lastSpace"] { all["lastSpace"] = last }
+            if case .object(let prefs) = me.preferences, case .string(let last)? = prefs["lastSpace"] {
+                all["lastSpace"] = last
+            }
         } else {
             let secret = WebSession.nonce(request, secure: context.isHTTPS) ?? WebSession.newNonce()
             if WebSession.nonce(request, secure: context.isHTTPS) == nil { nonce = secret }
@@ -86,7 +94,9 @@ struct WebController {
         if context.identity != nil, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {
             response.setCookie(WebSession.sessionCookie(token: token, maxAgeDays: sessionDays, secure: context.isHTTPS))
         }
-        if context.identity == nil, WebSession.sessionToken(request, secure: context.isHTTPS) != nil { response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS)) }
+        if context.identity == nil, WebSession.sessionToken(request, secure: context.isHTTPS) != nil {
+            response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS))
+        }
         return response
     }
 
@@ -146,7 +156,10 @@ struct WebController {
     /// The form's CSRF token must match the browser's session, or its pre-session nonce when
     /// not signed in (a stale session cookie does not count, as on the page that made the form).
     func checkCSRF(_ token: String?, _ request: Request, context: PlazaContext) throws {
-        let secret = context.identity != nil ? WebSession.sessionToken(request, secure: context.isHTTPS) : WebSession.nonce(request, secure: context.isHTTPS)
+        let secret =
+            context.identity != nil
+            ? WebSession.sessionToken(request, secure: context.isHTTPS)
+            : WebSession.nonce(request, secure: context.isHTTPS)
         guard WebSession.verify(token, secret: secret, request: request) else {
             throw PlazaError(.forbidden, "csrf_failed", "This form has expired. Reload the page and try again.")
         }
@@ -155,7 +168,8 @@ struct WebController {
     @Sendable func loginPage(_ request: Request, context: PlazaContext) async throws -> Response {
         if context.identity != nil { return Self.redirect(to: Self.safeNext(request.uri.queryParameters.get("next"))) }
         return try await page(
-            "login", title: "Sign in", nav: "login", ["next": Self.safeNext(request.uri.queryParameters.get("next"))], request: request,
+            "login", title: "Sign in", nav: "login", ["next": Self.safeNext(request.uri.queryParameters.get("next"))],
+            request: request,
             context: context)
     }
 
@@ -165,13 +179,17 @@ struct WebController {
         let next = Self.safeNext(form.next)
         do {
             let auth = try await api.accounts.signIn(
-                LoginRequest(login: form.login ?? "", password: form.password ?? ""), request: request, context: context)
+                LoginRequest(login: form.login ?? "", password: form.password ?? ""), request: request, context: context
+            )
             // Signing in again from a browser that still had a session replaces it.
-            if let old = context.identity { _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID) }
+            if let old = context.identity {
+                _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID)
+            }
             return signedIn(auth, context: context, next: next)
         } catch let error as PlazaError {
             return try await page(
-                "login", title: "Sign in", nav: "login", ["error": error.message, "login": form.login ?? "", "next": next], request: request,
+                "login", title: "Sign in", nav: "login",
+                ["error": error.message, "login": form.login ?? "", "next": next], request: request,
                 context: context, status: error.status)
         }
     }
@@ -188,19 +206,23 @@ struct WebController {
             username: form.username ?? "", email: form.email ?? "", password: form.password ?? "",
             displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 })
         do {
-            return signedIn(try await api.accounts.signUp(body, request: request, context: context), context: context, next: "/")
+            return signedIn(
+                try await api.accounts.signUp(body, request: request, context: context), context: context, next: "/")
         } catch let error as PlazaError {
             let values: [String: Any] = [
                 "error": error.message, "errorField": error.field ?? "", "username": body.username, "email": body.email,
                 "displayName": form.displayName ?? "",
             ]
-            return try await page("signup", title: "Create your account", nav: "signup", values, request: request, context: context, status: error.status)
+            return try await page(
+                "signup", title: "Create your account", nav: "signup", values, request: request, context: context,
+                status: error.status)
         }
     }
 
     private func signedIn(_ auth: AuthResponse, context: PlazaContext, next: String) -> Response {
         var response = Self.redirect(to: next)
-        response.setCookie(WebSession.sessionCookie(token: auth.token, maxAgeDays: sessionDays, secure: context.isHTTPS))
+        response.setCookie(
+            WebSession.sessionCookie(token: auth.token, maxAgeDays: sessionDays, secure: context.isHTTPS))
         // Marks this browser as a device that signed in to the account (see `DeviceTokens`).
         if let device = auth.deviceToken { response.setCookie(DeviceTokens.cookie(device, secure: context.isHTTPS)) }
         return response
@@ -209,7 +231,9 @@ struct WebController {
     @Sendable func logout(_ request: Request, context: PlazaContext) async throws -> Response {
         let form = try await form(LogoutForm.self, request, context: context)
         try checkCSRF(form._csrf, request, context: context)
-        if let me = context.identity { _ = try await stores.accounts.deleteSession(id: me.sessionID, userID: me.userID) }
+        if let me = context.identity {
+            _ = try await stores.accounts.deleteSession(id: me.sessionID, userID: me.userID)
+        }
         var response = Self.redirect(to: "/login")
         response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS))
         return response

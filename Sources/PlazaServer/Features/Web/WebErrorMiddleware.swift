@@ -13,24 +13,30 @@ struct WebErrorMiddleware: RouterMiddleware {
         !(path.hasPrefix("/api/") || path.hasPrefix("/media/") || path.hasPrefix("/assets/") || path == "/healthz")
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         guard Self.isPage(request.uri.path) else { return try await next(request, context) }
         do {
             return try await next(request, context)
         } catch let error as PlazaError {
             if error.status == .unauthorized, request.method == .get {
                 let next = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
-                return WebController.redirect(to: "/login?next=" + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
+                return WebController.redirect(
+                    to: "/login?next=" + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
             }
             return page(status: error.status, message: error.message, headers: error.headers)
         } catch let error as HTTPError {
-            return page(status: error.status, message: ErrorMiddleware<Context>.describe(error).1, headers: error.headers)
+            return page(
+                status: error.status, message: ErrorMiddleware<Context>.describe(error).1, headers: error.headers)
         }
     }
 
     func page(status: HTTPResponse.Status, message: String, headers: HTTPFields) -> Response {
         var response = renderer.html(
-            "error", ["pageTitle": status.reasonPhrase, "status": status.code, "message": message, "v": renderer.assetVersion], status: status)
+            "error",
+            ["pageTitle": status.reasonPhrase, "status": status.code, "message": message, "v": renderer.assetVersion],
+            status: status)
         for field in headers { response.headers.append(field) }
         return response
     }

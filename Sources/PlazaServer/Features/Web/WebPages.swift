@@ -39,7 +39,9 @@ struct WebPages {
     /// The same page with `cursor` set: the link to the next page.
     static func next(_ request: Request, cursor: String?) -> String? {
         guard let cursor else { return nil }
-        var items = request.uri.queryParameters.filter { $0.key != "cursor" && $0.key != "fragment" }.map { "\(encoded(String($0.key)))=\(encoded(String($0.value)))" }
+        var items = request.uri.queryParameters.filter { $0.key != "cursor" && $0.key != "fragment" }.map {
+            "\(encoded(String($0.key)))=\(encoded(String($0.value)))"
+        }
         items.append("cursor=\(cursor)")
         return request.uri.path + "?" + items.joined(separator: "&")
     }
@@ -53,7 +55,8 @@ struct WebPages {
 
     /// A feed page, or just its cards for `?fragment=1`.
     func feed(
-        _ page: Page<Post>, template: String = "feed", title: String, nav: String, _ values: [String: Any] = [:], request: Request,
+        _ page: Page<Post>, template: String = "feed", title: String, nav: String, _ values: [String: Any] = [:],
+        request: Request,
         context: PlazaContext
     ) async throws -> Response {
         var values = values
@@ -66,12 +69,15 @@ struct WebPages {
     @Sendable func home(_ request: Request, context: PlazaContext) async throws -> Response {
         guard context.identity != nil else { return try await explore(request, context: context) }
         let page = try await api.feeds.home(request, context: SignedInContext(context: context))
-        return try await feed(page, title: "Home", nav: "home", ["heading": "Home", "live": "home"], request: request, context: context)
+        return try await feed(
+            page, title: "Home", nav: "home", ["heading": "Home", "live": "home"], request: request, context: context)
     }
 
     @Sendable func explore(_ request: Request, context: PlazaContext) async throws -> Response {
         let page = try await api.feeds.global(request, context: context)
-        return try await feed(page, title: "Explore", nav: "explore", ["heading": "Everyone", "live": "global"], request: request, context: context)
+        return try await feed(
+            page, title: "Explore", nav: "explore", ["heading": "Everyone", "live": "global"], request: request,
+            context: context)
     }
 
     @Sendable func spaces(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -86,7 +92,8 @@ struct WebPages {
     /// Reopens the space the signed-in person last opened (their `lastSpace` preference).
     @Sendable func lastSpace(_ request: Request, context: PlazaContext) async throws -> Response {
         guard let me = context.identity else { return WebController.redirect(to: "/spaces") }
-        if case .object(let prefs) = try await stores.accounts.me(userID: me.userID).preferences, case .string(let slug)? = prefs["lastSpace"],
+        if case .object(let prefs) = try await stores.accounts.me(userID: me.userID).preferences,
+            case .string(let slug)? = prefs["lastSpace"],
             slug.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
         {
             return WebController.redirect(to: "/s/\(slug)")
@@ -97,36 +104,53 @@ struct WebPages {
     @Sendable func space(_ request: Request, context: PlazaContext) async throws -> Response {
         let space = try await api.spaces.get(request, context: context)
         let page = try await api.feeds.spaceFeed(request, context: context)
-        let values: [String: Any] = ["space": TemplateValue.object(space), "heading": space.name, "live": "space:\(space.slug)"]
-        return try await feed(page, template: "space", title: space.name, nav: "spaces", values, request: request, context: context)
+        let values: [String: Any] = [
+            "space": TemplateValue.object(space), "heading": space.name, "live": "space:\(space.slug)",
+        ]
+        return try await feed(
+            page, template: "space", title: space.name, nav: "spaces", values, request: request, context: context)
     }
 
     @Sendable func compose(_ request: Request, context: SignedInContext) async throws -> Response {
         let kind = request.uri.queryParameters.get("kind").flatMap(PostKind.init(rawValue:)) ?? .text
-        let values: [String: Any] = ["kind_\(kind.rawValue)": true, "space": request.uri.queryParameters.get("space") ?? ""]
-        return try await web.page("compose", title: "New post", nav: "compose", values, request: request, context: context.base)
+        let values: [String: Any] = [
+            "kind_\(kind.rawValue)": true, "space": request.uri.queryParameters.get("space") ?? "",
+        ]
+        return try await web.page(
+            "compose", title: "New post", nav: "compose", values, request: request, context: context.base)
     }
 
     @Sendable func post(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
         let comments = try await api.posts.listComments(request, context: context)
         var values: [String: Any] = ["post": WebViews.post(post, viewer: context.viewerID)]
-        values["comments"] = comments.items.map { WebViews.comment($0, viewer: context.viewerID, postAuthor: post.author.id) }
+        values["comments"] = comments.items.map {
+            WebViews.comment($0, viewer: context.viewerID, postAuthor: post.author.id)
+        }
         values["moreComments"] = Self.next(request, cursor: comments.nextCursor)
-        values["after"] = comments.items.last.flatMap { c in Int64(c.id).map { Cursor(time: c.createdAt.milliseconds, id: $0).encoded } } ?? ""
+        values["after"] =
+            comments.items.last.flatMap { c in
+                Int64(c.id).map { Cursor(time: c.createdAt.milliseconds, id: $0).encoded }
+            } ?? ""
         if let me = context.identity {
             let mine = try await stores.collections.list(owner: me.userID, page: .init(limit: 100))
             values["myCollections"] = mine.items.map(TemplateValue.object)
             values["hasCollections"] = !mine.items.isEmpty
         }
-        return try await web.page("post", title: post.title ?? "Post by \(post.author.displayName)", values, request: request, context: context)
+        return try await web.page(
+            "post", title: post.title ?? "Post by \(post.author.displayName)", values, request: request,
+            context: context)
     }
 
     @Sendable func edit(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user
         let post = try await api.posts.get(request, context: context.base)
-        guard post.author.id == String(me.userID) else { throw PlazaError(.forbidden, "forbidden", "Only the author can edit this post.") }
-        return try await web.page("edit", title: "Edit post", ["post": WebViews.post(post, viewer: me.userID)], request: request, context: context.base)
+        guard post.author.id == String(me.userID) else {
+            throw PlazaError(.forbidden, "forbidden", "Only the author can edit this post.")
+        }
+        return try await web.page(
+            "edit", title: "Edit post", ["post": WebViews.post(post, viewer: me.userID)], request: request,
+            context: context.base)
     }
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -142,7 +166,8 @@ struct WebPages {
         let items = page.items.map { WebViews.comment($0, viewer: context.viewerID, postAuthor: post.author.id) }
         var response = web.fragment("comment-list", ["comments": items])
         if let last = page.items.last, let id = Int64(last.id) {
-            response.headers[HTTPField.Name("X-Next-After")!] = Cursor(time: last.createdAt.milliseconds, id: id).encoded
+            response.headers[HTTPField.Name("X-Next-After")!] =
+                Cursor(time: last.createdAt.milliseconds, id: id).encoded
         }
         return response
     }
@@ -156,26 +181,35 @@ struct WebPages {
         let user = try await api.people.profile(request, context: context)
         let posts = try await api.feeds.userPosts(request, context: context)
         let heatmap = try await api.people.activity(request, context: context)
-        var values: [String: Any] = ["user": WebViews.user(user, viewer: context.viewerID), "heatmap": WebViews.heatmap(heatmap)]
+        var values: [String: Any] = [
+            "user": WebViews.user(user, viewer: context.viewerID), "heatmap": WebViews.heatmap(heatmap),
+        ]
         values["grid"] = request.uri.queryParameters.get("kind") == "photo"
         return try await feed(
-            posts, template: "profile", title: "\(user.displayName) (@\(user.username))", nav: user.id == context.viewerID.map(String.init) ? "profile" : "",
+            posts, template: "profile", title: "\(user.displayName) (@\(user.username))",
+            nav: user.id == context.viewerID.map(String.init) ? "profile" : "",
             values, request: request, context: context)
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Response {
         let user = try await api.people.profile(request, context: context)
         let page = try await api.people.followers(request, context: context)
-        return try await people(page, heading: "People following \(user.displayName)", back: "/u/\(user.username)", request: request, context: context)
+        return try await people(
+            page, heading: "People following \(user.displayName)", back: "/u/\(user.username)", request: request,
+            context: context)
     }
 
     @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Response {
         let user = try await api.people.profile(request, context: context)
         let page = try await api.people.following(request, context: context)
-        return try await people(page, heading: "\(user.displayName) follows", back: "/u/\(user.username)", request: request, context: context)
+        return try await people(
+            page, heading: "\(user.displayName) follows", back: "/u/\(user.username)", request: request,
+            context: context)
     }
 
-    func people(_ page: Page<User>, heading: String, back: String, request: Request, context: PlazaContext) async throws -> Response {
+    func people(_ page: Page<User>, heading: String, back: String, request: Request, context: PlazaContext) async throws
+        -> Response
+    {
         let values: [String: Any] = [
             "heading": heading, "back": back, "users": page.items.map { WebViews.user($0, viewer: context.viewerID) },
             "next": Self.next(request, cursor: page.nextCursor) as Any,

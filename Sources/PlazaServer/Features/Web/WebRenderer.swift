@@ -20,7 +20,9 @@ struct WebRenderer: Sendable {
     let contentSecurityPolicy: String
 
     static func load() async throws -> WebRenderer {
-        guard let root = Bundle.module.resourcePath else { throw ConfigurationError("The web app's resources are missing.") }
+        guard let root = Bundle.module.resourcePath else {
+            throw ConfigurationError("The web app's resources are missing.")
+        }
         let library = try await MustacheLibrary(directory: root + "/Templates")
         var assets: [String: Asset] = [:]
         var hasher = SHA256()
@@ -28,13 +30,16 @@ struct WebRenderer: Sendable {
         let names = (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []).sorted()
         for name in names {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            else { continue }
             let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
             hasher.update(data: data)
             assets[name] = Asset(body: ByteBuffer(data: data), contentType: contentType(of: name))
         }
         let version = ByteText.hex(hasher.finalize().prefix(6))
-        // Media is served by Plaza itself (from disk or S3), so images are same-origin too; blob: is the upload preview.
+        // Media is served by Plaza itself (from disk or S3), so images are same-origin too; blob:
+        // is the upload preview.
         let csp =
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; "
             + "manifest-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -55,7 +60,9 @@ struct WebRenderer: Sendable {
     /// An HTML response from `template`, with the headers every page carries.
     func html(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
         // A nil boxed in Any would read as present (and print "nil"): absent keys are false.
-        let present = values.filter { Mirror(reflecting: $0.value).displayStyle != .optional || Mirror(reflecting: $0.value).children.first != nil }
+        let present = values.filter {
+            Mirror(reflecting: $0.value).displayStyle != .optional || Mirror(reflecting: $0.value).children.first != nil
+        }
         let text = library.render(present, withTemplate: template) ?? "Template \(template) is missing."
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
@@ -70,13 +77,16 @@ struct WebRenderer: Sendable {
     /// `GET /assets/{path}`: immutable for a year when asked for with the current version.
     func asset(_ request: Request, path: String) -> Response {
         guard let asset = assets[path] else {
-            return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: "Not found")))
+            return Response(
+                status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: "Not found")))
         }
         let current = request.uri.queryParameters.get("v") == assetVersion
         return Response(
             status: .ok,
             headers: [
-                .contentType: asset.contentType, .cacheControl: current ? "public, max-age=31536000, immutable" : "no-cache",
+                .contentType: asset.contentType,
+                .cacheControl: current ? "public, max-age=31536000, immutable" : "no-cache",
                 .xContentTypeOptions: "nosniff",
             ],
             body: .init(byteBuffer: asset.body))
@@ -87,7 +97,9 @@ struct WebRenderer: Sendable {
 /// the JSON field names the API documents, so templates and scripts share one vocabulary.
 enum TemplateValue {
     static func from(_ value: some Encodable) -> Any {
-        guard let data = try? JSON.encoder.encode(value), let json = try? JSONDecoder().decode(JSONValue.self, from: data) else { return [:] }
+        guard let data = try? JSON.encoder.encode(value),
+            let json = try? JSONDecoder().decode(JSONValue.self, from: data)
+        else { return [:] }
         return convert(json)
     }
 
@@ -101,7 +113,8 @@ enum TemplateValue {
         case .string(let s): return s
         case .array(let items): return items.map(convert)
         // Absent, null and "" all read as false in a section, so `{{#bio}}…{{/bio}}` shows nothing for an empty bio.
-        case .object(let fields): return fields.compactMapValues { $0 == .null || $0 == .string("") ? nil : convert($0) }
+        case .object(let fields):
+            return fields.compactMapValues { $0 == .null || $0 == .string("") ? nil : convert($0) }
         }
     }
 

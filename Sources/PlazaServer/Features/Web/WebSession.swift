@@ -34,7 +34,9 @@ enum WebSession {
 
     /// The session token from the cookie, if it has a plausible shape.
     static func sessionToken(_ request: Request, secure: Bool) -> String? {
-        guard let value = value(sessionCookie, request, secure: secure), !value.isEmpty, value.utf8.count <= 128 else { return nil }
+        guard let value = value(sessionCookie, request, secure: secure), !value.isEmpty, value.utf8.count <= 128 else {
+            return nil
+        }
         return value
     }
 
@@ -44,7 +46,8 @@ enum WebSession {
     }
 
     static func nonce(_ request: Request, secure: Bool) -> String? {
-        guard let value = value(nonceCookie, request, secure: secure), value.utf8.count >= 16, value.utf8.count <= 64 else { return nil }
+        guard let value = value(nonceCookie, request, secure: secure), value.utf8.count >= 16, value.utf8.count <= 64
+        else { return nil }
         return value
     }
 
@@ -65,16 +68,21 @@ enum WebSession {
 
     static func sessionCookie(token: String, maxAgeDays: Int, secure: Bool) -> Cookie {
         Cookie(
-            name: name(sessionCookie, secure: secure), value: token, maxAge: maxAgeDays * 86_400, path: "/", secure: secure, httpOnly: true,
+            name: name(sessionCookie, secure: secure), value: token, maxAge: maxAgeDays * 86_400, path: "/",
+            secure: secure, httpOnly: true,
             sameSite: .lax)
     }
 
     static func expiredSessionCookie(secure: Bool) -> Cookie {
-        Cookie(name: name(sessionCookie, secure: secure), value: "", maxAge: 0, path: "/", secure: secure, httpOnly: true, sameSite: .lax)
+        Cookie(
+            name: name(sessionCookie, secure: secure), value: "", maxAge: 0, path: "/", secure: secure, httpOnly: true,
+            sameSite: .lax)
     }
 
     static func nonceCookie(_ value: String, secure: Bool) -> Cookie {
-        Cookie(name: name(nonceCookie, secure: secure), value: value, path: "/", secure: secure, httpOnly: true, sameSite: .lax)
+        Cookie(
+            name: name(nonceCookie, secure: secure), value: value, path: "/", secure: secure, httpOnly: true,
+            sameSite: .lax)
     }
 
     static func newNonce() -> String {

@@ -29,7 +29,9 @@ enum WebViews {
     /// The first letter of a name, shown where there is no photo.
     static func initial(_ name: String) -> String { name.first.map { String($0).uppercased() } ?? "?" }
 
-    static func posts(_ page: Page<Post>, viewer: Int64?) -> [[String: Any]] { page.items.map { post($0, viewer: viewer) } }
+    static func posts(_ page: Page<Post>, viewer: Int64?) -> [[String: Any]] {
+        page.items.map { post($0, viewer: viewer) }
+    }
 
     static func comment(_ comment: Comment, viewer: Int64?, postAuthor: String?) -> [String: Any] {
         var values = TemplateValue.object(comment)
@@ -56,7 +58,9 @@ enum WebViews {
     static func notification(_ n: PlazaAPI.Notification) -> [String: Any] {
         var values = TemplateValue.object(n)
         let others = n.actorCount - 1
-        let who = others > 0 ? "\(n.actor.displayName) and \(others) \(others == 1 ? "other" : "others")" : n.actor.displayName
+        let who =
+            others > 0
+            ? "\(n.actor.displayName) and \(others) \(others == 1 ? "other" : "others")" : n.actor.displayName
         let what =
             switch n.kind {
             case .like: "liked your post"
@@ -78,7 +82,8 @@ enum WebViews {
         if let first = map.days.first, let offset = weekday(of: first.date) {
             cells += Array(repeating: ["pad": true], count: offset)
         }
-        var active = 0, completed = 0
+        var active = 0
+        var completed = 0
         for day in map.days {
             let total = day.completed + day.posted
             if total > 0 { active += 1 }
@@ -89,7 +94,10 @@ enum WebViews {
                 "label": "\(day.date): \(day.posted) posted, \(day.completed) completed",
             ])
         }
-        return ["cells": cells, "activeDays": active, "activeLabel": active == 1 ? "1 active day" : "\(active) active days", "completed": completed]
+        return [
+            "cells": cells, "activeDays": active, "activeLabel": active == 1 ? "1 active day" : "\(active) active days",
+            "completed": completed,
+        ]
     }
 
     /// 0 for Sunday … 6 for Saturday, from `yyyy-mm-dd`.
@@ -97,8 +105,12 @@ enum WebViews {
         let parts = date.split(separator: "-").compactMap { Int($0) }
         guard parts.count == 3 else { return nil }
         var (y, m) = (parts[0], parts[1])
-        if m < 3 { y -= 1; m += 12 }
-        let k = y % 100, j = y / 100
+        if m < 3 {
+            y -= 1
+            m += 12
+        }
+        let k = y % 100
+        let j = y / 100
         let h = (parts[2] + 13 * (m + 1) / 5 + k + k / 4 + j / 4 + 5 * j) % 7  // Zeller: 0 = Saturday
         return (h + 6) % 7
     }
