@@ -34,6 +34,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // The served OpenAPI document, as typed values. Without its default trait (ExternalLoading,
+        // loading documents' external references), which Plaza does not use and which builds slower.
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
     ],
     targets: [
         .target(name: "PlazaAPI", swiftSettings: swiftSettings),
@@ -79,6 +82,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
             ],
             // The web app's templates and static files, read once at start-up.
             resources: [.copy("Features/Web/Templates"), .copy("Features/Web/Assets")],
@@ -101,6 +105,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
             ],
             // Read from their paths by the tests, not bundled.
             exclude: ["Fixtures"],

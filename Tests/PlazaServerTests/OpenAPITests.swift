@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import OpenAPIKit
 import Testing
 
 @testable import PlazaAPI
@@ -22,7 +23,7 @@ struct OpenAPITests {
             let isWeb = { (path: String) in WebErrorMiddleware.isPage(path) || path.hasPrefix("/assets/") }
             let registered = Set(all.filter { !isWeb($0.path) }.map { "\($0.method) \($0.path)" })
             #expect(all.filter { isWeb($0.path) }.count > 20, "the web app's pages are registered")
-            let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
+            let document = try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.json())) as! [String: Any]
             let paths = document["paths"] as! [String: [String: Any]]
             let documented = Set(paths.flatMap { path, item in item.keys.map { "\($0) \(path)" } })
             #expect(registered.subtracting(documented).sorted() == [], "routes missing from the OpenAPI document")
@@ -39,8 +40,8 @@ struct OpenAPITests {
     }
 
     @Test func everySchemaReferenceResolves() throws {
-        let text = String(decoding: OpenAPIDocument.json, as: UTF8.self)
-        let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
+        let text = String(decoding: try OpenAPIDocument.json(), as: UTF8.self)
+        let document = try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.json())) as! [String: Any]
         let schemas = (document["components"] as! [String: Any])["schemas"] as! [String: Any]
         let refs = text.matches(of: /#\/components\/schemas\/([A-Za-z]+)/).map { String($0.1) }
         #expect(!refs.isEmpty)
@@ -48,7 +49,7 @@ struct OpenAPITests {
     }
 
     @Test func linksNameExistingOperations() throws {
-        let document = try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json)) as! [String: Any]
+        let document = try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.json())) as! [String: Any]
         let operations = (document["paths"] as! [String: [String: Any]]).values.flatMap {
             $0.values.compactMap { ($0 as? [String: Any])?["operationId"] as? String }
         }
@@ -56,6 +57,18 @@ struct OpenAPITests {
         let linked = OpenAPIDocument.operations.flatMap { $0.1.links.map(\.operationID) }
         #expect(!linked.isEmpty)
         for id in linked { #expect(operations.contains(id), "link to unknown operation \(id)") }
+    }
+
+    /// The document encodes (the server encodes it at its first request, and would answer 500 if it
+    /// did not), reads back as an OpenAPI 3.1 document and passes OpenAPIKit's validation: references
+    /// resolve, operation ids are unique, path parameters are declared, links name operations.
+    @Test func encodesAndValidates() throws {
+        let served = try JSONDecoder().decode(OpenAPI.Document.self, from: Data(try OpenAPIDocument.json()))
+        #expect(served.openAPIVersion == .v3_1_0)
+        try served.validate(
+            using: Validator().validating(
+                \.documentContainsPaths, \.pathsContainOperations, \.pathParametersAreDefined,
+                \.operationsContainResponses, \.linkOperationsExist))
     }
 
     @Test func isServedAtItsAddress() async throws {

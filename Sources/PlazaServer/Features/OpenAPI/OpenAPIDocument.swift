@@ -1,28 +1,32 @@
 import Foundation
+import OpenAPIKit
 
-/// The OpenAPI 3.1 description of every route. `OpenAPITests` fails when a registered route
-/// is missing here or this names one that does not exist.
+/// The OpenAPI 3.1 description of every route, as OpenAPIKit values. `OpenAPITests` fails when a
+/// registered route is missing here or this names one that does not exist, and when it does not encode.
 enum OpenAPIDocument {
-    static let json: [UInt8] = Array(
-        try! JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]))
+    /// The document as JSON, keys sorted. Throws when it cannot be encoded (a component name OpenAPI
+    /// does not allow, say).
+    static func json() throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(document()))
+    }
 
-    typealias Object = [String: Any]
-
-    static var document: Object {
-        [
-            "openapi": "3.1.0",
-            "info": [
-                "title": "Plaza API", "version": "1.0.0",
-                "description":
-                    "The HTTP API of Plaza, a self-hosted social backend. Lists are keyset-paginated; errors are {\"error\": {code, message, field?}}.",
-            ] as Object,
-            "servers": [["url": "/"]],
-            "paths": paths,
-            "components": [
-                "schemas": Schemas.all,
-                "securitySchemes": ["bearerAuth": ["type": "http", "scheme": "bearer"] as Object] as Object,
-            ] as Object,
-        ]
+    static func document() throws -> OpenAPI.Document {
+        OpenAPI.Document(
+            openAPIVersion: .v3_1_0,
+            info: .init(
+                title: "Plaza API",
+                description: """
+                    The HTTP API of Plaza, a self-hosted social backend. Lists are keyset-paginated; \
+                    errors are {"error": {code, message, field?}}.
+                    """,
+                version: "1.0.0"),
+            servers: [.init(urlTemplate: try URLTemplate(templateString: "/"))],
+            paths: paths,
+            components: .init(
+                schemas: try Schemas.components, securitySchemes: ["bearerAuth": .b(.http(scheme: "bearer"))])
+        )
     }
 
     // MARK: paths
@@ -30,45 +34,43 @@ enum OpenAPIDocument {
     enum Auth { case none, optional, required }
 
     struct Operation {
-        var method: String
+        var method: OpenAPI.HttpMethod
         var summary: String
         var auth: Auth
-        var query: [Object] = []
+        var query: [OpenAPI.Parameter] = []
         var body: String? = nil
         var bodyRequired = true
         /// The response is a Server-Sent Events stream.
         var eventStream = false
         var status = 200
-        var response: Object? = nil
+        var response: JSONSchema? = nil
         var errors: [Int] = []
         /// The body is multipart/form-data with a `file` field instead of JSON.
         var upload = false
         /// The response is the bytes of an image, not JSON.
         var image = false
-        /// OpenAPI links from this response to operations taking `parameter` from `expression`
-        /// (lets clients and fuzzers follow a created object to what can be done with it).
-        var links: [(operationID: String, parameter: String, expression: String)] = []
+        /// OpenAPI links from this response to operations taking `parameter` from the value at
+        /// `pointer` in this response's body (lets clients and fuzzers follow a created object to
+        /// what can be done with it).
+        var links: [Link] = []
     }
 
-    static let postLinks = [
+    typealias Link = (operationID: String, parameter: String, pointer: JSONReference<JSONSchema>.Path)
+
+    static let postLinks: [Link] = [
         "getPostsId", "patchPostsId", "deletePostsId", "getPostsIdComments", "postPostsIdComments", "putPostsIdLike",
         "deletePostsIdLike", "getPostsIdLikes",
-    ]
-    .map { (operationID: $0, parameter: "id", expression: "$response.body#/id") }
-    static let userLinks = [
+    ].map { (operationID: $0, parameter: "id", pointer: "/id") }
+    static let userLinks: [Link] = [
         "getUsersUsername", "getUsersUsernamePosts", "getUsersUsernameFollowers", "getUsersUsernameFollowing",
-    ]
-    .map { (operationID: $0, parameter: "username", expression: "$response.body#/user/username") }
-
-    static let spaceLinks = [
+    ].map { (operationID: $0, parameter: "username", pointer: "/user/username") }
+    static let spaceLinks: [Link] = [
         "getSpacesSlug", "patchSpacesSlug", "putSpacesSlugMembership", "deleteSpacesSlugMembership",
         "getSpacesSlugFeed",
-    ]
-    .map { (operationID: $0, parameter: "slug", expression: "$response.body#/slug") }
-    static let collectionLinks = [
+    ].map { (operationID: $0, parameter: "slug", pointer: "/slug") }
+    static let collectionLinks: [Link] = [
         "patchCollectionsId", "deleteCollectionsId", "getCollectionsIdItems", "postCollectionsIdItems",
-    ]
-    .map { (operationID: $0, parameter: "id", expression: "$response.body#/id") }
+    ].map { (operationID: $0, parameter: "id", pointer: "/id") }
 
     static let v1 = "/api/v1"
 
@@ -79,491 +81,509 @@ enum OpenAPIDocument {
             (
                 "/healthz",
                 Operation(
-                    method: "get", summary: "Health check: 200 when the database answers", auth: .none,
+                    method: .get, summary: "Health check: 200 when the database answers", auth: .none,
                     response: ref("Health"), errors: [503])
             ),
-            (
-                "\(v1)/openapi.json",
-                Operation(method: "get", summary: "This document", auth: .none, response: ["type": "object"])
-            ),
+            ("\(v1)/openapi.json", Operation(method: .get, summary: "This document", auth: .none, response: .object)),
             // Accounts and sessions
             (
                 "\(v1)/auth/register",
                 Operation(
-                    method: "post", summary: "Create an account and sign in", auth: .none, body: "RegisterRequest",
-                    status: 201, response: ref("AuthResponse"), errors: [409], links: userLinks)
+                    method: .post, summary: "Create an account and sign in", auth: .none,
+                    body: "RegisterRequest", status: 201, response: ref("AuthResponse"), errors: [409], links: userLinks
+                )
             ),
             (
                 "\(v1)/auth/login",
                 Operation(
-                    method: "post",
+                    method: .post,
                     summary: "Sign in with username or email; throttled after failures (429 with Retry-After)",
                     auth: .none, query: [Params.deviceToken], body: "LoginRequest", response: ref("AuthResponse"))
             ),
             (
                 "\(v1)/auth/logout",
-                Operation(method: "post", summary: "Revoke this session's token", auth: .required, status: 204)
+                Operation(
+                    method: .post, summary: "Revoke this session's token", auth: .required, status: 204)
             ),
-            ("\(v1)/me", Operation(method: "get", summary: "The signed-in user", auth: .required, response: ref("Me"))),
+            ("\(v1)/me", Operation(method: .get, summary: "The signed-in user", auth: .required, response: ref("Me"))),
             (
                 "\(v1)/me",
                 Operation(
-                    method: "patch", summary: "Edit my profile; null clears the status", auth: .required,
+                    method: .patch, summary: "Edit my profile; null clears the status", auth: .required,
                     body: "UpdateMeRequest", response: ref("Me"))
             ),
             (
                 "\(v1)/me/password",
                 Operation(
-                    method: "put",
-                    summary:
-                        "Change my password; revokes my other sessions; wrong current passwords are throttled like sign-in",
+                    method: .put,
+                    summary: """
+                        Change my password; revokes my other sessions; wrong current passwords are throttled like \
+                        sign-in
+                        """,
                     auth: .required, query: [Params.deviceToken], body: "ChangePasswordRequest", status: 204,
                     errors: [403])
             ),
             (
                 "\(v1)/me/preferences",
-                Operation(method: "get", summary: "My app preferences", auth: .required, response: ref("Preferences"))
+                Operation(
+                    method: .get, summary: "My app preferences", auth: .required, response: ref("Preferences"))
             ),
             (
                 "\(v1)/me/preferences",
                 Operation(
-                    method: "put", summary: "Replace my app preferences (a JSON object, at most 4 KB)", auth: .required,
+                    method: .put, summary: "Replace my app preferences (a JSON object, at most 4 KB)", auth: .required,
                     body: "Preferences", response: ref("Preferences"))
             ),
             (
                 "\(v1)/me/avatar",
                 Operation(
-                    method: "put", summary: "Make one of my unused uploads my avatar (null removes it)",
-                    auth: .required, body: "SetAvatarRequest", response: ref("Me"))
+                    method: .put, summary: "Make one of my unused uploads my avatar (null removes it)", auth: .required,
+                    body: "SetAvatarRequest", response: ref("Me"))
             ),
             (
                 "\(v1)/me/media",
                 Operation(
-                    method: "post",
-                    summary:
-                        "Upload an image (JPEG, PNG, WebP, GIF, HEIC): re-encoded, metadata stripped, variants made. 413 storage_quota_exceeded past the storage quota; 429 daily_upload_limit past the daily cap",
+                    method: .post,
+                    summary: """
+                        Upload an image (JPEG, PNG, WebP, GIF, HEIC): re-encoded, metadata stripped, variants made. \
+                        413 storage_quota_exceeded past the storage quota; 429 daily_upload_limit past the daily cap
+                        """,
                     auth: .required, status: 201, response: ref("Media"), upload: true)
             ),
             (
                 "\(v1)/me/media",
                 Operation(
-                    method: "get", summary: "My uploads, newest first", auth: .required, query: page,
+                    method: .get, summary: "My uploads, newest first", auth: .required, query: page,
                     response: pageOf("Media"))
             ),
             (
                 "/media/{id}/{variant}",
                 Operation(
-                    method: "get",
-                    summary:
-                        "The bytes of a media variant (thumbnail, medium, original), at the URL Media gives (with its key k). An upload nothing uses yet is its owner's alone (Cache-Control: private); media in use are cached for a year; a post's media are 404 to whoever may not see the post",
+                    method: .get,
+                    summary: """
+                        The bytes of a media variant (thumbnail, medium, original), at the URL Media gives (with its \
+                        key k). An upload nothing uses yet is its owner's alone (Cache-Control: private); media in use \
+                        are cached for a year; a post's media are 404 to whoever may not see the post
+                        """,
                     auth: .optional, query: [Params.mediaKey], image: true)
             ),
             (
                 "/media/{id}/{variant}",
                 Operation(
-                    method: "head", summary: "The headers of a media variant", auth: .optional,
-                    query: [Params.mediaKey], image: true)
+                    method: .head, summary: "The headers of a media variant", auth: .optional, query: [Params.mediaKey],
+                    image: true)
             ),
             (
                 "\(v1)/me/sessions",
-                Operation(method: "get", summary: "My sessions", auth: .required, response: pageOf("Session"))
+                Operation(
+                    method: .get, summary: "My sessions", auth: .required, response: pageOf("Session"))
             ),
             (
                 "\(v1)/me/sessions/{id}",
                 Operation(
-                    method: "delete", summary: "Revoke one of my sessions", auth: .required, status: 204, errors: [404])
+                    method: .delete, summary: "Revoke one of my sessions", auth: .required, status: 204, errors: [404])
             ),
             // People
             (
                 "\(v1)/users/{username}",
-                Operation(method: "get", summary: "A profile", auth: .optional, response: ref("User"), errors: [404])
+                Operation(
+                    method: .get, summary: "A profile", auth: .optional, response: ref("User"), errors: [404])
             ),
             (
                 "\(v1)/users/{username}/posts",
                 Operation(
-                    method: "get", summary: "A user's posts, newest first", auth: .optional, query: feed,
+                    method: .get, summary: "A user's posts, newest first", auth: .optional, query: feed,
                     response: pageOf("Post"), errors: [404])
             ),
             (
                 "\(v1)/users/{username}/follow",
                 Operation(
-                    method: "put", summary: "Follow (idempotent)", auth: .required, response: ref("User"),
+                    method: .put, summary: "Follow (idempotent)", auth: .required, response: ref("User"),
                     errors: [403, 404])
             ),
             (
                 "\(v1)/users/{username}/follow",
                 Operation(
-                    method: "delete", summary: "Unfollow (idempotent)", auth: .required, response: ref("User"),
+                    method: .delete, summary: "Unfollow (idempotent)", auth: .required, response: ref("User"),
                     errors: [404])
             ),
             (
                 "\(v1)/users/{username}/followers",
                 Operation(
-                    method: "get", summary: "Followers, newest first", auth: .optional, query: page,
+                    method: .get, summary: "Followers, newest first", auth: .optional, query: page,
                     response: pageOf("User"), errors: [404])
             ),
             (
                 "\(v1)/users/{username}/following",
                 Operation(
-                    method: "get", summary: "Whom the user follows, newest first", auth: .optional, query: page,
+                    method: .get, summary: "Whom the user follows, newest first", auth: .optional, query: page,
                     response: pageOf("User"), errors: [404])
             ),
             (
                 "\(v1)/users/{username}/block",
                 Operation(
-                    method: "put", summary: "Block: hides each side's content from the other and ends follows",
+                    method: .put, summary: "Block: hides each side's content from the other and ends follows",
                     auth: .required, response: ref("User"), errors: [404])
             ),
             (
                 "\(v1)/users/{username}/block",
-                Operation(method: "delete", summary: "Unblock", auth: .required, response: ref("User"), errors: [404])
+                Operation(
+                    method: .delete, summary: "Unblock", auth: .required, response: ref("User"), errors: [404])
             ),
             // Posts, comments, likes
             (
                 "\(v1)/posts",
                 Operation(
-                    method: "post",
-                    summary:
-                        "Create a post; a link not previewed before counts against the daily cap of link previews (429 daily_link_preview_limit)",
+                    method: .post,
+                    summary: """
+                        Create a post; a link not previewed before counts against the daily cap of link previews \
+                        (429 daily_link_preview_limit)
+                        """,
                     auth: .required, body: "CreatePostRequest", status: 201, response: ref("Post"), links: postLinks)
             ),
             (
                 "\(v1)/posts/{id}",
-                Operation(method: "get", summary: "One post", auth: .optional, response: ref("Post"), errors: [404])
+                Operation(
+                    method: .get, summary: "One post", auth: .optional, response: ref("Post"), errors: [404])
             ),
             (
                 "\(v1)/posts/{id}",
                 Operation(
-                    method: "patch", summary: "Edit my post; null clears a field", auth: .required,
+                    method: .patch, summary: "Edit my post; null clears a field", auth: .required,
                     body: "UpdatePostRequest", response: ref("Post"), errors: [403, 404])
             ),
             (
                 "\(v1)/posts/{id}",
                 Operation(
-                    method: "delete", summary: "Delete my post with its comments and likes", auth: .required,
+                    method: .delete, summary: "Delete my post with its comments and likes", auth: .required,
                     status: 204, errors: [403, 404])
             ),
             (
                 "\(v1)/posts/{id}/comments",
                 Operation(
-                    method: "get", summary: "Comments, oldest first", auth: .optional, query: page,
+                    method: .get, summary: "Comments, oldest first", auth: .optional, query: page,
                     response: pageOf("Comment"), errors: [404])
             ),
             (
                 "\(v1)/posts/{id}/comments",
                 Operation(
-                    method: "post", summary: "Comment on a post", auth: .required, body: "CreateCommentRequest",
+                    method: .post, summary: "Comment on a post", auth: .required, body: "CreateCommentRequest",
                     status: 201, response: ref("Comment"), errors: [404],
-                    links: [(operationID: "deleteCommentsId", parameter: "id", expression: "$response.body#/id")])
+                    links: [(operationID: "deleteCommentsId", parameter: "id", pointer: "/id")])
             ),
             (
                 "\(v1)/comments/{id}",
                 Operation(
-                    method: "delete", summary: "Delete a comment (its author or the post's author)", auth: .required,
+                    method: .delete, summary: "Delete a comment (its author or the post's author)", auth: .required,
                     status: 204, errors: [403, 404])
             ),
             (
                 "\(v1)/posts/{id}/like",
                 Operation(
-                    method: "put", summary: "Like (idempotent)", auth: .required, response: ref("LikeState"),
+                    method: .put, summary: "Like (idempotent)", auth: .required, response: ref("LikeState"),
                     errors: [404])
             ),
             (
                 "\(v1)/posts/{id}/like",
                 Operation(
-                    method: "delete", summary: "Unlike (idempotent)", auth: .required, response: ref("LikeState"),
+                    method: .delete, summary: "Unlike (idempotent)", auth: .required, response: ref("LikeState"),
                     errors: [404])
             ),
             (
                 "\(v1)/posts/{id}/likes",
                 Operation(
-                    method: "get", summary: "Who liked the post, newest first", auth: .optional, query: page,
+                    method: .get, summary: "Who liked the post, newest first", auth: .optional, query: page,
                     response: pageOf("User"), errors: [404])
             ),
             // Feeds
             (
                 "\(v1)/feed/home",
                 Operation(
-                    method: "get", summary: "My posts and those of people I follow, newest first", auth: .required,
+                    method: .get, summary: "My posts and those of people I follow, newest first", auth: .required,
                     query: feed, response: pageOf("Post"))
             ),
             (
                 "\(v1)/feed/global",
                 Operation(
-                    method: "get", summary: "All posts, newest first", auth: .optional, query: feed,
+                    method: .get, summary: "All posts, newest first", auth: .optional, query: feed,
                     response: pageOf("Post"))
             ),
             (
                 "\(v1)/users/{username}/activity",
                 Operation(
-                    method: "get", summary: "Activity heatmap: per UTC day, activities posted and completed",
+                    method: .get, summary: "Activity heatmap: per UTC day, activities posted and completed",
                     auth: .optional, query: [Params.days], response: ref("ActivityHeatmap"), errors: [404])
             ),
             // Spaces
             (
                 "\(v1)/spaces",
                 Operation(
-                    method: "get",
+                    method: .get,
                     summary: "Spaces, newest first; q searches slug and name; member=true lists the ones I joined",
                     auth: .optional, query: page + [Params.q, Params.member], response: pageOf("Space"))
             ),
             (
                 "\(v1)/spaces",
                 Operation(
-                    method: "post", summary: "Create a space; I own and join it", auth: .required,
+                    method: .post, summary: "Create a space; I own and join it", auth: .required,
                     body: "CreateSpaceRequest", status: 201, response: ref("Space"), errors: [409], links: spaceLinks)
             ),
             (
                 "\(v1)/spaces/{slug}",
                 Operation(
-                    method: "get", summary: "A space; signed in, it becomes my lastSpace preference", auth: .optional,
+                    method: .get, summary: "A space; signed in, it becomes my lastSpace preference", auth: .optional,
                     response: ref("Space"), errors: [404])
             ),
             (
                 "\(v1)/spaces/{slug}",
                 Operation(
-                    method: "patch", summary: "Edit my space (owner only); imageId null removes the image",
-                    auth: .required, body: "UpdateSpaceRequest", response: ref("Space"), errors: [403, 404])
+                    method: .patch, summary: "Edit my space (owner only); imageId null removes the image",
+                    auth: .required,
+                    body: "UpdateSpaceRequest", response: ref("Space"), errors: [403, 404])
             ),
             (
                 "\(v1)/spaces/{slug}/membership",
                 Operation(
-                    method: "put", summary: "Join (idempotent)", auth: .required, response: ref("Space"), errors: [404])
+                    method: .put, summary: "Join (idempotent)", auth: .required, response: ref("Space"), errors: [404])
             ),
             (
                 "\(v1)/spaces/{slug}/membership",
                 Operation(
-                    method: "delete", summary: "Leave (idempotent)", auth: .required, response: ref("Space"),
+                    method: .delete, summary: "Leave (idempotent)", auth: .required, response: ref("Space"),
                     errors: [404])
             ),
             (
                 "\(v1)/spaces/{slug}/feed",
                 Operation(
-                    method: "get", summary: "Posts in the space, newest first", auth: .optional, query: feed,
+                    method: .get, summary: "Posts in the space, newest first", auth: .optional, query: feed,
                     response: pageOf("Post"), errors: [404])
             ),
             // Search
             (
                 "\(v1)/search/posts",
                 Operation(
-                    method: "get",
-                    summary:
-                        "Full-text search over posts: every word must match, the last as a prefix, \"quoted phrases\" in order; ranked by relevance, then newest; near= limits to a circle (nearest first without q)",
+                    method: .get,
+                    summary: """
+                        Full-text search over posts: every word must match, the last as a prefix, "quoted phrases" \
+                        in order; ranked by relevance, then newest; near= limits to a circle (nearest first without q)
+                        """,
                     auth: .optional,
                     query: page + [
                         Params.postQ, Params.searchIn, Params.space, Params.kind, Params.near, Params.radiusKm,
-                    ], response: pageOf("Post"))
+                    ],
+                    response: pageOf("Post"))
             ),
             (
                 "\(v1)/search/users",
                 Operation(
-                    method: "get",
+                    method: .get,
                     summary: "Accounts whose username or display name has words starting with each word of q",
                     auth: .optional, query: page + [Params.searchQ], response: pageOf("User"))
             ),
             (
                 "\(v1)/search/saved",
                 Operation(
-                    method: "get",
-                    summary:
-                        "My saved items whose link title, description, URL, note or saved post contain every word of q, newest first",
+                    method: .get,
+                    summary: """
+                        My saved items whose link title, description, URL, note or saved post contain every word of q, \
+                        newest first
+                        """,
                     auth: .required, query: page + [Params.searchQ], response: pageOf("CollectionItem"))
             ),
             (
                 "\(v1)/posts/{id}/view",
                 Operation(
-                    method: "post", summary: "Record that I viewed the post (my reading history)", auth: .required,
+                    method: .post, summary: "Record that I viewed the post (my reading history)", auth: .required,
                     status: 204, errors: [404])
             ),
             (
                 "\(v1)/me/history",
                 Operation(
-                    method: "get",
-                    summary:
-                        "Posts I viewed; sort by when I last viewed them, when they were posted, or how often I viewed them; q and in search them",
+                    method: .get,
+                    summary: """
+                        Posts I viewed; sort by when I last viewed them, when they were posted, or how often I viewed \
+                        them; q and in search them
+                        """,
                     auth: .required, query: page + [Params.historySort, Params.historyQ, Params.searchIn],
                     response: pageOf("HistoryItem"))
             ),
             (
                 "\(v1)/me/history/{postId}/click",
                 Operation(
-                    method: "post",
+                    method: .post,
                     summary: "Record that I picked this post from search results (it must be in my history)",
                     auth: .required, status: 204, errors: [404])
             ),
             (
                 "\(v1)/me/recommended",
                 Operation(
-                    method: "get",
-                    summary:
-                        "My viewed posts, most likely to be opened next first (docs/recommendations.md); one page, up to limit",
+                    method: .get,
+                    summary: """
+                        My viewed posts, most likely to be opened next first (docs/recommendations.md); one page, \
+                        up to limit
+                        """,
                     auth: .required, query: [Params.limit], response: pageOf("HistoryItem"))
             ),
             // Notifications and realtime
             (
                 "\(v1)/me/notifications",
                 Operation(
-                    method: "get", summary: "My notifications, most recent activity first; unread=true for unread only",
+                    method: .get, summary: "My notifications, most recent activity first; unread=true for unread only",
                     auth: .required, query: page + [Params.unread], response: pageOf("Notification"))
             ),
             (
                 "\(v1)/me/notifications/read",
                 Operation(
-                    method: "post", summary: "Mark the given notifications read, or all of them without ids",
+                    method: .post, summary: "Mark the given notifications read, or all of them without ids",
                     auth: .required, body: "MarkNotificationsReadRequest", bodyRequired: false, status: 204)
             ),
             (
                 "\(v1)/stream",
                 Operation(
-                    method: "get",
-                    summary:
-                        "My events as Server-Sent Events: post.created, post.updated, post.deleted, comment.created, like.changed, notification; then ready (live), reset (resume point too old). Resume with the Last-Event-ID header or lastEventId",
+                    method: .get,
+                    summary: """
+                        My events as Server-Sent Events: post.created, post.updated, post.deleted, comment.created, \
+                        like.changed, notification; then ready (live), reset (resume point too old). Resume with the \
+                        Last-Event-ID header or lastEventId
+                        """,
                     auth: .required, query: [Params.lastEventId], eventStream: true)
             ),
             // Collections
             (
                 "\(v1)/collections",
                 Operation(
-                    method: "get", summary: "My collections, newest first", auth: .required, query: page,
+                    method: .get, summary: "My collections, newest first", auth: .required, query: page,
                     response: pageOf("SavedCollection"))
             ),
             (
                 "\(v1)/collections",
                 Operation(
-                    method: "post", summary: "Create a collection", auth: .required, body: "CollectionRequest",
-                    status: 201, response: ref("SavedCollection"), links: collectionLinks)
+                    method: .post, summary: "Create a collection", auth: .required, body: "CollectionRequest",
+                    status: 201,
+                    response: ref("SavedCollection"), links: collectionLinks)
             ),
             (
                 "\(v1)/collections/{id}",
                 Operation(
-                    method: "patch", summary: "Rename my collection", auth: .required, body: "CollectionRequest",
+                    method: .patch, summary: "Rename my collection", auth: .required, body: "CollectionRequest",
                     response: ref("SavedCollection"), errors: [404])
             ),
             (
                 "\(v1)/collections/{id}",
                 Operation(
-                    method: "delete", summary: "Delete my collection with its items", auth: .required, status: 204,
+                    method: .delete, summary: "Delete my collection with its items", auth: .required, status: 204,
                     errors: [404])
             ),
             (
                 "\(v1)/collections/{id}/items",
                 Operation(
-                    method: "get", summary: "Items of my collection, newest first", auth: .required, query: page,
+                    method: .get, summary: "Items of my collection, newest first", auth: .required, query: page,
                     response: pageOf("CollectionItem"), errors: [404])
             ),
             (
                 "\(v1)/collections/{id}/items",
                 Operation(
-                    method: "post",
-                    summary:
-                        "Save a post or a link (its preview is fetched in the background; a new link counts against the daily cap of link previews, 429 daily_link_preview_limit)",
+                    method: .post,
+                    summary: """
+                        Save a post or a link (its preview is fetched in the background; a new link counts against the \
+                        daily cap of link previews, 429 daily_link_preview_limit)
+                        """,
                     auth: .required, body: "SaveItemRequest", status: 201, response: ref("CollectionItem"),
                     errors: [404, 409],
                     links: [
-                        (operationID: "patchCollectionsItemsId", parameter: "id", expression: "$response.body#/id"),
-                        (operationID: "deleteCollectionsItemsId", parameter: "id", expression: "$response.body#/id"),
+                        (operationID: "patchCollectionsItemsId", parameter: "id", pointer: "/id"),
+                        (operationID: "deleteCollectionsItemsId", parameter: "id", pointer: "/id"),
                     ])
             ),
             (
                 "\(v1)/collections/items/{id}",
                 Operation(
-                    method: "patch", summary: "Move my item to another of my collections and/or edit its note",
+                    method: .patch, summary: "Move my item to another of my collections and/or edit its note",
                     auth: .required, body: "UpdateItemRequest", response: ref("CollectionItem"), errors: [404, 409])
             ),
             (
                 "\(v1)/collections/items/{id}",
-                Operation(method: "delete", summary: "Remove my item", auth: .required, status: 204, errors: [404])
+                Operation(
+                    method: .delete, summary: "Remove my item", auth: .required, status: 204, errors: [404])
             ),
         ]
     }
 
-    static var paths: Object {
-        var paths: Object = [:]
+    static var paths: OpenAPI.PathItem.Map {
+        var items: OrderedDictionary<OpenAPI.Path, OpenAPI.PathItem> = [:]
         for (path, operation) in operations {
-            var item = paths[path] as? Object ?? [:]
-            item[operation.method] = render(operation, path: path)
-            paths[path] = item
+            let rendered = render(operation, path: path)
+            items[OpenAPI.Path(rawValue: path), default: OpenAPI.PathItem()][operation.method] = rendered
         }
-        return paths
+        return items.mapValues { .b($0) }
     }
 
-    static func render(_ op: Operation, path: String) -> Object {
-        var result: Object = ["summary": op.summary, "operationId": operationID(op.method, path)]
-        var parameters: [Object] = pathParameters(path)
-        parameters += op.query
-        if !parameters.isEmpty { result["parameters"] = parameters }
-        switch op.auth {
-        case .none: result["security"] = [Object]()
-        case .optional: result["security"] = [Object(), ["bearerAuth": [String]()]]
-        case .required: result["security"] = [["bearerAuth": [String]()]]
-        }
+    static let bearerAuth = JSONReference<OpenAPI.SecurityScheme>.component(named: "bearerAuth")
+
+    static func render(_ op: Operation, path: String) -> OpenAPI.Operation {
+        let security: [OpenAPI.SecurityRequirement] =
+            switch op.auth {
+            case .none: []
+            case .optional: [[:], [bearerAuth: []]]
+            case .required: [[bearerAuth: []]]
+            }
+        var requestBody: OpenAPI.Request?
         if let body = op.body {
-            result["requestBody"] =
-                ["required": op.bodyRequired, "content": ["application/json": ["schema": ref(body)]]] as Object
+            requestBody = OpenAPI.Request(content: [.json: .b(.init(schema: ref(body)))], required: op.bodyRequired)
         }
         if op.upload {
-            let form: Object = [
-                "type": "object", "required": ["file"],
-                "properties": ["file": ["type": "string", "format": "binary"] as Object] as Object,
-            ]
-            result["requestBody"] = ["required": true, "content": ["multipart/form-data": ["schema": form]]] as Object
+            let form = Schemas.object(["file": .string(format: .other("binary"))])
+            requestBody = OpenAPI.Request(content: [.multipartForm: .b(.init(schema: form))], required: true)
         }
-        var success: Object =
-            op.response.map { ["description": "OK", "content": ["application/json": ["schema": $0]]] as Object }
-            ?? ["description": "Done"] as Object
+        var success = OpenAPI.Response(description: "Done")
+        if let response = op.response {
+            success = OpenAPI.Response(description: "OK", content: [.json: .b(.init(schema: response))])
+        }
         if op.eventStream {
-            success = [
-                "description": "Server-Sent Events (docs/realtime.md)",
-                "content": ["text/event-stream": ["schema": ["type": "string"] as Object] as Object] as Object,
-            ]
+            success = OpenAPI.Response(
+                description: "Server-Sent Events (docs/realtime.md)",
+                content: [.eventStream: .b(.init(schema: .string))])
         }
         if op.image {
-            success = [
-                "description": "The image",
-                "content": ["image/*": ["schema": ["type": "string", "format": "binary"] as Object] as Object]
-                    as Object,
-            ]
+            success = OpenAPI.Response(
+                description: "The image", content: [.anyImage: .b(.init(schema: .string(format: .other("binary"))))])
         }
-        if !op.links.isEmpty {
-            success["links"] = Dictionary(
-                uniqueKeysWithValues: op.links.map { link in
-                    (
-                        link.operationID,
-                        ["operationId": link.operationID, "parameters": [link.parameter: link.expression]] as Object
-                    )
-                })
+        for link in op.links {
+            let value = OpenAPI.RuntimeExpression.response(.body(.path(link.pointer)))
+            success.links[link.operationID] = .b(
+                OpenAPI.Link(operationId: link.operationID, parameters: [link.parameter: .a(value)]))
         }
-        var responses: Object = [String(op.status): success]
+        var responses: OpenAPI.Response.Map = [.status(code: op.status): .b(success)]
         var errors = Set(op.errors + [400, 422, 429])
         if op.auth != .none || path.hasPrefix(v1) { errors.insert(401) }
         if op.body != nil || op.upload { errors.formUnion([413, 415]) }
-        if op.image { responses["304"] = ["description": "Not modified (If-None-Match)"] as Object }
+        if op.image {
+            responses[.status(code: 304)] = .b(OpenAPI.Response(description: "Not modified (If-None-Match)"))
+        }
         if path.contains("{") { errors.insert(404) }
         for code in errors.sorted() {
-            var error: Object = [
-                "description": errorDescription(code), "content": ["application/json": ["schema": ref("Error")]],
-            ]
+            var error = OpenAPI.Response(
+                description: errorDescription(code), content: [.json: .b(.init(schema: ref("Error")))])
             if code == 429 {
-                error["headers"] =
-                    ["Retry-After": ["schema": ["type": "integer"], "description": "Seconds to wait"] as Object]
-                    as Object
+                error.headers = ["Retry-After": .b(OpenAPI.Header(schema: .integer, description: "Seconds to wait"))]
             }
-            responses[String(code)] = error
+            responses[.status(code: code)] = .b(error)
         }
-        result["responses"] = responses
-        return result
+        return OpenAPI.Operation(
+            summary: op.summary, operationId: operationID(op.method, path),
+            parameters: (pathParameters(path) + op.query).map { .b($0) }, requestBody: requestBody,
+            responses: responses, security: security)
     }
 
-    static func pathParameters(_ path: String) -> [Object] {
+    static func pathParameters(_ path: String) -> [OpenAPI.Parameter] {
         path.split(separator: "/").filter { $0.hasPrefix("{") }.map { segment in
-            let name = String(segment.dropFirst().dropLast())
-            return ["name": name, "in": "path", "required": true, "schema": ["type": "string"]] as Object
+            .path(name: String(segment.dropFirst().dropLast()), schema: .string)
         }
     }
 
-    static func operationID(_ method: String, _ path: String) -> String {
+    static func operationID(_ method: OpenAPI.HttpMethod, _ path: String) -> String {
         let words = path.replacingOccurrences(of: v1, with: "").split(whereSeparator: { "/{}.".contains($0) })
-        return method + words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        return method.rawValue.lowercased() + words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
     static func errorDescription(_ code: Int) -> String {
@@ -584,117 +604,79 @@ enum OpenAPIDocument {
 
     // MARK: schema helpers
 
-    static func ref(_ name: String) -> Object { ["$ref": "#/components/schemas/\(name)"] }
-    static func pageOf(_ name: String) -> Object { ref("\(name)Page") }
+    static func ref(_ name: String) -> JSONSchema { .reference(.component(named: name)) }
+    static func pageOf(_ name: String) -> JSONSchema { ref("\(name)Page") }
 
     enum Params {
-        static var limit: Object {
-            [
-                "name": "limit", "in": "query",
-                "schema": ["type": "integer", "minimum": 1, "maximum": 100, "default": 20] as Object,
-            ]
+        static var limit: OpenAPI.Parameter {
+            .query(
+                name: "limit",
+                schema: .integer(maximum: (100, exclusive: false), minimum: (1, exclusive: false), defaultValue: 20))
         }
-        static var mediaKey: Object {
-            [
-                "name": "k", "in": "query", "required": true,
-                "description": "The media's access key, as in the URLs of Media; a wrong or missing key is 404",
-                "schema": ["type": "string", "pattern": "^[A-Za-z0-9_-]{16,64}$"] as Object,
-            ]
+        static var mediaKey: OpenAPI.Parameter {
+            .query(
+                name: "k", required: true, schema: .string(pattern: "^[A-Za-z0-9_-]{16,64}$"),
+                description: "The media's access key, as in the URLs of Media; a wrong or missing key is 404")
         }
-        static var cursor: Object {
-            [
-                "name": "cursor", "in": "query", "description": "nextCursor of the previous page",
-                "schema": ["type": "string"],
-            ]
+        static var cursor: OpenAPI.Parameter {
+            .query(name: "cursor", schema: .string, description: "nextCursor of the previous page")
         }
-        static var since: Object {
-            [
-                "name": "since", "in": "query", "description": "Only posts created at or after (RFC 3339)",
-                "schema": ["type": "string", "format": "date-time"],
-            ]
+        static var since: OpenAPI.Parameter {
+            .query(
+                name: "since", schema: .string(format: .dateTime),
+                description: "Only posts created at or after (RFC 3339)")
         }
-        static var until: Object {
-            [
-                "name": "until", "in": "query", "description": "Only posts created before (RFC 3339)",
-                "schema": ["type": "string", "format": "date-time"],
-            ]
+        static var until: OpenAPI.Parameter {
+            .query(
+                name: "until", schema: .string(format: .dateTime), description: "Only posts created before (RFC 3339)")
         }
-        static var days: Object {
-            [
-                "name": "days", "in": "query",
-                "schema": ["type": "integer", "minimum": 1, "maximum": 366, "default": 365] as Object,
-            ]
+        static var days: OpenAPI.Parameter {
+            .query(
+                name: "days",
+                schema: .integer(maximum: (366, exclusive: false), minimum: (1, exclusive: false), defaultValue: 365))
         }
-        static var q: Object {
-            ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 100] as Object]
+        static var q: OpenAPI.Parameter { .query(name: "q", schema: .string(maxLength: 100)) }
+        static var member: OpenAPI.Parameter {
+            .query(name: "member", schema: .boolean, description: "true: only spaces I joined (sign-in required)")
         }
-        static var member: Object {
-            [
-                "name": "member", "in": "query", "description": "true: only spaces I joined (sign-in required)",
-                "schema": ["type": "boolean"],
-            ]
+        static var searchQ: OpenAPI.Parameter { .query(name: "q", required: true, schema: .string(maxLength: 1000)) }
+        static var postQ: OpenAPI.Parameter {
+            .query(name: "q", schema: .string(maxLength: 1000), description: "words; needed unless near is given")
         }
-        static var searchQ: Object {
-            ["name": "q", "in": "query", "required": true, "schema": ["type": "string", "maxLength": 1000] as Object]
+        static var near: OpenAPI.Parameter {
+            .query(name: "near", schema: .string(pattern: "^-?[0-9.]+,-?[0-9.]+$"), description: "latitude,longitude")
         }
-        static var postQ: Object {
-            [
-                "name": "q", "in": "query", "description": "words; needed unless near is given",
-                "schema": ["type": "string", "maxLength": 1000] as Object,
-            ]
+        static var radiusKm: OpenAPI.Parameter {
+            .query(
+                name: "radiusKm",
+                schema: .number(maximum: (500, exclusive: false), minimum: (0, exclusive: true), defaultValue: 10))
         }
-        static var near: Object {
-            [
-                "name": "near", "in": "query", "description": "latitude,longitude",
-                "schema": ["type": "string", "pattern": "^-?[0-9.]+,-?[0-9.]+$"] as Object,
-            ]
+        static var historySort: OpenAPI.Parameter {
+            .query(
+                name: "sort",
+                schema: .string(allowedValues: ["viewedAt", "postedAt", "views"], defaultValue: "viewedAt"))
         }
-        static var radiusKm: Object {
-            [
-                "name": "radiusKm", "in": "query",
-                "schema": ["type": "number", "exclusiveMinimum": 0, "maximum": 500, "default": 10] as Object,
-            ]
+        static var historyQ: OpenAPI.Parameter { .query(name: "q", schema: .string(maxLength: 1000)) }
+        static var searchIn: OpenAPI.Parameter {
+            .query(name: "in", schema: .string(allowedValues: ["all", "title", "body", "author", "space"]))
         }
-        static var historySort: Object {
-            [
-                "name": "sort", "in": "query",
-                "schema": ["type": "string", "enum": ["viewedAt", "postedAt", "views"], "default": "viewedAt"]
-                    as Object,
-            ]
+        static var space: OpenAPI.Parameter { .query(name: "space", schema: .string, description: "a space's slug") }
+        static var unread: OpenAPI.Parameter { .query(name: "unread", schema: .boolean) }
+        static var lastEventId: OpenAPI.Parameter {
+            .query(
+                name: "lastEventId", schema: .integer(minimum: (0, exclusive: false)),
+                description: "the id of the last event received (or the Last-Event-ID header)")
         }
-        static var historyQ: Object {
-            ["name": "q", "in": "query", "schema": ["type": "string", "maxLength": 1000] as Object]
+        static var deviceToken: OpenAPI.Parameter {
+            .header(
+                name: "Plaza-Device-Token", schema: .string(maxLength: 200),
+                description: """
+                    The deviceToken of an earlier sign-in to this account: this client then has its own failure \
+                    budget and is not locked out by other people's wrong guesses
+                    """)
         }
-        static var searchIn: Object {
-            [
-                "name": "in", "in": "query",
-                "schema": ["type": "string", "enum": ["all", "title", "body", "author", "space"]] as Object,
-            ]
-        }
-        static var space: Object {
-            ["name": "space", "in": "query", "description": "a space's slug", "schema": ["type": "string"]]
-        }
-        static var unread: Object { ["name": "unread", "in": "query", "schema": ["type": "boolean"]] }
-        static var lastEventId: Object {
-            [
-                "name": "lastEventId", "in": "query",
-                "description": "the id of the last event received (or the Last-Event-ID header)",
-                "schema": ["type": "integer", "minimum": 0] as Object,
-            ]
-        }
-        static var deviceToken: Object {
-            [
-                "name": "Plaza-Device-Token", "in": "header",
-                "description":
-                    "The deviceToken of an earlier sign-in to this account: this client then has its own failure budget and is not locked out by other people's wrong guesses",
-                "schema": ["type": "string", "maxLength": 200] as Object,
-            ]
-        }
-        static var kind: Object {
-            [
-                "name": "kind", "in": "query",
-                "schema": ["type": "string", "enum": ["text", "photo", "link", "activity"]] as Object,
-            ]
+        static var kind: OpenAPI.Parameter {
+            .query(name: "kind", schema: .string(allowedValues: ["text", "photo", "link", "activity"]))
         }
     }
 }
