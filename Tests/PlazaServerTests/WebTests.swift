@@ -440,4 +440,15 @@ struct WebTests {
             #expect(profile.contains("class=\"heatmap\""))
         }
     }
+
+    @Test func aPhotoCardLinksToItsPost() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let media = try await api.uploaded(try MediaFixtures.sample(.jpeg), as: ana)
+            let post = try await api.post(ana, CreatePostRequest(kind: .photo, body: "hi", mediaIds: [media.id]))
+            let explore = try await api.page(.get, "/explore").text
+            #expect(explore.contains(#"<a class="photo" href="/p/\#(post.id)">"#))
+            #expect(!explore.contains("/p/\(media.id)"), "the photo's id is not a post")
+        }
+    }
 }

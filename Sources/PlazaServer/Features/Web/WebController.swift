@@ -57,38 +57,28 @@ struct WebController {
 
     // MARK: rendering
 
-    /// Renders a full page: the layout's values (who is signed in, their spaces, the CSRF
-    /// token) plus `values`. Anonymous visitors get a pre-session nonce for the forms' token.
+    /// Renders `body` inside the layout, whose values say who is signed in, their spaces and
+    /// the CSRF token. Anonymous visitors get a pre-session nonce for the forms' token.
     func page(
-        _ template: String, title: String, nav: String = "", _ values: [String: Any] = [:], request: Request,
-        context: PlazaContext,
-        status: HTTPResponse.Status = .ok
+        _ template: String, title: String, nav: Layout.Nav? = nil, _ body: some Sendable, request: Request,
+        context: PlazaContext, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
-        var all = values
-        all["pageTitle"] = title
-        all["nav_\(nav)"] = true
-        all["v"] = renderer.assetVersion
+        let layout: Layout
         var nonce: String?
         if let identity = context.identity, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {
             let me = try await stores.accounts.me(userID: identity.userID)
-            var user = WebViews.user(me.user, viewer: identity.userID)
-            user["unread"] = me.unreadNotifications
-            user["hasUnread"] = me.unreadNotifications > 0
-            all["me"] = user
-            all["csrf"] = WebSession.csrfToken(secret: token)
             let joined = try await stores.spaces.list(
                 .init(memberOf: identity.userID, page: .init(limit: 50)), viewer: identity.userID)
-            all["mySpaces"] = joined.items.map(TemplateValue.object)
-            all["hasSpaces"] = !joined.items.isEmpty
-            if case .object(let prefs) = me.preferences, case .string(let last)? = prefs["lastSpace"] {
-                all["lastSpace"] = last
-            }
+            layout = Layout(
+                title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: WebSession.csrfToken(secret: token),
+                me: me, mySpaces: joined.items)
         } else {
             let secret = WebSession.nonce(request, secure: context.isHTTPS) ?? WebSession.newNonce()
             if WebSession.nonce(request, secure: context.isHTTPS) == nil { nonce = secret }
-            all["csrf"] = WebSession.csrfToken(secret: secret)
+            let csrf = WebSession.csrfToken(secret: secret)
+            layout = Layout(title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: csrf)
         }
-        var response = renderer.html(template, all, status: status)
+        var response = renderer.html(template, WebPage(layout: layout, body: body), status: status)
         if let nonce { response.setCookie(WebSession.nonceCookie(nonce, secure: context.isHTTPS)) }
         // The server's session slides with use; so does the cookie, renewed on every signed-in page.
         if context.identity != nil, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {
@@ -101,8 +91,8 @@ struct WebController {
     }
 
     /// Only the list part of a page (`?fragment=1`), for infinite scroll and live updates.
-    func fragment(_ template: String, _ values: [String: Any]) -> Response {
-        var response = renderer.html(template, values)
+    func fragment(_ template: String, _ view: some Sendable) -> Response {
+        var response = renderer.html(template, view)
         // Scripts insert only responses that say they are fragments (not, say, a sign-in page after a redirect).
         response.headers[HTTPField.Name("X-Plaza-Fragment")!] = "1"
         return response
@@ -167,10 +157,8 @@ struct WebController {
 
     @Sendable func loginPage(_ request: Request, context: PlazaContext) async throws -> Response {
         if context.identity != nil { return Self.redirect(to: Self.safeNext(request.uri.queryParameters.get("next"))) }
-        return try await page(
-            "login", title: "Sign in", nav: "login", ["next": Self.safeNext(request.uri.queryParameters.get("next"))],
-            request: request,
-            context: context)
+        let body = LoginPage(next: Self.safeNext(request.uri.queryParameters.get("next")))
+        return try await page("login", title: "Sign in", nav: .login, body, request: request, context: context)
     }
 
     @Sendable func login(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -187,16 +175,16 @@ struct WebController {
             }
             return signedIn(auth, context: context, next: next)
         } catch let error as PlazaError {
+            let body = LoginPage(error: error.message, login: form.login ?? "", next: next)
             return try await page(
-                "login", title: "Sign in", nav: "login",
-                ["error": error.message, "login": form.login ?? "", "next": next], request: request,
-                context: context, status: error.status)
+                "login", title: "Sign in", nav: .login, body, request: request, context: context, status: error.status)
         }
     }
 
     @Sendable func signupPage(_ request: Request, context: PlazaContext) async throws -> Response {
         if context.identity != nil { return Self.redirect(to: "/") }
-        return try await page("signup", title: "Create your account", nav: "signup", request: request, context: context)
+        return try await page(
+            "signup", title: "Create your account", nav: .signup, SignupPage(), request: request, context: context)
     }
 
     @Sendable func signup(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -209,12 +197,10 @@ struct WebController {
             return signedIn(
                 try await api.accounts.signUp(body, request: request, context: context), context: context, next: "/")
         } catch let error as PlazaError {
-            let values: [String: Any] = [
-                "error": error.message, "errorField": error.field ?? "", "username": body.username, "email": body.email,
-                "displayName": form.displayName ?? "",
-            ]
-            return try await page(
-                "signup", title: "Create your account", nav: "signup", values, request: request, context: context,
+            let page = SignupPage(
+                error: error.message, username: body.username, email: body.email, displayName: form.displayName ?? "")
+            return try await self.page(
+                "signup", title: "Create your account", nav: .signup, page, request: request, context: context,
                 status: error.status)
         }
     }

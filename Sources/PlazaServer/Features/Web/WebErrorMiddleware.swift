@@ -33,10 +33,10 @@ struct WebErrorMiddleware: RouterMiddleware {
     }
 
     func page(status: HTTPResponse.Status, message: String, headers: HTTPFields) -> Response {
-        var response = renderer.html(
-            "error",
-            ["pageTitle": status.reasonPhrase, "status": status.code, "message": message, "v": renderer.assetVersion],
-            status: status)
+        // Rendered without the stores: no one shows as signed in, and there is no form to protect.
+        let layout = Layout(title: status.reasonPhrase, nav: nil, assetVersion: renderer.assetVersion, csrf: "")
+        let view = WebPage(layout: layout, body: ErrorPage(status: status.code, message: message))
+        var response = renderer.html("error", view, status: status)
         for field in headers { response.headers.append(field) }
         return response
     }

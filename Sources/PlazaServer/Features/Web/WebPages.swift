@@ -53,40 +53,39 @@ struct WebPages {
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 
-    /// A feed page, or just its cards for `?fragment=1`.
-    func feed(
-        _ page: Page<Post>, template: String = "feed", title: String, nav: String, _ values: [String: Any] = [:],
-        request: Request,
-        context: PlazaContext
-    ) async throws -> Response {
-        var values = values
-        values["posts"] = WebViews.posts(page, viewer: context.viewerID)
-        values["next"] = Self.next(request, cursor: page.nextCursor)
-        if request.uri.queryParameters.get("fragment") != nil { return web.fragment("post-list", values) }
-        return try await web.page(template, title: title, nav: nav, values, request: request, context: context)
+    /// `?fragment=1`: only the list part of the page, for infinite scroll and live updates.
+    static func wantsFragment(_ request: Request) -> Bool { request.uri.queryParameters.get("fragment") != nil }
+
+    /// A page of posts as cards, with the link to the next page.
+    static func postList(_ page: Page<Post>, request: Request, context: PlazaContext) -> PostList {
+        PostList(
+            posts: page.items.map { PostView($0, viewer: context.viewerID) },
+            next: next(request, cursor: page.nextCursor))
     }
 
     @Sendable func home(_ request: Request, context: PlazaContext) async throws -> Response {
         guard context.identity != nil else { return try await explore(request, context: context) }
         let page = try await api.feeds.home(request, context: SignedInContext(context: context))
-        return try await feed(
-            page, title: "Home", nav: "home", ["heading": "Home", "live": "home"], request: request, context: context)
+        let list = Self.postList(page, request: request, context: context)
+        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        let body = FeedPage(heading: "Home", live: "home", list)
+        return try await web.page("feed", title: "Home", nav: .home, body, request: request, context: context)
     }
 
     @Sendable func explore(_ request: Request, context: PlazaContext) async throws -> Response {
         let page = try await api.feeds.global(request, context: context)
-        return try await feed(
-            page, title: "Explore", nav: "explore", ["heading": "Everyone", "live": "global"], request: request,
-            context: context)
+        let list = Self.postList(page, request: request, context: context)
+        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        let body = FeedPage(heading: "Everyone", live: "global", list)
+        return try await web.page("feed", title: "Explore", nav: .explore, body, request: request, context: context)
     }
 
     @Sendable func spaces(_ request: Request, context: PlazaContext) async throws -> Response {
         let page = try await api.spaces.list(request, context: context)
-        let values: [String: Any] = [
-            "spaces": page.items.map(TemplateValue.object), "next": Self.next(request, cursor: page.nextCursor) as Any,
-            "q": request.uri.queryParameters.get("q") ?? "",
-        ]
-        return try await web.page("spaces", title: "Spaces", nav: "spaces", values, request: request, context: context)
+        let body = SpacesPage(
+            spaces: page.items.map(SpaceView.init), next: Self.next(request, cursor: page.nextCursor),
+            q: request.uri.queryParameters.get("q") ?? "")
+        return try await web.page("spaces", title: "Spaces", nav: .spaces, body, request: request, context: context)
     }
 
     /// Reopens the space the signed-in person last opened (their `lastSpace` preference).
@@ -104,42 +103,36 @@ struct WebPages {
     @Sendable func space(_ request: Request, context: PlazaContext) async throws -> Response {
         let space = try await api.spaces.get(request, context: context)
         let page = try await api.feeds.spaceFeed(request, context: context)
-        let values: [String: Any] = [
-            "space": TemplateValue.object(space), "heading": space.name, "live": "space:\(space.slug)",
-        ]
-        return try await feed(
-            page, template: "space", title: space.name, nav: "spaces", values, request: request, context: context)
+        let list = Self.postList(page, request: request, context: context)
+        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        let body = SpacePage(space, list)
+        return try await web.page("space", title: space.name, nav: .spaces, body, request: request, context: context)
     }
 
     @Sendable func compose(_ request: Request, context: SignedInContext) async throws -> Response {
         let kind = request.uri.queryParameters.get("kind").flatMap(PostKind.init(rawValue:)) ?? .text
-        let values: [String: Any] = [
-            "kind_\(kind.rawValue)": true, "space": request.uri.queryParameters.get("space") ?? "",
-        ]
+        let body = ComposePage(kind: Choice(kind), space: request.uri.queryParameters.get("space") ?? "")
         return try await web.page(
-            "compose", title: "New post", nav: "compose", values, request: request, context: context.base)
+            "compose", title: "New post", nav: .compose, body, request: request, context: context.base)
     }
 
     @Sendable func post(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
         let comments = try await api.posts.listComments(request, context: context)
-        var values: [String: Any] = ["post": WebViews.post(post, viewer: context.viewerID)]
-        values["comments"] = comments.items.map {
-            WebViews.comment($0, viewer: context.viewerID, postAuthor: post.author.id)
-        }
-        values["moreComments"] = Self.next(request, cursor: comments.nextCursor)
-        values["after"] =
-            comments.items.last.flatMap { c in
-                Int64(c.id).map { Cursor(time: c.createdAt.milliseconds, id: $0).encoded }
-            } ?? ""
+        var mine: [SavedCollection] = []
         if let me = context.identity {
-            let mine = try await stores.collections.list(owner: me.userID, page: .init(limit: 100))
-            values["myCollections"] = mine.items.map(TemplateValue.object)
-            values["hasCollections"] = !mine.items.isEmpty
+            mine = try await stores.collections.list(owner: me.userID, page: .init(limit: 100)).items
         }
-        return try await web.page(
-            "post", title: post.title ?? "Post by \(post.author.displayName)", values, request: request,
-            context: context)
+        let last = comments.items.last
+        let after =
+            last.flatMap { c in Int64(c.id).map { Cursor(time: c.createdAt.milliseconds, id: $0).encoded } } ?? ""
+        let body = PostPage(
+            post: PostView(post, viewer: context.viewerID),
+            comments: comments.items.map { CommentView($0, viewer: context.viewerID, postAuthor: post.author.id) },
+            moreComments: Self.next(request, cursor: comments.nextCursor), after: after, myCollections: mine,
+            hasCollections: !mine.isEmpty)
+        let title = post.title ?? "Post by \(post.author.displayName)"
+        return try await web.page("post", title: title, body, request: request, context: context)
     }
 
     @Sendable func edit(_ request: Request, context: SignedInContext) async throws -> Response {
@@ -148,9 +141,8 @@ struct WebPages {
         guard post.author.id == String(me.userID) else {
             throw PlazaError(.forbidden, "forbidden", "Only the author can edit this post.")
         }
-        return try await web.page(
-            "edit", title: "Edit post", ["post": WebViews.post(post, viewer: me.userID)], request: request,
-            context: context.base)
+        let body = EditPage(post: PostView(post, viewer: me.userID))
+        return try await web.page("edit", title: "Edit post", body, request: request, context: context.base)
     }
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -163,8 +155,8 @@ struct WebPages {
     @Sendable func comments(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
         let page = try await api.posts.listComments(request, context: context)
-        let items = page.items.map { WebViews.comment($0, viewer: context.viewerID, postAuthor: post.author.id) }
-        var response = web.fragment("comment-list", ["comments": items])
+        let items = page.items.map { CommentView($0, viewer: context.viewerID, postAuthor: post.author.id) }
+        var response = web.fragment("comment-list", CommentList(comments: items))
         if let last = page.items.last, let id = Int64(last.id) {
             response.headers[HTTPField.Name("X-Next-After")!] =
                 Cursor(time: last.createdAt.milliseconds, id: id).encoded
@@ -174,21 +166,21 @@ struct WebPages {
 
     @Sendable func postFragment(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
-        return web.fragment("post-list", ["posts": [WebViews.post(post, viewer: context.viewerID)]])
+        return web.fragment("post-list", PostList(posts: [PostView(post, viewer: context.viewerID)], next: nil))
     }
 
     @Sendable func profile(_ request: Request, context: PlazaContext) async throws -> Response {
         let user = try await api.people.profile(request, context: context)
         let posts = try await api.feeds.userPosts(request, context: context)
         let heatmap = try await api.people.activity(request, context: context)
-        var values: [String: Any] = [
-            "user": WebViews.user(user, viewer: context.viewerID), "heatmap": WebViews.heatmap(heatmap),
-        ]
-        values["grid"] = request.uri.queryParameters.get("kind") == "photo"
-        return try await feed(
-            posts, template: "profile", title: "\(user.displayName) (@\(user.username))",
-            nav: user.id == context.viewerID.map(String.init) ? "profile" : "",
-            values, request: request, context: context)
+        let list = Self.postList(posts, request: request, context: context)
+        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        let body = ProfilePage(
+            user: UserView(user, viewer: context.viewerID), heatmap: HeatmapView(heatmap),
+            grid: request.uri.queryParameters.get("kind") == "photo", list)
+        let nav: Layout.Nav? = user.id == context.viewerID.map(String.init) ? .profile : nil
+        let title = "\(user.displayName) (@\(user.username))"
+        return try await web.page("profile", title: title, nav: nav, body, request: request, context: context)
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -210,10 +202,9 @@ struct WebPages {
     func people(_ page: Page<User>, heading: String, back: String, request: Request, context: PlazaContext) async throws
         -> Response
     {
-        let values: [String: Any] = [
-            "heading": heading, "back": back, "users": page.items.map { WebViews.user($0, viewer: context.viewerID) },
-            "next": Self.next(request, cursor: page.nextCursor) as Any,
-        ]
-        return try await web.page("people", title: heading, values, request: request, context: context)
+        let body = PeoplePage(
+            heading: heading, back: back, users: page.items.map { UserView($0, viewer: context.viewerID) },
+            next: Self.next(request, cursor: page.nextCursor))
+        return try await web.page("people", title: heading, body, request: request, context: context)
     }
 }

@@ -38,8 +38,7 @@ struct WebRenderer: Sendable {
             assets[name] = Asset(body: ByteBuffer(data: data), contentType: contentType(of: name))
         }
         let version = ByteText.hex(hasher.finalize().prefix(6))
-        // Media is served by Plaza itself (from disk or S3), so images are same-origin too; blob:
-        // is the upload preview.
+        // Media is served by Plaza itself (from disk or S3), so images are same-origin too; blob: is the upload preview.
         let csp =
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; "
             + "manifest-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -57,13 +56,10 @@ struct WebRenderer: Sendable {
         }
     }
 
-    /// An HTML response from `template`, with the headers every page carries.
-    func html(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
-        // A nil boxed in Any would read as present (and print "nil"): absent keys are false.
-        let present = values.filter {
-            Mirror(reflecting: $0.value).displayStyle != .optional || Mirror(reflecting: $0.value).children.first != nil
-        }
-        let text = library.render(present, withTemplate: template) ?? "Template \(template) is missing."
+    /// An HTML response from `template` showing `view` (a page's view, see WebPageViews.swift),
+    /// with the headers every page carries.
+    func html(_ template: String, _ view: some Sendable, status: HTTPResponse.Status = .ok) -> Response {
+        let text = library.render(view, withTemplate: template) ?? "Template \(template) is missing."
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.contentSecurityPolicy] = contentSecurityPolicy
@@ -90,37 +86,5 @@ struct WebRenderer: Sendable {
                 .xContentTypeOptions: "nosniff",
             ],
             body: .init(byteBuffer: asset.body))
-    }
-}
-
-/// Turns API values into what Mustache reads: dictionaries, arrays, strings and numbers, with
-/// the JSON field names the API documents, so templates and scripts share one vocabulary.
-enum TemplateValue {
-    static func from(_ value: some Encodable) -> Any {
-        guard let data = try? JSON.encoder.encode(value),
-            let json = try? JSONDecoder().decode(JSONValue.self, from: data)
-        else { return [:] }
-        return convert(json)
-    }
-
-    static func object(_ value: some Encodable) -> [String: Any] { from(value) as? [String: Any] ?? [:] }
-
-    static func convert(_ json: JSONValue) -> Any {
-        switch json {
-        case .null: return Optional<Any>.none as Any
-        case .bool(let b): return b
-        case .number(let n): return n.rounded() == n && abs(n) < 9e15 ? Int(n) as Any : n
-        case .string(let s): return s
-        case .array(let items): return items.map(convert)
-        // Absent, null and "" all read as false in a section, so `{{#bio}}…{{/bio}}` shows nothing for an empty bio.
-        case .object(let fields):
-            return fields.compactMapValues { $0 == .null || $0 == .string("") ? nil : convert($0) }
-        }
-    }
-
-    /// `2026-11-21T09:30:00.123Z` as `2026-11-21 09:30 UTC` (scripts show it relative, in local time).
-    static func readableTime(_ iso: Any?) -> String {
-        guard let iso = iso as? String, iso.count >= 16 else { return "" }
-        return iso.prefix(10) + " " + iso.dropFirst(11).prefix(5) + " UTC"
     }
 }

@@ -1,66 +1,239 @@
 import Foundation
+import Mustache
 import PlazaAPI
 
-/// What the templates show beyond the API's own fields: flags Mustache cannot compute
-/// (kind, ownership, completion), readable times, alt text and sentences.
-enum WebViews {
-    static func post(_ post: Post, viewer: Int64?) -> [String: Any] {
-        var values = TemplateValue.object(post)
-        values["is_\(post.kind.rawValue)"] = true
-        values["mine"] = viewer.map { String($0) == post.author.id } ?? false
-        values["initial"] = initial(post.author.displayName)
-        values["when"] = TemplateValue.readableTime(values["createdAt"])
-        values["edited"] = post.editedAt != nil
+// What the templates read, as plain stored values made from the API's objects. Mustache reads
+// stored properties through `Mirror` and walks up the context stack when a name is missing
+// or nil, so the rules below keep every page as it was when the values were JSON:
+// - a text that a template tests with `{{#name}}` is nil when empty ("" would open the section);
+// - times are the API's ISO 8601 strings (scripts read `datetime=`), shown readable beside;
+// - numbers print as JSON prints them (`50`, not `50.0`);
+// - a view leaves out the names its templates look up in an outer context (`alt` inside
+//   `cover` is the post's; `username` inside `viewer` is the user's).
+
+/// A post as cards, the post page, the photo grid and the edit form show it.
+struct PostView: Sendable {
+    let id: String
+    /// The post's page, for links inside sections where `id` is another object's (`cover`).
+    let postPath: String
+    /// The kind's raw value, a CSS class.
+    let kind: String
+    let isPhoto: Bool
+    let author: AuthorView
+    let title: String?
+    let body: String?
+    let spaces: [SpaceSummary]
+    let media: [Media]
+    /// The first photo: the card's and the grid's picture.
+    let cover: Media?
+    /// More than one photo: the post page shows a gallery.
+    let multiple: Bool
+    let link: LinkView?
+    let location: LocationView?
+    let activity: ActivityView?
+    let price: String?
+    let createdAt: String
+    let when: String
+    let edited: Bool
+    let counts: Post.Counts
+    let viewer: Post.Viewer
+    /// Written by the viewer, who may edit and delete it.
+    let mine: Bool
+    /// The author's initial, where there is no avatar.
+    let initial: String
+    /// The title or text, else "Photo by …": the photos' alt text and the saved post's name.
+    let alt: String
+
+    init(_ post: Post, viewer: Int64?) {
+        id = post.id
+        postPath = "/p/\(post.id)"
+        kind = post.kind.rawValue
+        isPhoto = post.kind == .photo
+        author = AuthorView(post.author)
+        title = post.title.nonEmpty
+        body = post.body.nonEmpty
+        spaces = post.spaces
+        media = post.media
+        cover = post.media.first
+        multiple = post.media.count > 1
+        link = post.link.map(LinkView.init)
+        location = post.location.map(LocationView.init)
+        activity = post.activity.map(ActivityView.init)
+        price = post.price.nonEmpty
+        createdAt = post.createdAt.description
+        when = post.createdAt.readable
+        edited = post.editedAt != nil
+        counts = post.counts
+        self.viewer = post.viewer
+        mine = viewer.map { String($0) == post.author.id } ?? false
+        initial = Self.initial(post.author.displayName)
         let caption = [post.title, post.body].compactMap { $0 }.first { !$0.isEmpty }
-        values["alt"] = caption ?? "\(post.kind == .photo ? "Photo" : "Post") by \(post.author.displayName)"
-        if let first = post.media.first { values["cover"] = TemplateValue.object(first) }
-        values["multiple"] = post.media.count > 1
-        if let link = post.link {
-            values["linkTitle"] = link.title ?? link.url
-            values["linkHost"] = URL(string: link.url)?.host ?? link.url
-        }
-        if let location = post.location { values["placeName"] = location.name ?? "Pinned place" }
-        if let activity = post.activity {
-            values["done"] = activity.progress >= 100
-        }
-        return values
+        alt = caption ?? "\(post.kind == .photo ? "Photo" : "Post") by \(post.author.displayName)"
     }
 
     /// The first letter of a name, shown where there is no photo.
     static func initial(_ name: String) -> String { name.first.map { String($0).uppercased() } ?? "?" }
+}
 
-    static func posts(_ page: Page<Post>, viewer: Int64?) -> [[String: Any]] {
-        page.items.map { post($0, viewer: viewer) }
+/// A post's or a comment's author.
+struct AuthorView: Sendable {
+    let username: String
+    let displayName: String
+    let avatar: Media?
+
+    init(_ author: UserSummary) {
+        username = author.username
+        displayName = author.displayName
+        avatar = author.avatar
     }
+}
 
-    static func comment(_ comment: Comment, viewer: Int64?, postAuthor: String?) -> [String: Any] {
-        var values = TemplateValue.object(comment)
-        values["when"] = TemplateValue.readableTime(values["createdAt"])
+/// A link card: a post's link or a saved link, with its preview when one was fetched.
+struct LinkView: Sendable {
+    let url: String
+    let imageURL: String?
+    let description: String?
+    /// The preview's title, else the URL.
+    let linkTitle: String
+    /// The host a post's card names, else the URL.
+    let linkHost: String
+
+    init(_ link: LinkPreview) {
+        url = link.url
+        imageURL = link.imageURL.nonEmpty
+        description = link.description.nonEmpty
+        linkTitle = link.title ?? link.url
+        linkHost = URL(string: link.url)?.host ?? link.url
+    }
+}
+
+/// Where a post was made.
+struct LocationView: Sendable {
+    let latitude: String
+    let longitude: String
+    let placeName: String
+
+    init(_ location: Location) {
+        latitude = location.latitude.jsonText
+        longitude = location.longitude.jsonText
+        placeName = location.name ?? "Pinned place"
+    }
+}
+
+/// An activity post's progress.
+struct ActivityView: Sendable {
+    let type: String
+    let emoji: String?
+    let color: String?
+    let progress: Int
+    let done: Bool
+
+    init(_ activity: Activity) {
+        type = activity.type
+        emoji = activity.emoji
+        color = activity.color
+        progress = activity.progress
+        done = activity.progress >= 100
+    }
+}
+
+/// A comment under a post.
+struct CommentView: Sendable {
+    let id: String
+    let author: AuthorView
+    let body: String
+    let createdAt: String
+    let when: String
+    /// The viewer wrote the comment or the post.
+    let deletable: Bool
+
+    init(_ comment: Comment, viewer: Int64?, postAuthor: String?) {
+        id = comment.id
+        author = AuthorView(comment.author)
+        body = comment.body
+        createdAt = comment.createdAt.description
+        when = comment.createdAt.readable
         let mine = viewer.map { String($0) == comment.author.id } ?? false
-        values["deletable"] = mine || (viewer.map { String($0) } == postAuthor && postAuthor != nil)
-        return values
+        deletable = mine || (viewer.map { String($0) } == postAuthor && postAuthor != nil)
     }
+}
 
-    static func user(_ user: User, viewer: Int64?) -> [String: Any] {
-        var values = TemplateValue.object(user)
-        values["me"] = viewer.map { String($0) == user.id } ?? false
-        values["initial"] = initial(user.displayName)
-        values["since"] = String(TemplateValue.readableTime(values["createdAt"]).prefix(10))
-        if let status = user.status { values["statusLabel"] = statusLabel(status) }
-        return values
+/// A person: a profile, a row in a list of people, the settings' profile form.
+struct UserView: Sendable {
+    let username: String
+    let displayName: String
+    let bio: String?
+    let avatar: Media?
+    let status: UserStatus?
+    /// "Busy: planting", or the kind alone when there is no text.
+    let statusLabel: String?
+    let counts: User.Counts
+    /// How the viewer relates to this person; nil when signed out or for oneself.
+    let viewer: User.Viewer?
+    /// This is the viewer, who gets no follow or block button.
+    let me: Bool
+    /// The initial, where there is no avatar.
+    let initial: String
+
+    init(_ user: User, viewer: Int64?) {
+        username = user.username
+        displayName = user.displayName
+        bio = user.bio.nonEmpty
+        avatar = user.avatar
+        status = user.status
+        statusLabel = user.status.map(Self.statusLabel)
+        counts = user.counts
+        self.viewer = user.viewer
+        me = viewer.map { String($0) == user.id } ?? false
+        initial = PostView.initial(user.displayName)
     }
 
     static func statusLabel(_ status: UserStatus) -> String {
         let kind = status.kind.prefix(1).uppercased() + status.kind.dropFirst()
         return status.text.isEmpty ? kind : "\(kind): \(status.text)"
     }
+}
 
-    static func notification(_ n: PlazaAPI.Notification) -> [String: Any] {
-        var values = TemplateValue.object(n)
+/// A space in lists, on its page and in the layout's switcher.
+struct SpaceView: Sendable {
+    let slug: String
+    let name: String
+    let description: String?
+    let image: Media?
+    let counts: Space.Counts
+    let viewer: Space.Viewer
+
+    init(_ space: Space) {
+        slug = space.slug
+        name = space.name
+        description = space.description.nonEmpty
+        image = space.image
+        counts = space.counts
+        viewer = space.viewer
+    }
+}
+
+/// A notification as a sentence with a link.
+struct NotificationView: Sendable {
+    let id: String
+    let kind: String
+    let read: Bool
+    /// "Ana and 2 others liked your post".
+    let text: String
+    /// The post, else the person who acted.
+    let href: String
+    /// The comment, else the post's title or text.
+    let excerpt: String?
+    let createdAt: String
+    let when: String
+
+    init(_ n: PlazaAPI.Notification) {
+        id = n.id
+        kind = n.kind.rawValue
+        read = n.read
         let others = n.actorCount - 1
-        let who =
-            others > 0
-            ? "\(n.actor.displayName) and \(others) \(others == 1 ? "other" : "others")" : n.actor.displayName
+        let name = n.actor.displayName
+        let who = others > 0 ? "\(name) and \(others) \(others == 1 ? "other" : "others")" : name
         let what =
             switch n.kind {
             case .like: "liked your post"
@@ -69,18 +242,88 @@ enum WebViews {
             case .follow: "followed you"
             case .mention: "mentioned you"
             }
-        values["text"] = "\(who) \(what)"
-        values["when"] = TemplateValue.readableTime(values["createdAt"])
-        values["href"] = n.post.map { "/p/\($0.id)" } ?? "/u/\(n.actor.username)"
-        values["excerpt"] = n.comment?.body ?? n.post.flatMap { $0.title ?? $0.body }
-        return values
+        text = "\(who) \(what)"
+        href = n.post.map { "/p/\($0.id)" } ?? "/u/\(n.actor.username)"
+        excerpt = n.comment?.body ?? n.post.flatMap { $0.title ?? $0.body }
+        createdAt = n.createdAt.description
+        when = n.createdAt.readable
     }
+}
 
-    /// The activity heatmap as cells in week columns (Sunday first), each with a level 0–4.
-    static func heatmap(_ map: ActivityHeatmap) -> [String: Any] {
-        var cells: [[String: Any]] = []
-        if let first = map.days.first, let offset = weekday(of: first.date) {
-            cells += Array(repeating: ["pad": true], count: offset)
+/// A saved post or link in a collection or in search results.
+struct ItemView: Sendable {
+    let id: String
+    let post: PostView?
+    let link: LinkView?
+    let state: Choice
+    let note: String?
+    let savedAt: String
+    let when: String
+
+    init(_ item: CollectionItem, viewer: Int64) {
+        id = item.id
+        post = item.post.map { PostView($0, viewer: viewer) }
+        link = item.link.map(LinkView.init)
+        state = Choice(item.state)
+        note = item.note.nonEmpty
+        savedAt = item.savedAt.description
+        when = item.savedAt.readable
+    }
+}
+
+/// A post in my reading history.
+struct HistoryEntryView: Sendable {
+    let post: PostView
+    let views: Int
+    let viewedAt: String
+    let viewed: String
+
+    init(_ item: HistoryItem, viewer: Int64) {
+        post = PostView(item.post, viewer: viewer)
+        views = item.views
+        viewedAt = item.viewedAt.description
+        viewed = item.viewedAt.readable
+    }
+}
+
+/// One of my sessions in settings.
+struct SessionView: Sendable {
+    let id: String
+    let userAgent: String?
+    let ip: String?
+    let lastUsedAt: String
+    let lastUsed: String
+    /// This browser's.
+    let current: Bool
+
+    init(_ session: Session) {
+        id = session.id
+        userAgent = session.userAgent.nonEmpty
+        ip = session.ip
+        lastUsedAt = session.lastUsedAt.description
+        lastUsed = session.lastUsedAt.readable
+        current = session.current
+    }
+}
+
+/// The activity heatmap as cells in week columns (Sunday first), each with a level 0–4.
+struct HeatmapView: Sendable {
+    struct Cell: Sendable {
+        /// Fills the first column up to the first day's weekday.
+        let pad: Bool
+        let date: String
+        let level: Int
+        let label: String
+    }
+    let cells: [Cell]
+    /// "12 active days".
+    let activeLabel: String
+    let completed: Int
+
+    init(_ map: ActivityHeatmap) {
+        var cells: [Cell] = []
+        if let first = map.days.first, let offset = Self.weekday(of: first.date) {
+            cells += Array(repeating: Cell(pad: true, date: "", level: 0, label: ""), count: offset)
         }
         var active = 0
         var completed = 0
@@ -89,15 +332,12 @@ enum WebViews {
             if total > 0 { active += 1 }
             completed += day.completed
             let level = total == 0 ? 0 : min(4, day.completed > 0 ? 2 + day.completed : 1)
-            cells.append([
-                "date": day.date, "level": level,
-                "label": "\(day.date): \(day.posted) posted, \(day.completed) completed",
-            ])
+            let label = "\(day.date): \(day.posted) posted, \(day.completed) completed"
+            cells.append(Cell(pad: false, date: day.date, level: level, label: label))
         }
-        return [
-            "cells": cells, "activeDays": active, "activeLabel": active == 1 ? "1 active day" : "\(active) active days",
-            "completed": completed,
-        ]
+        self.cells = cells
+        activeLabel = active == 1 ? "1 active day" : "\(active) active days"
+        self.completed = completed
     }
 
     /// 0 for Sunday … 6 for Saturday, from `yyyy-mm-dd`.
@@ -114,4 +354,37 @@ enum WebViews {
         let h = (parts[2] + 13 * (m + 1) / 5 + k + k / 4 + j / 4 + 5 * j) % 7  // Zeller: 0 = Saturday
         return (h + 6) % 7
     }
+}
+
+/// Which one of several options is chosen, for `checked`, `selected` and `aria-current`:
+/// `{{#sort.views}}` is true when the choice is `views`.
+struct Choice: Sendable, MustacheParent {
+    let chosen: String
+
+    init(_ chosen: String) { self.chosen = chosen }
+    init<Option: RawRepresentable>(_ option: Option) where Option.RawValue == String { chosen = option.rawValue }
+
+    func child(named name: String) -> Any? { name == chosen }
+}
+
+extension Timestamp {
+    /// `2026-11-21 09:30 UTC` (scripts show it relative, in local time).
+    var readable: String {
+        let iso = description
+        return iso.prefix(10) + " " + iso.dropFirst(11).prefix(5) + " UTC"
+    }
+}
+
+extension String? {
+    /// Nil for an empty text too, so `{{#bio}}…{{/bio}}` shows nothing for an empty bio.
+    var nonEmpty: String? { self?.isEmpty == false ? self : nil }
+}
+
+extension String {
+    var nonEmpty: String? { isEmpty ? nil : self }
+}
+
+extension Double {
+    /// As the API's JSON writes it: whole numbers without a fraction (`50`, not `50.0`).
+    var jsonText: String { rounded() == self && abs(self) < 9e15 ? String(Int(self)) : String(self) }
 }

@@ -1,0 +1,255 @@
+import Foundation
+import Mustache
+import PlazaAPI
+
+/// What `layout.mustache` shows around every page: the title, the current navigation entry,
+/// the assets' version, the forms' CSRF token, and who is signed in with their spaces.
+struct Layout: Sendable {
+    /// The entries of the main navigation, as the layout names them (`{{#nav.home}}`).
+    enum Nav: String, Sendable {
+        case home, explore, spaces, compose, search, notifications, collections, history, profile, settings
+        /// Signed out.
+        case login, signup
+    }
+
+    let pageTitle: String
+    let nav: Choice
+    /// The assets' version, appended to their URLs.
+    let v: String
+    /// Empty on the error page, which has no forms.
+    let csrf: String
+    let me: SignedIn?
+    /// The spaces I joined, for the switcher and the composer.
+    let mySpaces: [SpaceView]
+    let hasSpaces: Bool
+    /// The space the switcher reopens (my `lastSpace` preference), shown when it is set at all.
+    let lastSpace: String?
+
+    /// The signed-in person as the layout shows them: a link to their profile and the unread badge.
+    struct SignedIn: Sendable {
+        let username: String
+        let unread: Int
+        let hasUnread: Bool
+    }
+
+    init(title: String, nav: Nav?, assetVersion: String, csrf: String, me: Me? = nil, mySpaces: [Space] = []) {
+        pageTitle = title
+        self.nav = Choice(nav?.rawValue ?? "")
+        v = assetVersion
+        self.csrf = csrf
+        self.me = me.map {
+            SignedIn(username: $0.user.username, unread: $0.unreadNotifications, hasUnread: $0.unreadNotifications > 0)
+        }
+        self.mySpaces = mySpaces.map(SpaceView.init)
+        hasSpaces = !mySpaces.isEmpty
+        lastSpace = me?.preferences["lastSpace"]?.stringValue
+    }
+}
+
+/// A page's own view inside the layout. Mustache looks a name up in the layout's values, then
+/// in the page's (a view's stored properties, as Mustache itself reads them).
+struct WebPage<Body: Sendable>: Sendable, MustacheParent {
+    let layout: Layout
+    let body: Body
+
+    func child(named name: String) -> Any? {
+        Self.value(named: name, in: layout) ?? Self.value(named: name, in: body)
+    }
+
+    /// The stored property `name` of `object`, unwrapped; nil when there is none or it is nil.
+    static func value(named name: String, in object: Any) -> Any? {
+        guard let value = Mirror(reflecting: object).children.first(where: { $0.label == name })?.value else {
+            return nil
+        }
+        let optional = Mirror(reflecting: value)
+        guard optional.displayStyle == .optional else { return value }
+        return optional.children.first?.value
+    }
+}
+
+// MARK: the pages, one per template
+
+/// `post-list.mustache`: cards and the link to older ones; a fragment for infinite scroll too.
+struct PostList: Sendable {
+    let posts: [PostView]
+    let next: String?
+}
+
+/// `feed.mustache`: home and explore.
+struct FeedPage: Sendable {
+    let heading: String
+    /// The live stream the page listens to for new posts.
+    let live: String
+    let posts: [PostView]
+    let next: String?
+
+    init(heading: String, live: String, _ list: PostList) {
+        self.heading = heading
+        self.live = live
+        posts = list.posts
+        next = list.next
+    }
+}
+
+/// `space.mustache`.
+struct SpacePage: Sendable {
+    let space: SpaceView
+    let live: String
+    let posts: [PostView]
+    let next: String?
+
+    init(_ space: Space, _ list: PostList) {
+        self.space = SpaceView(space)
+        live = "space:\(space.slug)"
+        posts = list.posts
+        next = list.next
+    }
+}
+
+/// `spaces.mustache`.
+struct SpacesPage: Sendable {
+    let spaces: [SpaceView]
+    let next: String?
+    let q: String
+}
+
+/// `compose.mustache`.
+struct ComposePage: Sendable {
+    let kind: Choice
+    /// The space to tick, from `?space=`.
+    let space: String
+}
+
+/// `post.mustache`.
+struct PostPage: Sendable {
+    let post: PostView
+    let comments: [CommentView]
+    let moreComments: String?
+    /// The last comment's cursor: where live updates go on from.
+    let after: String
+    /// Where the signed-in viewer can save the post.
+    let myCollections: [SavedCollection]
+    let hasCollections: Bool
+}
+
+/// `edit.mustache`.
+struct EditPage: Sendable {
+    let post: PostView
+}
+
+/// `comment-list.mustache`: the comments a post page appends.
+struct CommentList: Sendable {
+    let comments: [CommentView]
+}
+
+/// `profile.mustache`.
+struct ProfilePage: Sendable {
+    let user: UserView
+    let heatmap: HeatmapView
+    /// `?kind=photo`: the photos as a grid.
+    let grid: Bool
+    let posts: [PostView]
+    let next: String?
+
+    init(user: UserView, heatmap: HeatmapView, grid: Bool, _ list: PostList) {
+        self.user = user
+        self.heatmap = heatmap
+        self.grid = grid
+        posts = list.posts
+        next = list.next
+    }
+}
+
+/// `people.mustache`: followers, following, likers.
+struct PeoplePage: Sendable {
+    let heading: String
+    let back: String
+    let users: [UserView]
+    let next: String?
+}
+
+/// `collections.mustache`.
+struct CollectionsPage: Sendable {
+    let collections: [SavedCollection]
+    let next: String?
+}
+
+/// `collection.mustache`.
+struct CollectionPage: Sendable {
+    let collection: SavedCollection
+    let items: [ItemView]
+    /// The collections its items can move to.
+    let others: [SavedCollection]
+    let hasOthers: Bool
+    /// Items show move and remove buttons (not in search results).
+    let movable = true
+    let next: String?
+}
+
+/// `search.mustache`: the form, and the results once something is asked.
+struct SearchPage: Sendable {
+    let q: String
+    /// `q` for the tabs' links.
+    let qParam: String
+    /// What is searched: `posts`, `accounts` or `saved`.
+    let tab: Choice
+    /// The posts' field (`?in=`).
+    let searchIn: Choice
+    /// The posts' kind filter; `anyKind` when there is none.
+    let kind: Choice
+    let anyKind: Bool
+    let near: String?
+    var posts: [PostView] = []
+    var users: [UserView] = []
+    var items: [ItemView] = []
+    var next: String?
+    /// Asked, and nothing found.
+    var empty = false
+}
+
+/// `history.mustache`: my history, or my recommendations.
+struct HistoryPage: Sendable {
+    let entries: [HistoryEntryView]
+    let next: String?
+    let sort: Choice
+    let q: String
+    let recommended: Bool
+}
+
+/// `notifications.mustache`.
+struct NotificationsPage: Sendable {
+    let notifications: [NotificationView]
+    let next: String?
+    let unreadOnly: Bool
+}
+
+/// `settings.mustache`.
+struct SettingsPage: Sendable {
+    let user: UserView
+    /// My status's kind, `none` without one.
+    let statusKind: Choice
+    let sessions: [SessionView]
+}
+
+/// `login.mustache`.
+struct LoginPage: Sendable {
+    var error: String?
+    /// What was typed, kept after an error.
+    var login = ""
+    /// Where to go once signed in.
+    let next: String
+}
+
+/// `signup.mustache`; after an error, what was typed.
+struct SignupPage: Sendable {
+    var error: String?
+    var username = ""
+    var email = ""
+    var displayName = ""
+}
+
+/// `error.mustache`.
+struct ErrorPage: Sendable {
+    let status: Int
+    let message: String
+}
