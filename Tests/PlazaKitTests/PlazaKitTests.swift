@@ -114,7 +114,7 @@ struct PlazaKitTests {
             for i in 0..<2 {
                 posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "missed \(i)")).id)
             }
-            #expect(await received.waitFor(seconds: 15) { $0.readies == 2 }, "reconnected")
+            #expect(await received.waitFor { $0.readies == 2 }, "reconnected")
             posted.append(try await ana.createPost(CreatePostRequest(kind: .text, body: "after")).id)
             #expect(await received.waitFor { $0.posts.count == 6 })
             try await Task.sleep(for: .milliseconds(300))
@@ -177,7 +177,9 @@ actor Received {
         let readies: Int
     }
 
-    func waitFor(seconds: Int = 10, _ condition: @Sendable (Seen) -> Bool) async -> Bool {
+    /// Waits until `condition` holds; the 60 s are a hang guard, not a deadline for behaviour
+    /// (every wait ends as soon as what it waits for has happened).
+    func waitFor(seconds: Int = 60, _ condition: @Sendable (Seen) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while ContinuousClock.now < deadline {
             if condition(Seen(posts: posts, readies: readies)) { return true }

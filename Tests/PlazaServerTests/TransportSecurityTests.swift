@@ -127,8 +127,17 @@ struct TransportSecurityTests {
     }
 
     /// Everything the server sends until it closes the connection; nil if it is still open
-    /// after the receive timeout.
-    static func readUntilClosed(_ fd: Int32) -> [UInt8]? {
+    /// after the receive timeout. The blocking reads run on a thread of their own: on one of
+    /// Swift's cooperative threads (two on a 2-core machine) they starved the app under test,
+    /// whose handlers need those threads, until the timeout, and with them every other live
+    /// test of the suite (seen with both cores busy).
+    static func readUntilClosed(_ fd: Int32) async -> [UInt8]? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: blockingReadUntilClosed(fd)) }
+        }
+    }
+
+    private static func blockingReadUntilClosed(_ fd: Int32) -> [UInt8]? {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -146,7 +155,7 @@ struct TransportSecurityTests {
             let partial = Array("GET /healthz HTTP/1.1\r\nHost: plaza.test\r\n".utf8)
             _ = send(fd, partial, partial.count, 0)
             // The server closes it: it never answers a request that never ended.
-            #expect(Self.readUntilClosed(fd) == [])
+            #expect(await Self.readUntilClosed(fd) == [])
         }
     }
 
@@ -175,7 +184,7 @@ struct TransportSecurityTests {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(sent < 6000, "the server was still reading")
-            answer += Self.readUntilClosed(fd) ?? []
+            answer += await Self.readUntilClosed(fd) ?? []
             let text = String(decoding: answer, as: UTF8.self)
             #expect(text.hasPrefix("HTTP/1.1 408"), "\(text.prefix(300))")
             #expect(text.contains("body_timeout"))
@@ -190,7 +199,7 @@ struct TransportSecurityTests {
                 "GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nX-Big: \(String(repeating: "a", count: 9000))\r\n\r\n"
                     .utf8)
             _ = send(fd, request, request.count, 0)
-            let answer = String(decoding: try #require(Self.readUntilClosed(fd)), as: UTF8.self)
+            let answer = String(decoding: try #require(await Self.readUntilClosed(fd)), as: UTF8.self)
             #expect(!answer.hasPrefix("HTTP/1.1 2"), "\(answer.prefix(200))")
             // A request under the cap is answered.
             let ok = try Self.connect(port: port)
@@ -199,7 +208,8 @@ struct TransportSecurityTests {
                 "GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nConnection: close\r\nX-Small: \(String(repeating: "a", count: 4000))\r\n\r\n"
                     .utf8)
             _ = send(ok, small, small.count, 0)
-            #expect(String(decoding: try #require(Self.readUntilClosed(ok)), as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+            let small200 = String(decoding: try #require(await Self.readUntilClosed(ok)), as: UTF8.self)
+            #expect(small200.hasPrefix("HTTP/1.1 200"))
         }
     }
 }
