@@ -89,6 +89,7 @@ extension User: JSONWritable {
         w.field("bio", bio)
         w.field("avatar", avatar)
         w.field("status", status)
+        w.field("locked", locked)
         w.field("createdAt", createdAt)
         w.field("counts", counts)
         w.fieldIfPresent("viewer", viewer)
@@ -111,6 +112,8 @@ extension User.Viewer: JSONWritable {
             w.field("following", following)
             w.field("followedBy", followedBy)
             w.field("blocking", blocking)
+            w.field("requested", requested)
+            w.field("muting", muting)
         }
     }
 }
@@ -201,6 +204,7 @@ extension Post: JSONWritable {
             w.field("title", title)
             w.field("body", body)
             w.field("spaces", spaces)
+            w.field("audience", audience.rawValue)
             w.field("media", media)
             w.field("link", link)
             w.field("location", location)

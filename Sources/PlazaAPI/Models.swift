@@ -99,10 +99,15 @@ public struct User: Codable, Sendable, Hashable {
         public var following: Bool
         public var followedBy: Bool
         public var blocking: Bool
-        public init(following: Bool, followedBy: Bool, blocking: Bool) {
+        /// The viewer asked to follow this locked person and waits for their answer.
+        public var requested: Bool
+        public var muting: Bool
+        public init(following: Bool, followedBy: Bool, blocking: Bool, requested: Bool = false, muting: Bool = false) {
             self.following = following
             self.followedBy = followedBy
             self.blocking = blocking
+            self.requested = requested
+            self.muting = muting
         }
     }
     public var id: String
@@ -111,14 +116,17 @@ public struct User: Codable, Sendable, Hashable {
     public var bio: String
     @Nullable public var avatar: Media?
     @Nullable public var status: UserStatus?
+    /// Follows need this person's approval.
+    public var locked: Bool
     public var createdAt: Timestamp
     public var counts: Counts
     public var viewer: Viewer?
 
     public init(
         id: String, username: String, displayName: String, bio: String, avatar: Media?, status: UserStatus?,
-        createdAt: Timestamp, counts: Counts, viewer: Viewer?
+        createdAt: Timestamp, counts: Counts, viewer: Viewer?, locked: Bool = false
     ) {
+        self.locked = locked
         self.id = id
         self.username = username
         self.displayName = displayName
@@ -257,6 +265,8 @@ public struct Post: Codable, Sendable, Hashable {
     @Nullable public var title: String?
     @Nullable public var body: String?
     public var spaces: [SpaceSummary]
+    /// Who may read it.
+    public var audience: PostAudience
     public var media: [Media]
     @Nullable public var link: LinkPreview?
     @Nullable public var location: Location?
@@ -270,7 +280,7 @@ public struct Post: Codable, Sendable, Hashable {
     public init(
         id: String, kind: PostKind, author: UserSummary, title: String?, body: String?, spaces: [SpaceSummary],
         media: [Media], link: LinkPreview?, location: Location?, activity: Activity?, price: String?,
-        createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer
+        createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer, audience: PostAudience = .public
     ) {
         self.id = id
         self.kind = kind
@@ -278,6 +288,7 @@ public struct Post: Codable, Sendable, Hashable {
         self.title = title
         self.body = body
         self.spaces = spaces
+        self.audience = audience
         self.media = media
         self.link = link
         self.location = location

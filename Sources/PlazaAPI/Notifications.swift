@@ -11,6 +11,10 @@ public enum NotificationKind: String, Codable, Sendable, Hashable, CaseIterable 
     case follow
     /// Someone wrote `@me` in a post or a comment.
     case mention
+    /// Someone asks to follow me (I am locked).
+    case followRequest = "follow_request"
+    /// A moderator resolved a report I made; `actor` is the moderator.
+    case reportResolved = "report_resolved"
 }
 
 public struct Notification: Codable, Sendable, Hashable {

@@ -50,7 +50,12 @@ public struct UpdateMeRequest: Codable, Sendable {
     public var bio: String?
     /// `null` clears the status.
     public var status: FieldUpdate<StatusInput>
-    public init(displayName: String? = nil, bio: String? = nil, status: FieldUpdate<StatusInput> = .keep) {
+    /// Whether follows need my approval.
+    public var locked: Bool?
+    public init(
+        displayName: String? = nil, bio: String? = nil, status: FieldUpdate<StatusInput> = .keep, locked: Bool? = nil
+    ) {
+        self.locked = locked
         self.displayName = displayName
         self.bio = bio
         self.status = status
@@ -102,10 +107,14 @@ public struct CreatePostRequest: Codable, Sendable {
     public var location: Location?
     public var activity: ActivityInput?
     public var price: String?
+    /// `public` when left out.
+    public var audience: PostAudience?
     public init(
         kind: PostKind, title: String? = nil, body: String? = nil, spaces: [String]? = nil, mediaIds: [String]? = nil,
-        link: LinkInput? = nil, location: Location? = nil, activity: ActivityInput? = nil, price: String? = nil
+        link: LinkInput? = nil, location: Location? = nil, activity: ActivityInput? = nil, price: String? = nil,
+        audience: PostAudience? = nil
     ) {
+        self.audience = audience
         self.kind = kind
         self.title = title
         self.body = body
@@ -127,10 +136,14 @@ public struct UpdatePostRequest: Codable, Sendable {
     /// Changes only the given activity fields (usually `progress`).
     public var activity: ActivityInput?
     public var spaces: [String]?
+    /// Narrowing takes effect at once, for streams and caches too.
+    public var audience: PostAudience?
     public init(
         title: FieldUpdate<String> = .keep, body: FieldUpdate<String> = .keep, location: FieldUpdate<Location> = .keep,
-        price: FieldUpdate<String> = .keep, activity: ActivityInput? = nil, spaces: [String]? = nil
+        price: FieldUpdate<String> = .keep, activity: ActivityInput? = nil, spaces: [String]? = nil,
+        audience: PostAudience? = nil
     ) {
+        self.audience = audience
         self.title = title
         self.body = body
         self.location = location

@@ -9,19 +9,26 @@ public struct Space: Codable, Sendable, Hashable {
             self.posts = posts
         }
     }
-    /// The caller's relation to the space; both false for anonymous requests.
+    /// The caller's relation to the space; false and null for anonymous requests.
     public struct Viewer: Codable, Sendable, Hashable {
         public var member: Bool
         public var owner: Bool
-        public init(member: Bool, owner: Bool) {
+        /// The caller's role when a member.
+        @Nullable public var role: SpaceRole?
+        /// The caller asked to join and waits for a moderator.
+        public var requested: Bool
+        public init(member: Bool, owner: Bool, role: SpaceRole? = nil, requested: Bool = false) {
             self.member = member
             self.owner = owner
+            self.role = role
+            self.requested = requested
         }
     }
     public var id: String
     public var slug: String
     public var name: String
     public var description: String
+    public var visibility: SpaceVisibility
     @Nullable public var image: Media?
     public var owner: UserSummary
     public var counts: Counts
@@ -30,8 +37,9 @@ public struct Space: Codable, Sendable, Hashable {
     public init(
         id: String, slug: String, name: String, description: String, image: Media?, owner: UserSummary, counts: Counts,
         viewer: Viewer,
-        createdAt: Timestamp
+        createdAt: Timestamp, visibility: SpaceVisibility = .open
     ) {
+        self.visibility = visibility
         self.id = id
         self.slug = slug
         self.name = name
@@ -50,7 +58,13 @@ public struct CreateSpaceRequest: Codable, Sendable {
     public var description: String?
     /// One of the caller's unused uploads, shown as the space's image.
     public var imageId: String?
-    public init(slug: String, name: String, description: String? = nil, imageId: String? = nil) {
+    /// `open` when left out.
+    public var visibility: SpaceVisibility?
+    public init(
+        slug: String, name: String, description: String? = nil, imageId: String? = nil,
+        visibility: SpaceVisibility? = nil
+    ) {
+        self.visibility = visibility
         self.slug = slug
         self.name = name
         self.description = description
@@ -64,7 +78,12 @@ public struct UpdateSpaceRequest: Codable, Sendable {
     public var name: String?
     public var description: String?
     public var imageId: FieldUpdate<String>
-    public init(name: String? = nil, description: String? = nil, imageId: FieldUpdate<String> = .keep) {
+    public var visibility: SpaceVisibility?
+    public init(
+        name: String? = nil, description: String? = nil, imageId: FieldUpdate<String> = .keep,
+        visibility: SpaceVisibility? = nil
+    ) {
+        self.visibility = visibility
         self.name = name
         self.description = description
         self.imageId = imageId

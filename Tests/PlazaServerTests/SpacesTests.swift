@@ -22,7 +22,7 @@ struct SpacesTests {
             // validate
             #expect(cs.slug == "cs101" && cs.name == "Intro to CS" && cs.owner.username == "ana")
             #expect(cs.counts == Space.Counts(members: 1, posts: 0))
-            #expect(cs.viewer == Space.Viewer(member: true, owner: true))
+            #expect(cs.viewer == Space.Viewer(member: true, owner: true, role: .owner))
             #expect(
                 try await api.call(.post, "/spaces", json: CreateSpaceRequest(slug: "x1", name: "X")).status
                     == .unauthorized)

@@ -1,8 +1,16 @@
 import SQLKit
 
 /// Who may see what, as SQL fragments that every read path composes: the one place these rules
-/// live, so no store writes its own. Today the rule is blocks: a block either way hides each
-/// person, and everything they made, from the other. Audiences (who a post is for) go here too.
+/// live, so no store writes its own.
+///
+/// - A block either way hides each person, and everything they made, from the other.
+/// - A suspended person, and everything they made, is hidden from everyone.
+/// - A post is read by its audience: anyone (`public`), the author's followers (`followers`) or
+///   the members of its spaces (`members`); its author always reads it.
+/// - A mute hides the muted person's posts from the muter's feeds (not from their profile).
+///
+/// A viewer is given as a bind (`Int64?`, nil for anonymous) or, where one query serves many
+/// people (the event stream), as a column (`SQLQueryString`).
 enum Visibility {
     /// True when the people in `a` and `b` (columns or binds) have a block either way.
     static func blocked(between a: SQLQueryString, and b: SQLQueryString) -> SQLQueryString {
@@ -12,17 +20,38 @@ enum Visibility {
         """
     }
 
+    /// True when the person in `column` is not suspended.
+    static func active(_ column: SQLQueryString) -> SQLQueryString {
+        "NOT EXISTS (SELECT 1 FROM users sx WHERE sx.id = \(column) AND sx.suspended_at IS NOT NULL)"
+    }
+
     /// True when the person in `column` (a user id column or bind) is shown to `viewer`:
-    /// anyone to an anonymous viewer, else anyone without a block either way.
+    /// anyone not suspended, less (for a signed-in viewer) anyone with a block either way.
     static func person(_ column: SQLQueryString, seenBy viewer: Int64?) -> SQLQueryString {
-        guard let viewer else { return "TRUE" }
-        return "NOT \(blocked(between: "\(bind: viewer)", and: column))"
+        person(column, seenBy: bind(viewer))
+    }
+
+    static func person(_ column: SQLQueryString, seenBy viewer: SQLQueryString?) -> SQLQueryString {
+        guard let viewer else { return active(column) }
+        return "(\(active(column)) AND NOT \(blocked(between: viewer, and: column)))"
     }
 
     /// True when `viewer` may read the post row `alias` (a row of `posts`), and so what hangs
     /// off it: its comments' thread, its likes, its media, the text of saves of it.
     static func post(_ alias: String = "p", readableBy viewer: Int64?) -> SQLQueryString {
-        person("\(unsafeRaw: alias).author_id", seenBy: viewer)
+        post(alias, readableBy: bind(viewer))
+    }
+
+    static func post(_ alias: String, readableBy viewer: SQLQueryString?) -> SQLQueryString {
+        let audience: SQLQueryString = "\(unsafeRaw: alias).audience"
+        let author: SQLQueryString = "\(unsafeRaw: alias).author_id"
+        guard let viewer else { return "(\(audience) = 'public' AND \(active(author)))" }
+        return """
+            (\(person(author, seenBy: viewer)) AND (\(audience) = 'public' OR \(author) = \(viewer) \
+            OR (\(audience) = 'followers' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.follower_id = \(viewer) AND vf.followee_id = \(author))) \
+            OR (\(audience) = 'members' AND EXISTS (SELECT 1 FROM post_spaces vs JOIN space_members vm ON vm.space_id = vs.space_id \
+            WHERE vs.post_id = \(unsafeRaw: alias).id AND vm.user_id = \(viewer)))))
+            """
     }
 
     /// True when post `id` exists and `viewer` may read it.
@@ -33,6 +62,16 @@ enum Visibility {
     /// True when `viewer` may read the comment row `alias` (on a post they may read).
     static func comment(_ alias: String = "c", seenBy viewer: Int64?) -> SQLQueryString {
         person("\(unsafeRaw: alias).author_id", seenBy: viewer)
+    }
+
+    /// True unless `viewer` muted the person in `column`: for feeds, not for profiles.
+    static func unmuted(_ column: SQLQueryString, by viewer: Int64?) -> SQLQueryString {
+        unmuted(column, by: bind(viewer))
+    }
+
+    static func unmuted(_ column: SQLQueryString, by viewer: SQLQueryString?) -> SQLQueryString {
+        guard let viewer else { return "TRUE" }
+        return "NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.muter_id = \(viewer) AND mu.muted_id = \(column))"
     }
 
     /// Which blocks hide a profile from its viewer.
@@ -48,13 +87,20 @@ enum Visibility {
     static func profile(_ alias: String = "u", seenBy viewer: Int64?, hiding: ProfileHiding = .eitherWay)
         -> SQLQueryString
     {
-        guard let viewer else { return "TRUE" }
+        let suspendedHidden: SQLQueryString = "\(unsafeRaw: alias).suspended_at IS NULL"
+        guard let viewer else { return suspendedHidden }
         switch hiding {
         case .eitherWay:
-            return person("\(unsafeRaw: alias).id", seenBy: viewer)
+            return "(\(suspendedHidden) AND NOT \(blocked(between: "\(bind: viewer)", and: "\(unsafeRaw: alias).id")))"
         case .theirBlock:
-            return
-                "NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(unsafeRaw: alias).id AND b.blocked_id = \(bind: viewer))"
+            return """
+                (\(suspendedHidden) AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(unsafeRaw: alias).id \
+                AND b.blocked_id = \(bind: viewer)))
+                """
         }
+    }
+
+    private static func bind(_ viewer: Int64?) -> SQLQueryString? {
+        viewer.map { "\(bind: $0)" }
     }
 }

@@ -40,6 +40,7 @@ enum Migrations {
         Migration005.migration,
         Migration006.migration,
         Migration007.migration,
+        Migration008.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

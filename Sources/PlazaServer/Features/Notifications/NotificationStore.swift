@@ -154,7 +154,7 @@ struct NotificationStore: Sendable {
 
     static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest) -> SQLQueryString {
         var sql: SQLQueryString =
-            "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient)"
+            "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient) AND \(shown(to: recipient))"
         if unreadOnly { sql += " AND n.read_at IS NULL" }
         if let cursor = page.cursor { sql += " AND n.sort_id < \(bind: cursor.id)" }
         sql += " ORDER BY n.sort_id DESC LIMIT \(bind: page.fetchLimit)"
@@ -168,12 +168,21 @@ struct NotificationStore: Sendable {
             try await db.rows(
                 """
                 SELECT \(Self.columns) FROM notifications n JOIN users u ON u.id = n.actor_id
-                WHERE n.recipient_id = \(bind: recipient) AND n.id IN (\(binds: ids))
+                WHERE n.recipient_id = \(bind: recipient) AND n.id IN (\(binds: ids)) AND \(Self.shown(to: recipient))
                 """)
         }
         let items = try await render(rows, recipient: recipient)
         return Dictionary(
             items.compactMap { item in parseID(item.id).map { ($0, item) } }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// A notification `n` is shown while its actor, and the post it is about (if that still
+    /// exists), are visible to the recipient: a narrowed audience or a suspension hides it.
+    private static func shown(to recipient: Int64) -> SQLQueryString {
+        """
+        \(Visibility.person("n.actor_id", seenBy: recipient)) AND (n.post_id IS NULL \
+        OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id AND \(Visibility.post("p", readableBy: recipient))))
+        """
     }
 
     private static let columns: SQLQueryString = """

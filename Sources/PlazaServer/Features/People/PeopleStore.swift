@@ -175,7 +175,7 @@ struct PeopleStore: Sendable {
         if let cursor = page.cursor {
             sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))"
         }
-        if viewer != nil { sql += " AND \(Visibility.person(other, seenBy: viewer))" }
+        sql += " AND \(Visibility.person(other, seenBy: viewer))"
         sql += " ORDER BY f.created_at DESC, \(other) DESC LIMIT \(bind: page.fetchLimit)"
         return sql
     }

@@ -44,7 +44,7 @@ struct CommentStore: Sendable {
         var sql: SQLQueryString =
             "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
         if let cursor = page.cursor { sql += " AND (c.created_at, c.id) > (\(bind: cursor.time), \(bind: cursor.id))" }
-        if viewer != nil { sql += " AND \(Visibility.comment("c", seenBy: viewer))" }
+        sql += " AND \(Visibility.comment("c", seenBy: viewer))"
         sql += " ORDER BY c.created_at ASC, c.id ASC LIMIT \(bind: page.fetchLimit)"
         return sql
     }

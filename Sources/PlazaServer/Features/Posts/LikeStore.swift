@@ -64,7 +64,7 @@ struct LikeStore: Sendable {
         if let cursor = page.cursor {
             sql += " AND (l.created_at, l.user_id) < (\(bind: cursor.time), \(bind: cursor.id))"
         }
-        if viewer != nil { sql += " AND \(Visibility.person("l.user_id", seenBy: viewer))" }
+        sql += " AND \(Visibility.person("l.user_id", seenBy: viewer))"
         sql += " ORDER BY l.created_at DESC, l.user_id DESC LIMIT \(bind: page.fetchLimit)"
         return sql
     }

@@ -44,6 +44,7 @@ struct PostRecord: Sendable {
         static let createdAt = Column<Int64>("p.created_at")
         static let editedAt = Column<Int64?>("p.edited_at")
         static let media = Column<String?>("p.media")
+        static let audience = Column<String>("p.audience")
         /// Computed per query: the post's spaces (`PostSpacesColumn`) and the viewer's relation.
         static let spaces = "spaces", viewerLiked = "viewer_liked", viewerSaved = "viewer_saved"
 
@@ -51,7 +52,7 @@ struct PostRecord: Sendable {
             id, authorID, kind, title, body, linkURL, linkTitle, linkDescription, linkImageURL, linkSiteName,
             linkFetchedAt,
             latitude, longitude, locationName, activityType, activityEmoji, activityColor, activityProgress,
-            activityCompletedAt, price, likesCount, commentsCount, createdAt, editedAt, media,
+            activityCompletedAt, price, likesCount, commentsCount, createdAt, editedAt, media, audience,
         ]
     }
 
@@ -95,7 +96,8 @@ struct PostRecord: Sendable {
             counts: Post.Counts(likes: try row.decode(C.likesCount), comments: try row.decode(C.commentsCount)),
             viewer: Post.Viewer(
                 liked: try row.decode(column: C.viewerLiked, as: Bool.self),
-                saved: try row.decode(column: C.viewerSaved, as: Bool.self)))
+                saved: try row.decode(column: C.viewerSaved, as: Bool.self)),
+            audience: PostAudience(rawValue: try row.decode(C.audience)) ?? .members)
     }
 
     /// Reads the `spaces` column: one `id slug name` line per space.

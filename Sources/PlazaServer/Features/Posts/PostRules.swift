@@ -17,6 +17,7 @@ enum PostRules {
             location: try body.location.map(location),
             price: try Validate.text(body.price, field: "price", max: maxPriceLength))
         draft.spaces = try SpaceRules.postSpaces(body.spaces ?? [])
+        draft.audience = body.audience ?? .public
         draft.mediaIDs = try mediaIDs(body.mediaIds ?? [])
         switch body.kind {
         case .text:
@@ -58,6 +59,7 @@ enum PostRules {
         case .set(let value): changes.location = .set(try location(value))
         }
         changes.spaces = try body.spaces.map(SpaceRules.postSpaces)
+        changes.audience = body.audience
         if let input = body.activity {
             guard let current = post.activity else {
                 throw PlazaError.invalid("activity", "Only activity posts have an activity.")

@@ -25,6 +25,7 @@ struct PostStore: Sendable {
         var mediaIDs: [Int64] = []
         /// Slugs (lower-cased) of the spaces the post goes in.
         var spaces: [String] = []
+        var audience: PostAudience = .public
     }
 
     /// Stores a new post and returns it as its author sees it, without reading it back.
@@ -32,33 +33,39 @@ struct PostStore: Sendable {
         let id = ids.next()
         let now = Timestamp.now.milliseconds
         /// `preview`: the link's preview when one is known (a pending one has no fields yet).
-        @Sendable func insert(media: [MediaRecord], preview: LinkPreviewStore.Preview? = nil) -> SQLQueryString {
+        @Sendable func insert(media: [MediaRecord], audience: PostAudience, preview: LinkPreviewStore.Preview? = nil)
+            -> SQLQueryString
+        {
             """
             INSERT INTO posts (id, author_id, kind, title, body, link_url, link_title, link_description, link_image_url, link_site_name,
                 link_fetched_at, latitude, longitude, location_name,
-                activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, media, created_at)
+                activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, media, created_at,
+                audience)
             VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
                 \(bind: draft.linkURL), \(bind: preview?.title), \(bind: preview?.description), \(bind: preview?.imageURL),
                 \(bind: preview?.siteName), \(bind: preview?.fetchedAt), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
                 \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
                 \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
-                \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: MediaRecord.text(media)), \(bind: now))
+                \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: MediaRecord.text(media)), \(bind: now),
+                \(bind: audience.rawValue))
             RETURNING \(Self.authorColumns)
             """
         }
         let mentioned = Mentions.usernames(in: draft.title, draft.body)
         let ids = ids
-        let (authorRow, media, spaces, preview) = try await events.write { db in
+        let (authorRow, media, spaces, preview, audience) = try await events.write { db in
             // The author's row (posts_count) and the mentioned people's (unread counts), in one order.
             let mentionedIDs = try await NotificationStore.users(named: mentioned, on: db)
             try await PeopleStore.lockInOrder([author] + mentionedIDs, on: db)
-            let spaces = try await SpaceStore.resolve(draft.spaces, on: db)
+            let placement = try await SpaceStore.resolveForPosting(draft.spaces, by: author, on: db)
+            let spaces = placement.spaces
+            let audience = try placement.audience(draft.audience)
             let media = try await MediaStore.claim(draft.mediaIDs, owner: author, post: id, on: db)
             var preview: LinkPreviewStore.Preview?
             if let url = draft.linkURL {
                 preview = try await LinkPreviewStore.request(url, by: author, now: now, cap: linkPreviewsPerDay, on: db)
             }
-            let row = try await db.first(insert(media: media, preview: preview))
+            let row = try await db.first(insert(media: media, audience: audience, preview: preview))
             if !spaces.isEmpty {
                 try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
             }
@@ -66,7 +73,7 @@ struct PostStore: Sendable {
                 mentionedIDs.map { .mention(of: $0, by: author, post: id, comment: nil) }, ids: ids, on: db)
             try await EventLog.append(
                 .init(kind: .postCreated, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
-            return (row, media, spaces, preview)
+            return (row, media, spaces, preview, audience)
         }
         searchWindows.clear()
         guard let authorRow else { throw PlazaError.unauthorized }
@@ -76,7 +83,8 @@ struct PostStore: Sendable {
             spaces: spaces, media: media.map(\.media), link: draft.linkURL.map { Self.link($0, preview) },
             location: draft.location,
             activity: draft.activity, price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil,
-            counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false))
+            counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false),
+            audience: audience)
     }
 
     private static func link(_ url: String, _ preview: LinkPreviewStore.Preview?) -> LinkPreview {
@@ -105,12 +113,22 @@ struct PostStore: Sendable {
 
     /// The posts among `ids` that `viewer` may see, by id, in one query.
     func posts(ids: [Int64], viewer: Int64?) async throws -> [Int64: Post] {
+        try await posts(ids: ids, viewer: viewer, where: Visibility.post("p", readableBy: viewer))
+    }
+
+    /// The posts among `ids` with no viewer's relation and no visibility rule: for the event
+    /// feed, whose query applied the rule for each recipient.
+    func postsForEvents(ids: [Int64]) async throws -> [Int64: Post] {
+        try await posts(ids: ids, viewer: nil, where: "TRUE")
+    }
+
+    private func posts(ids: [Int64], viewer: Int64?, where condition: SQLQueryString) async throws -> [Int64: Post] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await db.read { db in
             try await db.rows(
                 """
                 SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id
-                WHERE p.id IN (\(binds: ids)) AND \(Visibility.post("p", readableBy: viewer))
+                WHERE p.id IN (\(binds: ids)) AND \(condition)
                 """)
         }
         return Dictionary(
@@ -129,6 +147,7 @@ struct PostStore: Sendable {
         var activity: Activity?
         /// Slugs (lower-cased) of the spaces the post is in from now on.
         var spaces: [String]?
+        var audience: PostAudience?
     }
 
     func update(_ record: PostRecord, _ changes: Changes) async throws {
@@ -165,17 +184,27 @@ struct PostStore: Sendable {
         )
         .filter { !before.contains($0) }
         let ids = ids
+        let current = record.post
         try await events.write { db in
-            try await db.exec("UPDATE posts SET \(assignments) WHERE id = \(bind: id)")
-            if let slugs = changes.spaces {
-                let spaces = try await SpaceStore.resolve(slugs, on: db)
+            // The spaces it will be in decide the audience it may have.
+            let slugs = changes.spaces ?? current.spaces.map { $0.slug.lowercased() }
+            let placement = try await SpaceStore.resolveForPosting(
+                slugs, by: record.authorID, keeping: Set(current.spaces.map(\.id)), on: db)
+            let audience = try placement.audience(changes.audience ?? current.audience)
+            try await db.exec(
+                "UPDATE posts SET \(assignments), audience = \(bind: audience.rawValue) WHERE id = \(bind: id)")
+            if changes.spaces != nil {
                 try await SpaceStore.place(
-                    post: id, createdAt: record.post.createdAt.milliseconds, in: spaces, replacing: true, on: db)
+                    post: id, createdAt: current.createdAt.milliseconds, in: placement.spaces, replacing: true, on: db)
             }
             try await Self.notifyMentions(mentioned, by: record.authorID, post: id, ids: ids, on: db)
-            try await EventLog.append(
-                .init(kind: .postUpdated, actor: record.authorID, post: id),
-                to: .postReaders(post: id, author: record.authorID), on: db)
+            let readers = EventLog.Audience.postReaders(post: id, author: record.authorID)
+            if audience != current.audience || changes.spaces != nil {
+                // Those who can no longer read it drop it; the event feed sends this only to them.
+                try await EventLog.append(
+                    .init(kind: .postDeleted, actor: record.authorID, post: id), to: readers, on: db)
+            }
+            try await EventLog.append(.init(kind: .postUpdated, actor: record.authorID, post: id), to: readers, on: db)
         }
         searchWindows.clear()
     }
@@ -300,7 +329,7 @@ struct PostStore: Sendable {
         if let cursor = query.page.cursor {
             sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))"
         }
-        if viewer != nil { sql += " AND \(Visibility.post("p", readableBy: viewer))" }
+        sql += " AND \(Visibility.post("p", readableBy: viewer))"
         return sql
     }
 }

@@ -31,13 +31,22 @@ struct EventFeed: Sendable {
         }
     }
 
-    /// The inbox rows joined to their events, less those whose actor has a block either way
-    /// with the recipient (a block made after the event was written).
+    /// The inbox rows joined to their events, less those the recipient may not see *now*
+    /// (rules applied when read, so a block, a narrowed audience or a suspension made after
+    /// the event was written holds, live and on replay): events by someone with a block either
+    /// way, new posts by someone they muted, and events about a post they may not read, except
+    /// `post.deleted`, which goes only to those who may not read the post (deleted, or no
+    /// longer theirs to read).
     private static let select: SQLQueryString = """
         SELECT i.recipient_id, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
         FROM event_inbox i JOIN events e ON e.seq = i.seq
         WHERE NOT \(Visibility.blocked(between: "i.recipient_id", and: "e.actor_id"))
+        AND (e.kind <> 'post.created' OR \(Visibility.unmuted("e.actor_id", by: "i.recipient_id")))
+        AND (e.post_id IS NULL OR (e.kind = 'post.deleted') <> \(readable))
         """
+
+    private static let readable: SQLQueryString =
+        "EXISTS (SELECT 1 FROM posts ep WHERE ep.id = e.post_id AND \(Visibility.post("ep", readableBy: "i.recipient_id")))"
 
     static func replaySQL(recipient: Int64, after seq: Int64, limit: Int) -> SQLQueryString {
         select + " AND i.recipient_id = \(bind: recipient) AND i.seq > \(bind: seq) ORDER BY i.seq LIMIT \(bind: limit)"
@@ -107,8 +116,8 @@ struct EventFeed: Sendable {
     // MARK: frames
 
     /// The SSE frame of each entry whose subject still exists, in order. Posts and comments
-    /// are read once per batch and shown as anyone sees them (their `viewer` is not the
-    /// recipient's); notifications are read per recipient.
+    /// are read once per batch, without a viewer's relation (the entries' query decided who
+    /// may have them); notifications are read per recipient.
     func frames(_ entries: [Entry]) async throws -> [(entry: Entry, frame: ByteBuffer)] {
         var postIDs: Set<Int64> = []
         var commentIDs: Set<Int64> = []
@@ -122,7 +131,7 @@ struct EventFeed: Sendable {
             default: break
             }
         }
-        let posts = try await posts.posts(ids: Array(postIDs), viewer: nil)
+        let posts = try await posts.postsForEvents(ids: Array(postIDs))
         let commentList = Array(commentIDs)
         let comments = try await db.read { db in try await CommentStore.comments(ids: commentList, on: db) }
         var notes: [Int64: PlazaAPI.Notification] = [:]

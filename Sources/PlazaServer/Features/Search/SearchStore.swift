@@ -153,7 +153,7 @@ struct SearchStore: Sendable {
     /// A page of the posts within `near` of a point, nearest first (ties: newer first).
     static func nearbySQL(_ query: PostQuery, viewer: Int64?, dialect: Dialect) -> SQLQueryString {
         var (filters, distance) = Self.filters(query, dialect: dialect)
-        if viewer != nil { filters += " AND \(Visibility.post("p", readableBy: viewer))" }
+        filters += " AND \(Visibility.post("p", readableBy: viewer))"
         var page: SQLQueryString =
             "SELECT h.id, h.score FROM (SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)) AS h"
         if let cursor = query.page.cursor, let score = cursor.score {

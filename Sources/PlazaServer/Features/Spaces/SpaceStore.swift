@@ -9,20 +9,25 @@ struct SpaceStore: Sendable {
     /// Cleared when a space is renamed: posts are found by their spaces' names.
     let searchWindows: SearchWindowCache
 
-    /// The columns every space query selects (`s` = spaces, `u` = the owner).
+    /// The columns every space query selects (`s` = spaces, `u` = the owner), with the
+    /// viewer's role and pending request.
     static func columns(viewer: Int64?) -> SQLQueryString {
-        let member: SQLQueryString =
+        let relation: SQLQueryString =
             viewer.map {
-                "EXISTS (SELECT 1 FROM space_members vm WHERE vm.space_id = s.id AND vm.user_id = \(bind: $0)) AS viewer_member"
-            } ?? "FALSE AS viewer_member"
+                """
+                (SELECT vm.role FROM space_members vm WHERE vm.space_id = s.id AND vm.user_id = \(bind: $0)) AS viewer_role, \
+                EXISTS (SELECT 1 FROM space_requests vr WHERE vr.space_id = s.id AND vr.user_id = \(bind: $0)) AS viewer_requested
+                """
+            } ?? "NULL AS viewer_role, FALSE AS viewer_requested"
         return """
-            s.id, s.slug, s.name, s.description, s.image, s.owner_id, s.members_count, s.posts_count, s.created_at, \
-            \(UserSummary.columns), \(member)
+            s.id, s.slug, s.name, s.description, s.visibility, s.image, s.owner_id, s.members_count, s.posts_count, \
+            s.created_at, \(UserSummary.columns), \(relation)
             """
     }
 
     static func space(row: Row, viewer: Int64?) throws -> Space {
         let owner = try row.decode(column: "owner_id", as: Int64.self)
+        let role = try row.decode(column: "viewer_role", as: String?.self).map { SpaceRole(rawValue: $0) ?? .member }
         return Space(
             id: String(try row.decode(column: "id", as: Int64.self)),
             slug: try row.decode(column: "slug", as: String.self),
@@ -34,8 +39,10 @@ struct SpaceStore: Sendable {
                 members: try row.decode(column: "members_count", as: Int.self),
                 posts: try row.decode(column: "posts_count", as: Int.self)),
             viewer: Space.Viewer(
-                member: try row.decode(column: "viewer_member", as: Bool.self), owner: owner == viewer),
-            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
+                member: role != nil, owner: owner == viewer, role: role,
+                requested: try row.decode(column: "viewer_requested", as: Bool.self)),
+            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
+            visibility: SpaceVisibility(rawValue: try row.decode(column: "visibility", as: String.self)) ?? .private)
     }
 
     /// Lower-cased slug and name, matched by `?q=`.
@@ -64,7 +71,7 @@ struct SpaceStore: Sendable {
                         \(bind: Self.searchKey(slug: draft.slug, name: draft.name)), \(bind: image?.line), \(bind: owner), \(bind: now))
                     """)
                 try await db.exec(
-                    "INSERT INTO space_members (space_id, user_id, created_at) VALUES (\(bind: id), \(bind: owner), \(bind: now))"
+                    "INSERT INTO space_members (space_id, user_id, created_at, role) VALUES (\(bind: id), \(bind: owner), \(bind: now), 'owner')"
                 )
             }
         } catch  where Dialect.isUniqueViolation(error) {
@@ -222,11 +229,66 @@ struct SpaceStore: Sendable {
                 name: try row.decode(column: "name", as: String.self))
         }
         return try slugs.map { slug in
-            guard let space = found[slug] else {
-                throw PlazaError(.unprocessableContent, "unknown_space", "There is no space \(slug).", field: "spaces")
-            }
+            guard let space = found[slug] else { throw unknownSpace(slug) }
             return space
         }
+    }
+
+    private static func unknownSpace(_ slug: String) -> PlazaError {
+        PlazaError(.unprocessableContent, "unknown_space", "There is no space \(slug).", field: "spaces")
+    }
+
+    /// The spaces a post goes in, and what they allow of its audience.
+    struct Placement: Sendable {
+        var spaces: [SpaceSummary]
+        /// One of them is closed or private: its posts are for members only.
+        var restricted: Bool
+
+        /// The audience the post gets: `members` in a closed or private space whatever was
+        /// asked; `members` needs a space.
+        func audience(_ wanted: PostAudience) throws -> PostAudience {
+            if restricted { return .members }
+            if wanted == .members, spaces.isEmpty {
+                throw PlazaError.invalid("audience", "A post for members only needs at least one space.")
+            }
+            return wanted
+        }
+    }
+
+    /// `resolve`, and whether `author` may post in each space: not when banned from it, and in
+    /// a closed or private space only as a member. Spaces in `keeping` (ids the post is in
+    /// already) stay allowed.
+    static func resolveForPosting(
+        _ slugs: [String], by author: Int64, keeping: Set<String> = [], on db: Connection
+    ) async throws -> Placement {
+        guard !slugs.isEmpty else { return Placement(spaces: [], restricted: false) }
+        let spaces = try await resolve(slugs, on: db)
+        let rows = try await db.rows(
+            """
+            SELECT s.id, s.slug, s.visibility,
+                EXISTS (SELECT 1 FROM space_members m WHERE m.space_id = s.id AND m.user_id = \(bind: author)) AS member,
+                EXISTS (SELECT 1 FROM space_bans b WHERE b.space_id = s.id AND b.user_id = \(bind: author)) AS banned
+            FROM spaces s WHERE s.slug_key IN (\(binds: slugs))
+            """)
+        var restricted = false
+        for row in rows {
+            let id = String(try row.decode(column: "id", as: Int64.self))
+            let slug = try row.decode(column: "slug", as: String.self)
+            let visibility =
+                SpaceVisibility(rawValue: try row.decode(column: "visibility", as: String.self)) ?? .private
+            if visibility != .open { restricted = true }
+            guard !keeping.contains(id) else { continue }
+            if try row.decode(column: "banned", as: Bool.self) {
+                throw PlazaError(.forbidden, "banned", "You were banned from \(slug).", field: "spaces")
+            }
+            let member = try row.decode(column: "member", as: Bool.self)
+            guard visibility == .open || member else {
+                // A private space is not there for those outside it.
+                if visibility == .private { throw unknownSpace(slug) }
+                throw PlazaError(.forbidden, "not_member", "Only members post in \(slug).", field: "spaces")
+            }
+        }
+        return Placement(spaces: spaces, restricted: restricted)
     }
 
     /// Puts `post` (made at `createdAt`) in exactly `spaces`, inside the post's transaction.

@@ -241,9 +241,15 @@ struct NotificationView: Sendable {
             case .reply: "replied in a thread you are in"
             case .follow: "followed you"
             case .mention: "mentioned you"
+            case .followRequest: "asked to follow you"
+            case .reportResolved: "resolved your report"
             }
         text = "\(who) \(what)"
-        href = n.post.map { "/p/\($0.id)" } ?? "/u/\(n.actor.username)"
+        href =
+            switch n.kind {
+            case .followRequest: "/follow-requests"
+            default: n.post.map { "/p/\($0.id)" } ?? "/u/\(n.actor.username)"
+            }
         excerpt = n.comment?.body ?? n.post.flatMap { $0.title ?? $0.body }
         createdAt = n.createdAt.description
         when = n.createdAt.readable
