@@ -305,6 +305,23 @@ struct SpaceStore: Sendable {
         }
     }
 
+    /// Takes `post` out of `space` (a moderator's removal; the post stays its author's), with
+    /// a `post.deleted` event for those who can no longer read it. Returns false when the post
+    /// was not in the space.
+    static func removePost(_ post: Int64, from space: Int64, on db: Connection) async throws -> Bool {
+        guard
+            let row = try await db.first(
+                "SELECT author_id FROM posts WHERE id = \(bind: post) AND EXISTS (SELECT 1 FROM post_spaces ps WHERE ps.post_id = posts.id AND ps.space_id = \(bind: space))"
+            )
+        else { return false }
+        let author = try row.decode(column: "author_id", as: Int64.self)
+        // The readers include the space's members, read before the post leaves it.
+        try await EventLog.append(
+            .init(kind: .postDeleted, actor: author, post: post), to: .postReaders(post: post, author: author), on: db)
+        try await db.exec("DELETE FROM post_spaces WHERE post_id = \(bind: post) AND space_id = \(bind: space)")
+        return true
+    }
+
     /// How many joined spaces (the most recently joined) feed a person's home feed.
     static let maxHomeSpaces = 50
 
