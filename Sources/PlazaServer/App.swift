@@ -13,6 +13,7 @@ struct AppServices: Sendable {
     let comments: CommentStore
     let likes: LikeStore
     let spaces: SpaceStore
+    let spaceMembers: SpaceMembersStore
     let collections: CollectionStore
     let linkPreviews: LinkPreviewStore
     let linkPreviewQueue = LinkPreviewQueue()
@@ -42,6 +43,7 @@ struct AppServices: Sendable {
         notifications = NotificationStore(db: db, people: people, posts: posts)
         eventFeed = EventFeed(db: db, posts: posts, notifications: notifications)
         spaces = SpaceStore(db: db, ids: ids, searchWindows: searchWindows)
+        spaceMembers = SpaceMembersStore(db: db, ids: ids)
         collections = CollectionStore(db: db, ids: ids, linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)
         linkPreviews = LinkPreviewStore(db: db)
         passwords = PasswordHasher(cost: config.bcryptCost)
@@ -155,6 +157,9 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     ).register(api: api, files: mediaFiles)
     controllers.feeds.register(to: api)
     controllers.spaces.register(to: api)
+    SpaceMembersController(
+        spaces: services.spaces, members: services.spaceMembers, people: services.people, publicURL: config.publicURL
+    ).register(to: api)
     controllers.search.register(to: api)
     controllers.history.register(to: api)
     controllers.collections.register(to: api)

@@ -230,9 +230,41 @@ struct AuthorizationMatrixTests {
                 body: json(#"{"description":"edited"}"#)))
         rows.append(
             row("PUT \(v1)/spaces/{slug}/membership", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        // The owner cannot leave their space.
         rows.append(
-            row("DELETE \(v1)/spaces/{slug}/membership", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+            row("DELETE \(v1)/spaces/{slug}/membership", anon: 401, owner: 422, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/spaces/{slug}/feed", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        // The space's moderators' tools (the owner is its only moderator; `username` is the owner,
+        // whose role, membership and ban cannot change). Admins do not moderate spaces.
+        rows.append(row("GET \(v1)/spaces/{slug}/members", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "PATCH \(v1)/spaces/{slug}/members/{username}", anon: 401, owner: 422, other: 403, blocked: 404,
+                admin: 403, body: json(#"{"role":"member"}"#)))
+        for operation in ["DELETE \(v1)/spaces/{slug}/members/{username}", "PUT \(v1)/spaces/{slug}/bans/{username}"] {
+            rows.append(row(operation, anon: 401, owner: 422, other: 403, blocked: 404, admin: 403))
+        }
+        for operation in [
+            "DELETE \(v1)/spaces/{slug}/bans/{username}", "PUT \(v1)/spaces/{slug}/requests/{username}",
+            "DELETE \(v1)/spaces/{slug}/requests/{username}",
+        ] {
+            rows.append(row(operation, anon: 401, owner: 404, other: 403, blocked: 404, admin: 403))
+        }
+        rows.append(
+            row("DELETE \(v1)/spaces/{slug}/posts/{id}", anon: 401, owner: 204, other: 403, blocked: 403, admin: 403))
+        // An open space needs no request; its owner is a member already.
+        rows.append(
+            row("POST \(v1)/spaces/{slug}/requests", anon: 401, owner: 409, other: 422, blocked: 422, admin: 422))
+        rows.append(
+            row("GET \(v1)/spaces/{slug}/requests", anon: 401, owner: 200, other: 403, blocked: 403, admin: 403))
+        rows.append(
+            row(
+                "POST \(v1)/spaces/{slug}/invites", anon: 401, owner: 201, other: 403, blocked: 403, admin: 403,
+                body: json("{}")))
+        rows.append(
+            row(
+                "POST \(v1)/spaces/join/{code}", "an unknown code", anon: 401, owner: 404, other: 404, blocked: 404,
+                admin: 404, parameters: ["code": { _ in "an-unknown-invite-code-of-fair-length" }]))
         // Search: the blocked person finds nothing of the owner; saved items are each person's own.
         rows.append(
             row(

@@ -22,6 +22,8 @@ enum Migration008 {
             UPDATE space_members SET role = 'owner'
             WHERE EXISTS (SELECT 1 FROM spaces s WHERE s.id = space_members.space_id AND s.owner_id = space_members.user_id)
             """,
+            // A space's member list, by joining time.
+            "CREATE INDEX space_members_list ON space_members (space_id, created_at, user_id)",
             "ALTER TABLE users ADD COLUMN locked BOOLEAN NOT NULL DEFAULT FALSE",
             "ALTER TABLE users ADD COLUMN suspended_at BIGINT",
             // A moderator's queue of join requests, oldest first.

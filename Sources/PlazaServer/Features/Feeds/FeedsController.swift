@@ -38,7 +38,10 @@ struct FeedsController {
     }
 
     @Sendable func spaceFeed(_ request: Request, context: PlazaContext) async throws -> Page<Post> {
-        let space = try await spaces.key(slug: context.parameters.string("slug"))
-        return try await posts.feed(query(.space(space.id), request), viewer: context.viewerID)
+        let space = try await spaces.key(slug: context.parameters.string("slug"), viewer: context.viewerID)
+        let query = try query(.space(space.id), request)
+        // Every post of a closed or private space is for its members: no need to read them.
+        guard space.visibility == .open || space.role != nil else { return Page(items: [], nextCursor: nil) }
+        return try await posts.feed(query, viewer: context.viewerID)
     }
 }

@@ -1,4 +1,5 @@
 import OpenAPIKit
+import PlazaAPI
 
 /// The component schemas of the OpenAPI document: the objects of API.md and the request bodies.
 extension OpenAPIDocument {
@@ -41,6 +42,12 @@ extension OpenAPIDocument {
         static func enumeration(_ values: [String]) -> JSONSchema {
             .string(allowedValues: values.map { AnyCodable($0) })
         }
+        static var audience: JSONSchema {
+            enumeration(PostAudience.allCases.map(\.rawValue)).with(
+                description: "public: anyone; followers: the author's followers; members: members of the post's spaces")
+        }
+        static var spaceVisibility: JSONSchema { enumeration(SpaceVisibility.allCases.map(\.rawValue)) }
+        static var spaceRole: JSONSchema { enumeration(SpaceRole.allCases.map(\.rawValue)) }
 
         /// The schemas, keyed by component name; a name OpenAPI does not allow is an error.
         static var components: OpenAPI.ComponentDictionary<JSONSchema> {
@@ -107,7 +114,7 @@ extension OpenAPIDocument {
                     "media": array(ref("Media")), "link": nullable(ref("LinkPreview")),
                     "location": nullable(ref("Location")), "activity": nullable(ref("Activity")),
                     "price": nullable(string()), "createdAt": timestamp, "editedAt": nullable(timestamp),
-                    "counts": object(["likes": integer, "comments": integer]),
+                    "audience": audience, "counts": object(["likes": integer, "comments": integer]),
                     "viewer": object(["liked": boolean, "saved": boolean]),
                 ]),
                 "Comment": object([
@@ -128,9 +135,19 @@ extension OpenAPIDocument {
                 ]),
                 "Space": object([
                     "id": id, "slug": string(), "name": string(), "description": string(),
-                    "image": nullable(ref("Media")), "owner": ref("UserSummary"),
+                    "visibility": spaceVisibility, "image": nullable(ref("Media")), "owner": ref("UserSummary"),
                     "counts": object(["members": integer, "posts": integer]),
-                    "viewer": object(["member": boolean, "owner": boolean]), "createdAt": timestamp,
+                    "viewer": object([
+                        "member": boolean, "owner": boolean, "role": nullable(spaceRole), "requested": boolean,
+                    ]),
+                    "createdAt": timestamp,
+                ]),
+                "SpaceMember": object(["user": ref("UserSummary"), "role": spaceRole, "joinedAt": timestamp]),
+                "SpaceMemberPage": page("SpaceMember"),
+                "JoinRequest": object(["user": ref("UserSummary"), "requestedAt": timestamp]),
+                "JoinRequestPage": page("JoinRequest"),
+                "SpaceInvite": object([
+                    "code": string(), "url": string(), "expiresAt": nullable(timestamp), "maxUses": nullable(integer),
                 ]),
                 "SavedCollection": object([
                     "id": id, "name": string(), "counts": object(["items": integer]), "createdAt": timestamp,
@@ -155,7 +172,7 @@ extension OpenAPIDocument {
                 "HistoryItemPage": page("HistoryItem"),
                 "Notification": object(
                     [
-                        "id": id, "kind": enumeration(["like", "comment", "reply", "follow", "mention"]),
+                        "id": id, "kind": enumeration(NotificationKind.allCases.map(\.rawValue)),
                         "actor": ref("User"), "actors": array(ref("UserSummary")), "actorCount": integer,
                         "post": nullable(ref("Post")), "comment": nullable(ref("Comment")), "createdAt": timestamp,
                         "read": boolean,
@@ -196,7 +213,7 @@ extension OpenAPIDocument {
                         "kind": enumeration(["text", "photo", "link", "activity"]), "title": string(maxLength: 300),
                         "body": string(maxLength: 10_000), "spaces": array(string()), "mediaIds": array(id),
                         "link": object(["url": string(maxLength: 2048, format: .uri)]), "location": ref("Location"),
-                        "activity": ref("ActivityInput"), "price": string(maxLength: 32),
+                        "activity": ref("ActivityInput"), "price": string(maxLength: 32), "audience": audience,
                     ], required: ["kind"],
                     description: """
                         text needs title or body; link needs link.url; activity needs activity.type; photo needs \
@@ -206,17 +223,28 @@ extension OpenAPIDocument {
                     [
                         "title": nullable(string(maxLength: 300)), "body": nullable(string(maxLength: 10_000)),
                         "location": nullable(ref("Location")), "price": nullable(string(maxLength: 32)),
-                        "activity": ref("ActivityInput"), "spaces": array(string()),
-                    ], required: [], description: "Left-out fields stay as they are; null clears"),
+                        "activity": ref("ActivityInput"), "spaces": array(string()), "audience": audience,
+                    ], required: [],
+                    description: """
+                        Left-out fields stay as they are; null clears. In a closed or private space the audience is \
+                        members whatever is asked
+                        """),
                 "CreateCommentRequest": object(["body": string(maxLength: 5000)]),
                 "CreateSpaceRequest": object(
                     [
                         "slug": pattern("^[A-Za-z0-9][A-Za-z0-9_-]{1,39}$"), "name": string(maxLength: 80),
-                        "description": string(maxLength: 2000), "imageId": id,
+                        "description": string(maxLength: 2000), "imageId": id, "visibility": spaceVisibility,
                     ], required: ["slug", "name"]),
                 "UpdateSpaceRequest": object(
-                    ["name": string(maxLength: 80), "description": string(maxLength: 2000), "imageId": nullable(id)],
-                    required: []),
+                    [
+                        "name": string(maxLength: 80), "description": string(maxLength: 2000), "imageId": nullable(id),
+                        "visibility": spaceVisibility,
+                    ],
+                    required: [],
+                    description: "Closing a space (closed, private) makes the posts in it members-only"),
+                "UpdateMemberRequest": object(["role": enumeration(["moderator", "member"])]),
+                "CreateInviteRequest": object(
+                    ["maxUses": integer(minimum: 1, maximum: 100_000), "expiresAt": timestamp], required: []),
                 "CollectionRequest": object(["name": string(maxLength: 100)]),
                 "SaveItemRequest": object(
                     ["postId": id, "url": string(maxLength: 2048, format: .uri), "note": string(maxLength: 2000)],

@@ -36,7 +36,7 @@ struct SearchController {
             kind: try request.enumParameter("kind", as: PostKind.self), near: near, page: page)
         if let slug = request.query("space") {
             do {
-                query.space = try await spaces.key(slug: slug).id
+                query.space = try await spaces.key(slug: slug, viewer: context.viewerID).id
             } catch let error as PlazaError where error.status == .notFound {
                 throw PlazaError(.unprocessableContent, "unknown_space", "There is no space \(slug).", field: "space")
             }

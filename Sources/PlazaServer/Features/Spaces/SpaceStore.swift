@@ -53,6 +53,7 @@ struct SpaceStore: Sendable {
         var name: String
         var description: String
         var imageID: Int64?
+        var visibility: SpaceVisibility = .open
     }
 
     /// Creates a space owned, and joined, by `owner`; 409 when the slug is taken.
@@ -66,9 +67,10 @@ struct SpaceStore: Sendable {
                 ).image
                 try await db.exec(
                     """
-                    INSERT INTO spaces (id, slug, slug_key, name, description, search_key, image, owner_id, created_at)
+                    INSERT INTO spaces (id, slug, slug_key, name, description, search_key, image, owner_id, created_at, visibility)
                     VALUES (\(bind: id), \(bind: draft.slug), \(bind: draft.slug.lowercased()), \(bind: draft.name), \(bind: draft.description),
-                        \(bind: Self.searchKey(slug: draft.slug, name: draft.name)), \(bind: image?.line), \(bind: owner), \(bind: now))
+                        \(bind: Self.searchKey(slug: draft.slug, name: draft.name)), \(bind: image?.line), \(bind: owner), \(bind: now),
+                        \(bind: draft.visibility.rawValue))
                     """)
                 try await db.exec(
                     "INSERT INTO space_members (space_id, user_id, created_at, role) VALUES (\(bind: id), \(bind: owner), \(bind: now), 'owner')"
@@ -91,26 +93,59 @@ struct SpaceStore: Sendable {
 
     private func one(_ condition: SQLQueryString, viewer: Int64?) async throws -> Space {
         let sql: SQLQueryString =
-            "SELECT \(Self.columns(viewer: viewer)) FROM spaces s JOIN users u ON u.id = s.owner_id WHERE \(condition)"
+            "SELECT \(Self.columns(viewer: viewer)) FROM spaces s JOIN users u ON u.id = s.owner_id WHERE \(condition) AND \(Self.listed(to: viewer))"
         guard let row = try await db.read({ db in try await db.first(sql) }) else { throw PlazaError.notFound("Space") }
         return try Self.space(row: row, viewer: viewer)
     }
 
-    /// The id and owner of the space with `slug`, or 404.
-    func key(slug: String) async throws -> (id: Int64, owner: Int64) {
+    /// A space as the routes that act on it need it: id, owner, visibility and the viewer's role.
+    struct Key: Sendable {
+        var id: Int64
+        var owner: Int64
+        var visibility: SpaceVisibility
+        /// The viewer's role, nil when not a member.
+        var role: SpaceRole?
+        var isModerator: Bool { role == .owner || role == .moderator }
+    }
+
+    /// The space with `slug` as `viewer` may know it, or 404 (a private space is there only
+    /// for its members).
+    func key(slug: String, viewer: Int64?) async throws -> Key {
         let key = slug.lowercased()
         guard key.utf8.count <= SpaceRules.maxSlugLength,
             let row = try await db.read({ db in
-                try await db.first("SELECT id, owner_id FROM spaces WHERE slug_key = \(bind: key)")
+                try await db.first(
+                    """
+                    SELECT s.id, s.owner_id, s.visibility, \(Self.role(of: viewer)) AS role FROM spaces s
+                    WHERE s.slug_key = \(bind: key) AND \(Self.listed(to: viewer))
+                    """)
             })
         else { throw PlazaError.notFound("Space") }
-        return (try row.decode(column: "id", as: Int64.self), try row.decode(column: "owner_id", as: Int64.self))
+        return Key(
+            id: try row.decode(column: "id", as: Int64.self), owner: try row.decode(column: "owner_id", as: Int64.self),
+            visibility: SpaceVisibility(rawValue: try row.decode(column: "visibility", as: String.self)) ?? .private,
+            role: try row.decode(column: "role", as: String?.self).map { SpaceRole(rawValue: $0) ?? .member })
+    }
+
+    /// `viewer`'s role in space `s`, as a column.
+    static func role(of viewer: Int64?) -> SQLQueryString {
+        guard let viewer else { return "CAST(NULL AS TEXT)" }
+        return "(SELECT rm.role FROM space_members rm WHERE rm.space_id = s.id AND rm.user_id = \(bind: viewer))"
+    }
+
+    /// True when space `s` is shown to `viewer`: open and closed spaces to anyone, a private
+    /// one to its members.
+    static func listed(to viewer: Int64?) -> SQLQueryString {
+        guard let viewer else { return "s.visibility <> 'private'" }
+        return
+            "(s.visibility <> 'private' OR EXISTS (SELECT 1 FROM space_members lm WHERE lm.space_id = s.id AND lm.user_id = \(bind: viewer)))"
     }
 
     struct Changes: Sendable {
         var name: String?
         var description: String?
         var imageID: FieldUpdate<Int64> = .keep
+        var visibility: SpaceVisibility?
     }
 
     /// The owner's edits; returns the ids of media no longer used (a replaced image).
@@ -142,25 +177,61 @@ struct SpaceStore: Sendable {
                 if change.changed { sets.append("image = \(bind: change.image?.line)") }
                 unused = change.unused
             }
+            if let visibility = changes.visibility {
+                sets.append("visibility = \(bind: visibility.rawValue)")
+                if visibility != .open {
+                    // A closed or private space's posts are for its members (widening back keeps that).
+                    try await db.exec(
+                        """
+                        UPDATE posts SET audience = 'members'
+                        WHERE audience <> 'members' AND id IN (SELECT post_id FROM post_spaces WHERE space_id = \(bind: id))
+                        """)
+                }
+            }
             if !sets.isEmpty {
                 try await db.exec("UPDATE spaces SET \(sets.joined(separator: ", ")) WHERE id = \(bind: id)")
             }
             return unused
         }
-        if changes.name != nil { searchWindows.clear() }
+        if changes.name != nil || changes.visibility != nil { searchWindows.clear() }
         return unused
     }
 
-    func join(space: Int64, user: Int64) async throws {
-        try await db.write(
+    /// Joins an open space; 403 when banned from it or when it needs approval or an invite.
+    func join(_ space: Key, user: Int64) async throws {
+        guard space.role == nil else { return }
+        guard space.visibility == .open else {
+            throw PlazaError(
+                .forbidden, "approval_needed",
+                space.visibility == .closed
+                    ? "This space is closed: ask to join, and a moderator will answer."
+                    : "This space is joined by invitation only.")
+        }
+        try await db.write { db in try await Self.addMember(user, to: space.id, on: db) }
+    }
+
+    /// Makes `user` a member of `space` unless banned from it (403); clears their join request.
+    static func addMember(_ user: Int64, to space: Int64, on db: Connection) async throws {
+        if try await db.first(
+            "SELECT 1 AS x FROM space_bans WHERE space_id = \(bind: space) AND user_id = \(bind: user)")
+            != nil
+        {
+            throw PlazaError(.forbidden, "banned", "You were banned from this space.")
+        }
+        try await db.exec("DELETE FROM space_requests WHERE space_id = \(bind: space) AND user_id = \(bind: user)")
+        try await db.exec(
             """
             INSERT INTO space_members (space_id, user_id, created_at) VALUES (\(bind: space), \(bind: user), \(bind: Timestamp.now.milliseconds))
             ON CONFLICT DO NOTHING
             """)
     }
 
-    func leave(space: Int64, user: Int64) async throws {
-        try await db.write("DELETE FROM space_members WHERE space_id = \(bind: space) AND user_id = \(bind: user)")
+    /// Leaves a space; its owner cannot (422), it would be left without one.
+    func leave(_ space: Key, user: Int64) async throws {
+        guard space.role != .owner else {
+            throw PlazaError(.unprocessableContent, "owner_cannot_leave", "The owner of a space cannot leave it.")
+        }
+        try await db.write("DELETE FROM space_members WHERE space_id = \(bind: space.id) AND user_id = \(bind: user)")
     }
 
     // MARK: lists
@@ -193,8 +264,9 @@ struct SpaceStore: Sendable {
                 """
         } else {
             (time, id) = ("s.created_at", "s.id")
+            // Private spaces are unlisted: found by their members only.
             sql =
-                "SELECT \(columns(viewer: viewer)), s.created_at AS sort_time FROM spaces s JOIN users u ON u.id = s.owner_id WHERE TRUE"
+                "SELECT \(columns(viewer: viewer)), s.created_at AS sort_time FROM spaces s JOIN users u ON u.id = s.owner_id WHERE \(listed(to: viewer))"
         }
         if let text = query.text { sql += " AND s.search_key LIKE \(bind: "%" + likeEscaped(text) + "%") ESCAPE '\\'" }
         if let cursor = query.page.cursor {

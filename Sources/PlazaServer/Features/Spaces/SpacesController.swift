@@ -82,7 +82,8 @@ struct SpacesController {
             slug: try SpaceRules.slug(body.slug), name: try SpaceRules.name(body.name),
             description: try Validate.text(body.description, field: "description", max: SpaceRules.maxDescriptionLength)
                 ?? "",
-            imageID: try body.imageId.map { try Validate.id($0, field: "imageId") })
+            imageID: try body.imageId.map { try Validate.id($0, field: "imageId") },
+            visibility: body.visibility ?? .open)
         return EditedResponse(status: .created, response: try await spaces.create(owner: me.userID, draft))
     }
 
@@ -98,13 +99,14 @@ struct SpacesController {
 
     @Sendable func update(_ request: Request, context: SignedInContext) async throws -> Space {
         let me = context.user
-        let key = try await spaces.key(slug: context.parameters.string("slug"))
+        let key = try await spaces.key(slug: context.parameters.string("slug"), viewer: me.userID)
         guard key.owner == me.userID else {
             throw PlazaError(.forbidden, "not_owner", "Only the space's owner can edit it.")
         }
         let body = try await request.decode(as: UpdateSpaceRequest.self, context: context)
         var changes = SpaceStore.Changes()
         changes.name = try body.name.map { try SpaceRules.name($0) }
+        changes.visibility = body.visibility
         changes.description = try body.description.map {
             try Validate.text($0, field: "description", max: SpaceRules.maxDescriptionLength) ?? ""
         }
@@ -120,15 +122,19 @@ struct SpacesController {
 
     @Sendable func join(_ request: Request, context: SignedInContext) async throws -> Space {
         let me = context.user
-        let key = try await spaces.key(slug: context.parameters.string("slug"))
-        try await spaces.join(space: key.id, user: me.userID)
+        let key = try await spaces.key(slug: context.parameters.string("slug"), viewer: me.userID)
+        try await spaces.join(key, user: me.userID)
         return try await spaces.space(id: key.id, viewer: me.userID)
     }
 
     @Sendable func leave(_ request: Request, context: SignedInContext) async throws -> Space {
         let me = context.user
-        let key = try await spaces.key(slug: context.parameters.string("slug"))
-        try await spaces.leave(space: key.id, user: me.userID)
-        return try await spaces.space(id: key.id, viewer: me.userID)
+        let key = try await spaces.key(slug: context.parameters.string("slug"), viewer: me.userID)
+        // Read first: a private space is gone from the view of someone who left it.
+        var space = try await spaces.space(id: key.id, viewer: me.userID)
+        try await spaces.leave(key, user: me.userID)
+        if space.viewer.member { space.counts.members -= 1 }
+        space.viewer = Space.Viewer(member: false, owner: false)
+        return space
     }
 }
