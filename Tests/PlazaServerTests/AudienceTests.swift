@@ -109,7 +109,10 @@ struct AudienceTests {
                 CreatePostRequest(
                     kind: .photo, title: "Exam zebra", body: "zebra question for @eve", spaces: ["cs101"],
                     mediaIds: [photo.id]))
-            #expect(try await stream.waitFor(2).last?.decode(Post.self).id == post.id)
+            // The post and the mention of Eve in it.
+            let heard = await stream.waitFor(3)
+            #expect(Set(heard.map(\.event)) == ["ready", "post.created", "notification"])
+            #expect(try heard.first { $0.event == "post.created" }?.decode(Post.self).id == post.id)
             #expect(try await api.call(.post, "/posts/\(post.id)/view", as: eve).status == .noContent)
             #expect(try await api.call(.post, "/me/history/\(post.id)/click", as: eve).status == .noContent)
             #expect(try await api.call(.put, "/posts/\(post.id)/like", as: eve).status == .ok)

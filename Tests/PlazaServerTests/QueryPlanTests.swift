@@ -82,6 +82,14 @@ struct QueryPlanTests {
             "spaces I joined",
             SpaceStore.listSQL(.init(memberOf: viewer, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
         ),
+        (
+            "space members",
+            SpaceMembersStore.membersSQL(space: 11, viewer: viewer, page: PageRequest(limit: 20, cursor: cursor))
+        ),
+        (
+            "join requests",
+            SpaceMembersStore.requestsSQL(space: 11, viewer: viewer, page: PageRequest(limit: 20, cursor: cursor))
+        ),
         ("my collections", CollectionStore.listSQL(owner: viewer, page: PageRequest(limit: 20, cursor: cursor))),
         (
             "items of a collection",

@@ -38,23 +38,54 @@ struct SpaceMembersStore: Sendable {
         guard space.visibility == .open || space.role != nil else {
             throw PlazaError(.forbidden, "not_member", "Only members see who is in this space.")
         }
+        return try await peoplePage(
+            Self.membersSQL(space: space.id, viewer: viewer, only: only, page: page), page: page
+        ) {
+            try Self.member(row: $0)
+        }
+    }
+
+    static func membersSQL(space: Int64, viewer: Int64?, only: Int64? = nil, page: PageRequest) -> SQLQueryString {
         var sql: SQLQueryString = """
             SELECT m.user_id AS author_id, m.role, m.created_at, \(UserSummary.columns)
             FROM space_members m JOIN users u ON u.id = m.user_id
-            WHERE m.space_id = \(bind: space.id) AND \(Visibility.person("m.user_id", seenBy: viewer))
+            WHERE m.space_id = \(bind: space) AND \(Visibility.person("m.user_id", seenBy: viewer))
             """
         if let only { sql += " AND m.user_id = \(bind: only)" }
-        if let cursor = page.cursor {
-            sql += " AND (m.created_at, m.user_id) > (\(bind: cursor.time), \(bind: cursor.id))"
-        }
-        sql += " ORDER BY m.created_at, m.user_id LIMIT \(bind: page.fetchLimit)"
-        let rows = try await db.read { [sql] db in try await db.rows(sql) }
+        return paged(sql, alias: "m", page: page)
+    }
+
+    static func requestsSQL(space: Int64, viewer: Int64, page: PageRequest) -> SQLQueryString {
+        paged(
+            """
+            SELECT r.user_id AS author_id, r.created_at, \(UserSummary.columns)
+            FROM space_requests r JOIN users u ON u.id = r.user_id
+            WHERE r.space_id = \(bind: space) AND \(Visibility.person("r.user_id", seenBy: viewer))
+            """, alias: "r", page: page)
+    }
+
+    /// `query` over `alias` (people in a space, by `created_at` and `user_id`), earliest first.
+    private static func paged(_ query: SQLQueryString, alias: String, page: PageRequest) -> SQLQueryString {
+        var sql = query
+        let (time, id): (SQLQueryString, SQLQueryString) = (
+            "\(unsafeRaw: alias).created_at", "\(unsafeRaw: alias).user_id"
+        )
+        if let cursor = page.cursor { sql += " AND (\(time), \(id)) > (\(bind: cursor.time), \(bind: cursor.id))" }
+        sql += " ORDER BY \(time), \(id) LIMIT \(bind: page.fetchLimit)"
+        return sql
+    }
+
+    /// One page of people (`author_id`, `created_at` and the user's summary) from `sql`.
+    private func peoplePage<Item>(_ sql: SQLQueryString, page: PageRequest, item: (Row) throws -> Item) async throws
+        -> Page<Item>
+    {
+        let rows = try await db.read { db in try await db.rows(sql) }
         let (pageRows, next) = try page.split(rows) {
             Cursor(
                 time: try $0.decode(column: "created_at", as: Int64.self),
                 id: try $0.decode(column: "author_id", as: Int64.self))
         }
-        return Page(items: try pageRows.map(Self.member(row:)), nextCursor: next)
+        return Page(items: try pageRows.map(item), nextCursor: next)
     }
 
     private static func member(row: Row) throws -> SpaceMember {
@@ -186,27 +217,12 @@ struct SpaceMembersStore: Sendable {
         guard space.isModerator else {
             throw PlazaError(.forbidden, "not_moderator", "Only the space's moderators see its join requests.")
         }
-        var sql: SQLQueryString = """
-            SELECT r.user_id AS author_id, r.created_at, \(UserSummary.columns)
-            FROM space_requests r JOIN users u ON u.id = r.user_id
-            WHERE r.space_id = \(bind: space.id) AND \(Visibility.person("r.user_id", seenBy: viewer))
-            """
-        if let cursor = page.cursor {
-            sql += " AND (r.created_at, r.user_id) > (\(bind: cursor.time), \(bind: cursor.id))"
+        let sql = Self.requestsSQL(space: space.id, viewer: viewer, page: page)
+        return try await peoplePage(sql, page: page) {
+            JoinRequest(
+                user: try UserSummary(authorIn: $0, id: try $0.decode(column: "author_id", as: Int64.self)),
+                requestedAt: Timestamp(milliseconds: try $0.decode(column: "created_at", as: Int64.self)))
         }
-        sql += " ORDER BY r.created_at, r.user_id LIMIT \(bind: page.fetchLimit)"
-        let rows = try await db.read { [sql] db in try await db.rows(sql) }
-        let (pageRows, next) = try page.split(rows) {
-            Cursor(
-                time: try $0.decode(column: "created_at", as: Int64.self),
-                id: try $0.decode(column: "author_id", as: Int64.self))
-        }
-        return Page(
-            items: try pageRows.map {
-                JoinRequest(
-                    user: try UserSummary(authorIn: $0, id: try $0.decode(column: "author_id", as: Int64.self)),
-                    requestedAt: Timestamp(milliseconds: try $0.decode(column: "created_at", as: Int64.self)))
-            }, nextCursor: next)
     }
 
     /// A moderator approves (the person joins) or denies a request; 404 when there is none.
