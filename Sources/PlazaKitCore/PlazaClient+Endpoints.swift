@@ -199,6 +199,45 @@ extension PlazaClient {
     public func leave(space slug: String) async throws -> Space {
         try await call("DELETE", "/spaces/\(Self.segment(slug))/membership")
     }
+    /// Asks to join a closed space; a moderator answers.
+    public func requestToJoin(space slug: String) async throws {
+        try await send("POST", "/spaces/\(Self.segment(slug))/requests")
+    }
+    /// Joins the space of an invite code (from an invite link's last path segment).
+    public func join(inviteCode code: String) async throws -> Space {
+        try await call("POST", "/spaces/join/\(Self.segment(code))")
+    }
+    public func members(of slug: String, page: PageOptions = .init()) async throws -> Page<SpaceMember> {
+        try await call("GET", "/spaces/\(Self.segment(slug))/members", query: page.query)
+    }
+
+    // MARK: moderating a space
+
+    public func joinRequests(of slug: String, page: PageOptions = .init()) async throws -> Page<JoinRequest> {
+        try await call("GET", "/spaces/\(Self.segment(slug))/requests", query: page.query)
+    }
+    public func answerJoinRequest(of username: String, to slug: String, approve: Bool) async throws {
+        try await send(approve ? "PUT" : "DELETE", "/spaces/\(Self.segment(slug))/requests/\(Self.segment(username))")
+    }
+    public func createInvite(to slug: String, _ invite: CreateInviteRequest = .init()) async throws -> SpaceInvite {
+        try await call("POST", "/spaces/\(Self.segment(slug))/invites", body: invite)
+    }
+    public func setRole(_ role: SpaceRole, of username: String, in slug: String) async throws -> SpaceMember {
+        try await call(
+            "PATCH", "/spaces/\(Self.segment(slug))/members/\(Self.segment(username))",
+            body: UpdateMemberRequest(role: role))
+    }
+    public func removeMember(_ username: String, from slug: String) async throws {
+        try await send("DELETE", "/spaces/\(Self.segment(slug))/members/\(Self.segment(username))")
+    }
+    /// Bans (removes and keeps out), or lifts the ban.
+    public func setBanned(_ banned: Bool, _ username: String, from slug: String) async throws {
+        try await send(banned ? "PUT" : "DELETE", "/spaces/\(Self.segment(slug))/bans/\(Self.segment(username))")
+    }
+    /// Takes a post out of the space (it stays its author's).
+    public func removePost(_ postID: String, from slug: String) async throws {
+        try await send("DELETE", "/spaces/\(Self.segment(slug))/posts/\(Self.segment(postID))")
+    }
 
     // MARK: collections
 

@@ -41,6 +41,38 @@ struct PlazaKitTests {
         }
     }
 
+    /// Seed 000's closed course, through the SDK: a teacher makes it, a student asks and is
+    /// approved, posts a question only classmates read; an invite brings in a second student.
+    @Test func aClosedCourseThroughTheSDK() async throws {
+        try await withServer { server in
+            let teacher = try await signedUp("teacher", on: server)
+            let student = try await signedUp("student", on: server)
+            let other = try await signedUp("other", on: server)
+            let course = try await teacher.createSpace(
+                CreateSpaceRequest(slug: "cs101", name: "CS 101", visibility: .closed))
+            #expect(course.visibility == .closed && course.viewer.role == .owner)
+            try await student.requestToJoin(space: "cs101")
+            #expect(try await teacher.joinRequests(of: "cs101").items.map(\.user.username) == ["student"])
+            try await teacher.answerJoinRequest(of: "student", to: "cs101", approve: true)
+            let question = try await student.createPost(
+                CreatePostRequest(kind: .text, body: "How do loops work?", spaces: ["cs101"]))
+            #expect(question.audience == .members)
+            #expect(try await teacher.post(question.id).id == question.id)
+            do {
+                _ = try await other.post(question.id)
+                Issue.record("a non-member must not read a members-only post")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 404)
+            }
+            let invite = try await teacher.createInvite(to: "cs101", CreateInviteRequest(maxUses: 1))
+            #expect(try await other.join(inviteCode: invite.code).viewer.member)
+            #expect(try await other.post(question.id).id == question.id)
+            let members = try await teacher.members(of: "cs101").items
+            #expect(members.map(\.user.username) == ["teacher", "student", "other"])
+            #expect(try await teacher.setRole(.moderator, of: "student", in: "cs101").role == .moderator)
+        }
+    }
+
     /// The course app's "fetch by date range, cache posts, infinite scroll": 250 posts paged
     /// through while 30 more arrive, then a refresh: every post exactly once, newest first.
     @Test func aFeedPagerPagesWithoutDuplicatesOrGapsWhilePostsArrive() async throws {
