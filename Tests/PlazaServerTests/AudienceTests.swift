@@ -126,7 +126,9 @@ struct AudienceTests {
                     .post, "/collections/\(saved.id)/items", as: eve, json: SaveItemRequest(postId: post.id)
                 ).status == .created)
             let mediaURL = try #require(post.media.first?.variants.medium)
-            #expect(try await api.fetch(mediaURL, as: eve).status == .ok)
+            let publicCopy = try await api.fetch(mediaURL, as: eve)
+            #expect(publicCopy.status == .ok)
+            #expect(publicCopy.headers[.cacheControl]?.hasPrefix("public") == true)
             #expect(try await api.page("/me/notifications", as: eve, of: PlazaAPI.Notification.self).items.count == 1)
 
             // MUT
@@ -168,7 +170,9 @@ struct AudienceTests {
             #expect(try await api.get("/posts/\(post.id)", as: bob).status == .ok)
             #expect(try await ids(api, "/spaces/cs101/feed", as: bob) == [post.id])
             #expect(try await ids(api, "/search/posts?q=zebra", as: bob) == [post.id])
-            #expect(try await api.fetch(mediaURL, as: bob).status == .ok)
+            let bobsCopy = try await api.fetch(mediaURL, as: bob)
+            #expect(bobsCopy.status == .ok)
+            #expect(bobsCopy.headers[.cacheControl] == "private, no-cache", "no shared cache keeps members' media")
         }
     }
 

@@ -49,9 +49,11 @@ struct MediaController {
     }
 
     /// A wrong or missing key is the same 404 as an unknown id, as is media the viewer may not
-    /// see. Media in use are immutable and public to whoever has the URL, so caches may keep
-    /// them for a year; an upload nothing uses yet is its owner's, so only their browser may
-    /// keep it, and it revalidates (the check runs again, a 304 when allowed).
+    /// see. Media in use on a public post (or as an avatar, a space image, a preview image) are
+    /// immutable and public to whoever has the URL, so caches may keep them for a year; an
+    /// upload nothing uses yet is its owner's, and a post for followers or members is theirs,
+    /// so only their browser may keep it, and it revalidates (the check runs again, a 304 when
+    /// allowed), so that narrowing the post's audience takes effect at the next view.
     @Sendable func serve(_ request: Request, context: PlazaContext) async throws -> Response {
         let id = try context.parameters.id("id", "Media")
         guard let variant = context.parameters.get("variant").flatMap(ImagePipeline.Variant.init(rawValue:)),

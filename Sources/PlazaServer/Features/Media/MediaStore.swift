@@ -66,8 +66,8 @@ struct MediaStore: Sendable {
     struct Served: Sendable {
         var originalType: String
         var variantType: String
-        /// False for an upload nothing uses yet: only its owner may see it, and no shared cache
-        /// may keep it.
+        /// False for an upload nothing uses yet (only its owner may see it) and for the media of
+        /// a post for followers or members: no shared cache may keep them.
         var isPublic: Bool
     }
 
@@ -81,14 +81,16 @@ struct MediaStore: Sendable {
             Served(
                 originalType: try $0.decode(column: "content_type", as: String.self),
                 variantType: try $0.decode(column: "variant_type", as: String.self),
-                isPublic: try $0.decode(column: "used_at", as: Int64?.self) != nil)
+                isPublic: try $0.decode(column: "used_at", as: Int64?.self) != nil
+                    && (try $0.decode(column: "post_audience", as: String?.self) ?? "public") == "public")
         }
     }
 
     static func servedSQL(id: Int64, key: String, viewer: Int64?) -> SQLQueryString {
         let owner: SQLQueryString = viewer.map { "m.owner_id = \(bind: $0)" } ?? "FALSE"
         return """
-            SELECT m.content_type, m.variant_type, m.used_at FROM media m
+            SELECT m.content_type, m.variant_type, m.used_at,
+                (SELECT pa.audience FROM posts pa WHERE pa.id = m.post_id) AS post_audience FROM media m
             WHERE m.id = \(bind: id) AND m.access_key = \(bind: key)
             AND (m.used_at IS NOT NULL OR \(owner))
             AND (m.post_id IS NULL OR EXISTS (SELECT 1 FROM posts p WHERE p.id = m.post_id AND \(Visibility.post("p", readableBy: viewer))))
