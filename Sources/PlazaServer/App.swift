@@ -167,7 +167,9 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
     WebController(
         renderer: web, api: controllers,
-        stores: .init(accounts: services.accounts, spaces: services.spaces, collections: services.collections),
+        stores: .init(
+            accounts: services.accounts, spaces: services.spaces, members: services.spaceMembers,
+            collections: services.collections),
         sessionDays: config.sessionIdleDays,
         rateLimiter: rateLimiter
     ).register(to: router)

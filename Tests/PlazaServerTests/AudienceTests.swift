@@ -330,3 +330,45 @@ struct AudienceTests {
         }
     }
 }
+
+@Suite("Audiences and closed spaces on the web")
+struct AudienceWebTests {
+    @Test func moderatorsManageTheirSpaceOnItsPageAndInvitesOpenAJoinPage() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            #expect(
+                try await api.call(
+                    .post, "/spaces", as: ana,
+                    json: CreateSpaceRequest(slug: "cs101", name: "CS 101", visibility: .closed)
+                ).status == .created)
+            // A non-member is offered to ask; the owner to manage.
+            let bensView = try await api.page(.get, "/s/cs101", cookie: ben.cookie).text
+            #expect(bensView.contains("Ask to join") && !bensView.contains("/s/cs101/manage"))
+            #expect(try await api.page(.get, "/s/cs101", cookie: ana.cookie).text.contains("/s/cs101/manage"))
+            #expect(try await api.call(.post, "/spaces/cs101/requests", as: ben).status == .accepted)
+            #expect(try await api.page(.get, "/s/cs101", cookie: ben.cookie).text.contains("Requested"))
+            // MUT
+            let manage = try await api.page(.get, "/s/cs101/manage", cookie: ana.cookie)
+            // validate
+            #expect(manage.status == .ok)
+            #expect(manage.text.contains("PUT /api/v1/spaces/cs101/requests/ben"))
+            #expect(manage.text.contains("POST /api/v1/spaces/cs101/invites"))
+            #expect(try await api.page(.get, "/s/cs101/manage", cookie: ben.cookie).status == .forbidden)
+            #expect(try await api.page(.get, "/s/cs101/manage").status == .seeOther)
+            let invite = try await api.call(.post, "/spaces/cs101/invites", as: ana, json: CreateInviteRequest())
+                .decode(SpaceInvite.self)
+            let join = try await api.page(.get, invite.url, cookie: ben.cookie)
+            #expect(join.status == .ok && join.text.contains("POST /api/v1/spaces/join/\(invite.code)"))
+            #expect(try await api.page(.get, "/join/not*a*code*of*ours*at*all", cookie: ben.cookie).status == .notFound)
+            // The composer offers the audiences; a members' post carries its tag on its card.
+            let compose = try await api.page(.get, "/compose", cookie: ana.cookie).text
+            #expect(compose.contains(#"value="followers""#) && compose.contains(#"value="members""#))
+            let post = try await api.post(ana, CreatePostRequest(kind: .text, body: "for the class", spaces: ["cs101"]))
+            let card = try await api.page(.get, "/p/\(post.id)", cookie: ana.cookie).text
+            #expect(card.contains(#"title="Who can see it">Members<"#))
+            let edit = try await api.page(.get, "/p/\(post.id)/edit", cookie: ana.cookie).text
+            #expect(edit.contains(#"value="members" selected"#))
+        }
+    }
+}

@@ -18,6 +18,7 @@ struct WebController {
     struct Stores {
         let accounts: AccountStore
         let spaces: SpaceStore
+        let members: SpaceMembersStore
         let collections: CollectionStore
     }
 

@@ -34,6 +34,8 @@ struct WebPages {
         signedIn.get("recommended", use: recommended)
         signedIn.get("notifications", use: notifications)
         signedIn.get("settings", use: settings)
+        signedIn.get("s/{slug}/manage", use: manageSpace)
+        signedIn.get("join/{code}", use: invitation)
     }
 
     /// The same page with `cursor` set: the link to the next page.

@@ -38,6 +38,9 @@ struct PostView: Sendable {
     let counts: Post.Counts
     let viewer: Post.Viewer
     /// Written by the viewer, who may edit and delete it.
+    /// Who may read it, for the edit form, and a badge unless everyone may.
+    let audience: Choice
+    let audienceLabel: String?
     let mine: Bool
     /// The author's initial, where there is no avatar.
     let initial: String
@@ -46,6 +49,13 @@ struct PostView: Sendable {
 
     init(_ post: Post, viewer: Int64?) {
         id = post.id
+        audience = Choice(post.audience)
+        audienceLabel =
+            switch post.audience {
+            case .public: nil
+            case .followers: "Followers"
+            case .members: "Members"
+            }
         postPath = "/p/\(post.id)"
         kind = post.kind.rawValue
         isPhoto = post.kind == .photo
@@ -202,8 +212,15 @@ struct SpaceView: Sendable {
     let image: Media?
     let counts: Space.Counts
     let viewer: Space.Viewer
+    let visibility: Choice
+    /// "Closed" or "Private", unless open.
+    let visibilityLabel: String?
+    let moderator: Bool
 
     init(_ space: Space) {
+        visibility = Choice(space.visibility)
+        visibilityLabel = space.visibility == .open ? nil : space.visibility.rawValue.capitalized
+        moderator = space.viewer.role == .owner || space.viewer.role == .moderator
         slug = space.slug
         name = space.name
         description = space.description.nonEmpty

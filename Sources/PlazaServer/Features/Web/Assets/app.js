@@ -157,9 +157,17 @@ document.addEventListener('click', async (event) => {
   if (!button) return;
   if (button.dataset.confirm && !confirm(button.dataset.confirm)) return;
   const [method, path] = button.dataset.api.split(' ');
+  // `data-body`: a fixed JSON body (e.g. the role a button gives).
+  const body = button.dataset.body ? JSON.parse(button.dataset.body) : undefined;
   await busy(button, async () => {
-    try { await after(button, button.dataset.then, await api(method, path), {}); } catch (error) { showError(button, error); }
+    try { await after(button, button.dataset.then, await api(method, path, body), {}); } catch (error) { showError(button, error); }
   });
+});
+
+// An invite link just made: shown once, to copy.
+document.addEventListener('plaza:invite', (event) => {
+  const output = event.target.querySelector('[data-invite-url]');
+  if (output) output.textContent = new URL(event.detail.url, location.origin).href;
 });
 
 // Plain forms (sign in, sign up): show that something is happening.

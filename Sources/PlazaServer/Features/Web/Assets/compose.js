@@ -45,6 +45,7 @@ export default function ({ api, upload, busy, showError }) {
     const text = (name) => f[name].value.trim() || undefined;
     const post = { kind: kind(), title: text('title'), body: text('body'), price: text('price') };
     post.spaces = [...form.querySelectorAll('input[name=spaces]:checked')].map((box) => box.value);
+    post.audience = f.audience.value;
     if (f.latitude.value && f.longitude.value) {
       post.location = { latitude: Number(f.latitude.value), longitude: Number(f.longitude.value), name: text('placeName') };
     }
