@@ -155,7 +155,8 @@ extension OpenAPIDocument {
                 "HistoryItemPage": page("HistoryItem"),
                 "Notification": object(
                     [
-                        "id": id, "kind": enumeration(["like", "comment", "reply", "follow", "mention"]),
+                        "id": id,
+                        "kind": enumeration(["like", "comment", "reply", "follow", "mention", "report_resolved"]),
                         "actor": ref("User"), "actors": array(ref("UserSummary")), "actorCount": integer,
                         "post": nullable(ref("Post")), "comment": nullable(ref("Comment")), "createdAt": timestamp,
                         "read": boolean,
@@ -222,7 +223,7 @@ extension OpenAPIDocument {
                     ["postId": id, "url": string(maxLength: 2048, format: .uri), "note": string(maxLength: 2000)],
                     required: [], description: "Either postId or url"),
                 "UpdateItemRequest": object(["collectionId": id, "note": string(maxLength: 2000)], required: []),
-            ]
+            ].merging(moderation) { a, _ in a }
         }
     }
 }

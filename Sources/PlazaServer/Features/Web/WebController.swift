@@ -19,6 +19,7 @@ struct WebController {
         let accounts: AccountStore
         let spaces: SpaceStore
         let collections: CollectionStore
+        let moderation: ModerationStore
     }
 
     /// The API's handlers, which the pages call with the page's own request.
@@ -32,6 +33,7 @@ struct WebController {
         let history: HistoryController
         let collections: CollectionsController
         let notifications: NotificationsController
+        let moderation: ModerationController
     }
 
     func register(to router: Router<PlazaContext>) {
@@ -53,6 +55,7 @@ struct WebController {
         web.post("signup", use: signup)
         web.post("logout", use: logout)
         WebPages(web: self).register(to: web)
+        WebAdminPage(web: self).register(to: web)
     }
 
     // MARK: rendering
@@ -71,7 +74,8 @@ struct WebController {
                 .init(memberOf: identity.userID, page: .init(limit: 50)), viewer: identity.userID)
             layout = Layout(
                 title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: WebSession.csrfToken(secret: token),
-                me: me, mySpaces: joined.items)
+                me: me, mySpaces: joined.items,
+                moderates: try await stores.moderation.scope(of: identity.userID) != .none)
         } else {
             let secret = WebSession.nonce(request, secure: context.isHTTPS) ?? WebSession.newNonce()
             if WebSession.nonce(request, secure: context.isHTTPS) == nil { nonce = secret }
