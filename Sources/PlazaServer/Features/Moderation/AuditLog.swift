@@ -40,17 +40,9 @@ extension AuditLog {
     }
 
     static func entry(_ row: Row) throws -> AuditEntry {
-        var actor: UserSummary?
-        if let id = try row.decode(column: "actor_id", as: Int64?.self),
-            let username = try row.decode(column: "actor_username", as: String?.self)
-        {
-            actor = UserSummary(
-                id: String(id), username: username,
-                displayName: try row.decode(column: "actor_display_name", as: String?.self) ?? username,
-                avatar: MediaRecord.list(try row.decode(column: "actor_avatar", as: String?.self)).first?.media)
-        }
-        return AuditEntry(
-            id: String(try row.decode(column: "id", as: Int64.self)), actor: actor,
+        AuditEntry(
+            id: String(try row.decode(column: "id", as: Int64.self)),
+            actor: try ModerationStore.person(row, id: "actor_id", prefix: "actor"),
             action: try row.decode(column: "action", as: String.self),
             targetType: try row.decode(column: "target_type", as: String.self),
             targetId: String(try row.decode(column: "target_id", as: Int64.self)),

@@ -233,7 +233,9 @@ struct ModerationStore: Sendable {
         return ids.compactMap { byID[$0] }
     }
 
-    private static func person(_ row: Row, id column: String, prefix: String) throws -> UserSummary? {
+    /// The person whose id is in `column` and whose summary columns are `<prefix>_username`,
+    /// `<prefix>_display_name` and `<prefix>_avatar` (a LEFT JOIN): nil when there is none.
+    static func person(_ row: Row, id column: String, prefix: String) throws -> UserSummary? {
         guard let id = try row.decode(column: column, as: Int64?.self),
             let username = try row.decode(column: "\(prefix)_username", as: String?.self)
         else { return nil }
