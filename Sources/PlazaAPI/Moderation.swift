@@ -128,6 +128,13 @@ public struct ResolveReportRequest: Codable, Sendable {
     }
 }
 
+/// PUT /admin/users/{username}/suspension (the body is optional).
+public struct SuspensionRequest: Codable, Sendable {
+    /// Why, for the audit log.
+    public var note: String?
+    public init(note: String? = nil) { self.note = note }
+}
+
 public struct Report: Codable, Sendable, Hashable {
     public var id: String
     public var targetType: ReportTargetType

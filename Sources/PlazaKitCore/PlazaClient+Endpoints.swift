@@ -322,6 +322,39 @@ extension PlazaClient {
         try await send("POST", "/me/notifications/read", body: MarkNotificationsReadRequest(ids: ids))
     }
 
+    // MARK: reports and moderation
+
+    /// Reports a post, comment or person; returns my open report on it when I reported it before.
+    public func report(
+        _ type: ReportTargetType, id: String, reason: ReportReason, note: String? = nil
+    ) async throws -> Report {
+        try await call(
+            "POST", "/reports", body: CreateReportRequest(targetType: type, targetId: id, reason: reason, note: note))
+    }
+    /// The moderation queue I may see (admins: all; a space's moderators: their spaces'), newest first.
+    public func reports(state: ReportState = .open, page: PageOptions = .init()) async throws -> Page<Report> {
+        try await call(
+            "GET", "/admin/reports", query: (["state": state.rawValue] as [String: String?]).merging(page))
+    }
+    /// Resolves a report (and the other open reports on its target) with `action`.
+    public func resolveReport(_ id: String, action: ReportAction, note: String? = nil) async throws -> Report {
+        try await call(
+            "PATCH", "/admin/reports/\(Self.segment(id))", body: ResolveReportRequest(action: action, note: note))
+    }
+    /// Suspends a person (admins only): their sessions end and what they made is hidden.
+    public func suspend(_ username: String, note: String? = nil) async throws {
+        try await send(
+            "PUT", "/admin/users/\(Self.segment(username))/suspension", body: SuspensionRequest(note: note))
+    }
+    /// Lifts a suspension (admins only).
+    public func unsuspend(_ username: String) async throws {
+        try await send("DELETE", "/admin/users/\(Self.segment(username))/suspension")
+    }
+    /// The audit log, newest first (admins only).
+    public func audit(page: PageOptions = .init()) async throws -> Page<AuditEntry> {
+        try await call("GET", "/admin/audit", query: page.query)
+    }
+
     // MARK: media
 
     /// Uploads an image (JPEG, PNG, WebP, HEIC or GIF) as multipart `file`; `progress` gets 0…1 as it is sent.

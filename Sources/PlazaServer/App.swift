@@ -20,6 +20,7 @@ struct AppServices: Sendable {
     let events: EventLog
     let searchWindows = SearchWindowCache()
     let notifications: NotificationStore
+    let moderation: ModerationStore
     let eventFeed: EventFeed
     let passwords: PasswordHasher
     let media: MediaStore
@@ -42,6 +43,8 @@ struct AppServices: Sendable {
         likes = LikeStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)
         eventFeed = EventFeed(db: db, posts: posts, notifications: notifications)
+        moderation = ModerationStore(
+            db: db, ids: ids, events: events, accounts: accounts, searchWindows: searchWindows)
         spaces = SpaceStore(db: db, ids: ids, searchWindows: searchWindows)
         spaceMembers = SpaceMembersStore(db: db, ids: ids)
         collections = CollectionStore(db: db, ids: ids, linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)
@@ -137,7 +140,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
         history: HistoryController(history: HistoryStore(db: services.db)),
         collections: CollectionsController(
             collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),
-        notifications: NotificationsController(notifications: services.notifications))
+        notifications: NotificationsController(notifications: services.notifications),
+        moderation: ModerationController(moderation: services.moderation, storage: services.mediaStorage))
     OpenAPIController().register(to: api)
     controllers.accounts.register(to: api)
     controllers.people.register(to: api)
@@ -164,12 +168,13 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.history.register(to: api)
     controllers.collections.register(to: api)
     controllers.notifications.register(to: api)
+    controllers.moderation.register(to: api)
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
     WebController(
         renderer: web, api: controllers,
         stores: .init(
             accounts: services.accounts, spaces: services.spaces, members: services.spaceMembers,
-            collections: services.collections),
+            collections: services.collections, moderation: services.moderation),
         sessionDays: config.sessionIdleDays,
         rateLimiter: rateLimiter
     ).register(to: router)
@@ -206,6 +211,9 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
                 buckets: config.rateLimitPolicy.longestRefillMillis, throttle: config.loginThrottle.staleAfterMillis
             ), logger: logger),
         try services.linkPreviewService(config: config, logger: logger), hub)
+    if db.kind == .postgres {
+        app.addServices(SessionRevocations(db: db, cache: services.accounts.sessionCache, logger: logger))
+    }
     // Runs once the database service is up (a PostgreSQL pool must be running to be used).
     let migrationLogger = logger
     app.beforeServerStarts {

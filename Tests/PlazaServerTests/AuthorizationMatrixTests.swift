@@ -319,6 +319,27 @@ struct AuthorizationMatrixTests {
                 body: json(#"{"note":"edited"}"#)))
         rows.append(
             row("DELETE \(v1)/collections/items/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
+        // Reports: anyone reports what they can see but not their own; the queue is for admins and
+        // the owner, who owns the world's space; suspensions and the audit log are for admins.
+        rows.append(
+            row(
+                "POST \(v1)/reports", anon: 401, owner: 422, other: 201, blocked: 404, admin: 201,
+                body: { .json(#"{"targetType":"post","targetId":"\#($0.post.id)","reason":"spam"}"#) }))
+        rows.append(row("GET \(v1)/admin/reports", anon: 401, owner: 200, other: 403, blocked: 403, admin: 200))
+        rows.append(
+            row(
+                "PATCH \(v1)/admin/reports/{id}", "a report nobody filed", anon: 401, owner: 404, other: 404,
+                blocked: 404, admin: 404, body: json(#"{"action":"dismiss"}"#), parameters: ["id": { _ in "1" }]))
+        // Per cell: the admin's suspension of the owner would end the owner's own session.
+        rows.append(
+            row(
+                "PUT \(v1)/admin/users/{username}/suspension", anon: 401, owner: 403, other: 403, blocked: 403,
+                admin: 204, fixtures: .perCell))
+        rows.append(
+            row(
+                "DELETE \(v1)/admin/users/{username}/suspension", anon: 401, owner: 403, other: 403, blocked: 403,
+                admin: 204))
+        rows.append(row("GET \(v1)/admin/audit", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
         return rows
     }()
 

@@ -107,6 +107,17 @@ struct QueryPlanTests {
         ),
         ("stream replay", EventFeed.replaySQL(recipient: viewer, after: 100, limit: 500)),
         ("stream hub read", EventFeed.allSQL(after: .init(seq: 100, recipient: 7), limit: 1000)),
+        (
+            "report queue (admin)",
+            ModerationStore.queueSQL(
+                state: .open, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer, scope: .admin)
+        ),
+        (
+            "report queue (a space's moderator)",
+            ModerationStore.queueSQL(
+                state: .open, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer, scope: .spaces)
+        ),
+        ("audit log", AuditLog.listSQL(page: PageRequest(limit: 20, cursor: cursor))),
     ]
 
     @Test func hotQueriesUseIndexes() async throws {

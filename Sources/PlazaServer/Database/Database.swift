@@ -18,9 +18,9 @@ protocol DatabaseDriver: Sendable {
     func write(_ statement: SQLQueryString) async throws -> [Row]
     /// Keeps the connections alive until graceful shutdown, then closes them.
     func run() async throws
-    /// Pokes `signal` on every notification on `channel`, and once when listening starts;
-    /// returns only when the connection fails or the task is cancelled.
-    func listen(channel: String, signal: EventSignal) async throws
+    /// Calls `handler` with each notification's payload on `channel`, and with nil once when
+    /// listening starts; returns only when the connection fails or the task is cancelled.
+    func listen(channel: String, _ handler: @escaping @Sendable (String?) -> Void) async throws
 }
 
 /// The database every store uses. Reads go to a pool; writes run in one transaction each.
@@ -50,7 +50,13 @@ public struct Database: Sendable, Service {
 
     /// PostgreSQL `LISTEN` (see `DatabaseDriver.listen`); SQLite has one server, so nothing to hear.
     func listen(channel: String, signal: EventSignal) async throws {
-        try await driver.listen(channel: channel, signal: signal)
+        try await driver.listen(channel: channel) { _ in signal.poke() }
+    }
+
+    /// PostgreSQL `LISTEN` with the payloads (nil once when listening starts: anything sent
+    /// before may have been missed).
+    func listen(channel: String, _ handler: @escaping @Sendable (String?) -> Void) async throws {
+        try await driver.listen(channel: channel, handler)
     }
 
     /// Opens the database named by the configuration: SQLite in the data dir unless a

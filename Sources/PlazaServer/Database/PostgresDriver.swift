@@ -157,11 +157,11 @@ final class PostgresDriver: DatabaseDriver {
         await client.run()
     }
 
-    func listen(channel: String, signal: EventSignal) async throws {
+    func listen(channel: String, _ handler: @escaping @Sendable (String?) -> Void) async throws {
         try await client.withConnection { connection in
             try await connection.listen(on: channel) { notifications in
-                signal.poke()
-                for try await _ in notifications { signal.poke() }
+                handler(nil)
+                for try await notification in notifications { handler(notification.payload) }
             }
         }
     }

@@ -222,7 +222,7 @@ final class SQLiteDriver: DatabaseDriver {
     }
 
     /// One process owns a SQLite database, so there is no other server to hear from.
-    func listen(channel: String, signal: EventSignal) async throws {}
+    func listen(channel: String, _ handler: @escaping @Sendable (String?) -> Void) async throws {}
 
     /// While writes come in, copies what they appended to the WAL back into the database file,
     /// on a thread of its own: a passive checkpoint, which waits for no one, after each commit

@@ -30,12 +30,21 @@ enum DailyUsage {
     enum Kind: String, Sendable {
         case upload
         case linkPreview = "link_preview"
+        case report
 
-        var code: String { self == .upload ? "daily_upload_limit" : "daily_link_preview_limit" }
+        var code: String {
+            switch self {
+            case .upload: "daily_upload_limit"
+            case .linkPreview: "daily_link_preview_limit"
+            case .report: "daily_report_limit"
+            }
+        }
         var message: String {
-            self == .upload
-                ? "You have reached today's upload limit. Try again tomorrow (UTC)."
-                : "You have reached today's limit of new links to preview. Try again tomorrow (UTC)."
+            switch self {
+            case .upload: "You have reached today's upload limit. Try again tomorrow (UTC)."
+            case .linkPreview: "You have reached today's limit of new links to preview. Try again tomorrow (UTC)."
+            case .report: "You have sent today's most reports. Try again tomorrow (UTC)."
+            }
         }
     }
 

@@ -50,16 +50,20 @@ struct AccountStore: Sendable {
     static let usernameTaken = PlazaError(.conflict, "username_taken", "That username is taken.", field: "username")
     static let emailTaken = PlazaError(.conflict, "email_taken", "An account with that email exists.", field: "email")
 
-    /// The user and password hash for a username or email.
-    func credentials(login: String) async throws -> (id: Int64, hash: String)? {
+    /// The user, password hash and suspension for a username or email.
+    func credentials(login: String) async throws -> (id: Int64, hash: String, suspended: Bool)? {
         let key = login.lowercased()
         let column: SQLQueryString = key.contains("@") ? "email_key" : "username_key"
         guard
             let row = try await db.read({ db in
-                try await db.first("SELECT id, password_hash FROM users WHERE \(column) = \(bind: key)")
+                try await db.first(
+                    "SELECT id, password_hash, suspended_at FROM users WHERE \(column) = \(bind: key)")
             })
         else { return nil }
-        return (try row.decode(column: "id", as: Int64.self), try row.decode(column: "password_hash", as: String.self))
+        return (
+            try row.decode(column: "id", as: Int64.self), try row.decode(column: "password_hash", as: String.self),
+            try row.decode(column: "suspended_at", as: Int64?.self) != nil
+        )
     }
 
     func passwordHash(userID: Int64) async throws -> String? {
@@ -110,7 +114,7 @@ struct AccountStore: Sendable {
                 try await db.first(
                     """
                     SELECT s.id, s.user_id, s.created_at, s.last_used_at, u.is_admin FROM sessions s JOIN users u ON u.id = s.user_id
-                    WHERE s.token_hash = \(bind: hash)
+                    WHERE s.token_hash = \(bind: hash) AND u.suspended_at IS NULL
                     """)
             })
         else { return nil }
@@ -161,6 +165,19 @@ struct AccountStore: Sendable {
         }
         sessionCache.forget(userID: userID, sessionID: id)
         return deleted
+    }
+
+    /// Ends every session of `userID` in the caller's transaction and, on PostgreSQL, tells every
+    /// app server to forget them when it commits (`SessionRevocations`); call `forgetSessions`
+    /// after the commit for this server's cache.
+    static func deleteSessions(of userID: Int64, on db: Connection) async throws {
+        try await db.exec("DELETE FROM sessions WHERE user_id = \(bind: userID)")
+        if let notify = db.dialect.notify(SessionRevocations.channel, String(userID)) { try await db.exec(notify) }
+    }
+
+    /// Forgets the cached sessions of `userID` on this server.
+    func forgetSessions(of userID: Int64) {
+        sessionCache.forget(userID: userID)
     }
 
     /// Which of these sessions still exist (open streams end when theirs is revoked).

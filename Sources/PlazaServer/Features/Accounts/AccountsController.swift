@@ -73,6 +73,8 @@ struct AccountsController {
             throw Self.invalidCredentials
         }
         try await throttle.recordSuccess(account: key, client: client)
+        // Told only to whoever knows the password, so a suspension is no clue to guessers.
+        guard !account.suspended else { throw Self.suspended }
         let token = try await accounts.createSession(
             userID: account.id, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
         return AuthResponse(
@@ -110,6 +112,10 @@ struct AccountsController {
         PlazaError.rateLimited(
             retryAfter: wait, message: "Too many failed password attempts. Try again in \(wait) seconds.")
     }
+
+    static let suspended = PlazaError(
+        .forbidden, "account_suspended",
+        "This account is suspended by the moderators of this server, so it cannot sign in.")
 
     static let invalidCredentials = PlazaError(
         .unauthorized, "invalid_credentials", "Wrong username, email or password.")

@@ -3,7 +3,8 @@ import PlazaAPI
 
 /// Remembers recently seen sessions for a few seconds so that an authenticated request does
 /// not cost a database look-up. Revocations on this server take effect at once; on other app
-/// servers (PostgreSQL) within `ttl`.
+/// servers (PostgreSQL) within `ttl`, or at once for a suspension, which they hear of through
+/// `SessionRevocations`.
 final class SessionCache: Sendable {
     struct Entry {
         var identity: Identity
@@ -33,6 +34,11 @@ final class SessionCache: Sendable {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[tokenHash] = entry
         }
+    }
+
+    /// Forgets every session (another server's revocations may have been missed).
+    func removeAll() {
+        entries.withLockedValue { $0.removeAll() }
     }
 
     /// Forgets sessions of `userID`: all of them, or only the one with `sessionID`, or all but `except`.

@@ -24,3 +24,31 @@ enum AuditLog {
             """)
     }
 }
+
+extension AuditLog {
+    /// The log, newest first (ids are time-ordered), walking its primary key.
+    static func listSQL(page: PageRequest) -> SQLQueryString {
+        var sql: SQLQueryString = """
+            SELECT a.id, a.actor_id, a.action, a.target_type, a.target_id, a.report_id, a.note, a.created_at,
+                u.username AS actor_username, u.display_name AS actor_display_name, u.avatar AS actor_avatar,
+                s.slug AS space_slug
+            FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id LEFT JOIN spaces s ON s.id = a.space_id
+            """
+        if let cursor = page.cursor { sql += " WHERE a.id < \(bind: cursor.id)" }
+        sql += " ORDER BY a.id DESC LIMIT \(bind: page.fetchLimit)"
+        return sql
+    }
+
+    static func entry(_ row: Row) throws -> AuditEntry {
+        AuditEntry(
+            id: String(try row.decode(column: "id", as: Int64.self)),
+            actor: try ModerationStore.person(row, id: "actor_id", prefix: "actor"),
+            action: try row.decode(column: "action", as: String.self),
+            targetType: try row.decode(column: "target_type", as: String.self),
+            targetId: String(try row.decode(column: "target_id", as: Int64.self)),
+            space: try row.decode(column: "space_slug", as: String?.self),
+            reportId: try row.decode(column: "report_id", as: Int64?.self).map { String($0) },
+            note: try row.decode(column: "note", as: String?.self),
+            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
+    }
+}

@@ -583,7 +583,7 @@ enum OpenAPIDocument {
                 Operation(
                     method: .delete, summary: "Remove my item", auth: .required, status: 204, errors: [404])
             ),
-        ]
+        ] + moderationOperations
     }
 
     static var paths: OpenAPI.PathItem.Map {

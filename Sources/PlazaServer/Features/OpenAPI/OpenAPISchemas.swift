@@ -250,7 +250,7 @@ extension OpenAPIDocument {
                     ["postId": id, "url": string(maxLength: 2048, format: .uri), "note": string(maxLength: 2000)],
                     required: [], description: "Either postId or url"),
                 "UpdateItemRequest": object(["collectionId": id, "note": string(maxLength: 2000)], required: []),
-            ]
+            ].merging(moderation) { a, _ in a }
         }
     }
 }

@@ -125,16 +125,20 @@ struct CommentStore: Sendable {
     /// Deletes the comment. On PostgreSQL its post (the comment count) is locked first, then the
     /// people whose unread counts lose its notifications, in id order (`PeopleStore.lockInOrder`).
     func delete(comment: Int64) async throws {
-        try await db.write { db in
-            if let lock = db.dialect.rowLock(.noKeyUpdate, of: "p") {
-                try await db.exec(
-                    "SELECT p.id FROM posts p JOIN comments c ON c.post_id = p.id WHERE c.id = \(bind: comment)\(lock)")
-                let notified = try await db.rows(
-                    "SELECT DISTINCT recipient_id FROM notifications WHERE comment_id = \(bind: comment)")
-                try await PeopleStore.lockInOrder(
-                    notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
-            }
-            try await db.exec("DELETE FROM comments WHERE id = \(bind: comment)")
+        try await db.write { db in try await Self.delete(comment: comment, on: db) }
+    }
+
+    /// Deletes the comment in the caller's transaction, locking as `delete(comment:)` does, with
+    /// `alsoLocking` (people the caller notifies next) among the people.
+    static func delete(comment: Int64, alsoLocking others: [Int64] = [], on db: Connection) async throws {
+        if let lock = db.dialect.rowLock(.noKeyUpdate, of: "p") {
+            try await db.exec(
+                "SELECT p.id FROM posts p JOIN comments c ON c.post_id = p.id WHERE c.id = \(bind: comment)\(lock)")
+            let notified = try await db.rows(
+                "SELECT DISTINCT recipient_id FROM notifications WHERE comment_id = \(bind: comment)")
+            try await PeopleStore.lockInOrder(
+                others + notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
         }
+        try await db.exec("DELETE FROM comments WHERE id = \(bind: comment)")
     }
 }

@@ -212,21 +212,29 @@ struct PostStore: Sendable {
     /// Deletes the author's post with its comments, likes, saved items (a trigger) and media
     /// rows; returns the ids of the media whose files should go too.
     func delete(id: Int64, author: Int64) async throws -> [Int64] {
-        let media = try await events.write { db in
-            guard try await db.first(Self.lockOwn(post: id, author: author, on: db)) != nil else { return [Int64]() }
-            // The cascade changes the author's counters and the unread counts of those notified about it.
-            let notified = try await db.rows(
-                "SELECT DISTINCT recipient_id FROM notifications WHERE post_id = \(bind: id)")
-            try await PeopleStore.lockInOrder(
-                [author] + notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
-            // Its readers are found through its spaces, which go with it.
-            try await EventLog.append(
-                .init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
-            try await db.exec("DELETE FROM posts WHERE id = \(bind: id)")
-            return try await MediaStore.deleteRows(ofPost: id, on: db)
-        }
+        let media = try await events.write { db in try await Self.delete(id: id, author: author, on: db) }
         searchWindows.clear()
         return media
+    }
+
+    /// Deletes the author's post in the caller's `EventLog.write` transaction and returns its
+    /// media (whose files the caller deletes after the commit); nothing when it is gone. Locks
+    /// the post, then the people whose counters change together with `alsoLocking` (people the
+    /// caller notifies next), in one ordered step.
+    static func delete(id: Int64, author: Int64, alsoLocking others: [Int64] = [], on db: Connection) async throws
+        -> [Int64]
+    {
+        guard try await db.first(lockOwn(post: id, author: author, on: db)) != nil else { return [] }
+        // The cascade changes the author's counters and the unread counts of those notified about it.
+        let notified = try await db.rows(
+            "SELECT DISTINCT recipient_id FROM notifications WHERE post_id = \(bind: id)")
+        try await PeopleStore.lockInOrder(
+            [author] + others + notified.map { try $0.decode(column: "recipient_id", as: Int64.self) }, on: db)
+        // Its readers are found through its spaces, which go with it.
+        try await EventLog.append(
+            .init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
+        try await db.exec("DELETE FROM posts WHERE id = \(bind: id)")
+        return try await MediaStore.deleteRows(ofPost: id, on: db)
     }
 
     /// The author's post, locked for deleting on PostgreSQL before any person's row (the lock order).

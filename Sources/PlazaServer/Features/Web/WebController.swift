@@ -20,6 +20,7 @@ struct WebController {
         let spaces: SpaceStore
         let members: SpaceMembersStore
         let collections: CollectionStore
+        let moderation: ModerationStore
     }
 
     /// The API's handlers, which the pages call with the page's own request.
@@ -33,6 +34,7 @@ struct WebController {
         let history: HistoryController
         let collections: CollectionsController
         let notifications: NotificationsController
+        let moderation: ModerationController
     }
 
     func register(to router: Router<PlazaContext>) {
@@ -54,6 +56,7 @@ struct WebController {
         web.post("signup", use: signup)
         web.post("logout", use: logout)
         WebPages(web: self).register(to: web)
+        WebAdminPage(web: self).register(to: web)
     }
 
     // MARK: rendering
@@ -72,7 +75,8 @@ struct WebController {
                 .init(memberOf: identity.userID, page: .init(limit: 50)), viewer: identity.userID)
             layout = Layout(
                 title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: WebSession.csrfToken(secret: token),
-                me: me, mySpaces: joined.items)
+                me: me, mySpaces: joined.items,
+                moderates: try await stores.moderation.scope(of: identity.userID) != .none)
         } else {
             let secret = WebSession.nonce(request, secure: context.isHTTPS) ?? WebSession.newNonce()
             if WebSession.nonce(request, secure: context.isHTTPS) == nil { nonce = secret }

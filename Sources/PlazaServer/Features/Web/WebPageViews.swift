@@ -7,7 +7,7 @@ import PlazaAPI
 struct Layout: Sendable {
     /// The entries of the main navigation, as the layout names them (`{{#nav.home}}`).
     enum Nav: String, Sendable {
-        case home, explore, spaces, compose, search, notifications, collections, history, profile, settings
+        case home, explore, spaces, compose, search, notifications, collections, history, profile, settings, admin
         /// Signed out.
         case login, signup
     }
@@ -21,6 +21,8 @@ struct Layout: Sendable {
     let me: SignedIn?
     /// The spaces I joined, for the switcher and the composer.
     let mySpaces: [SpaceView]
+    /// An admin or a space's moderator: the navigation links to `/admin`.
+    let moderates: Bool
     let hasSpaces: Bool
     /// The space the switcher reopens (my `lastSpace` preference), shown when it is set at all.
     let lastSpace: String?
@@ -32,7 +34,11 @@ struct Layout: Sendable {
         let hasUnread: Bool
     }
 
-    init(title: String, nav: Nav?, assetVersion: String, csrf: String, me: Me? = nil, mySpaces: [Space] = []) {
+    init(
+        title: String, nav: Nav?, assetVersion: String, csrf: String, me: Me? = nil, mySpaces: [Space] = [],
+        moderates: Bool = false
+    ) {
+        self.moderates = moderates
         pageTitle = title
         self.nav = Choice(nav?.rawValue ?? "")
         v = assetVersion
@@ -130,6 +136,7 @@ struct PostPage: Sendable {
     /// Where the signed-in viewer can save the post.
     let myCollections: [SavedCollection]
     let hasCollections: Bool
+    let reportPost: ReportFormView?
 }
 
 /// `edit.mustache`.
@@ -150,13 +157,16 @@ struct ProfilePage: Sendable {
     let grid: Bool
     let posts: [PostView]
     let next: String?
+    /// A signed-in viewer may report someone else.
+    let reportUser: ReportFormView?
 
-    init(user: UserView, heatmap: HeatmapView, grid: Bool, _ list: PostList) {
+    init(user: UserView, heatmap: HeatmapView, grid: Bool, _ list: PostList, reportUser: ReportFormView? = nil) {
         self.user = user
         self.heatmap = heatmap
         self.grid = grid
         posts = list.posts
         next = list.next
+        self.reportUser = reportUser
     }
 }
 
@@ -252,4 +262,98 @@ struct SignupPage: Sendable {
 struct ErrorPage: Sendable {
     let status: Int
     let message: String
+}
+
+/// `admin.mustache`: the moderation queue, and for admins the audit log.
+struct AdminPage: Sendable {
+    let reports: [ReportView]
+    let next: String?
+    /// Showing resolved reports rather than the open queue.
+    let resolved: Bool
+    let isAdmin: Bool
+    let audit: [AuditView]
+}
+
+/// One report in the queue, with its actions.
+struct ReportView: Sendable {
+    let id: String
+    let targetType: String
+    /// Where the reported content is, when it can be linked.
+    let targetLink: String?
+    let snapshot: String?
+    let reason: String
+    let note: String?
+    let reporter: String?
+    let person: AuthorView?
+    let spaces: [String]
+    let createdAt: String
+    let when: String
+    let open: Bool
+    let outcome: String?
+    /// A person is not removed, only suspended.
+    let removable: Bool
+    let canSuspend: Bool
+    /// The person's latest posts and comments (admins only).
+    let recent: [RecentView]
+    let hasRecent: Bool
+
+    init(_ report: Report, link: String?, isAdmin: Bool, recent: [RecentView]) {
+        id = report.id
+        targetType = report.targetType.rawValue
+        targetLink = link
+        snapshot = report.snapshot.nonEmpty
+        reason = report.reason.rawValue
+        note = report.note.nonEmpty
+        reporter = report.reporter?.username
+        person = report.targetUser.map(AuthorView.init)
+        spaces = report.spaces
+        createdAt = report.createdAt.description
+        when = report.createdAt.readable
+        open = report.state == .open
+        outcome = report.action.map { action in
+            let by = report.resolvedBy.map { " by @\($0.username)" } ?? ""
+            let note = report.resolutionNote.map { ": \($0)" } ?? ""
+            return "\(action.rawValue)\(by)\(note)"
+        }
+        removable = report.targetType != .user
+        canSuspend = isAdmin && report.targetUser != nil
+        self.recent = recent
+        hasRecent = !recent.isEmpty
+    }
+}
+
+/// A post or comment in a reported person's recent content.
+struct RecentView: Sendable {
+    let kind: String
+    let link: String
+    let text: String
+    let when: String
+
+    init(_ item: ModerationStore.RecentItem) {
+        kind = item.kind.rawValue
+        link = item.kind == .post ? "/p/\(item.post)" : "/p/\(item.post)#c-\(item.id)"
+        text = String(item.text.prefix(200))
+        when = item.createdAt.readable
+    }
+}
+
+/// A line of the audit log.
+struct AuditView: Sendable {
+    let actor: String
+    let action: String
+    let target: String
+    let space: String?
+    let note: String?
+    let when: String
+    let createdAt: String
+
+    init(_ entry: AuditEntry) {
+        actor = entry.actor.map { "@\($0.username)" } ?? "(deleted account)"
+        action = entry.action
+        target = "\(entry.targetType) \(entry.targetId)"
+        space = entry.space
+        note = entry.note.nonEmpty
+        when = entry.createdAt.readable
+        createdAt = entry.createdAt.description
+    }
 }

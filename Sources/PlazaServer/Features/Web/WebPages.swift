@@ -132,7 +132,7 @@ struct WebPages {
             post: PostView(post, viewer: context.viewerID),
             comments: comments.items.map { CommentView($0, viewer: context.viewerID, postAuthor: post.author.id) },
             moreComments: Self.next(request, cursor: comments.nextCursor), after: after, myCollections: mine,
-            hasCollections: !mine.isEmpty)
+            hasCollections: !mine.isEmpty, reportPost: ReportFormView.post(post, viewer: context.viewerID))
         let title = post.title ?? "Post by \(post.author.displayName)"
         return try await web.page("post", title: title, body, request: request, context: context)
     }
@@ -179,7 +179,8 @@ struct WebPages {
         if Self.wantsFragment(request) { return web.fragment("post-list", list) }
         let body = ProfilePage(
             user: UserView(user, viewer: context.viewerID), heatmap: HeatmapView(heatmap),
-            grid: request.uri.queryParameters.get("kind") == "photo", list)
+            grid: request.uri.queryParameters.get("kind") == "photo", list,
+            reportUser: context.viewerID.flatMap { String($0) == user.id ? nil : ReportFormView(.user, id: user.id) })
         let nav: Layout.Nav? = user.id == context.viewerID.map(String.init) ? .profile : nil
         let title = "\(user.displayName) (@\(user.username))"
         return try await web.page("profile", title: title, nav: nav, body, request: request, context: context)

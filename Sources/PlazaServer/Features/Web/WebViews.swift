@@ -156,6 +156,8 @@ struct CommentView: Sendable {
     let when: String
     /// The viewer wrote the comment or the post.
     let deletable: Bool
+    /// A signed-in viewer may report someone else's comment.
+    let reportComment: ReportFormView?
 
     init(_ comment: Comment, viewer: Int64?, postAuthor: String?) {
         id = comment.id
@@ -165,6 +167,26 @@ struct CommentView: Sendable {
         when = comment.createdAt.readable
         let mine = viewer.map { String($0) == comment.author.id } ?? false
         deletable = mine || (viewer.map { String($0) } == postAuthor && postAuthor != nil)
+        reportComment = viewer != nil && !mine ? ReportFormView(.comment, id: comment.id) : nil
+    }
+}
+
+/// `report-form.mustache`: a signed-in person reports a post, a comment or a person.
+struct ReportFormView: Sendable {
+    let targetType: String
+    let targetId: String
+    let label: String
+
+    init(_ type: ReportTargetType, id: String) {
+        targetType = type.rawValue
+        targetId = id
+        label = "Report this \(type == .user ? "person" : type.rawValue)"
+    }
+
+    /// The form for a post, when `viewer` is signed in and did not write it.
+    static func post(_ post: Post, viewer: Int64?) -> ReportFormView? {
+        guard let viewer, String(viewer) != post.author.id else { return nil }
+        return ReportFormView(.post, id: post.id)
     }
 }
 

@@ -1,0 +1,218 @@
+import PlazaAPI
+import SQLKit
+
+/// What moderators do: resolve reports (dismiss, remove, suspend) and suspend or reinstate
+/// people. Each action writes the audit log in the transaction that acts.
+///
+/// Lock order (PostgreSQL): the open reports on the target, then the post (as `PostStore.delete`
+/// and `CommentStore.delete` take it), then every person whose row changes (counters, unread
+/// counts, a suspension) in one `PeopleStore.lockInOrder`.
+extension ModerationStore {
+    static let alreadyResolved = PlazaError(.conflict, "report_resolved", "This report has been resolved already.")
+
+    /// Resolves the report (and every other open report on the same target) with `action`,
+    /// notifies the reporters, and returns it with the media of a deleted post (whose files the
+    /// caller deletes). 404 when `moderator` may not see it.
+    func resolve(report id: Int64, by moderator: Int64, action: ReportAction, note: String?) async throws
+        -> (report: Report, media: [Int64])
+    {
+        let ids = ids
+        let (media, suspended) = try await events.write { db -> ([Int64], Int64?) in
+            guard
+                let row = try await db.first(
+                    """
+                    SELECT r.target_type, r.target_id, r.target_user_id, r.state,
+                        CASE WHEN \(Self.isAdmin(moderator)) THEN 1 ELSE 0 END AS admin
+                    FROM reports r WHERE r.id = \(bind: id) AND \(Self.canSee(viewer: moderator))
+                    """)
+            else { throw PlazaError.notFound("Report") }
+            guard try row.decode(column: "state", as: String.self) == ReportState.open.rawValue else {
+                throw Self.alreadyResolved
+            }
+            let typeText = try row.decode(column: "target_type", as: String.self)
+            let type = ReportTargetType(rawValue: typeText) ?? .post
+            let target = try row.decode(column: "target_id", as: Int64.self)
+            let targetUser = try row.decode(column: "target_user_id", as: Int64?.self)
+            let admin = try row.decode(column: "admin", as: Int64.self) == 1
+            // A space's moderator acts in the spaces they moderate among the report's.
+            let spaces =
+                admin
+                ? []
+                : try await db.rows(
+                    """
+                    SELECT rs.space_id FROM report_spaces rs JOIN space_members sm ON sm.space_id = rs.space_id
+                    WHERE rs.report_id = \(bind: id) AND sm.user_id = \(bind: moderator) AND sm.role IN \(Self.moderatorRoles)
+                    ORDER BY rs.space_id
+                    """
+                ).map { try $0.decode(column: "space_id", as: Int64.self) }
+            let open = try await db.rows(
+                """
+                SELECT id, reporter_id FROM reports WHERE target_type = \(bind: typeText) AND target_id = \(bind: target)
+                AND state = 'open' ORDER BY id\(db.dialect.rowLock(.update) ?? "")
+                """)
+            let reports = try open.map { try $0.decode(column: "id", as: Int64.self) }
+            guard reports.contains(id) else { throw Self.alreadyResolved }
+            let reporters = try open.compactMap { row in
+                try row.decode(column: "reporter_id", as: Int64?.self).map {
+                    (report: try row.decode(column: "id", as: Int64.self), user: $0)
+                }
+            }
+            let people = reporters.map(\.user)
+            var entry = AuditLog.Entry(
+                actor: moderator, action: "report.\(action.rawValue)", targetType: typeText, targetID: target,
+                report: id, note: note)
+            var entries: [AuditLog.Entry] = []
+            var media: [Int64] = []
+            var suspended: Int64?
+            switch action {
+            case .dismiss:
+                try await PeopleStore.lockInOrder(people, on: db)
+                entries.append(entry)
+            case .suspend:
+                guard admin else {
+                    throw PlazaError(
+                        .forbidden, "admins_only", "Only admins can suspend people; remove the content instead.")
+                }
+                guard let targetUser else { throw PlazaError.notFound("User") }
+                try await Self.suspend(targetUser, by: moderator, alsoLocking: people, on: db)
+                entries.append(
+                    AuditLog.Entry(
+                        actor: moderator, action: "user.suspend", targetType: "user", targetID: targetUser, report: id,
+                        note: note))
+                suspended = targetUser
+            case .remove:
+                entry.action = "\(typeText).remove"
+                switch type {
+                case .user:
+                    throw PlazaError(
+                        .unprocessableContent, "cannot_remove_user",
+                        "A person cannot be removed: suspend them instead.",
+                        field: "action")
+                case .post:
+                    if admin {
+                        if let author = try await db.first("SELECT author_id FROM posts WHERE id = \(bind: target)")?
+                            .decode(column: "author_id", as: Int64.self)
+                        {
+                            media = try await PostStore.delete(id: target, author: author, alsoLocking: people, on: db)
+                        } else {
+                            try await PeopleStore.lockInOrder(people, on: db)
+                        }
+                        entries.append(entry)
+                    } else {
+                        try await PeopleStore.lockInOrder(people, on: db)
+                        for space in spaces {
+                            _ = try await SpaceStore.removePost(target, from: space, on: db)
+                            entry.space = space
+                            entries.append(entry)
+                        }
+                    }
+                case .comment:
+                    let post = try await db.first("SELECT post_id FROM comments WHERE id = \(bind: target)")?.decode(
+                        column: "post_id", as: Int64.self)
+                    if let post, !admin {
+                        guard !spaces.isEmpty else { throw Self.notModerator }
+                        // A space's moderator removes comments on posts in their space.
+                        guard
+                            let inSpace = try await db.first(
+                                "SELECT space_id FROM post_spaces WHERE post_id = \(bind: post) AND space_id IN (\(binds: spaces)) ORDER BY space_id"
+                            )
+                        else {
+                            throw PlazaError(
+                                .forbidden, "not_in_your_space",
+                                "The comment's post is no longer in a space you moderate.")
+                        }
+                        entry.space = try inSpace.decode(column: "space_id", as: Int64.self)
+                    }
+                    if post != nil {
+                        try await CommentStore.delete(comment: target, alsoLocking: people, on: db)
+                    } else {
+                        try await PeopleStore.lockInOrder(people, on: db)
+                    }
+                    entries.append(entry)
+                }
+            }
+            try await db.exec(
+                """
+                UPDATE reports SET state = 'resolved', action = \(bind: action.rawValue), resolved_by = \(bind: moderator),
+                    resolution_note = \(bind: note), resolved_at = \(bind: Timestamp.now.milliseconds)
+                WHERE id IN (\(binds: reports))
+                """)
+            for entry in entries { try await AuditLog.record(entry, ids: ids, on: db) }
+            try await NotificationStore.notify(
+                reporters.map {
+                    NotificationStore.New(
+                        kind: .reportResolved, recipient: $0.user, actor: moderator, groupKey: "report:\($0.report)")
+                }, ids: ids, on: db)
+            return (media, suspended)
+        }
+        if let suspended { accounts.forgetSessions(of: suspended) }
+        if action != .dismiss { searchWindows.clear() }
+        guard let report = try await db.read({ db in try await Self.reports(ids: [id], on: db).first }) else {
+            throw PlazaError.notFound("Report")
+        }
+        return (report, media)
+    }
+
+    /// Suspends `user` in the caller's transaction: no admin, not oneself; their sessions end
+    /// (`AccountStore.deleteSessions`). Returns false when they were suspended already.
+    @discardableResult
+    static func suspend(_ user: Int64, by admin: Int64, alsoLocking others: [Int64] = [], on db: Connection)
+        async throws -> Bool
+    {
+        guard user != admin else {
+            throw PlazaError(.unprocessableContent, "cannot_suspend_self", "You cannot suspend yourself.")
+        }
+        try await PeopleStore.lockInOrder([user] + others, on: db)
+        guard let row = try await db.first("SELECT is_admin FROM users WHERE id = \(bind: user)") else {
+            throw PlazaError.notFound("User")
+        }
+        guard try !row.decode(column: "is_admin", as: Bool.self) else {
+            throw PlazaError(.forbidden, "cannot_suspend_admin", "Admins cannot be suspended.")
+        }
+        let changed =
+            try await db.first(
+                """
+                UPDATE users SET suspended_at = \(bind: Timestamp.now.milliseconds)
+                WHERE id = \(bind: user) AND suspended_at IS NULL RETURNING id
+                """) != nil
+        try await AccountStore.deleteSessions(of: user, on: db)
+        return changed
+    }
+
+    /// Suspends (`suspended`) or reinstates the person named `username`; admins only. Writes
+    /// the audit log when something changed.
+    func setSuspension(username: String, suspended: Bool, by admin: Int64, note: String?) async throws {
+        let key = username.lowercased()
+        guard key.utf8.count <= 30 else { throw PlazaError.notFound("User") }
+        let ids = ids
+        let user = try await db.write { db -> Int64 in
+            guard try await db.first("SELECT 1 AS ok WHERE \(Self.isAdmin(admin))") != nil else {
+                throw Self.adminsOnly
+            }
+            // Suspended people are found too: an admin reinstates them by name.
+            guard
+                let user = try await db.first("SELECT id FROM users WHERE username_key = \(bind: key)")?.decode(
+                    column: "id", as: Int64.self)
+            else { throw PlazaError.notFound("User") }
+            let changed: Bool
+            if suspended {
+                changed = try await Self.suspend(user, by: admin, on: db)
+            } else {
+                try await PeopleStore.lockInOrder([user], on: db)
+                changed =
+                    try await db.first(
+                        "UPDATE users SET suspended_at = NULL WHERE id = \(bind: user) AND suspended_at IS NOT NULL RETURNING id"
+                    ) != nil
+            }
+            if changed {
+                try await AuditLog.record(
+                    .init(
+                        actor: admin, action: suspended ? "user.suspend" : "user.unsuspend", targetType: "user",
+                        targetID: user, note: note), ids: ids, on: db)
+            }
+            return user
+        }
+        if suspended { accounts.forgetSessions(of: user) }
+        searchWindows.clear()
+    }
+}

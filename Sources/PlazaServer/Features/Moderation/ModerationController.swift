@@ -1,0 +1,78 @@
+import Hummingbird
+import PlazaAPI
+
+extension Report: ResponseEncodable {}
+extension AuditEntry: ResponseEncodable {}
+
+/// Reports, the moderation queue, suspensions and the audit log. Who may do what is decided by
+/// `ModerationStore` in SQL; these routes parse and answer.
+struct ModerationController {
+    let moderation: ModerationStore
+    let storage: any MediaStorage
+
+    func register(to api: RouterGroup<PlazaContext>) {
+        let signedIn = api.signedIn
+        signedIn.post("reports", use: create)
+        signedIn.get("admin/reports", use: list)
+        signedIn.patch("admin/reports/{id}", use: resolve)
+        signedIn.put("admin/users/{username}/suspension", use: suspend)
+        signedIn.delete("admin/users/{username}/suspension", use: unsuspend)
+        signedIn.get("admin/audit", use: audit)
+    }
+
+    static func note(_ text: String?) throws -> String? {
+        try Validate.text(text, field: "note", max: ModerationStore.maxNoteLength)
+    }
+
+    /// 201 with a new report; 200 with the reporter's open report on the same target.
+    @Sendable func create(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Report> {
+        let body = try await request.decode(as: CreateReportRequest.self, context: context)
+        let target = try Validate.id(body.targetId, field: "targetId")
+        let (report, created) = try await moderation.report(
+            by: context.user.userID, type: body.targetType, targetID: target, reason: body.reason,
+            note: try Self.note(body.note))
+        return EditedResponse(status: created ? .created : .ok, response: report)
+    }
+
+    @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<Report> {
+        var state = ReportState.open
+        if let text = request.uri.queryParameters.get("state") {
+            guard let value = ReportState(rawValue: text) else {
+                throw PlazaError.invalid("state", "state must be open or resolved.")
+            }
+            state = value
+        }
+        return try await moderation.reports(state: state, page: request.pageRequest(), viewer: context.user.userID)
+    }
+
+    @Sendable func resolve(_ request: Request, context: SignedInContext) async throws -> Report {
+        let id = try context.parameters.id("id", "Report")
+        let body = try await request.decode(as: ResolveReportRequest.self, context: context)
+        let (report, media) = try await moderation.resolve(
+            report: id, by: context.user.userID, action: body.action, note: try Self.note(body.note))
+        await storage.deleteFiles(ofMedia: media, logger: context.logger)
+        return report
+    }
+
+    @Sendable func suspend(_ request: Request, context: SignedInContext) async throws -> Response {
+        // The body is optional: none, `{}` or `{"note": "..."}`.
+        let buffer = try await PlazaRequestDecoder.body(of: request, context: context)
+        var note: String?
+        if buffer.readableBytes > 0 {
+            note = try Self.note(try PlazaRequestDecoder.decode(SuspensionRequest.self, from: buffer).note)
+        }
+        try await moderation.setSuspension(
+            username: context.parameters.string("username"), suspended: true, by: context.user.userID, note: note)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func unsuspend(_ request: Request, context: SignedInContext) async throws -> Response {
+        try await moderation.setSuspension(
+            username: context.parameters.string("username"), suspended: false, by: context.user.userID, note: nil)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func audit(_ request: Request, context: SignedInContext) async throws -> Page<AuditEntry> {
+        try await moderation.audit(page: request.pageRequest(), viewer: context.user.userID)
+    }
+}

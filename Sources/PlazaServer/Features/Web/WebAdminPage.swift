@@ -1,0 +1,51 @@
+import Hummingbird
+import PlazaAPI
+
+/// `/admin`: the moderation page for admins and the moderators of spaces: the queue (the
+/// API's list, so the same people see the same reports), each report's content and, for admins,
+/// the person's recent content and the audit log. Actions go through the JSON API.
+struct WebAdminPage {
+    let web: WebController
+
+    func register(to web: RouterGroup<PlazaContext>) {
+        web.signedIn.get("admin", use: admin)
+    }
+
+    @Sendable func admin(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user.userID
+        let moderation = web.stores.moderation
+        let page = try await web.api.moderation.list(request, context: context)
+        let isAdmin = try await moderation.scope(of: me) == .admin
+        let commentPosts = try await moderation.posts(
+            ofComments: page.items.filter { $0.targetType == .comment }.compactMap { Int64($0.targetId) })
+        var recentByPerson: [String: [RecentView]] = [:]
+        if isAdmin {
+            for person in Set(page.items.compactMap { $0.targetUser?.id }) {
+                guard let id = Int64(person) else { continue }
+                recentByPerson[person] = try await moderation.unfilteredRecentContent(of: id, viewer: me).map(
+                    RecentView.init)
+            }
+        }
+        let reports = page.items.map { report in
+            ReportView(
+                report, link: Self.link(report, commentPosts: commentPosts), isAdmin: isAdmin,
+                recent: report.targetUser.flatMap { recentByPerson[$0.id] } ?? [])
+        }
+        let audit = isAdmin ? try await moderation.audit(page: .init(limit: 20), viewer: me).items : []
+        let body = AdminPage(
+            reports: reports, next: WebPages.next(request, cursor: page.nextCursor),
+            resolved: request.uri.queryParameters.get("state") == ReportState.resolved.rawValue, isAdmin: isAdmin,
+            audit: audit.map(AuditView.init))
+        return try await web.page(
+            "admin", title: "Moderation", nav: .admin, body, request: request, context: context.base)
+    }
+
+    static func link(_ report: Report, commentPosts: [Int64: Int64]) -> String? {
+        switch report.targetType {
+        case .post: return "/p/\(report.targetId)"
+        case .user: return report.targetUser.map { "/u/\($0.username)" }
+        case .comment:
+            return Int64(report.targetId).flatMap { commentPosts[$0] }.map { "/p/\($0)#c-\(report.targetId)" }
+        }
+    }
+}
