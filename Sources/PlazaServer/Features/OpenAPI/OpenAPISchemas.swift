@@ -73,12 +73,18 @@ extension OpenAPIDocument {
                     [
                         "id": id, "username": string(), "displayName": string(), "bio": string(),
                         "avatar": nullable(ref("Media")), "status": nullable(ref("UserStatus")), "createdAt": timestamp,
+                        "locked": boolean.with(description: "Follows need this person's approval"),
                         "counts": object(["posts": integer, "followers": integer, "following": integer]),
                         "viewer": object(
-                            ["following": boolean, "followedBy": boolean, "blocking": boolean],
-                            description: "Present when signed in"),
+                            [
+                                "following": boolean, "followedBy": boolean, "blocking": boolean, "requested": boolean,
+                                "muting": boolean,
+                            ],
+                            description: "Present when signed in; requested: my follow request waits for approval"),
                     ],
-                    required: ["id", "username", "displayName", "bio", "avatar", "status", "createdAt", "counts"]),
+                    required: [
+                        "id", "username", "displayName", "bio", "avatar", "status", "locked", "createdAt", "counts",
+                    ]),
                 "Me": .all(of: [
                     ref("User"),
                     object([
@@ -155,7 +161,8 @@ extension OpenAPIDocument {
                 "HistoryItemPage": page("HistoryItem"),
                 "Notification": object(
                     [
-                        "id": id, "kind": enumeration(["like", "comment", "reply", "follow", "mention"]),
+                        "id": id,
+                        "kind": enumeration(["like", "comment", "reply", "follow", "mention", "follow_request"]),
                         "actor": ref("User"), "actors": array(ref("UserSummary")), "actorCount": integer,
                         "post": nullable(ref("Post")), "comment": nullable(ref("Comment")), "createdAt": timestamp,
                         "read": boolean,
@@ -165,6 +172,8 @@ extension OpenAPIDocument {
                         all); reply: a comment on a post whose thread I commented in
                         """),
                 "NotificationPage": page("Notification"),
+                "JoinRequest": object(["user": ref("UserSummary"), "requestedAt": timestamp]),
+                "JoinRequestPage": page("JoinRequest"),
                 "MarkNotificationsReadRequest": object(["ids": .array(maxItems: 100, items: id)], required: []),
                 "SpacePage": page("Space"), "SavedCollectionPage": page("SavedCollection"),
                 "CollectionItemPage": page("CollectionItem"), "PostPage": page("Post"), "UserPage": page("User"),
@@ -181,6 +190,7 @@ extension OpenAPIDocument {
                         "displayName": string(maxLength: 60), "bio": string(maxLength: 500),
                         "status": nullable(
                             object(["kind": pattern("^[a-z0-9_]{1,32}$"), "text": string(maxLength: 140)])),
+                        "locked": boolean,
                     ], required: []),
                 "SetAvatarRequest": object(["mediaId": nullable(id)]),
                 "ChangePasswordRequest": object([
