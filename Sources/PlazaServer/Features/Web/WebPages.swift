@@ -24,6 +24,7 @@ struct WebPages {
         web.get("u/{username}", use: profile)
         web.get("u/{username}/followers", use: followers)
         web.get("u/{username}/following", use: following)
+        web.get("u/{username}/friends", use: friends)
         web.get("search", use: search)
         let signedIn = web.signedIn
         signedIn.get("compose", use: compose)
@@ -33,6 +34,7 @@ struct WebPages {
         signedIn.get("history", use: history)
         signedIn.get("recommended", use: recommended)
         signedIn.get("notifications", use: notifications)
+        signedIn.get("follow-requests", use: followRequests)
         signedIn.get("settings", use: settings)
     }
 
@@ -196,6 +198,14 @@ struct WebPages {
         let page = try await api.people.following(request, context: context)
         return try await people(
             page, heading: "\(user.displayName) follows", back: "/u/\(user.username)", request: request,
+            context: context)
+    }
+
+    @Sendable func friends(_ request: Request, context: PlazaContext) async throws -> Response {
+        let user = try await api.people.profile(request, context: context)
+        let page = try await api.people.friends(request, context: context)
+        return try await people(
+            page, heading: "Friends of \(user.displayName)", back: "/u/\(user.username)", request: request,
             context: context)
     }
 
