@@ -21,6 +21,12 @@ struct ConcurrencyTests {
     /// retried. (Retries would hide a lock-order mistake from the status codes: a follow each way
     /// between two people deadlocked until follows locked both people in id order.)
     @Test func manyPeopleWritingOnSharedPostsGetNoServerErrors() async throws {
+        try await Self.withTwoServers(Self.run)
+    }
+
+    /// Runs `body` with two app servers on one PostgreSQL database (on SQLite, which has one
+    /// writer per file, with one server twice), then fails if any write was retried.
+    static func withTwoServers(_ body: @Sendable (TestAPI, TestAPI) async throws -> Void) async throws {
         let config = try await TestDatabase.config {
             $0.postgresPoolSize = 8
             $0.logLevel = .debug
@@ -28,17 +34,16 @@ struct ConcurrencyTests {
         let retries = RetryCounter()
         let logger = Logger(label: "test") { _ in retries }
         let one = try await buildApplication(config: config, logger: logger)
-        // SQLite has one writer per database file and one app server; PostgreSQL gets two.
         var second = config
         second.nodeID = 2  // each app server has its own node id, or their ids collide
         let two = config.databaseURL == nil ? nil : try await buildApplication(config: second, logger: logger)
         try await one.test(.router) { first in
             if let two {
                 try await two.test(.router) { second in
-                    try await Self.run(TestAPI(client: first, config: config), TestAPI(client: second, config: config))
+                    try await body(TestAPI(client: first, config: config), TestAPI(client: second, config: config))
                 }
             } else {
-                try await Self.run(TestAPI(client: first, config: config), TestAPI(client: first, config: config))
+                try await body(TestAPI(client: first, config: config), TestAPI(client: first, config: config))
             }
         }
         #expect(retries.messages.isEmpty, "writes retried after a conflict: \(retries.messages.prefix(5))")
@@ -50,29 +55,7 @@ struct ConcurrencyTests {
     /// servers on PostgreSQL. No server errors, no retried writes; once everyone is unlocked no
     /// request is left, and the kept counts match the lists.
     @Test func followRequestsLocksAndUnlocksAtOnceGetNoServerErrors() async throws {
-        let config = try await TestDatabase.config {
-            $0.postgresPoolSize = 8
-            $0.logLevel = .debug
-        }
-        let retries = RetryCounter()
-        let logger = Logger(label: "test") { _ in retries }
-        let one = try await buildApplication(config: config, logger: logger)
-        var second = config
-        second.nodeID = 2
-        let two = config.databaseURL == nil ? nil : try await buildApplication(config: second, logger: logger)
-        try await one.test(.router) { first in
-            if let two {
-                try await two.test(.router) { second in
-                    try await Self.runRequests(
-                        TestAPI(client: first, config: config), TestAPI(client: second, config: config))
-                }
-            } else {
-                try await Self.runRequests(
-                    TestAPI(client: first, config: config), TestAPI(client: first, config: config))
-            }
-        }
-        #expect(retries.messages.isEmpty, "writes retried after a conflict: \(retries.messages.prefix(5))")
-        TestDatabase.dispose(config)
+        try await Self.withTwoServers(Self.runRequests)
     }
 
     static func runRequests(_ a: TestAPI, _ b: TestAPI) async throws {
