@@ -46,6 +46,7 @@ struct FollowRequestsTests {
             let asked = try await Self.notifications(api, ana)
             #expect(asked.map(\.kind) == [.followRequest])
             #expect(asked.first?.actor.username == "bob")
+            #expect(try await api.get("/me", as: ana).decode(Me.self).unreadNotifications == 1)
             let inbox = try await Self.requests(api, ana)
             #expect(inbox.items.map(\.user.username) == ["bob"])
             #expect(inbox.nextCursor == nil)
@@ -63,6 +64,7 @@ struct FollowRequestsTests {
             // The request and its notification are gone; as in Mastodon, nobody is notified of the approval.
             #expect(try await Self.requests(api, ana).items.isEmpty)
             #expect(try await Self.notifications(api, ana).isEmpty)
+            #expect(try await api.get("/me", as: ana).decode(Me.self).unreadNotifications == 0)
             #expect(try await Self.notifications(api, bob).isEmpty)
             #expect(try await api.call(.put, "/me/follow-requests/bob", as: ana).status == .notFound)
             // Following again changes nothing (not a new request).
