@@ -288,3 +288,12 @@ extension Health: JSONWritable {
         }
     }
 }
+
+extension JoinRequest: JSONWritable {
+    public func writeJSON(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("user", user)
+            w.field("requestedAt", requestedAt)
+        }
+    }
+}

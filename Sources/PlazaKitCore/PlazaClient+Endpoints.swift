@@ -134,6 +134,31 @@ extension PlazaClient {
     public func following(of username: String, page: PageOptions = .init()) async throws -> Page<User> {
         try await call("GET", "/users/\(Self.segment(username))/following", query: page.query)
     }
+    /// People who follow each other with `username`.
+    public func friends(of username: String, page: PageOptions = .init()) async throws -> Page<User> {
+        try await call("GET", "/users/\(Self.segment(username))/friends", query: page.query)
+    }
+    /// Hides their posts from my feeds (not from their profile); no block.
+    public func mute(_ username: String) async throws {
+        try await send("PUT", "/users/\(Self.segment(username))/mute")
+    }
+    public func unmute(_ username: String) async throws {
+        try await send("DELETE", "/users/\(Self.segment(username))/mute")
+    }
+    /// Locks my account (follows need my approval) or unlocks it, which accepts pending requests.
+    public func setLocked(_ locked: Bool) async throws -> Me {
+        try await updateMe(UpdateMeRequest(locked: locked))
+    }
+    /// People asking to follow me, newest first.
+    public func followRequests(page: PageOptions = .init()) async throws -> Page<JoinRequest> {
+        try await call("GET", "/me/follow-requests", query: page.query)
+    }
+    public func approveFollowRequest(from username: String) async throws {
+        try await send("PUT", "/me/follow-requests/\(Self.segment(username))")
+    }
+    public func denyFollowRequest(from username: String) async throws {
+        try await send("DELETE", "/me/follow-requests/\(Self.segment(username))")
+    }
     public func activity(of username: String, days: Int = 365) async throws -> ActivityHeatmap {
         try await call("GET", "/users/\(Self.segment(username))/activity", query: ["days": String(days)])
     }

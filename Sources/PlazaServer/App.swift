@@ -122,7 +122,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
     let controllers = WebController.APIControllers(
         accounts: AccountsController(
-            accounts: services.accounts, passwords: services.passwords,
+            accounts: services.accounts, people: services.people, passwords: services.passwords,
             throttle: services.loginThrottle(policy: config.loginThrottle),
             devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media,
             storage: services.mediaStorage),

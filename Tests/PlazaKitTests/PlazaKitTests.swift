@@ -73,6 +73,34 @@ struct PlazaKitTests {
         }
     }
 
+    /// Seed 001's friends: a locked person approves a request; friends are mutual follows; a mute
+    /// hides someone from my feed.
+    @Test func followRequestsFriendsAndMutes() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let ben = try await signedUp("ben", on: server)
+            #expect(try await ana.setLocked(true).user.locked)
+            #expect(try await ben.follow("ana").viewer?.requested == true)
+            #expect(try await ana.followRequests().items.map(\.user.username) == ["ben"])
+            try await ana.approveFollowRequest(from: "ben")
+            #expect(try await ben.follow("ana").viewer?.following == true)
+            do {
+                try await ana.denyFollowRequest(from: "ben")
+                Issue.record("an answered request is gone")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 404)
+            }
+            _ = try await ana.follow("ben")
+            #expect(try await ben.friends(of: "ana").items.map(\.username) == ["ben"])
+
+            let post = try await ana.createPost(CreatePostRequest(kind: .text, body: "hello friends"))
+            try await ben.mute("ana")
+            #expect(try await ben.feed(.home).items.isEmpty)
+            try await ben.unmute("ana")
+            #expect(try await ben.feed(.home).items.map(\.id) == [post.id])
+        }
+    }
+
     /// The course app's "fetch by date range, cache posts, infinite scroll": 250 posts paged
     /// through while 30 more arrive, then a refresh: every post exactly once, newest first.
     @Test func aFeedPagerPagesWithoutDuplicatesOrGapsWhilePostsArrive() async throws {

@@ -180,6 +180,22 @@ struct AuthorizationMatrixTests {
             row("DELETE \(v1)/users/{username}/block", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(
             row("GET \(v1)/users/{username}/activity", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("GET \(v1)/users/{username}/friends", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(
+            row("PUT \(v1)/users/{username}/mute", anon: 401, owner: 422, other: 204, blocked: 404, admin: 204))
+        rows.append(
+            row("DELETE \(v1)/users/{username}/mute", anon: 401, owner: 204, other: 204, blocked: 404, admin: 204))
+        // Follow requests: each person's own inbox; the owner is not locked, so nobody asked anyone.
+        rows.append(row("GET \(v1)/me/follow-requests", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "PUT \(v1)/me/follow-requests/{username}", "nobody asked", anon: 401, owner: 404, other: 404,
+                blocked: 404, admin: 404))
+        rows.append(
+            row(
+                "DELETE \(v1)/me/follow-requests/{username}", "nobody asked", anon: 401, owner: 404, other: 404,
+                blocked: 404, admin: 404))
         // Posts, comments, likes: only the author edits or deletes a post.
         rows.append(
             row(

@@ -21,6 +21,12 @@ struct ConcurrencyTests {
     /// retried. (Retries would hide a lock-order mistake from the status codes: a follow each way
     /// between two people deadlocked until follows locked both people in id order.)
     @Test func manyPeopleWritingOnSharedPostsGetNoServerErrors() async throws {
+        try await Self.withTwoServers(Self.run)
+    }
+
+    /// Runs `body` with two app servers on one PostgreSQL database (on SQLite, which has one
+    /// writer per file, with one server twice), then fails if any write was retried.
+    static func withTwoServers(_ body: @Sendable (TestAPI, TestAPI) async throws -> Void) async throws {
         let config = try await TestDatabase.config {
             $0.postgresPoolSize = 8
             $0.logLevel = .debug
@@ -28,21 +34,89 @@ struct ConcurrencyTests {
         let retries = RetryCounter()
         let logger = Logger(label: "test") { _ in retries }
         let one = try await buildApplication(config: config, logger: logger)
-        // SQLite has one writer per database file and one app server; PostgreSQL gets two.
         var second = config
         second.nodeID = 2  // each app server has its own node id, or their ids collide
         let two = config.databaseURL == nil ? nil : try await buildApplication(config: second, logger: logger)
         try await one.test(.router) { first in
             if let two {
                 try await two.test(.router) { second in
-                    try await Self.run(TestAPI(client: first, config: config), TestAPI(client: second, config: config))
+                    try await body(TestAPI(client: first, config: config), TestAPI(client: second, config: config))
                 }
             } else {
-                try await Self.run(TestAPI(client: first, config: config), TestAPI(client: first, config: config))
+                try await body(TestAPI(client: first, config: config), TestAPI(client: first, config: config))
             }
         }
         #expect(retries.messages.isEmpty, "writes retried after a conflict: \(retries.messages.prefix(5))")
         TestDatabase.dispose(config)
+    }
+
+    /// Follow requests under load: people ask to follow, withdraw, and are approved or denied
+    /// while their targets lock and unlock (which accepts what is pending), through two app
+    /// servers on PostgreSQL. No server errors, no retried writes; once everyone is unlocked no
+    /// request is left, and the kept counts match the lists.
+    @Test func followRequestsLocksAndUnlocksAtOnceGetNoServerErrors() async throws {
+        try await Self.withTwoServers(Self.runRequests)
+    }
+
+    static func runRequests(_ a: TestAPI, _ b: TestAPI) async throws {
+        var accounts: [Account] = []
+        for i in 0..<12 { accounts.append(try await a.register("asker\(i)")) }
+        let names = accounts.map(\.username)
+        // The first four are the ones asked; three start locked.
+        for target in accounts[0..<3] {
+            #expect(try await a.call(.patch, "/me", as: target, json: UpdateMeRequest(locked: true)).status == .ok)
+        }
+        let results = try await withThrowingTaskGroup(of: [(String, Int)].self) { group in
+            for (i, account) in accounts.enumerated() {
+                let api = i % 2 == 0 ? a : b
+                group.addTask {
+                    var random = SeededGenerator(seed: UInt64(100 + i))
+                    var answers: [(String, Int)] = []
+                    for _ in 0..<20 {
+                        let other = names[Int.random(in: 0..<(i < 4 ? names.count : 4), using: &random)]
+                        guard other != account.username else { continue }
+                        let what: String
+                        let response: TestResponse
+                        switch Int.random(in: 0..<10, using: &random) {
+                        case 0..<5:
+                            what = "follow"
+                            response = try await api.call(
+                                Bool.random(using: &random) ? .put : .delete, "/users/\(other)/follow", as: account)
+                        case 5..<8:
+                            what = "answer"
+                            response = try await api.call(
+                                Bool.random(using: &random) ? .put : .delete, "/me/follow-requests/\(other)",
+                                as: account)
+                        default:
+                            what = "lock"
+                            response = try await api.call(
+                                .patch, "/me", as: account, json: UpdateMeRequest(locked: Bool.random(using: &random)))
+                        }
+                        answers.append((what, response.status.code))
+                    }
+                    return answers
+                }
+            }
+            var all: [(String, Int)] = []
+            for try await answers in group { all += answers }
+            return all
+        }
+        // An answer to a request that is not (or no longer) there is a 404; nothing else fails.
+        let failures = results.filter { !(200..<300).contains($0.1) && !($0.0 == "answer" && $0.1 == 404) }
+        #expect(failures.isEmpty, "\(failures.count) of \(results.count) writes failed: \(failures.prefix(20))")
+        for account in accounts {
+            #expect(try await a.call(.patch, "/me", as: account, json: UpdateMeRequest(locked: false)).status == .ok)
+        }
+        for account in accounts {
+            let left = try await a.page("/me/follow-requests", as: account, of: JoinRequest.self)
+            #expect(
+                left.items.isEmpty, "\(account.username) still has requests from \(left.items.map(\.user.username))")
+            let profile = try await a.get("/users/\(account.username)").decode(User.self)
+            let followers = try await a.page("/users/\(account.username)/followers?limit=100", of: User.self)
+            let following = try await a.page("/users/\(account.username)/following?limit=100", of: User.self)
+            #expect(profile.counts.followers == followers.items.count)
+            #expect(profile.counts.following == following.items.count)
+        }
     }
 
     /// Records the driver's "Retrying a write after …" messages, and drops every other line.

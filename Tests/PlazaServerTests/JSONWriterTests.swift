@@ -48,6 +48,14 @@ struct JSONWriterTests {
         anonymous.status = nil
         try expectSame(anonymous)
         try expectSame(Self.user.summary)
+        var locked = Self.user
+        locked.locked = true
+        locked.viewer = .init(following: false, followedBy: true, blocking: false, requested: true, muting: true)
+        try expectSame(locked)
+        try expectSame(
+            Page(
+                items: [JoinRequest(user: Self.user.summary, requestedAt: Timestamp(milliseconds: 1_795_253_400_001))],
+                nextCursor: "abc"))
         try expectSame(
             Me(
                 user: Self.user, email: "ana@example.com",

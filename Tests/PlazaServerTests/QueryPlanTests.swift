@@ -53,6 +53,11 @@ struct QueryPlanTests {
             PeopleStore.followsSQL(.following, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
         ),
         (
+            "friends",
+            PeopleStore.followsSQL(.friends, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
+        ),
+        ("follow requests", PeopleStore.followRequestsSQL(to: viewer, page: PageRequest(limit: 20, cursor: cursor))),
+        (
             "comments of a post",
             CommentStore.listSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
         ),

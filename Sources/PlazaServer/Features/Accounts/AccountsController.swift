@@ -10,6 +10,8 @@ extension JSONValue: ResponseEncodable {}
 /// Registration, sign-in and the signed-in user's own account.
 struct AccountsController {
     let accounts: AccountStore
+    /// For `locked`: unlocking accepts pending follow requests.
+    let people: PeopleStore
     let passwords: PasswordHasher
     let throttle: LoginThrottle
     let devices: DeviceTokens
@@ -153,6 +155,7 @@ struct AccountsController {
             status = .set(StatusInput(kind: try Validate.statusKind(input.kind), text: text))
         }
         try await accounts.updateProfile(userID: me.userID, displayName: displayName, bio: bio, status: status)
+        if let locked = body.locked { try await people.setLocked(userID: me.userID, locked) }
         return try await accounts.me(userID: me.userID)
     }
 

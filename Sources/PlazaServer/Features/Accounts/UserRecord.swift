@@ -17,9 +17,10 @@ struct UserRecord: Sendable {
         static let followersCount = Column<Int>("u.followers_count")
         static let followingCount = Column<Int>("u.following_count")
         static let createdAt = Column<Int64>("u.created_at")
+        static let locked = Column<Bool>("u.locked")
         static let all: [any SelectedColumn] = [
             id, username, displayName, bio, avatar, statusKind, statusText, statusUpdatedAt, postsCount, followersCount,
-            followingCount, createdAt,
+            followingCount, createdAt, locked,
         ]
     }
 
@@ -33,6 +34,7 @@ struct UserRecord: Sendable {
     var status: UserStatus?
     var counts: User.Counts
     var createdAt: Timestamp
+    var locked: Bool
 
     init(row: Row) throws {
         typealias C = Columns
@@ -50,13 +52,13 @@ struct UserRecord: Sendable {
             posts: try row.decode(C.postsCount), followers: try row.decode(C.followersCount),
             following: try row.decode(C.followingCount))
         createdAt = Timestamp(milliseconds: try row.decode(C.createdAt))
+        locked = try row.decode(C.locked)
     }
 
     func user(viewer: User.Viewer?) -> User {
         User(
             id: String(id), username: username, displayName: displayName, bio: bio, avatar: avatar?.media,
-            status: status,
-            createdAt: createdAt, counts: counts, viewer: viewer)
+            status: status, createdAt: createdAt, counts: counts, viewer: viewer, locked: locked)
     }
 }
 

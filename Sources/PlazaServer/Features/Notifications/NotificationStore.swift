@@ -24,6 +24,10 @@ struct NotificationStore: Sendable {
         static func follow(of recipient: Int64, by actor: Int64) -> New {
             New(kind: .follow, recipient: recipient, actor: actor, groupKey: "follow")
         }
+        static func followRequest(to recipient: Int64, by actor: Int64) -> New {
+            New(kind: .followRequest, recipient: recipient, actor: actor, groupKey: followRequestGroup)
+        }
+        static let followRequestGroup = "follow_request"
         static func mention(of recipient: Int64, by actor: Int64, post: Int64, comment: Int64?) -> New {
             New(
                 kind: .mention, recipient: recipient, actor: actor, post: post, comment: comment,
@@ -124,21 +128,42 @@ struct NotificationStore: Sendable {
                 RETURNING notification_id
                 """
             ).map { try $0.decode(column: "notification_id", as: Int64.self) }
-            guard !groups.isEmpty else { continue }
-            try await db.exec(
-                """
-                DELETE FROM notifications WHERE id IN (\(binds: groups))
-                AND NOT EXISTS (SELECT 1 FROM notification_actors a WHERE a.notification_id = notifications.id)
-                """)
-            try await db.exec(
-                """
-                UPDATE notifications SET
-                    actor_count = (SELECT count(*) FROM notification_actors a WHERE a.notification_id = notifications.id),
-                    actor_id = (SELECT a.actor_id FROM notification_actors a WHERE a.notification_id = notifications.id
-                        ORDER BY a.acted_at DESC LIMIT 1)
-                WHERE id IN (\(binds: groups))
-                """)
+            try await regroup(groups, on: db)
         }
+    }
+
+    /// When follow requests end (approved, denied, withdrawn): takes their requesters out of the
+    /// recipient's follow-request notifications, read or not, as Mastodon drops the request's.
+    static func withdrawFollowRequests(to recipient: Int64, by actors: [Int64], on db: Connection) async throws {
+        guard !actors.isEmpty else { return }
+        let groups = try await db.rows(
+            """
+            DELETE FROM notification_actors WHERE actor_id IN (\(binds: actors))
+            AND notification_id IN (SELECT id FROM notifications WHERE recipient_id = \(bind: recipient)
+                AND group_key = \(bind: New.followRequestGroup))
+            RETURNING notification_id
+            """
+        ).map { try $0.decode(column: "notification_id", as: Int64.self) }
+        try await regroup(Array(Set(groups)), on: db)
+    }
+
+    /// After actors left the notifications `groups`: deletes the ones left with none and
+    /// recounts the others, whose latest actor may have changed.
+    private static func regroup(_ groups: [Int64], on db: Connection) async throws {
+        guard !groups.isEmpty else { return }
+        try await db.exec(
+            """
+            DELETE FROM notifications WHERE id IN (\(binds: groups))
+            AND NOT EXISTS (SELECT 1 FROM notification_actors a WHERE a.notification_id = notifications.id)
+            """)
+        try await db.exec(
+            """
+            UPDATE notifications SET
+                actor_count = (SELECT count(*) FROM notification_actors a WHERE a.notification_id = notifications.id),
+                actor_id = (SELECT a.actor_id FROM notification_actors a WHERE a.notification_id = notifications.id
+                    ORDER BY a.acted_at DESC LIMIT 1)
+            WHERE id IN (\(binds: groups))
+            """)
     }
 
     // MARK: reading

@@ -63,6 +63,7 @@ enum OpenAPIDocument {
     ].map { (operationID: $0, parameter: "id", pointer: "/id") }
     static let userLinks: [Link] = [
         "getUsersUsername", "getUsersUsernamePosts", "getUsersUsernameFollowers", "getUsersUsernameFollowing",
+        "getUsersUsernameFriends",
     ].map { (operationID: $0, parameter: "username", pointer: "/user/username") }
     static let spaceLinks: [Link] = [
         "getSpacesSlug", "patchSpacesSlug", "putSpacesSlugMembership", "deleteSpacesSlugMembership",
@@ -109,7 +110,9 @@ enum OpenAPIDocument {
             (
                 "\(v1)/me",
                 Operation(
-                    method: .patch, summary: "Edit my profile; null clears the status", auth: .required,
+                    method: .patch,
+                    summary: "Edit my profile; null clears the status; unlocking accepts pending follow requests",
+                    auth: .required,
                     body: "UpdateMeRequest", response: ref("Me"))
             ),
             (
@@ -198,14 +201,52 @@ enum OpenAPIDocument {
             (
                 "\(v1)/users/{username}/follow",
                 Operation(
-                    method: .put, summary: "Follow (idempotent)", auth: .required, response: ref("User"),
-                    errors: [403, 404])
+                    method: .put,
+                    summary: """
+                        Follow (idempotent); a locked person is asked instead (viewer.requested, a follow_request \
+                        notification to them)
+                        """,
+                    auth: .required, response: ref("User"), errors: [403, 404])
             ),
             (
                 "\(v1)/users/{username}/follow",
                 Operation(
-                    method: .delete, summary: "Unfollow (idempotent)", auth: .required, response: ref("User"),
+                    method: .delete, summary: "Unfollow, or withdraw a pending request (idempotent)", auth: .required,
+                    response: ref("User"), errors: [404])
+            ),
+            (
+                "\(v1)/users/{username}/friends",
+                Operation(
+                    method: .get, summary: "People who follow each other with the user, newest follow first",
+                    auth: .optional, query: page, response: pageOf("User"), errors: [404])
+            ),
+            (
+                "\(v1)/users/{username}/mute",
+                Operation(
+                    method: .put,
+                    summary: "Mute (idempotent): hides their posts from my feeds, not from their profile; no block",
+                    auth: .required, status: 204, errors: [404])
+            ),
+            (
+                "\(v1)/users/{username}/mute",
+                Operation(method: .delete, summary: "Unmute (idempotent)", auth: .required, status: 204, errors: [404])
+            ),
+            (
+                "\(v1)/me/follow-requests",
+                Operation(
+                    method: .get, summary: "People asking to follow me, newest first", auth: .required, query: page,
+                    response: pageOf("JoinRequest"))
+            ),
+            (
+                "\(v1)/me/follow-requests/{username}",
+                Operation(
+                    method: .put, summary: "Approve a follow request: they follow me", auth: .required, status: 204,
                     errors: [404])
+            ),
+            (
+                "\(v1)/me/follow-requests/{username}",
+                Operation(
+                    method: .delete, summary: "Deny a follow request", auth: .required, status: 204, errors: [404])
             ),
             (
                 "\(v1)/users/{username}/followers",

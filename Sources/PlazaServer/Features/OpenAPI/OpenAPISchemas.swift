@@ -80,12 +80,18 @@ extension OpenAPIDocument {
                     [
                         "id": id, "username": string(), "displayName": string(), "bio": string(),
                         "avatar": nullable(ref("Media")), "status": nullable(ref("UserStatus")), "createdAt": timestamp,
+                        "locked": boolean.with(description: "Follows need this person's approval"),
                         "counts": object(["posts": integer, "followers": integer, "following": integer]),
                         "viewer": object(
-                            ["following": boolean, "followedBy": boolean, "blocking": boolean],
-                            description: "Present when signed in"),
+                            [
+                                "following": boolean, "followedBy": boolean, "blocking": boolean, "requested": boolean,
+                                "muting": boolean,
+                            ],
+                            description: "Present when signed in; requested: my follow request waits for approval"),
                     ],
-                    required: ["id", "username", "displayName", "bio", "avatar", "status", "createdAt", "counts"]),
+                    required: [
+                        "id", "username", "displayName", "bio", "avatar", "status", "locked", "createdAt", "counts",
+                    ]),
                 "Me": .all(of: [
                     ref("User"),
                     object([
@@ -198,6 +204,7 @@ extension OpenAPIDocument {
                         "displayName": string(maxLength: 60), "bio": string(maxLength: 500),
                         "status": nullable(
                             object(["kind": pattern("^[a-z0-9_]{1,32}$"), "text": string(maxLength: 140)])),
+                        "locked": boolean,
                     ], required: []),
                 "SetAvatarRequest": object(["mediaId": nullable(id)]),
                 "ChangePasswordRequest": object([

@@ -3,8 +3,9 @@ import PlazaAPI
 
 extension User: ResponseEncodable {}
 extension ActivityHeatmap: ResponseEncodable {}
+extension JoinRequest: ResponseEncodable {}
 
-/// Profiles, follow and block.
+/// Profiles, follows and follow requests, friends, blocks and mutes.
 struct PeopleController {
     let people: PeopleStore
 
@@ -13,11 +14,17 @@ struct PeopleController {
         api.get("users/{username}/followers", use: followers)
         api.get("users/{username}/following", use: following)
         api.get("users/{username}/activity", use: activity)
+        api.get("users/{username}/friends", use: friends)
         let signedIn = api.signedIn
         signedIn.put("users/{username}/follow", use: follow)
         signedIn.delete("users/{username}/follow", use: unfollow)
         signedIn.put("users/{username}/block", use: block)
         signedIn.delete("users/{username}/block", use: unblock)
+        signedIn.put("users/{username}/mute", use: mute)
+        signedIn.delete("users/{username}/mute", use: unmute)
+        signedIn.get("me/follow-requests", use: followRequests)
+        signedIn.put("me/follow-requests/{username}", use: approveRequest)
+        signedIn.delete("me/follow-requests/{username}", use: denyRequest)
     }
 
     /// The user in the path; 404 when a block hides them from the viewer (`hiding`).
@@ -57,6 +64,42 @@ struct PeopleController {
 
     @Sendable func unblock(_ request: Request, context: SignedInContext) async throws -> User {
         try await relate(context, hiding: .theirBlock) { try await people.unblock(blocker: $0, blocked: $1) }
+    }
+
+    @Sendable func mute(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user.userID
+        try await people.mute(muter: me, muted: target(context, viewer: me))
+        return Response(status: .noContent)
+    }
+
+    @Sendable func unmute(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user.userID
+        try await people.unmute(muter: me, muted: target(context, viewer: me))
+        return Response(status: .noContent)
+    }
+
+    /// The people asking to follow me, newest first.
+    @Sendable func followRequests(_ request: Request, context: SignedInContext) async throws -> Page<JoinRequest> {
+        try await people.followRequests(to: context.user.userID, page: request.pageRequest())
+    }
+
+    /// Approves the request of the person in the path: 404 when they did not ask.
+    @Sendable func approveRequest(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user.userID
+        try await people.approveRequest(from: target(context, viewer: me), to: me)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func denyRequest(_ request: Request, context: SignedInContext) async throws -> Response {
+        let me = context.user.userID
+        try await people.denyRequest(from: target(context, viewer: me), to: me)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func friends(_ request: Request, context: PlazaContext) async throws -> Page<User> {
+        try await people.follows(
+            .friends, of: target(context, viewer: context.viewerID), page: request.pageRequest(),
+            viewer: context.viewerID)
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Page<User> {

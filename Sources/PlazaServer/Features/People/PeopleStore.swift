@@ -61,29 +61,32 @@ struct PeopleStore: Sendable {
                 SELECT 2 AS relation, follower_id AS id FROM follows WHERE followee_id = \(bind: viewer) AND follower_id IN (\(binds: ids))
                 UNION ALL
                 SELECT 3 AS relation, blocked_id AS id FROM blocks WHERE blocker_id = \(bind: viewer) AND blocked_id IN (\(binds: ids))
+                UNION ALL
+                SELECT 4 AS relation, target_id AS id FROM follow_requests WHERE requester_id = \(bind: viewer) AND target_id IN (\(binds: ids))
+                UNION ALL
+                SELECT 5 AS relation, muted_id AS id FROM mutes WHERE muter_id = \(bind: viewer) AND muted_id IN (\(binds: ids))
                 """)
         }
-        var following = Set<Int64>()
-        var followedBy = Set<Int64>()
-        var blocking = Set<Int64>()
+        // Indexed by relation - 1: following, followed by, blocking, requested, muting.
+        var relations = Array(repeating: Set<Int64>(), count: 5)
         for row in rows {
-            let id = try row.decode(column: "id", as: Int64.self)
-            switch try row.decode(column: "relation", as: Int.self) {
-            case 1: following.insert(id)
-            case 2: followedBy.insert(id)
-            default: blocking.insert(id)
-            }
+            let relation = try row.decode(column: "relation", as: Int.self)
+            guard relations.indices.contains(relation - 1) else { continue }
+            relations[relation - 1].insert(try row.decode(column: "id", as: Int64.self))
         }
         return records.map {
             $0.user(
                 viewer: User.Viewer(
-                    following: following.contains($0.id), followedBy: followedBy.contains($0.id),
-                    blocking: blocking.contains($0.id)))
+                    following: relations[0].contains($0.id), followedBy: relations[1].contains($0.id),
+                    blocking: relations[2].contains($0.id), requested: relations[3].contains($0.id),
+                    muting: relations[4].contains($0.id)))
         }
     }
 
     static let blocked = PlazaError(.forbidden, "blocked", "You cannot interact with this user.")
 
+    /// Follows `followee`; when they are locked (and not yet followed), asks them instead: a
+    /// follow request, recorded once, and a `follow_request` notification.
     func follow(follower: Int64, followee: Int64) async throws {
         guard follower != followee else {
             throw PlazaError(.unprocessableContent, "cannot_follow_self", "You cannot follow yourself.")
@@ -97,22 +100,48 @@ struct PeopleStore: Sendable {
             ) != nil {
                 throw Self.blocked
             }
-            let followed = try await db.first(
-                """
-                INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
-                ON CONFLICT DO NOTHING RETURNING follower_id
-                """)
-            if followed != nil {
+            // Read under the followee's row lock: an unlock (which takes it too) is seen whole.
+            let needsApproval =
+                try await db.first(
+                    """
+                    SELECT 1 AS x FROM users WHERE id = \(bind: followee) AND locked
+                    AND NOT EXISTS (SELECT 1 FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee))
+                    """) != nil
+            if needsApproval {
+                let asked = try await db.first(
+                    """
+                    INSERT INTO follow_requests (requester_id, target_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
+                    ON CONFLICT DO NOTHING RETURNING requester_id
+                    """)
+                if asked != nil {
+                    try await NotificationStore.notify([.followRequest(to: followee, by: follower)], ids: ids, on: db)
+                }
+                return
+            }
+            if try await Self.insertFollow(follower: follower, followee: followee, at: now, on: db) {
+                // A request left from before an unlock (whose later batches had not run yet) is moot now.
+                try await Self.endRequest(from: follower, to: followee, on: db)
                 try await NotificationStore.notify([.follow(of: followee, by: follower)], ids: ids, on: db)
             }
         }
     }
 
+    /// Records a follow (idempotent); true when it is new. The caller holds both people's locks.
+    static func insertFollow(follower: Int64, followee: Int64, at now: Int64, on db: Connection) async throws -> Bool {
+        try await db.first(
+            """
+            INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
+            ON CONFLICT DO NOTHING RETURNING follower_id
+            """) != nil
+    }
+
+    /// Unfollows `followee`, or withdraws a pending request to follow them.
     func unfollow(follower: Int64, followee: Int64) async throws {
         try await db.write { db in
             try await Self.lockInOrder([follower, followee], on: db)
             try await db.exec(
                 "DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)")
+            try await Self.endRequest(from: follower, to: followee, on: db)
         }
     }
 
@@ -132,6 +161,12 @@ struct PeopleStore: Sendable {
                 DELETE FROM follows WHERE (follower_id = \(bind: blocker) AND followee_id = \(bind: blocked))
                 OR (follower_id = \(bind: blocked) AND followee_id = \(bind: blocker))
                 """)
+            // Requests go both ways too; `forget` takes their notifications with the rest.
+            try await db.exec(
+                """
+                DELETE FROM follow_requests WHERE (requester_id = \(bind: blocker) AND target_id = \(bind: blocked))
+                OR (requester_id = \(bind: blocked) AND target_id = \(bind: blocker))
+                """)
             try await NotificationStore.forget(between: blocker, and: blocked, on: db)
         }
     }
@@ -143,10 +178,14 @@ struct PeopleStore: Sendable {
         }
     }
 
-    enum Direction { case followers, following }
+    enum Direction {
+        case followers, following
+        /// Mutual follows: whom `userID` follows and who follows them back.
+        case friends
+    }
 
-    /// Who follows `userID` (or whom it follows), newest follow first, hiding users the viewer
-    /// has a block with.
+    /// Who follows `userID` (or whom it follows, or its friends), newest follow (by `userID`,
+    /// for friends) first, hiding users the viewer may not see.
     func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<User>
     {
         let query = Self.followsSQL(direction, of: userID, page: page, viewer: viewer)
@@ -172,6 +211,11 @@ struct PeopleStore: Sendable {
             SELECT \(UserRecord.columns), f.created_at AS followed_at FROM follows f JOIN users u ON u.id = \(other)
             WHERE \(match) = \(bind: userID)
             """
+        if direction == .friends {
+            // Walks `follows_following` in order and looks each follow's reverse up by its key.
+            sql +=
+                " AND EXISTS (SELECT 1 FROM follows back WHERE back.follower_id = f.followee_id AND back.followee_id = f.follower_id)"
+        }
         if let cursor = page.cursor {
             sql += " AND (f.created_at, \(other)) < (\(bind: cursor.time), \(bind: cursor.id))"
         }

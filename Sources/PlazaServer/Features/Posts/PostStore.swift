@@ -289,8 +289,11 @@ struct PostStore: Sendable {
 
     static func feedSQL(_ query: FeedQuery, viewer: Int64?, homeSpaces: [Int64] = []) -> SQLQueryString {
         let limit = query.page.fetchLimit
-        let postFilters = filters(query, viewer: viewer, time: "p.created_at", id: "p.id")
-        let spaceFilters = filters(query, viewer: viewer, time: "ps.created_at", id: "ps.post_id")
+        // A mute hides its person from my feeds, not from their own profile.
+        let hidesMuted: Bool = if case .author = query.source { false } else { true }
+        let postFilters = filters(query, viewer: viewer, time: "p.created_at", id: "p.id", hidesMuted: hidesMuted)
+        let spaceFilters = filters(
+            query, viewer: viewer, time: "ps.created_at", id: "ps.post_id", hidesMuted: hidesMuted)
         var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM "
         var order: SQLQueryString = "p.created_at DESC, p.id DESC"
         switch query.source {
@@ -327,9 +330,9 @@ struct PostStore: Sendable {
     }
 
     /// The conditions every feed applies to its posts `p`, keyed on the given sort columns.
-    private static func filters(_ query: FeedQuery, viewer: Int64?, time: SQLQueryString, id: SQLQueryString)
-        -> SQLQueryString
-    {
+    private static func filters(
+        _ query: FeedQuery, viewer: Int64?, time: SQLQueryString, id: SQLQueryString, hidesMuted: Bool
+    ) -> SQLQueryString {
         var sql: SQLQueryString = ""
         if let kind = query.kind { sql += " AND p.kind = \(bind: kind.rawValue)" }
         if let since = query.since { sql += " AND \(time) >= \(bind: since.milliseconds)" }
@@ -338,6 +341,7 @@ struct PostStore: Sendable {
             sql += " AND (\(time), \(id)) < (\(bind: cursor.time), \(bind: cursor.id))"
         }
         sql += " AND \(Visibility.post("p", readableBy: viewer))"
+        if hidesMuted, viewer != nil { sql += " AND \(Visibility.unmuted("p.author_id", by: viewer))" }
         return sql
     }
 }

@@ -2,7 +2,6 @@ import Hummingbird
 import PlazaAPI
 
 extension SpaceMember: ResponseEncodable {}
-extension JoinRequest: ResponseEncodable {}
 extension SpaceInvite: ResponseEncodable {}
 
 /// Members, roles, join requests, invites and bans of a space (its moderators' tools).

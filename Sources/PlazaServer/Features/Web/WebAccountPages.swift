@@ -4,7 +4,7 @@ import Hummingbird
 import PlazaAPI
 
 /// The signed-in person's own pages: collections, search, history, recommended,
-/// notifications and settings.
+/// notifications, follow requests and settings.
 extension WebPages {
     @Sendable func collections(_ request: Request, context: SignedInContext) async throws -> Response {
         let page = try await api.collections.list(request, context: context)
@@ -92,6 +92,16 @@ extension WebPages {
             unreadOnly: request.uri.queryParameters.get("unread") == "true")
         return try await web.page(
             "notifications", title: "Notifications", nav: .notifications, body, request: request, context: context.base)
+    }
+
+    /// The people asking to follow me, to approve or deny.
+    @Sendable func followRequests(_ request: Request, context: SignedInContext) async throws -> Response {
+        let page = try await api.people.followRequests(request, context: context)
+        let body = FollowRequestsPage(
+            requests: page.items.map(FollowRequestView.init), next: Self.next(request, cursor: page.nextCursor))
+        return try await web.page(
+            "follow-requests", title: "Follow requests", nav: .notifications, body, request: request,
+            context: context.base)
     }
 
     @Sendable func settings(_ request: Request, context: SignedInContext) async throws -> Response {

@@ -170,11 +170,17 @@ struct ProfilePage: Sendable {
     }
 }
 
-/// `people.mustache`: followers, following, likers.
+/// `people.mustache`: followers, following, friends, likers.
 struct PeoplePage: Sendable {
     let heading: String
     let back: String
     let users: [UserView]
+    let next: String?
+}
+
+/// `follow-requests.mustache`: the people asking to follow me.
+struct FollowRequestsPage: Sendable {
+    let requests: [FollowRequestView]
     let next: String?
 }
 

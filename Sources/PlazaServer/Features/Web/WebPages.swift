@@ -24,6 +24,7 @@ struct WebPages {
         web.get("u/{username}", use: profile)
         web.get("u/{username}/followers", use: followers)
         web.get("u/{username}/following", use: following)
+        web.get("u/{username}/friends", use: friends)
         web.get("search", use: search)
         let signedIn = web.signedIn
         signedIn.get("compose", use: compose)
@@ -33,6 +34,7 @@ struct WebPages {
         signedIn.get("history", use: history)
         signedIn.get("recommended", use: recommended)
         signedIn.get("notifications", use: notifications)
+        signedIn.get("follow-requests", use: followRequests)
         signedIn.get("settings", use: settings)
         signedIn.get("s/{slug}/manage", use: manageSpace)
         signedIn.get("join/{code}", use: invitation)
@@ -187,19 +189,27 @@ struct WebPages {
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Response {
-        let user = try await api.people.profile(request, context: context)
-        let page = try await api.people.followers(request, context: context)
-        return try await people(
-            page, heading: "People following \(user.displayName)", back: "/u/\(user.username)", request: request,
-            context: context)
+        try await profileList(request, context: context, api.people.followers) { "People following \($0)" }
     }
 
     @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Response {
+        try await profileList(request, context: context, api.people.following) { "\($0) follows" }
+    }
+
+    @Sendable func friends(_ request: Request, context: PlazaContext) async throws -> Response {
+        try await profileList(request, context: context, api.people.friends) { "Friends of \($0)" }
+    }
+
+    /// A list of people under a profile (`list`, the API's handler), headed by `heading` of the
+    /// profile's display name.
+    private func profileList(
+        _ request: Request, context: PlazaContext,
+        _ list: (Request, PlazaContext) async throws -> Page<User>, heading: (String) -> String
+    ) async throws -> Response {
         let user = try await api.people.profile(request, context: context)
-        let page = try await api.people.following(request, context: context)
+        let page = try await list(request, context)
         return try await people(
-            page, heading: "\(user.displayName) follows", back: "/u/\(user.username)", request: request,
-            context: context)
+            page, heading: heading(user.displayName), back: "/u/\(user.username)", request: request, context: context)
     }
 
     func people(_ page: Page<User>, heading: String, back: String, request: Request, context: PlazaContext) async throws

@@ -204,6 +204,12 @@ struct UserView: Sendable {
     let viewer: User.Viewer?
     /// This is the viewer, who gets no follow or block button.
     let me: Bool
+    /// Follows need this person's approval.
+    let locked: Bool
+    /// The follow button is pressed while I follow them or my request waits.
+    let followPressed: Bool
+    /// "Unfollow", "Requested" or "Follow".
+    let followLabel: String
     /// The initial, where there is no avatar.
     let initial: String
 
@@ -217,12 +223,35 @@ struct UserView: Sendable {
         counts = user.counts
         self.viewer = user.viewer
         me = viewer.map { String($0) == user.id } ?? false
+        locked = user.locked
+        let relation = user.viewer
+        followPressed = relation.map { $0.following || $0.requested } ?? false
+        followLabel = relation?.following == true ? "Unfollow" : relation?.requested == true ? "Requested" : "Follow"
         initial = PostView.initial(user.displayName)
     }
 
     static func statusLabel(_ status: UserStatus) -> String {
         let kind = status.kind.prefix(1).uppercased() + status.kind.dropFirst()
         return status.text.isEmpty ? kind : "\(kind): \(status.text)"
+    }
+}
+
+/// Someone asking to follow me, in my inbox of follow requests.
+struct FollowRequestView: Sendable {
+    let username: String
+    let displayName: String
+    let avatar: Media?
+    let initial: String
+    let requestedAt: String
+    let when: String
+
+    init(_ request: JoinRequest) {
+        username = request.user.username
+        displayName = request.user.displayName
+        avatar = request.user.avatar
+        initial = PostView.initial(request.user.displayName)
+        requestedAt = request.requestedAt.description
+        when = request.requestedAt.readable
     }
 }
 

@@ -103,6 +103,8 @@ export function formJSON(form, method) {
   const checkboxes = {};
   for (const el of form.elements) {
     if (!el.name || el.name === '_csrf' || el.type === 'file' || el.disabled) continue;
+    // `data-bool` checkboxes are one true/false field; others are lists of their checked values.
+    if (el.type === 'checkbox' && 'bool' in el.dataset) { set(el.name, el.checked); continue; }
     if (el.type === 'checkbox') { (checkboxes[el.name] ??= []).push(el); continue; }
     if (el.type === 'radio' && !el.checked) continue;
     // Passwords are sent as typed; `data-keep-empty` fields send "" (which clears them) rather than null (which keeps them).
@@ -198,9 +200,11 @@ document.addEventListener('click', async (event) => {
     await busy(follow, async () => {
       try {
         const user = await api(following ? 'DELETE' : 'PUT', `/api/v1/users/${encodeURIComponent(follow.dataset.follow)}/follow`);
-        follow.setAttribute('aria-pressed', String(user.viewer.following));
-        follow.textContent = user.viewer.following ? 'Unfollow' : 'Follow';
-        follow.classList.toggle('primary', !user.viewer.following);
+        // A locked person is asked, not followed: the button shows the pending request.
+        const pressed = user.viewer.following || user.viewer.requested;
+        follow.setAttribute('aria-pressed', String(pressed));
+        follow.textContent = user.viewer.following ? 'Unfollow' : user.viewer.requested ? 'Requested' : 'Follow';
+        follow.classList.toggle('primary', !pressed);
         const count = document.querySelector('[data-followers]');
         if (count && document.querySelector('.profile [data-follow]') === follow) count.textContent = user.counts.followers;
       } catch (error) { toast(error.message); }
