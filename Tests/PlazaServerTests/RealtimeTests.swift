@@ -35,6 +35,9 @@ struct RealtimeTests {
             _ = try await api.call(
                 .post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "Wow"))
             _ = try await api.call(.put, "/posts/\(post.id)/like", as: ben)
+            // Events about a post are sent while it exists: the deletion waits until they are out.
+            _ = await anas.waitFor(7)
+            _ = await bens.waitFor(3)
             _ = try await api.call(.delete, "/posts/\(post.id)", as: ana)
             // validate
             let received = await bens.waitFor(4).dropFirst()

@@ -153,7 +153,10 @@ struct ModerationStore: Sendable {
             }
             return (id, true)
         }
-        return (try await db.read { db in try await Self.reports(ids: [reportID], on: db) }[0], created)
+        guard let report = try await db.read({ db in try await Self.reports(ids: [reportID], on: db) }).first else {
+            throw PlazaError.notFound("Report")
+        }
+        return (report, created)
     }
 
     // MARK: the queue

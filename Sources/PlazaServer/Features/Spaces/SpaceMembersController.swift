@@ -131,8 +131,7 @@ struct SpaceMembersController {
     @Sendable func join(_ request: Request, context: SignedInContext) async throws -> Space {
         let me = context.user.userID
         let code = context.parameters.string("code")
-        // Codes are 43 characters of base64url; anything else is no code of ours.
-        guard (20...64).contains(code.utf8.count) else { throw PlazaError.notFound("Invite") }
+        guard SpaceMembersStore.isInviteCodeShaped(code) else { throw PlazaError.notFound("Invite") }
         let space = try await members.join(code: code, user: me)
         return try await spaces.space(id: space, viewer: me)
     }

@@ -199,11 +199,7 @@ struct SpaceMembersStore: Sendable {
                 space.visibility == .open ? "This space is open: join it." : "This space is joined by invitation only.")
         }
         try await db.write { db in
-            if try await db.first(
-                "SELECT 1 AS x FROM space_bans WHERE space_id = \(bind: space.id) AND user_id = \(bind: user)") != nil
-            {
-                throw PlazaError(.forbidden, "banned", "You were banned from this space.")
-            }
+            try await SpaceStore.requireNotBanned(user, from: space.id, on: db)
             try await db.exec(
                 """
                 INSERT INTO space_requests (space_id, user_id, created_at)
@@ -290,6 +286,11 @@ struct SpaceMembersStore: Sendable {
             try await db.exec("UPDATE space_invites SET uses = uses + 1 WHERE id = \(bind: invite)")
             return space
         }
+    }
+
+    /// True when `code` could be an invite code: 43 characters of base64url (some slack).
+    static func isInviteCodeShaped(_ code: String) -> Bool {
+        (20...64).contains(code.utf8.count) && ByteText.bytes(base64url: code) != nil
     }
 
     private static let invalidInvite = PlazaError(

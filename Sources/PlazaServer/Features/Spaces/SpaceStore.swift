@@ -212,12 +212,7 @@ struct SpaceStore: Sendable {
 
     /// Makes `user` a member of `space` unless banned from it (403); clears their join request.
     static func addMember(_ user: Int64, to space: Int64, on db: Connection) async throws {
-        if try await db.first(
-            "SELECT 1 AS x FROM space_bans WHERE space_id = \(bind: space) AND user_id = \(bind: user)")
-            != nil
-        {
-            throw PlazaError(.forbidden, "banned", "You were banned from this space.")
-        }
+        try await requireNotBanned(user, from: space, on: db)
         try await db.exec("DELETE FROM space_requests WHERE space_id = \(bind: space) AND user_id = \(bind: user)")
         try await db.exec(
             """
@@ -374,6 +369,16 @@ struct SpaceStore: Sendable {
             try await db.exec(
                 "INSERT INTO post_spaces (post_id, space_id, created_at) VALUES (\(bind: post), \(bind: spaceID), \(bind: createdAt))"
             )
+        }
+    }
+
+    /// 403 when `user` is banned from `space`.
+    static func requireNotBanned(_ user: Int64, from space: Int64, on db: Connection) async throws {
+        if try await db.first(
+            "SELECT 1 AS x FROM space_bans WHERE space_id = \(bind: space) AND user_id = \(bind: user)")
+            != nil
+        {
+            throw PlazaError(.forbidden, "banned", "You were banned from this space.")
         }
     }
 

@@ -24,10 +24,8 @@ extension WebPages {
 
     @Sendable func invitation(_ request: Request, context: SignedInContext) async throws -> Response {
         let code = context.parameters.string("code")
-        // Invite codes are base64url; the code goes into the page's button.
-        guard (20...64).contains(code.utf8.count), ByteText.bytes(base64url: code) != nil else {
-            throw PlazaError.notFound("Invite")
-        }
+        // The code goes into the page's button: only one of our shape does.
+        guard SpaceMembersStore.isInviteCodeShaped(code) else { throw PlazaError.notFound("Invite") }
         return try await web.page(
             "join", title: "Join a space", nav: .spaces, JoinPage(code: code), request: request, context: context.base)
     }
