@@ -42,6 +42,15 @@ struct AudienceTests {
             #expect(try await ids(api, "/users/ana/posts", as: cat).isEmpty)
             #expect(try await ids(api, "/search/posts?q=friends", as: cat).isEmpty)
             #expect(try await ids(api, "/search/posts?q=friends", as: ben) == [post.id])
+            // The heatmap counts only the activity its viewer may read.
+            _ = try await api.post(
+                ana,
+                CreatePostRequest(
+                    kind: .activity, activity: ActivityInput(type: "Run", progress: 100), audience: .followers))
+            for (viewer, count) in [(ben, 1), (ana, 1), (cat, 0), (nil, 0)] {
+                let days = try await api.get("/users/ana/activity?days=1", as: viewer).decode(ActivityHeatmap.self).days
+                #expect(days == [.init(date: Timestamp.now.day, completed: count, posted: count)], "\(count)")
+            }
             // Commenting and liking need reading.
             #expect(
                 try await api.call(.post, "/posts/\(post.id)/comments", as: cat, json: CreateCommentRequest(body: "hi"))
@@ -210,6 +219,43 @@ struct AudienceTests {
             #expect(try await eves.waitFor(4).last?.decode(Post.self).id == sentinel.id)
             let bobNext = await bobs.waitFor(5)
             #expect(bobNext.suffix(2).map(\.event) == ["post.updated", "post.created"])
+        }
+    }
+
+    /// Taking a members' post out of a space narrows it for that space's members, whose streams
+    /// are told to drop it; the members of the space it stays in see the update.
+    @Test func aPostTakenOutOfASpaceIsDroppedByThatSpacesMembers() async throws {
+        try await withLiveApp { api, port async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let cat = try await api.register("cat")
+            try await course(api, ana, "cs101", .open)
+            try await course(api, ana, "math", .open)
+            #expect(try await api.call(.put, "/spaces/cs101/membership", as: bob).status == .ok)
+            #expect(try await api.call(.put, "/spaces/math/membership", as: cat).status == .ok)
+            let bobs = try await EventStreamClient.connect(port: port, token: bob.token)
+            let cats = try await EventStreamClient.connect(port: port, token: cat.token)
+            defer {
+                bobs.close()
+                cats.close()
+            }
+            _ = await bobs.waitFor(1)
+            _ = await cats.waitFor(1)
+            let post = try await api.post(
+                ana, CreatePostRequest(kind: .text, body: "both", spaces: ["cs101", "math"], audience: .members))
+            #expect(try await bobs.waitFor(2).last?.decode(Post.self).id == post.id)
+            #expect(try await cats.waitFor(2).last?.decode(Post.self).id == post.id)
+            // MUT
+            let moved = try await api.call(
+                .patch, "/posts/\(post.id)", as: ana, json: UpdatePostRequest(spaces: ["math"]))
+            // validate
+            #expect(try moved.decode(Post.self).spaces.map(\.slug) == ["math"])
+            let bobAll = await bobs.waitFor(3)
+            #expect(bobAll.last?.event == "post.deleted")
+            #expect(bobAll.last?.data.contains(post.id) == true)
+            #expect(try await api.get("/posts/\(post.id)", as: bob).status == .notFound)
+            let catAll = await cats.waitFor(3)
+            #expect(catAll.last?.event == "post.updated")
         }
     }
 

@@ -273,6 +273,8 @@ struct ModerationTests {
             #expect(try await api.get("/me", as: world.alice).status == .unauthorized)
             for viewer in [nil, world.bob, world.admin] {
                 #expect(try await api.get("/users/alice", as: viewer).status == .notFound)
+                #expect(try await api.get("/users/alice/activity", as: viewer).status == .notFound)
+                #expect(try await api.page("/search/users?q=alice", as: viewer, of: User.self).items.isEmpty)
                 #expect(try await api.get("/posts/\(world.clubPost.id)", as: viewer).status == .notFound)
                 #expect(
                     try await api.page("/feed/global", as: viewer, of: Post.self).items.allSatisfy {
@@ -297,12 +299,41 @@ struct ModerationTests {
             let back = try await api.login("alice")
             #expect(try await api.get("/me", as: back).status == .ok)
             #expect(try await api.get("/users/alice", as: world.bob).status == .ok)
+            #expect(try await api.page("/search/users?q=alice", of: User.self).items.map(\.username) == ["alice"])
             #expect(try await api.get("/posts/\(world.clubPost.id)").status == .ok)
             #expect(try await api.page("/search/posts?q=zebra", of: Post.self).items.count == 2)
             #expect(try await api.page("/posts/\(bobsPost.id)/comments", of: PlazaAPI.Comment.self).items.count == 1)
             let audit = try await api.page("/admin/audit", as: other, of: AuditEntry.self)
             #expect(audit.items.map(\.action) == ["user.unsuspend", "user.suspend"])
             #expect(audit.items.last?.note == "spam wave" && audit.items.last?.targetId == world.alice.id)
+        }
+    }
+
+    /// What a suspended person did before is not replayed to anyone's stream: their comment on
+    /// someone else's post (which stays readable) and the notification it caused.
+    @Test func aSuspendedPersonsEventsAreNotReplayed() async throws {
+        try await withLiveApp { api, port async throws in
+            let admin = try await api.admin("adm")
+            let alice = try await api.register("alice")
+            let bob = try await api.register("bob")
+            let post = try await api.textPost(bob, "bob asks")
+            let stream = try await EventStreamClient.connect(port: port, token: bob.token)
+            defer { stream.close() }
+            let ready = try #require(await stream.waitFor(1).first)
+            #expect(
+                try await api.call(
+                    .post, "/posts/\(post.id)/comments", as: alice, json: CreateCommentRequest(body: "spam reply")
+                ).status == .created)
+            #expect(Set(await stream.waitFor(3).map(\.event)) == ["ready", "comment.created", "notification"])
+            // MUT
+            #expect(try await api.call(.put, "/admin/users/alice/suspension", as: admin).status == .noContent)
+            // validate: a replay from before the comment has nothing but its ready event.
+            let replay = try await EventStreamClient.connect(port: port, token: bob.token, lastEventID: ready.id)
+            defer { replay.close() }
+            #expect(await replay.waitFor(1).map(\.event) == ["ready"])
+            let sentinel = try await api.textPost(bob, "sentinel")
+            #expect(try await replay.waitFor(2).last?.decode(Post.self).id == sentinel.id)
+            #expect(try await api.get("/posts/\(post.id)", as: bob).status == .ok)
         }
     }
 

@@ -100,7 +100,8 @@ struct QueryPlanTests {
             "items of a collection",
             CollectionStore.itemsSQL(collection: 4, page: PageRequest(limit: 20, cursor: cursor))
         ),
-        ("activity heatmap", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000)),
+        ("activity heatmap", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000, viewer: 5)),
+        ("activity heatmap, anonymous", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000, viewer: nil)),
         (
             "notifications",
             NotificationStore.listSQL(

@@ -228,21 +228,19 @@ struct PeopleStore: Sendable {
 
     static let dayMillis: Int64 = 86_400_000
 
-    /// Per UTC day over the last `days` days (today included): activity posts made, and
-    /// activities completed. Read from two partial indexes, so the cost follows the person's
-    /// activity in the window, not the size of `posts`. 404 for a viewer with a block either way.
+    /// Per UTC day over the last `days` days (today included): the activity posts `viewer` may
+    /// read, made and completed. Read from two partial indexes, so the cost follows the person's
+    /// activity in the window, not the size of `posts`. 404 when the profile is hidden from `viewer`.
     func activity(of userID: Int64, days: Int, viewer: Int64?, now: Timestamp = .now) async throws -> ActivityHeatmap {
         let today = now.milliseconds / Self.dayMillis
         let first = today - Int64(days) + 1
         let rows = try await db.read { db in
-            if viewer != nil,
+            guard
                 try await db.first(
                     "SELECT u.id FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer))")
-                    == nil
-            {
-                throw PlazaError.notFound("User")
-            }
-            return try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis))
+                    != nil
+            else { throw PlazaError.notFound("User") }
+            return try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis, viewer: viewer))
         }
         var posted: [Int64: Int] = [:]
         var completed: [Int64: Int] = [:]
@@ -259,16 +257,18 @@ struct PeopleStore: Sendable {
             })
     }
 
-    static func activitySQL(userID: Int64, from start: Int64) -> SQLQueryString {
+    static func activitySQL(userID: Int64, from start: Int64, viewer: Int64?) -> SQLQueryString {
         // The literal conditions match the partial indexes' own, so the planner can use them.
         """
-        SELECT 1 AS what, created_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts
-        WHERE author_id = \(bind: userID) AND kind = 'activity' AND created_at >= \(bind: start)
-        GROUP BY created_at / \(unsafeRaw: String(dayMillis))
+        SELECT 1 AS what, p.created_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts p
+        WHERE p.author_id = \(bind: userID) AND p.kind = 'activity' AND p.created_at >= \(bind: start)
+        AND \(Visibility.post(readableBy: viewer))
+        GROUP BY p.created_at / \(unsafeRaw: String(dayMillis))
         UNION ALL
-        SELECT 2 AS what, activity_completed_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts
-        WHERE author_id = \(bind: userID) AND activity_completed_at IS NOT NULL AND activity_completed_at >= \(bind: start)
-        GROUP BY activity_completed_at / \(unsafeRaw: String(dayMillis))
+        SELECT 2 AS what, p.activity_completed_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts p
+        WHERE p.author_id = \(bind: userID) AND p.activity_completed_at IS NOT NULL
+        AND p.activity_completed_at >= \(bind: start) AND \(Visibility.post(readableBy: viewer))
+        GROUP BY p.activity_completed_at / \(unsafeRaw: String(dayMillis))
         """
     }
 }

@@ -200,9 +200,13 @@ struct PostStore: Sendable {
             try await Self.notifyMentions(mentioned, by: record.authorID, post: id, ids: ids, on: db)
             let readers = EventLog.Audience.postReaders(post: id, author: record.authorID)
             if audience != current.audience || changes.spaces != nil {
-                // Those who can no longer read it drop it; the event feed sends this only to them.
+                // Those who can no longer read it drop it: its readers before and after the change
+                // (the members of a space it left too); the event feed sends this only to those
+                // who may not read it now.
+                let spaces = Set((current.spaces + placement.spaces).compactMap { Int64($0.id) })
                 try await EventLog.append(
-                    .init(kind: .postDeleted, actor: record.authorID, post: id), to: readers, on: db)
+                    .init(kind: .postDeleted, actor: record.authorID, post: id),
+                    to: .readers(author: record.authorID, spaces: spaces.sorted()), on: db)
             }
             try await EventLog.append(.init(kind: .postUpdated, actor: record.authorID, post: id), to: readers, on: db)
         }

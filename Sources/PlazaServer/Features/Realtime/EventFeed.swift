@@ -33,14 +33,14 @@ struct EventFeed: Sendable {
 
     /// The inbox rows joined to their events, less those the recipient may not see *now*
     /// (rules applied when read, so a block, a narrowed audience or a suspension made after
-    /// the event was written holds, live and on replay): events by someone with a block either
-    /// way, new posts by someone they muted, and events about a post they may not read, except
-    /// `post.deleted`, which goes only to those who may not read the post (deleted, or no
-    /// longer theirs to read).
+    /// the event was written holds, live and on replay): events by someone suspended or with a
+    /// block either way, new posts by someone they muted, and events about a post they may not
+    /// read, except `post.deleted`, which goes only to those who may not read the post (deleted,
+    /// or no longer theirs to read), whoever caused it.
     private static let select: SQLQueryString = """
         SELECT i.recipient_id, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
         FROM event_inbox i JOIN events e ON e.seq = i.seq
-        WHERE NOT \(Visibility.blocked(between: "i.recipient_id", and: "e.actor_id"))
+        WHERE (e.kind = 'post.deleted' OR \(Visibility.person("e.actor_id", seenBy: "i.recipient_id")))
         AND (e.kind <> 'post.created' OR \(Visibility.unmuted("e.actor_id", by: "i.recipient_id")))
         AND (e.post_id IS NULL OR (e.kind = 'post.deleted') <> \(readable))
         """

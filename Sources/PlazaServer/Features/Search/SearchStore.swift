@@ -179,7 +179,7 @@ struct SearchStore: Sendable {
     }
 
     static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, dialect: Dialect) -> SQLQueryString {
-        let hidden: SQLQueryString = viewer == nil ? "" : " AND \(Visibility.profile("u", seenBy: viewer))"
+        let hidden: SQLQueryString = " AND \(Visibility.profile("u", seenBy: viewer))"
         var sql: SQLQueryString =
             "SELECT * FROM (\(dialect.rankedUsers(text, columns: UserRecord.columns, filters: hidden))) AS r"
         if let cursor = page.cursor, let score = cursor.score {
