@@ -5,11 +5,13 @@ import Testing
 
 @testable import PlazaServer
 
-/// Every operation of the served OpenAPI document, run as five people — anonymous, the owner of
-/// the objects its path names, another person, a person the owner blocked, and an admin — on
-/// fixtures made here (`MatrixWorld`), against the policy table below. The table is the access
-/// policy (API.md and the code's intent), not a record of what the code does. An operation of the
-/// document without a row fails the test, as does a row for an operation the document lacks.
+/// Every operation of the served OpenAPI document, run as nine people — anonymous, the owner of
+/// the objects its path names, another person (no follower, no member), a person the owner
+/// blocked, an admin, a follower of the owner, a member and a moderator of the owner's space, and
+/// a suspended person — on fixtures made here (`MatrixWorld`), against the policy table below.
+/// The table is the access policy (API.md and the code's intent), not a record of what the code
+/// does. An operation of the document without a row fails the test, as does a row for an
+/// operation the document lacks.
 ///
 /// Besides the status, a successful response of anyone but the owner must not contain the owner's
 /// private things (collection, note, preferences, unused upload, session, notification), and one
@@ -56,9 +58,12 @@ struct AuthorizationMatrixTests {
         var label: String { scenario.isEmpty ? operation : "\(operation) [\(scenario)]" }
     }
 
+    /// `follower`, `member` and `moderator` answer as `other` unless given (the moderator as the
+    /// member); a suspended person's token is refused everywhere it is looked at (401).
     static func row(
         _ operation: String, _ scenario: String = "", anon: Expect, owner: Expect, other: Expect, blocked: Expect,
-        admin: Expect,
+        admin: Expect, follower: Expect? = nil, member: Expect? = nil, moderator: Expect? = nil,
+        suspended: Expect = 401,
         fixtures: Fixtures? = nil, query: @escaping @Sendable (MatrixWorld) -> String = { _ in "" },
         body: (@Sendable (MatrixWorld) -> MatrixBody)? = nil,
         parameters: [String: @Sendable (MatrixWorld) -> String] = [:],
@@ -69,7 +74,11 @@ struct AuthorizationMatrixTests {
         let read = operation.hasPrefix("GET ") || operation.hasPrefix("HEAD ")
         return Row(
             operation: operation, scenario: scenario,
-            expect: [.anonymous: anon, .owner: owner, .other: other, .blocked: blocked, .admin: admin],
+            expect: [
+                .anonymous: anon, .owner: owner, .other: other, .blocked: blocked, .admin: admin,
+                .follower: follower ?? other, .member: member ?? other, .moderator: moderator ?? member ?? other,
+                .suspended: suspended,
+            ],
             fixtures: fixtures ?? (read ? .shared : .perOperation), query: query, body: body, parameters: parameters,
             url: url,
             emptyFor: emptyFor, verify: verify, leakCheck: leakCheck, media: media)
@@ -85,7 +94,7 @@ struct AuthorizationMatrixTests {
     static let policy: [Row] = {
         // Appended one by one: as one array literal, the type checker took minutes over it.
         var rows: [Row] = []
-        rows.append(row("GET /healthz", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(row("GET /healthz", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200, suspended: 200))
         rows.append(row("GET \(v1)/openapi.json", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         // Accounts and sessions: each person's own.
         rows.append(
@@ -202,6 +211,29 @@ struct AuthorizationMatrixTests {
                 "POST \(v1)/posts", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201,
                 body: json(#"{"kind":"text","body":"hello"}"#)))
         rows.append(row("GET \(v1)/posts/{id}", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        // Audiences: a post for followers is read by them, one for members by the space's members
+        // and moderators; to anyone else it is not there, and neither is what hangs off it.
+        for operation in ["GET \(v1)/posts/{id}", "GET \(v1)/posts/{id}/comments", "GET \(v1)/posts/{id}/likes"] {
+            rows.append(
+                row(
+                    operation, "a post for the owner's followers", anon: 404, owner: 200, other: 404, blocked: 404,
+                    admin: 404, follower: 200, member: 404, parameters: ["id": { $0.followersPost.id }]))
+            rows.append(
+                row(
+                    operation, "a post for the space's members", anon: 404, owner: 200, other: 404, blocked: 404,
+                    admin: 404, member: 200, parameters: ["id": { $0.membersPost.id }]))
+        }
+        for operation in ["PUT \(v1)/posts/{id}/like", "POST \(v1)/posts/{id}/view"] {
+            let ok: Expect = operation.hasPrefix("PUT") ? 200 : 204
+            rows.append(
+                row(
+                    operation, "a post for the owner's followers", anon: 401, owner: ok, other: 404, blocked: 404,
+                    admin: 404, follower: ok, member: 404, parameters: ["id": { $0.followersPost.id }]))
+            rows.append(
+                row(
+                    operation, "a post for the space's members", anon: 401, owner: ok, other: 404, blocked: 404,
+                    admin: 404, member: ok, parameters: ["id": { $0.membersPost.id }]))
+        }
         rows.append(
             row(
                 "PATCH \(v1)/posts/{id}", anon: 401, owner: 200, other: 403, blocked: 404, admin: 403,
@@ -220,7 +252,7 @@ struct AuthorizationMatrixTests {
         rows.append(
             row(
                 "DELETE \(v1)/comments/{id}", "another person's comment on the owner's post", anon: 401, owner: 204,
-                other: 204, blocked: 404, admin: 403,
+                other: 204, blocked: 404, admin: 403, follower: 403, member: 403,
                 fixtures: .perCell, parameters: ["id": { $0.otherComment.id }]))
         rows.append(
             row(
@@ -250,33 +282,40 @@ struct AuthorizationMatrixTests {
         rows.append(
             row("DELETE \(v1)/spaces/{slug}/membership", anon: 401, owner: 422, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/spaces/{slug}/feed", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
-        // The space's moderators' tools (the owner is its only moderator; `username` is the owner,
-        // whose role, membership and ban cannot change). Admins do not moderate spaces.
+        // The space's moderators' tools (the owner and the moderator; `username` is the owner,
+        // whose role, membership and ban cannot change). Admins do not moderate spaces; a space's
+        // moderator deletes comments only through reports.
         rows.append(row("GET \(v1)/spaces/{slug}/members", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(
             row(
                 "PATCH \(v1)/spaces/{slug}/members/{username}", anon: 401, owner: 422, other: 403, blocked: 404,
-                admin: 403, body: json(#"{"role":"member"}"#)))
+                admin: 403, moderator: 403, body: json(#"{"role":"member"}"#)))
         for operation in ["DELETE \(v1)/spaces/{slug}/members/{username}", "PUT \(v1)/spaces/{slug}/bans/{username}"] {
-            rows.append(row(operation, anon: 401, owner: 422, other: 403, blocked: 404, admin: 403))
+            rows.append(row(operation, anon: 401, owner: 422, other: 403, blocked: 404, admin: 403, moderator: 422))
         }
         for operation in [
             "DELETE \(v1)/spaces/{slug}/bans/{username}", "PUT \(v1)/spaces/{slug}/requests/{username}",
             "DELETE \(v1)/spaces/{slug}/requests/{username}",
         ] {
-            rows.append(row(operation, anon: 401, owner: 404, other: 403, blocked: 404, admin: 403))
+            rows.append(row(operation, anon: 401, owner: 404, other: 403, blocked: 404, admin: 403, moderator: 404))
         }
         rows.append(
-            row("DELETE \(v1)/spaces/{slug}/posts/{id}", anon: 401, owner: 204, other: 403, blocked: 403, admin: 403))
-        // An open space needs no request; its owner is a member already.
+            row(
+                "DELETE \(v1)/spaces/{slug}/posts/{id}", anon: 401, owner: 204, other: 403, blocked: 403, admin: 403,
+                moderator: 204, fixtures: .perCell))
+        // An open space needs no request; its members are in already.
         rows.append(
-            row("POST \(v1)/spaces/{slug}/requests", anon: 401, owner: 409, other: 422, blocked: 422, admin: 422))
+            row(
+                "POST \(v1)/spaces/{slug}/requests", anon: 401, owner: 409, other: 422, blocked: 422, admin: 422,
+                member: 409))
         rows.append(
-            row("GET \(v1)/spaces/{slug}/requests", anon: 401, owner: 200, other: 403, blocked: 403, admin: 403))
+            row(
+                "GET \(v1)/spaces/{slug}/requests", anon: 401, owner: 200, other: 403, blocked: 403, admin: 403,
+                moderator: 200))
         rows.append(
             row(
                 "POST \(v1)/spaces/{slug}/invites", anon: 401, owner: 201, other: 403, blocked: 403, admin: 403,
-                body: json("{}")))
+                moderator: 201, body: json("{}")))
         rows.append(
             row(
                 "POST \(v1)/spaces/join/{code}", "an unknown code", anon: 401, owner: 404, other: 404, blocked: 404,
@@ -336,12 +375,15 @@ struct AuthorizationMatrixTests {
         rows.append(
             row("DELETE \(v1)/collections/items/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
         // Reports: anyone reports what they can see but not their own; the queue is for admins and
-        // the owner, who owns the world's space; suspensions and the audit log are for admins.
+        // the world's space's owner and moderator; suspensions and the audit log are for admins.
         rows.append(
             row(
                 "POST \(v1)/reports", anon: 401, owner: 422, other: 201, blocked: 404, admin: 201,
                 body: { .json(#"{"targetType":"post","targetId":"\#($0.post.id)","reason":"spam"}"#) }))
-        rows.append(row("GET \(v1)/admin/reports", anon: 401, owner: 200, other: 403, blocked: 403, admin: 200))
+        rows.append(
+            row(
+                "GET \(v1)/admin/reports", anon: 401, owner: 200, other: 403, blocked: 403, admin: 200,
+                moderator: 200))
         rows.append(
             row(
                 "PATCH \(v1)/admin/reports/{id}", "a report nobody filed", anon: 401, owner: 404, other: 404,

@@ -6,13 +6,18 @@ import Testing
 
 @testable import PlazaServer
 
-/// Who makes a request in the authorization matrix.
+/// Who makes a request in the authorization matrix. `other` follows no one and is in no
+/// space (the non-follower and non-member); `follower` follows the owner; `member` and
+/// `moderator` are in the owner's space, the moderator with that role; `suspended` was
+/// suspended by an admin after signing in.
 enum MatrixActor: String, CaseIterable, Sendable {
-    case anonymous, owner, other, blocked, admin
+    case anonymous, owner, other, blocked, admin, follower, member, moderator, suspended
 
-    /// The order a cell's actors run in on a shared set of fixtures: the owner, whose writes
-    /// usually succeed and may destroy the fixture, last.
-    static let runOrder: [MatrixActor] = [.anonymous, .blocked, .other, .admin, .owner]
+    /// The order a cell's actors run in on a shared set of fixtures: the space's moderator and
+    /// the owner, whose writes usually succeed and may destroy the fixture, last.
+    static let runOrder: [MatrixActor] = [
+        .anonymous, .suspended, .blocked, .other, .follower, .member, .admin, .moderator, .owner,
+    ]
 }
 
 /// A request body of the matrix.
@@ -27,18 +32,28 @@ struct MatrixFixtureError: Error, CustomStringConvertible {
 }
 
 /// One set of fixtures for the matrix: an owner with a post (media, space, comments, a like),
-/// a second post, a space, a collection with an item, an unused upload, a notification, a second
-/// session and a viewed post; another person; a person the owner blocked (who commented and saved
-/// the owner's post before the block); and an admin. Markers are words only the fixtures contain,
+/// a second post, a post for followers and one for the space's members, a space, a collection
+/// with an item, an unused upload, a notification, a second session and a viewed post; another
+/// person; a person the owner blocked (who commented and saved the owner's post before the
+/// block); an admin; a follower of the owner; a member and a moderator of the space; and a
+/// suspended person. Markers are words only the fixtures contain,
 /// so a response can be searched for what it must not show.
 struct MatrixWorld: Sendable {
     let owner: Account
     let other: Account
     let blocked: Account
     let admin: Account
+    let follower: Account
+    let member: Account
+    let moderator: Account
+    /// Suspended after signing in: the token is one a client would still hold.
+    let suspended: Account
     /// The owner's post: title and body carry `postMarker`; in `space`, with `attachedMedia` if any.
     let post: Post
     let post2: Post
+    /// The owner's posts for their followers and for the members of `space`.
+    let followersPost: Post
+    let membersPost: Post
     let space: Space
     let ownerComment: PlazaAPI.Comment
     let otherComment: PlazaAPI.Comment
@@ -68,6 +83,10 @@ struct MatrixWorld: Sendable {
         case .other: other.token
         case .blocked: blocked.token
         case .admin: admin.token
+        case .follower: follower.token
+        case .member: member.token
+        case .moderator: moderator.token
+        case .suspended: suspended.token
         }
     }
 
@@ -184,6 +203,10 @@ struct MatrixClient: Sendable {
         try await db.write("UPDATE users SET is_admin = TRUE WHERE id = \(bind: Int64(adminAccount.id) ?? 0)")
         // A new session, so that nothing remembers the account as it was before.
         let admin = try await login(adminAccount.username)
+        let follower = try await register("fol")
+        let member = try await register("mem")
+        let moderator = try await register("mod")
+        let suspended = try await register("sus")
 
         let postMarker = Self.word("post")
         let commentMarker = Self.word("comment")
@@ -195,6 +218,13 @@ struct MatrixClient: Sendable {
         try await mustSucceed(200, .put, "/me/preferences", as: owner, .json(#"{"marker":"\#(preferenceMarker)"}"#))
         let space: Space = try await must(
             201, .post, "/spaces", as: owner, .json(#"{"slug":"\#(Self.word("s"))","name":"Matrix space"}"#))
+        try await mustSucceed(200, .put, "/users/\(owner.username)/follow", as: follower)
+        for person in [member, moderator] {
+            try await mustSucceed(200, .put, "/spaces/\(space.slug)/membership", as: person)
+        }
+        try await mustSucceed(
+            200, .patch, "/spaces/\(space.slug)/members/\(moderator.username)", as: owner,
+            .json(#"{"role":"moderator"}"#))
         var attachedMedia: Media?
         var unattachedMedia: Media?
         if media {
@@ -210,6 +240,11 @@ struct MatrixClient: Sendable {
             ))
         let post2: Post = try await must(
             201, .post, "/posts", as: owner, .json(#"{"kind":"text","body":"a second post"}"#))
+        let followersPost: Post = try await must(
+            201, .post, "/posts", as: owner, .json(#"{"kind":"text","body":"for followers","audience":"followers"}"#))
+        let membersPost: Post = try await must(
+            201, .post, "/posts", as: owner,
+            .json(#"{"kind":"text","body":"for members","spaces":["\#(space.slug)"],"audience":"members"}"#))
         // Before the block: the blocked person comments on the post and saves it.
         let blockedComment: PlazaAPI.Comment = try await must(
             201, .post, "/posts/\(post.id)/comments", as: blocked, .json(#"{"body":"from the blocked"}"#))
@@ -243,9 +278,12 @@ struct MatrixClient: Sendable {
         guard let notification = notifications.items.first else {
             throw MatrixFixtureError(description: "the owner has no notification")
         }
+        try await mustSucceed(204, .put, "/admin/users/\(suspended.username)/suspension", as: admin)
 
         return MatrixWorld(
-            owner: owner, other: other, blocked: blocked, admin: admin, post: post, post2: post2, space: space,
+            owner: owner, other: other, blocked: blocked, admin: admin, follower: follower, member: member,
+            moderator: moderator, suspended: suspended, post: post, post2: post2, followersPost: followersPost,
+            membersPost: membersPost, space: space,
             ownerComment: ownerComment,
             otherComment: otherComment, blockedComment: blockedComment, collection: collection, item: item,
             attachedMedia: attachedMedia,
