@@ -188,19 +188,22 @@ public struct AuditEntry: Codable, Sendable, Hashable {
     public var action: String
     public var targetType: String
     public var targetId: String
+    /// The person, when the target is one; null otherwise or when the account is gone.
+    @Nullable public var targetUser: UserSummary?
     @Nullable public var space: String?
     @Nullable public var reportId: String?
     @Nullable public var note: String?
     public var createdAt: Timestamp
     public init(
-        id: String, actor: UserSummary?, action: String, targetType: String, targetId: String, space: String?,
-        reportId: String?, note: String?, createdAt: Timestamp
+        id: String, actor: UserSummary?, action: String, targetType: String, targetId: String,
+        targetUser: UserSummary? = nil, space: String?, reportId: String?, note: String?, createdAt: Timestamp
     ) {
         self.id = id
         self.actor = actor
         self.action = action
         self.targetType = targetType
         self.targetId = targetId
+        self.targetUser = targetUser
         self.space = space
         self.reportId = reportId
         self.note = note

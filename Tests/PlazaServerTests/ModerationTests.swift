@@ -306,6 +306,7 @@ struct ModerationTests {
             let audit = try await api.page("/admin/audit", as: other, of: AuditEntry.self)
             #expect(audit.items.map(\.action) == ["user.unsuspend", "user.suspend"])
             #expect(audit.items.last?.note == "spam wave" && audit.items.last?.targetId == world.alice.id)
+            #expect(audit.items.last?.targetUser?.username == "alice")
         }
     }
 

@@ -31,8 +31,11 @@ extension AuditLog {
         var sql: SQLQueryString = """
             SELECT a.id, a.actor_id, a.action, a.target_type, a.target_id, a.report_id, a.note, a.created_at,
                 u.username AS actor_username, u.display_name AS actor_display_name, u.avatar AS actor_avatar,
-                s.slug AS space_slug
-            FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id LEFT JOIN spaces s ON s.id = a.space_id
+                t.id AS target_user_id, t.username AS target_username, t.display_name AS target_display_name,
+                t.avatar AS target_avatar, s.slug AS space_slug
+            FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id
+            LEFT JOIN users t ON a.target_type = 'user' AND t.id = a.target_id
+            LEFT JOIN spaces s ON s.id = a.space_id
             """
         if let cursor = page.cursor { sql += " WHERE a.id < \(bind: cursor.id)" }
         sql += " ORDER BY a.id DESC LIMIT \(bind: page.fetchLimit)"
@@ -46,6 +49,7 @@ extension AuditLog {
             action: try row.decode(column: "action", as: String.self),
             targetType: try row.decode(column: "target_type", as: String.self),
             targetId: String(try row.decode(column: "target_id", as: Int64.self)),
+            targetUser: try ModerationStore.person(row, id: "target_user_id", prefix: "target"),
             space: try row.decode(column: "space_slug", as: String?.self),
             reportId: try row.decode(column: "report_id", as: Int64?.self).map { String($0) },
             note: try row.decode(column: "note", as: String?.self),

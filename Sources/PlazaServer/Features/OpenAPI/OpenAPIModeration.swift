@@ -97,10 +97,14 @@ extension OpenAPIDocument.Schemas {
                 [
                     "id": id, "actor": nullable(OpenAPIDocument.ref("UserSummary")), "action": string(),
                     "targetType": string(),
-                    "targetId": id, "space": nullable(string()), "reportId": nullable(id), "note": nullable(string()),
+                    "targetId": id, "targetUser": nullable(OpenAPIDocument.ref("UserSummary")),
+                    "space": nullable(string()), "reportId": nullable(id), "note": nullable(string()),
                     "createdAt": timestamp,
                 ],
-                description: "action: e.g. report.dismiss, post.remove, comment.remove, user.suspend, user.unsuspend"),
+                description: """
+                    action: e.g. report.dismiss, post.remove, comment.remove, user.suspend, user.unsuspend; \
+                    targetUser: the person, when the target is one
+                    """),
             "AuditEntryPage": page("AuditEntry"),
             "CreateReportRequest": object(
                 ["targetType": targetType, "targetId": id, "reason": reason, "note": string(maxLength: 1000)],

@@ -356,7 +356,7 @@ struct AuditView: Sendable {
     init(_ entry: AuditEntry) {
         actor = entry.actor.map { "@\($0.username)" } ?? "(deleted account)"
         action = entry.action
-        target = "\(entry.targetType) \(entry.targetId)"
+        target = entry.targetUser.map { "@\($0.username)" } ?? "\(entry.targetType) \(entry.targetId)"
         space = entry.space
         note = entry.note.nonEmpty
         when = entry.createdAt.readable
