@@ -11,7 +11,7 @@ Accounts and what is not the point of a story are set up through the API.
 from __future__ import annotations
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import PlazaServer, expect, expect_error, run_plaza
 from web import click, console_errors, fill, page_status, screenshots, sign_in, wait_for, wait_gone, wait_text
@@ -68,6 +68,16 @@ def test_a_closed_course_admits_a_student_whose_question_only_classmates_read(pl
         wait_gone(teacher, f"#request-{name}")
     members = [row.text for row in teacher.find_elements(By.CSS_SELECTOR, "#members-heading ~ .row")]
     assert any("@ana" in row for row in members) and any("@ben" in row for row in members), members
+
+    # A latecomer gets an invite link for one person, good for a week.
+    fill(teacher, "#invite-heading ~ form input[name=maxUses]", "1")
+    Select(wait_for(teacher, "#invite-heading ~ form select[name=expiresAt]")).select_by_value("7")
+    click(teacher, "#invite-heading ~ form button[type=submit]")
+    link = wait_text(teacher, "[data-invite-url]", "/join/").text
+    code = link.rsplit("/", 1)[-1]
+    _, cat_api = plaza.register("cat")
+    assert expect(cat_api.post(f"{API}/spaces/join/{code}"), 200)["viewer"]["member"] is True
+    expect_error(zoe_api.post(f"{API}/spaces/join/{code}"), 404, "invite_invalid")  # it was for one person
 
     # Ana asks a question from the space's "Post here"; it is for members whatever she picked.
     ana.get(plaza.url + "/s/algo")
@@ -178,6 +188,13 @@ def test_an_administrator_resolves_a_report_by_suspending_its_author(data_dir, t
         assert ben_api.get(f"{API}/posts/{spam['id']}").status_code == 404
         ben.get(plaza.url + "/notifications")
         wait_text(ben, ".notification.kind-report_resolved", "resolved your report")
+
+        # Xena thinks again and lifts the suspension from the resolved report: Cleo signs in.
+        click(xena, f"{card} button[data-api='DELETE /api/v1/admin/users/cleo/suspension']")
+        WebDriverWait(xena, 10).until(lambda d: d.switch_to.alert).accept()
+        wait_text(xena, "#toast", "Suspension lifted")
+        sign_in(cleo, plaza.url, "cleo")
+        assert ben_api.get(f"{API}/posts/{spam['id']}").status_code == 200
 
         no_console_errors(ben, xena)
     finally:

@@ -72,7 +72,8 @@ extension PlazaClient {
     {
         let auth: AuthResponse = try await call(
             "POST", "/auth/register",
-            body: RegisterRequest(username: username, email: email, password: password, displayName: displayName))
+            body: RegisterRequest(username: username, email: email, password: password, displayName: displayName),
+            signingIn: true)
         await tokens.setToken(auth.token)
         return auth.user
     }
@@ -81,7 +82,7 @@ extension PlazaClient {
     @discardableResult
     public func login(_ login: String, password: String) async throws -> Me {
         let auth: AuthResponse = try await call(
-            "POST", "/auth/login", body: LoginRequest(login: login, password: password))
+            "POST", "/auth/login", body: LoginRequest(login: login, password: password), signingIn: true)
         await tokens.setToken(auth.token)
         return auth.user
     }

@@ -66,29 +66,45 @@ public struct PlazaClient: Sendable {
 
     /// `Accept` and, when signed in, `Authorization`.
     func headers(accept: String = "application/json") async -> [String: String] {
+        headers(accept: accept, token: await tokens.token())
+    }
+
+    private func headers(accept: String = "application/json", token: String?) -> [String: String] {
         var headers = ["Accept": accept]
-        if let token = await tokens.token() { headers["Authorization"] = "Bearer \(token)" }
+        if let token { headers["Authorization"] = "Bearer \(token)" }
         return headers
     }
 
     /// Sends a request and returns the raw response, throwing `PlazaClientError` for any status ≥ 400.
+    /// `signingIn` requests (sign-up, sign-in) carry no token: a stale one would be refused.
     @discardableResult
-    func send(_ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil)
-        async throws -> HTTPResponseData
-    {
+    func send(
+        _ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil,
+        signingIn: Bool = false
+    ) async throws -> HTTPResponseData {
         try await send(
-            method, path, query: query, raw: try body.map { (try Self.encoder.encode($0), "application/json") })
+            method, path, query: query, raw: try body.map { (try Self.encoder.encode($0), "application/json") },
+            signingIn: signingIn)
     }
 
-    /// Sends `raw` (bytes and their content type) as the body.
+    /// Sends `raw` (bytes and their content type) as the body. A token the server refuses as
+    /// invalid (revoked, expired, or its person suspended) is forgotten, so the app is signed out.
     func send(
         _ method: String, _ path: String, query: [String: String?] = [:], raw: (data: Data, contentType: String)?,
-        uploadProgress: (@Sendable (Double) -> Void)? = nil
+        signingIn: Bool = false, uploadProgress: (@Sendable (Double) -> Void)? = nil
     ) async throws -> HTTPResponseData {
-        var headers = await headers()
+        let token = signingIn ? nil : await tokens.token()
+        var headers = headers(token: token)
         if let raw { headers["Content-Type"] = raw.contentType }
         let request = HTTPRequestData(method: method, url: url(path, query), headers: headers, body: raw?.data)
-        return try Self.check(try await transport.send(request, uploadProgress: uploadProgress))
+        let response = try await transport.send(request, uploadProgress: uploadProgress)
+        do {
+            return try Self.check(response)
+        } catch let error as PlazaClientError where error.code == "invalid_token" {
+            // Unless another call has signed in since.
+            if let token, await tokens.token() == token { await tokens.setToken(nil) }
+            throw error
+        }
     }
 
     static func check(_ response: HTTPResponseData) throws -> HTTPResponseData {
@@ -108,9 +124,9 @@ public struct PlazaClient: Sendable {
 
     func call<T: Decodable>(
         _ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil,
-        as: T.Type = T.self
+        signingIn: Bool = false, as: T.Type = T.self
     ) async throws -> T {
-        let response = try await send(method, path, query: query, body: body)
+        let response = try await send(method, path, query: query, body: body, signingIn: signingIn)
         return try Self.decoder.decode(T.self, from: response.body)
     }
 }

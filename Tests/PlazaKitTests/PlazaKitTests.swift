@@ -101,6 +101,53 @@ struct PlazaKitTests {
         }
     }
 
+    /// Seed 003's moderation through the SDK: a report about a post in a space reaches that
+    /// space's moderator, who takes the post out; a report about a person reaches an admin only,
+    /// who suspends them (their client is signed out) and lifts it; the audit log has each step.
+    @Test func reportsAndSuspensionsThroughTheSDK() async throws {
+        try await withServer { server in
+            let admin = try await server.admin("root")
+            #expect(try await admin.me().isAdmin)
+            let mod = try await signedUp("mod", on: server)
+            let troll = try await signedUp("troll", on: server)
+            let reader = try await signedUp("reader", on: server)
+            _ = try await mod.createSpace(CreateSpaceRequest(slug: "memes", name: "Memes"))
+            _ = try await troll.join(space: "memes")
+            let post = try await troll.createPost(CreatePostRequest(kind: .text, body: "spam", spaces: ["memes"]))
+
+            let postReport = try await reader.report(.post, id: post.id, reason: .spam, note: "ads")
+            #expect(try await mod.reports().items.map(\.id) == [postReport.id])
+            let removed = try await mod.resolveReport(postReport.id, action: .remove)
+            #expect(removed.state == .resolved && removed.action == .remove)
+            #expect(try await reader.feed(.space("memes")).items.isEmpty)
+            #expect(try await reader.notifications().items.first?.kind == .reportResolved)
+
+            let trollID = try await troll.me().user.id
+            let personReport = try await reader.report(.user, id: trollID, reason: .abuse)
+            #expect(try await mod.reports().items.isEmpty, "a report about a person is for admins")
+            _ = try await admin.resolveReport(personReport.id, action: .suspend, note: "spam wave")
+            do {
+                _ = try await troll.me()
+                Issue.record("a suspended person's session ends")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 401 && error.code == "invalid_token")
+            }
+            #expect(await troll.tokens.token() == nil, "the SDK forgets a token the server refused")
+            do {
+                _ = try await troll.login("troll", password: "correct horse battery")
+                Issue.record("a suspended person cannot sign in")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 403 && error.code == "account_suspended")
+            }
+            try await admin.unsuspend("troll")
+            #expect(try await troll.login("troll", password: "correct horse battery").user.username == "troll")
+            let audit = try await admin.audit().items
+            #expect(audit.prefix(2).map(\.action) == ["user.unsuspend", "user.suspend"])
+            #expect(audit.contains { $0.action == "post.remove" && $0.space == "memes" })
+            #expect(audit.first?.targetUser?.username == "troll")
+        }
+    }
+
     /// The course app's "fetch by date range, cache posts, infinite scroll": 250 posts paged
     /// through while 30 more arrive, then a refresh: every post exactly once, newest first.
     @Test func aFeedPagerPagesWithoutDuplicatesOrGapsWhilePostsArrive() async throws {

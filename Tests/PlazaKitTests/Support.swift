@@ -180,6 +180,26 @@ final class ChildProcess: @unchecked Sendable {
     }
 }
 
+extension PlazaProcess {
+    /// A client signed in as a new administrator, made with `plaza user create --admin` on the
+    /// server's data folder (there is no route for that, by design).
+    func admin(_ username: String) async throws -> PlazaClient {
+        let password = "correct horse battery"
+        let child = try ChildProcess(
+            Self.binary.path,
+            arguments: [
+                "user", "create", "--username", username, "--email", "\(username)@example.com", "--password",
+                password, "--admin", "--data-dir", dataDir.path,
+            ],
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLAZA_") },
+            output: log.path)
+        while child.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        let client = PlazaClient(baseURL: url, transport: URLSessionTransport())
+        _ = try await client.login(username, password: password)
+        return client
+    }
+}
+
 /// Runs `body` with a fresh server; the server stops afterwards.
 func withServer(_ body: (PlazaProcess) async throws -> Void) async throws {
     let server = try PlazaProcess()

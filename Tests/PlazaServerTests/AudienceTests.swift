@@ -16,6 +16,17 @@ struct AudienceTests {
         #expect(try response.decode(Space.self).visibility == visibility)
     }
 
+    /// Ana's open course cs101, with Bob a member and Eve a follower of Ana but not a member.
+    private func openCourse(_ api: TestAPI) async throws -> (ana: Account, bob: Account, eve: Account) {
+        let ana = try await api.register("ana")
+        let bob = try await api.register("bob")
+        let eve = try await api.register("eve")
+        try await course(api, ana, "cs101", .open)
+        #expect(try await api.call(.put, "/spaces/cs101/membership", as: bob).status == .ok)
+        try await api.follow(eve, "ana")
+        return (ana, bob, eve)
+    }
+
     private func ids(_ api: TestAPI, _ path: String, as account: Account? = nil) async throws -> [String] {
         try await api.page(path, as: account, of: Post.self).items.map(\.id)
     }
@@ -103,12 +114,7 @@ struct AudienceTests {
     /// stream heard of it. Then the space closes.
     @Test func aClosedSpacesPostReachesNoNonMemberByAnyPath() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let eve = try await api.register("eve")
-            try await course(api, ana, "cs101", .open)
-            #expect(try await api.call(.put, "/spaces/cs101/membership", as: bob).status == .ok)
-            try await api.follow(eve, "ana")
+            let (ana, bob, eve) = try await openCourse(api)
             let stream = try await EventStreamClient.connect(port: port, token: eve.token)
             defer { stream.close() }
             let ready = try #require(await stream.waitFor(1).first)
@@ -187,12 +193,7 @@ struct AudienceTests {
 
     @Test func narrowingAPostTellsTheStreamsOfThoseWhoLostIt() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let eve = try await api.register("eve")
-            try await course(api, ana, "cs101", .open)
-            #expect(try await api.call(.put, "/spaces/cs101/membership", as: bob).status == .ok)
-            try await api.follow(eve, "ana")
+            let (ana, bob, eve) = try await openCourse(api)
             let bobs = try await EventStreamClient.connect(port: port, token: bob.token)
             let eves = try await EventStreamClient.connect(port: port, token: eve.token)
             defer {

@@ -299,6 +299,8 @@ struct ReportView: Sendable {
     /// A person is not removed, only suspended.
     let removable: Bool
     let canSuspend: Bool
+    /// Resolved by a suspension, for an admin: the person's username, to lift it.
+    let liftable: String?
     /// The person's latest posts and comments (admins only).
     let recent: [RecentView]
     let hasRecent: Bool
@@ -323,6 +325,7 @@ struct ReportView: Sendable {
         }
         removable = report.targetType != .user
         canSuspend = isAdmin && report.targetUser != nil
+        liftable = isAdmin && report.action == .suspend ? report.targetUser?.username : nil
         self.recent = recent
         hasRecent = !recent.isEmpty
     }

@@ -91,7 +91,8 @@ function clearError(form) {
 }
 
 /** A form's fields as JSON: dotted names nest, `data-number` and ranges are numbers,
- *  repeated checkboxes are arrays. Empty fields are left out, or null on PATCH (clears). */
+ *  `data-days-ahead` a number of days from now as a timestamp, repeated checkboxes are arrays.
+ *  Empty fields are left out, or null on PATCH (clears). */
 export function formJSON(form, method) {
   const body = {};
   const set = (path, value) => {
@@ -114,6 +115,7 @@ export function formJSON(form, method) {
       else if (method === 'PATCH') set(el.name, null);
       continue;
     }
+    if ('daysAhead' in el.dataset) { set(el.name, new Date(Date.now() + Number(value) * 86400000).toISOString()); continue; }
     set(el.name, el.type === 'range' || el.type === 'number' || 'number' in el.dataset ? Number(value) : value);
   }
   for (const [name, boxes] of Object.entries(checkboxes)) set(name, boxes.filter((b) => b.checked).map((b) => b.value));
