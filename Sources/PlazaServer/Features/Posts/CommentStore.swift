@@ -21,12 +21,15 @@ struct CommentStore: Sendable {
             createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
     }
 
-    /// The comments with these ids, by id, in one query (no visibility filter: callers show
-    /// them to someone already allowed to see them).
+    /// The comments with these ids, by id, in one query, less those by suspended people (no
+    /// other visibility filter: callers show them to someone already allowed to see them).
     static func comments(ids: [Int64], on db: Connection) async throws -> [Int64: Comment] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await db.rows(
-            "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id IN (\(binds: ids))")
+            """
+            SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id
+            WHERE c.id IN (\(binds: ids)) AND \(Visibility.active("c.author_id"))
+            """)
         var comments: [Int64: Comment] = [:]
         for row in rows { comments[try row.decode(column: "id", as: Int64.self)] = try comment(row) }
         return comments

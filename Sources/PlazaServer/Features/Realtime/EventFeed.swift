@@ -33,14 +33,18 @@ struct EventFeed: Sendable {
 
     /// The inbox rows joined to their events, less those the recipient may not see *now*
     /// (rules applied when read, so a block, a narrowed audience or a suspension made after
-    /// the event was written holds, live and on replay): events by someone suspended or with a
-    /// block either way, new posts by someone they muted, and events about a post they may not
-    /// read, except `post.deleted`, which goes only to those who may not read the post (deleted,
-    /// or no longer theirs to read), whoever caused it.
+    /// the event was written holds, live and on replay): events by someone with a block either
+    /// way, new posts by someone they muted, and events about a post they may not read, except
+    /// `post.deleted`, which goes only to those who may not read the post (deleted, or no
+    /// longer theirs to read). A suspended person's posts fail that last rule; their comments
+    /// and notifications are left out when the frames are made (`frames`).
+    ///
+    /// Every condition names the recipient (`i`): one on `e` alone lets PostgreSQL filter all of
+    /// `events` first instead of seeking `event_inbox` to the position.
     private static let select: SQLQueryString = """
         SELECT i.recipient_id, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
         FROM event_inbox i JOIN events e ON e.seq = i.seq
-        WHERE (e.kind = 'post.deleted' OR \(Visibility.person("e.actor_id", seenBy: "i.recipient_id")))
+        WHERE NOT \(Visibility.blocked(between: "i.recipient_id", and: "e.actor_id"))
         AND (e.kind <> 'post.created' OR \(Visibility.unmuted("e.actor_id", by: "i.recipient_id")))
         AND (e.post_id IS NULL OR (e.kind = 'post.deleted') <> \(readable))
         """
@@ -115,9 +119,10 @@ struct EventFeed: Sendable {
 
     // MARK: frames
 
-    /// The SSE frame of each entry whose subject still exists, in order. Posts and comments
-    /// are read once per batch, without a viewer's relation (the entries' query decided who
-    /// may have them); notifications are read per recipient.
+    /// The SSE frame of each entry whose subject still exists and is shown, in order. Posts and
+    /// comments are read once per batch, without a viewer's relation (the entries' query decided
+    /// who may have them; comments by suspended people are not read); notifications are read per
+    /// recipient, as the list shows them.
     func frames(_ entries: [Entry]) async throws -> [(entry: Entry, frame: ByteBuffer)] {
         var postIDs: Set<Int64> = []
         var commentIDs: Set<Int64> = []
