@@ -111,6 +111,11 @@ struct FriendsAndMutesTests {
             #expect(try await api.call(.delete, "/users/bob/mute").status == .unauthorized)
             #expect(try await api.call(.put, "/users/ana/mute", as: ana).status == .unprocessableContent)
             #expect(try await api.call(.put, "/users/nobody/mute", as: ana).status == .notFound)
+            // One's own block does not stop one's mute or unmute; the other's block does (404).
+            #expect(try await api.call(.put, "/users/bob/block", as: ana).status == .ok)
+            #expect(try await api.call(.put, "/users/bob/mute", as: ana).status == .noContent)
+            #expect(try await api.call(.delete, "/users/bob/mute", as: ana).status == .noContent)
+            #expect(try await api.call(.put, "/users/ana/mute", as: bob).status == .notFound)
         }
     }
 }

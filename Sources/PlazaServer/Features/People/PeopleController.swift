@@ -68,13 +68,14 @@ struct PeopleController {
 
     @Sendable func mute(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user.userID
-        try await people.mute(muter: me, muted: target(context, viewer: me))
+        // Like a block, one's own mute is one's to change whatever one blocked.
+        try await people.mute(muter: me, muted: target(context, viewer: me, hiding: .theirBlock))
         return Response(status: .noContent)
     }
 
     @Sendable func unmute(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user.userID
-        try await people.unmute(muter: me, muted: target(context, viewer: me))
+        try await people.unmute(muter: me, muted: target(context, viewer: me, hiding: .theirBlock))
         return Response(status: .noContent)
     }
 
