@@ -35,7 +35,8 @@ struct AppServices: Sendable {
             db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000,
             sessionMaxMillis: Int64(config.sessionMaxDays) * 86_400_000, searchWindows: searchWindows)
         events = EventLog(db: db, signal: EventSignal())
-        people = PeopleStore(db: db, ids: ids, events: events)
+        people = PeopleStore(
+            db: db, ids: ids, events: events, home: HomeTimeline(fanOutLimit: config.homeFanOutLimit))
         posts = PostStore(
             db: db, ids: ids, events: events, searchWindows: searchWindows,
             linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)

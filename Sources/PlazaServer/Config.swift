@@ -50,6 +50,9 @@ public struct PlazaConfig: Sendable {
     public var streamHeartbeatSeconds = 15
     /// How long the event log keeps events for clients to resume from.
     public var eventRetentionDays = 7
+    /// Followers above which an account's posts are read into its followers' home feeds when
+    /// they are read, instead of entered in each one's timeline when posted.
+    public var homeFanOutLimit = HomeTimeline.defaultFanOutLimit
     public var loginThrottle = LoginThrottle.Policy.standard
     /// Reverse proxies whose forwarding header names the client, and which header they write;
     /// none by default (the client is the TCP peer).
@@ -103,6 +106,7 @@ public struct PlazaConfig: Sendable {
         quotas.uploadsPerDay = reader.int(forKey: "plaza.media.uploads.per.day", default: defaults.quotas.uploadsPerDay)
         quotas.linkPreviewsPerDay = reader.int(
             forKey: "plaza.link.previews.per.day", default: defaults.quotas.linkPreviewsPerDay)
+        homeFanOutLimit = reader.int(forKey: "plaza.home.fanout.limit", default: defaults.homeFanOutLimit)
         if let endpoint = reader.string(forKey: "plaza.media.s3.endpoint"), !endpoint.isEmpty {
             guard let bucket = reader.string(forKey: "plaza.media.s3.bucket"), !bucket.isEmpty,
                 let accessKey = reader.string(forKey: "plaza.media.s3.access.key.id"),
@@ -166,6 +170,7 @@ public struct PlazaConfig: Sendable {
             throw ConfigurationError(
                 "media-quota-bytes, media-uploads-per-day and link-previews-per-day must be 0 (no limit) or more.")
         }
+        guard homeFanOutLimit >= 1 else { throw ConfigurationError("home-fanout-limit must be at least 1.") }
         guard sessionIdleDays >= 1 else { throw ConfigurationError("session-idle-days must be at least 1.") }
         guard sessionMaxDays >= sessionIdleDays else {
             throw ConfigurationError("session-max-days must be at least session-idle-days.")

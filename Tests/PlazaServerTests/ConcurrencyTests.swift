@@ -192,15 +192,7 @@ struct ConcurrencyTests {
         // The counts kept by triggers match the rows.
         for id in postIDs {
             let post = try await a.get("/posts/\(id)").decode(Post.self)
-            var comments = 0
-            var cursor: String?
-            repeat {
-                let page = try await a.page(
-                    "/posts/\(id)/comments?limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""),
-                    of: PlazaAPI.Comment.self)
-                comments += page.items.count
-                cursor = page.nextCursor
-            } while cursor != nil
+            let comments = try await a.walk("/posts/\(id)/comments?limit=100", of: PlazaAPI.Comment.self).count
             let likers = try await a.page("/posts/\(id)/likes?limit=100", of: User.self)
             #expect(post.counts.comments == comments)
             #expect(post.counts.likes == likers.items.count)

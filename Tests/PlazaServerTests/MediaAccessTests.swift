@@ -116,22 +116,9 @@ struct MediaAccessTests {
 
     /// Migration 7 gives existing media a key and rewrites every copy of their URLs.
     @Test func migrationSevenKeysExistingMediaAndTheirCopies() async throws {
-        let config = try await TestDatabase.config()
-        let db = try await Database.open(config.database, logger: Logger(label: "test"))
-        try await db.withRunning { db in
-            // A database as version 6 left it, with media shown on a post, an avatar, a space and a link preview.
+        // A database as version 6 left it, with media shown on a post, an avatar, a space and a link preview.
+        try await withDatabase(before: 7) { db in
             try await db.write { conn in
-                try await conn.exec(
-                    "CREATE TABLE plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
-                )
-                for migration in Migrations.all where migration.version < 7 {
-                    for statement in migration.statements(for: db.dialect) {
-                        try await conn.exec(SQLQueryString(statement))
-                    }
-                    try await conn.exec(
-                        "INSERT INTO plaza_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), 0)"
-                    )
-                }
                 try await conn.exec(
                     """
                     INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, created_at, avatar)
@@ -180,6 +167,5 @@ struct MediaAccessTests {
             let preview = try await db.read { try await $0.first("SELECT image_url FROM link_previews") }
             #expect(try preview?.decode(column: "image_url", as: String.self) == "/media/13/medium?k=\(keys[13] ?? "")")
         }
-        TestDatabase.dispose(config)
     }
 }

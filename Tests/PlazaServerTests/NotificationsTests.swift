@@ -166,15 +166,8 @@ struct NotificationsTests {
             let ben = try await api.register("ben")
             var posts: [Post] = []
             for i in 0..<7 { posts.append(try await api.textPost(ben, "note \(i) for @ana")) }
-            var seen: [String] = []
-            var cursor: String?
-            repeat {
-                let page = try await api.page(
-                    "/me/notifications?limit=3" + (cursor.map { "&cursor=\($0)" } ?? ""), as: ana,
-                    of: PlazaAPI.Notification.self)
-                seen += page.items.compactMap(\.post?.id)
-                cursor = page.nextCursor
-            } while cursor != nil
+            let seen = try await api.walk("/me/notifications?limit=3", as: ana, of: PlazaAPI.Notification.self)
+                .compactMap(\.post?.id)
             #expect(seen == posts.reversed().map(\.id))
             // Editing keeps the old mention silent and notifies the new one.
             let cat = try await api.register("cat")

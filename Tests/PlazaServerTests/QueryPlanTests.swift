@@ -69,8 +69,19 @@ struct QueryPlanTests {
             "home feed with joined spaces",
             PostStore.feedSQL(
                 .init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer,
-                homeSpaces: [11, 12])
+                home: .init(pulled: [21, 22], spaces: [11, 12]))
         ),
+        (
+            "home feed following more pulled accounts than it merges one by one",
+            PostStore.feedSQL(
+                .init(source: .home(viewer), page: PageRequest(limit: 20)), viewer: viewer,
+                home: .init(pulled: Array(1...Int64(HomeTimeline.maxPulledBranches + 1))))
+        ),
+        ("home timeline: a post entered", HomeTimeline.fanOutSQL(post: 5, author: 3, createdAt: 1)),
+        ("home timeline: a post taken out", HomeTimeline.removeSQL(post: 5, author: 3)),
+        ("home timeline: a follow's backfill", HomeTimeline.backfillSQL(follower: viewer, followee: 3)),
+        ("home timeline: an unfollow", HomeTimeline.unfollowedSQL(follower: viewer, followee: 3)),
+        ("home timeline: pulled accounts followed", HomeTimeline.pulledSQL(of: viewer)),
         (
             "space feed",
             PostStore.feedSQL(.init(source: .space(11), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
@@ -196,10 +207,10 @@ struct QueryPlanTests {
     }
 
     /// What a query may walk whole in SQLite: a FROM subquery's rows, each bounded by a LIMIT of
-    /// the page (`h`, `k`, `r`, `q`, `t`, `x`, and the home feed's `by_author` and `in_space`),
+    /// the page (`h`, `k`, `r`, `q`, `t`, `x`, and the home feed's `by_source`),
     /// and a constant row. Any other `SCAN` names a table (or a table's alias, whatever it is),
     /// so a new alias cannot slip past the check.
-    static let smallSources: Set<String> = ["h", "k", "r", "q", "t", "x", "by_author", "in_space", "CONSTANT"]
+    static let smallSources: Set<String> = ["h", "k", "r", "q", "t", "x", "by_source", "CONSTANT"]
 
     /// SQLite: `SCAN t` of a table without an index (a `SCAN t USING INDEX` walk in index order
     /// reads only the rows the page needs; a virtual table's scan with constraints after its
@@ -238,6 +249,30 @@ struct QueryPlanTests {
                     #expect(
                         plan.contains { $0.contains("Index") && $0.contains("event_inbox") },
                         "\(name):\n\(plan.joined(separator: "\n"))")
+                }
+            }
+        }
+    }
+
+    /// A home page walks its timeline in order and stops after the page: it sorts nothing (before
+    /// timelines it read every post of every person followed and sorted them all to keep 20).
+    @Test func aHomePageReadsOnlyItsPage() async throws {
+        try await withDatabase { db, _ in
+            for cursor in [nil, Self.cursor] {
+                let query = PostStore.feedSQL(
+                    .init(source: .home(Self.viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: Self.viewer
+                )
+                let plan = try await db.read { sql in
+                    if db.kind == .postgres { try await sql.exec("SET enable_sort = off") }
+                    let plan = try await db.dialect.explain(query, on: sql)
+                    if db.kind == .postgres { try await sql.exec("RESET enable_sort") }
+                    return plan
+                }
+                let text = plan.joined(separator: "\n")
+                if db.kind == .sqlite {
+                    #expect(plan.contains { $0.hasPrefix("SEARCH he ") } && !text.contains("TEMP B-TREE"), "\(text)")
+                } else {
+                    #expect(text.contains("home_entries") && !text.contains("Sort"), "\(text)")
                 }
             }
         }

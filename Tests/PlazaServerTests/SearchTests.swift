@@ -204,14 +204,7 @@ struct SearchTests {
                     CreatePostRequest(
                         kind: .text, title: "note \(i)", body: String(repeating: "kiwi ", count: 1 + i % 4)))
             }
-            var seen: [String] = []
-            var cursor: String?
-            repeat {
-                let page = try await api.page(
-                    "/search/posts?q=kiwi&limit=4" + (cursor.map { "&cursor=\($0)" } ?? ""), of: Post.self)
-                seen += page.items.map(\.id)
-                cursor = page.nextCursor
-            } while cursor != nil
+            let seen = try await api.walk("/search/posts?q=kiwi&limit=4", of: Post.self).map(\.id)
             #expect(seen.count == 13 && Set(seen).count == 13)
             let feedCursor = try await api.page("/feed/global?limit=1", of: Post.self).nextCursor!
             #expect(try await api.get("/search/posts?q=kiwi&cursor=\(feedCursor)").status == .badRequest)

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import SQLKit
 import Testing
 
 @testable import PlazaAPI
@@ -92,6 +93,31 @@ func withLiveApp(
     try await TestDatabase.cleaningUp(config) {
         let app = try await buildApplication(config: config, logger: Logger(label: "test"))
         try await app.test(.live) { client in try await body(TestAPI(client: client, config: config), client.port!) }
+    }
+}
+
+/// Runs `body` with a database as migrations before `version` left it, for a test of migration
+/// `version` to fill with rows and then run `Migrations.run` on.
+func withDatabase(before version: Int, _ body: @Sendable (Database) async throws -> Void) async throws {
+    let config = try await TestDatabase.config()
+    try await TestDatabase.cleaningUp(config) {
+        let db = try await Database.open(config.database, logger: Logger(label: "test"))
+        try await db.withRunning { db in
+            try await db.write { conn in
+                try await conn.exec(
+                    "CREATE TABLE plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+                )
+                for migration in Migrations.all where migration.version < version {
+                    for statement in migration.statements(for: db.dialect) {
+                        try await conn.exec(SQLQueryString(statement))
+                    }
+                    try await conn.exec(
+                        "INSERT INTO plaza_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), 0)"
+                    )
+                }
+            }
+            try await body(db)
+        }
     }
 }
 
@@ -191,6 +217,21 @@ struct TestAPI: Sendable {
     func follow(_ account: Account, _ username: String) async throws {
         let response = try await call(.put, "/users/\(username)/follow", as: account)
         #expect(response.status == .ok, "follow: \(response.text)")
+    }
+
+    /// Every item of a list, page after page: `path` has a query (`?limit=N`) and the cursor is
+    /// added to it.
+    func walk<T: Codable & Sendable>(_ path: String, as account: Account? = nil, of: T.Type = T.self) async throws
+        -> [T]
+    {
+        var items: [T] = []
+        var cursor: String?
+        repeat {
+            let page = try await page(path + (cursor.map { "&cursor=\($0)" } ?? ""), as: account, of: T.self)
+            items += page.items
+            cursor = page.nextCursor
+        } while cursor != nil
+        return items
     }
 
     func page<T: Codable & Sendable>(_ path: String, as account: Account? = nil, of: T.Type = T.self) async throws

@@ -41,6 +41,7 @@ enum Migrations {
         Migration006.migration,
         Migration007.migration,
         Migration008.migration,
+        Migration009.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

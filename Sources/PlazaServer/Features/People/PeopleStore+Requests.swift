@@ -52,7 +52,7 @@ extension PeopleStore {
         try await db.write { db in
             try await Self.lockInOrder([requester, target], on: db)
             guard try await Self.deleteRequest(from: requester, to: target, on: db) else { throw Self.noRequest }
-            _ = try await Self.insertFollow(follower: requester, followee: target, at: now, on: db)
+            _ = try await Self.insertFollow(follower: requester, followee: target, at: now, home: home, on: db)
             try await NotificationStore.withdrawFollowRequests(to: target, by: [requester], on: db)
         }
     }
@@ -111,7 +111,7 @@ extension PeopleStore {
                     """
                 ).map { try $0.decode(column: "requester_id", as: Int64.self) }
                 for requester in accepted.sorted() {
-                    _ = try await Self.insertFollow(follower: requester, followee: userID, at: now, on: db)
+                    _ = try await Self.insertFollow(follower: requester, followee: userID, at: now, home: home, on: db)
                 }
                 try await NotificationStore.withdrawFollowRequests(to: userID, by: accepted, on: db)
                 // Under the account's lock no request can arrive, so what is left waits for the next batch.

@@ -6,6 +6,7 @@ struct PeopleStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let events: EventLog
+    let home: HomeTimeline
 
     /// Locks the rows of `users` (their counters) in the order of their ids, as the first locks
     /// on people a PostgreSQL transaction takes: two transactions that change counters of the
@@ -118,7 +119,7 @@ struct PeopleStore: Sendable {
                 }
                 return
             }
-            if try await Self.insertFollow(follower: follower, followee: followee, at: now, on: db) {
+            if try await Self.insertFollow(follower: follower, followee: followee, at: now, home: home, on: db) {
                 // A request left from before an unlock (whose later batches had not run yet) is moot now.
                 try await Self.endRequest(from: follower, to: followee, on: db)
                 try await NotificationStore.notify([.follow(of: followee, by: follower)], ids: ids, on: db)
@@ -126,21 +127,39 @@ struct PeopleStore: Sendable {
         }
     }
 
-    /// Records a follow (idempotent); true when it is new. The caller holds both people's locks.
-    static func insertFollow(follower: Int64, followee: Int64, at now: Int64, on db: Connection) async throws -> Bool {
-        try await db.first(
-            """
-            INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
-            ON CONFLICT DO NOTHING RETURNING follower_id
-            """) != nil
+    /// Records a follow (idempotent) and brings the followee's posts into the follower's home
+    /// timeline; true when it is new. The caller holds both people's locks.
+    static func insertFollow(
+        follower: Int64, followee: Int64, at now: Int64, home: HomeTimeline, on db: Connection
+    ) async throws -> Bool {
+        let isNew =
+            try await db.first(
+                """
+                INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), \(bind: now))
+                ON CONFLICT DO NOTHING RETURNING follower_id
+                """) != nil
+        if isNew { try await home.followed(follower: follower, followee: followee, on: db) }
+        return isNew
+    }
+
+    /// Ends each follow given, taking the followee's posts out of the follower's home timeline.
+    /// The caller holds both people's locks.
+    static func deleteFollows(_ pairs: [(follower: Int64, followee: Int64)], on db: Connection) async throws {
+        for (follower, followee) in pairs {
+            let ended = try await db.first(
+                """
+                DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)
+                RETURNING follower_id
+                """)
+            if ended != nil { try await HomeTimeline.unfollowed(follower: follower, followee: followee, on: db) }
+        }
     }
 
     /// Unfollows `followee`, or withdraws a pending request to follow them.
     func unfollow(follower: Int64, followee: Int64) async throws {
         try await db.write { db in
             try await Self.lockInOrder([follower, followee], on: db)
-            try await db.exec(
-                "DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)")
+            try await Self.deleteFollows([(follower, followee)], on: db)
             try await Self.endRequest(from: follower, to: followee, on: db)
         }
     }
@@ -156,11 +175,7 @@ struct PeopleStore: Sendable {
             try await db.exec(
                 "INSERT INTO blocks (blocker_id, blocked_id, created_at) VALUES (\(bind: blocker), \(bind: blocked), \(bind: now)) ON CONFLICT DO NOTHING"
             )
-            try await db.exec(
-                """
-                DELETE FROM follows WHERE (follower_id = \(bind: blocker) AND followee_id = \(bind: blocked))
-                OR (follower_id = \(bind: blocked) AND followee_id = \(bind: blocker))
-                """)
+            try await Self.deleteFollows([(blocker, blocked), (blocked, blocker)], on: db)
             // Requests go both ways too; `forget` takes their notifications with the rest.
             try await db.exec(
                 """

@@ -66,6 +66,7 @@ struct PostStore: Sendable {
                 preview = try await LinkPreviewStore.request(url, by: author, now: now, cap: linkPreviewsPerDay, on: db)
             }
             let row = try await db.first(insert(media: media, audience: audience, preview: preview))
+            try await HomeTimeline.fanOut(post: id, author: author, createdAt: now, on: db)
             if !spaces.isEmpty {
                 try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
             }
@@ -237,6 +238,7 @@ struct PostStore: Sendable {
         // Its readers are found through its spaces, which go with it.
         try await EventLog.append(
             .init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
+        try await HomeTimeline.remove(post: id, author: author, on: db)
         try await db.exec("DELETE FROM posts WHERE id = \(bind: id)")
         return try await MediaStore.deleteRows(ofPost: id, on: db)
     }
@@ -279,25 +281,27 @@ struct PostStore: Sendable {
         var page: PageRequest
     }
 
-    /// One page of a feed, newest first: a single keyset query (after a look-up of the spaces a
-    /// person joined, for the home feed).
+    /// One page of a feed, newest first: a single keyset query (after a look-up of what else
+    /// than the timeline a person's home feed merges).
     func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
         let rows = try await db.read { db in
-            var spaces: [Int64] = []
-            if case .home(let user) = query.source { spaces = try await SpaceStore.memberships(of: user, on: db) }
-            return try await db.rows(Self.feedSQL(query, viewer: viewer, homeSpaces: spaces))
+            var sources = HomeTimeline.Sources()
+            if case .home(let user) = query.source { sources = try await HomeTimeline.sources(of: user, on: db) }
+            return try await db.rows(Self.feedSQL(query, viewer: viewer, home: sources))
         }
         let (pageRecords, next) = query.page.split(try rows.map(PostRecord.init(row:))) { $0.cursor }
         return Page(items: pageRecords.map(\.post), nextCursor: next)
     }
 
-    static func feedSQL(_ query: FeedQuery, viewer: Int64?, homeSpaces: [Int64] = []) -> SQLQueryString {
+    static func feedSQL(_ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources = .init()) -> SQLQueryString {
         let limit = query.page.fetchLimit
         // A mute hides its person from my feeds, not from their own profile.
         let hidesMuted: Bool = if case .author = query.source { false } else { true }
         let postFilters = filters(query, viewer: viewer, time: "p.created_at", id: "p.id", hidesMuted: hidesMuted)
         let spaceFilters = filters(
             query, viewer: viewer, time: "ps.created_at", id: "ps.post_id", hidesMuted: hidesMuted)
+        let entryFilters = filters(
+            query, viewer: viewer, time: "he.created_at", id: "he.post_id", hidesMuted: hidesMuted)
         var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM "
         var order: SQLQueryString = "p.created_at DESC, p.id DESC"
         switch query.source {
@@ -309,24 +313,44 @@ struct PostStore: Sendable {
                 "post_spaces ps JOIN posts p ON p.id = ps.post_id JOIN users u ON u.id = p.author_id WHERE ps.space_id = \(bind: id)\(spaceFilters)"
             order = "ps.created_at DESC, ps.post_id DESC"
         case .home(let id):
-            let authors: SQLQueryString =
-                "p.author_id IN (SELECT followee_id FROM follows WHERE follower_id = \(bind: id) UNION ALL SELECT \(bind: id))"
-            if homeSpaces.isEmpty {
-                sql += "posts p JOIN users u ON u.id = p.author_id WHERE \(authors)\(postFilters)"
+            let timeline: SQLQueryString = "home_entries he JOIN posts p ON p.id = he.post_id"
+            let mine: SQLQueryString = "he.user_id = \(bind: id)\(entryFilters)"
+            if home.pulled.isEmpty && home.spaces.isEmpty {
+                sql += "\(timeline) JOIN users u ON u.id = p.author_id WHERE \(mine)"
+                order = "he.created_at DESC, he.post_id DESC"
             } else {
-                // The newest page of each source (the people, then each space on its own so every
-                // branch walks an index in order), merged: no source is read past one page.
-                sql += """
-                    posts p JOIN users u ON u.id = p.author_id WHERE p.id IN (
-                    SELECT id FROM (SELECT p.id FROM posts p WHERE \(authors)\(postFilters) ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: limit)) AS by_author
-                    """
-                for space in homeSpaces.prefix(SpaceStore.maxHomeSpaces) {
-                    sql += """
-                         UNION SELECT id FROM (SELECT ps.post_id AS id FROM post_spaces ps JOIN posts p ON p.id = ps.post_id
-                        WHERE ps.space_id = \(bind: space)\(spaceFilters) ORDER BY ps.created_at DESC, ps.post_id DESC LIMIT \(bind: limit)) AS in_space
-                        """
+                // The newest page of each source (the timeline, each pulled account, each space, so
+                // every branch walks an index in order), merged: no source is read past one page.
+                func branch(_ select: SQLQueryString, order: SQLQueryString) -> SQLQueryString {
+                    "SELECT id FROM (SELECT \(select) ORDER BY \(order) LIMIT \(bind: limit)) AS by_source"
                 }
-                sql += ")"
+                var branches = [
+                    branch(
+                        "he.post_id AS id FROM \(timeline) WHERE \(mine)", order: "he.created_at DESC, he.post_id DESC")
+                ]
+                for author in home.pulled.prefix(HomeTimeline.maxPulledBranches) {
+                    branches.append(
+                        branch(
+                            "p.id FROM posts p WHERE p.author_id = \(bind: author)\(postFilters)",
+                            order: "p.created_at DESC, p.id DESC"))
+                }
+                if home.pulled.count > HomeTimeline.maxPulledBranches {
+                    // All of them (the first ones again, which the UNION drops): correct, not cheap.
+                    let pulled: SQLQueryString =
+                        "SELECT followee_id FROM follows WHERE follower_id = \(bind: id) AND pulled"
+                    branches.append(
+                        branch(
+                            "p.id FROM posts p WHERE p.author_id IN (\(pulled))\(postFilters)",
+                            order: "p.created_at DESC, p.id DESC"))
+                }
+                for space in home.spaces {
+                    branches.append(
+                        branch(
+                            "ps.post_id AS id FROM post_spaces ps JOIN posts p ON p.id = ps.post_id WHERE ps.space_id = \(bind: space)\(spaceFilters)",
+                            order: "ps.created_at DESC, ps.post_id DESC"))
+                }
+                sql +=
+                    "posts p JOIN users u ON u.id = p.author_id WHERE p.id IN (\(branches.joined(separator: " UNION ")))"
             }
         }
         sql += " ORDER BY \(order) LIMIT \(bind: limit)"

@@ -1,0 +1,178 @@
+import Hummingbird
+import Logging
+import SQLKit
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+/// The home feed is read from timelines filled on write; these check that what it shows is what
+/// the follows, posts, blocks, mutes and audiences say, whichever way a post got there.
+@Suite("Home timelines")
+struct HomeTimelineTests {
+    @Test func aFollowBringsTheirPostsInAndAnUnfollowTakesThemOut() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let old = try await api.textPost(bob, "before the follow")
+            let mine = try await api.textPost(ana, "mine")
+            #expect(try await home(api, ana) == [mine.id])
+            // Posted before the follow, shown at once: no new post needed.
+            try await api.follow(ana, "bob")
+            #expect(try await home(api, ana) == [mine.id, old.id])
+            let new = try await api.textPost(bob, "after the follow")
+            #expect(try await home(api, ana) == [new.id, mine.id, old.id])
+            #expect(try await api.call(.delete, "/users/bob/follow", as: ana).status == .ok)
+            #expect(try await home(api, ana) == [mine.id])
+            #expect(try await entries(api, of: ana) == 1)
+            try await api.follow(ana, "bob")
+            #expect(try await home(api, ana) == [new.id, mine.id, old.id])
+            // Bob's own timeline never had Ana's posts.
+            #expect(try await home(api, bob) == [new.id, old.id])
+        }
+    }
+
+    @Test func aDeletedPostLeavesEveryTimeline() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let carol = try await api.register("carol")
+            try await api.follow(ana, "bob")
+            try await api.follow(carol, "bob")
+            let kept = try await api.textPost(bob, "kept")
+            let gone = try await api.textPost(bob, "gone")
+            #expect(try await entries(api, post: gone.id) == 3)
+            #expect(try await api.call(.delete, "/posts/\(gone.id)", as: bob).status == .noContent)
+            #expect(try await entries(api, post: gone.id) == 0)
+            for person in [ana, bob, carol] { #expect(try await home(api, person) == [kept.id]) }
+        }
+    }
+
+    @Test func aBlockEndsTheFollowsAndTheirTimelinesBothWays() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            try await api.follow(ana, "bob")
+            try await api.follow(bob, "ana")
+            let anas = try await api.textPost(ana, "ana's")
+            let bobs = try await api.textPost(bob, "bob's")
+            #expect(try await home(api, ana) == [bobs.id, anas.id])
+            #expect(try await api.call(.put, "/users/bob/block", as: ana).status == .ok)
+            #expect(try await entries(api, of: ana) == 1)
+            #expect(try await entries(api, of: bob) == 1)
+            #expect(try await api.call(.delete, "/users/bob/block", as: ana).status == .ok)
+            #expect(try await home(api, ana) == [anas.id])
+            #expect(try await home(api, bob) == [bobs.id])
+            try await api.follow(ana, "bob")
+            #expect(try await home(api, ana) == [bobs.id, anas.id])
+        }
+    }
+
+    /// An entry is no permission: audiences, mutes and suspensions are applied when the page is read.
+    @Test func whatAnEntryShowsIsDecidedWhenItIsRead() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let everyone = try await api.textPost(bob, "for all")
+            let friends = try await api.post(bob, CreatePostRequest(kind: .text, body: "friends", audience: .followers))
+            #expect(
+                try await api.call(.post, "/spaces", as: bob, json: CreateSpaceRequest(slug: "club", name: "Club"))
+                    .status == .created)
+            let members = try await api.post(
+                bob, CreatePostRequest(kind: .text, body: "members", spaces: ["club"], audience: .members))
+            try await api.follow(ana, "bob")
+            // The members-only post was entered for Ana, who is no member.
+            #expect(try await entries(api, of: ana) == 3)
+            #expect(try await home(api, ana) == [friends.id, everyone.id])
+            #expect(try await api.call(.put, "/users/bob/mute", as: ana).status == .noContent)
+            #expect(try await home(api, ana) == [])
+            #expect(try await api.call(.delete, "/users/bob/mute", as: ana).status == .noContent)
+            #expect(try await api.call(.put, "/spaces/club/membership", as: ana).status == .ok)
+            #expect(try await home(api, ana) == [members.id, friends.id, everyone.id])
+        }
+    }
+
+    /// Past the fan-out limit an account's posts are read by each follower's feed instead of
+    /// entered in each timeline; the feed shows the same posts, once each, in order.
+    @Test func anAccountWithManyFollowersIsReadWhenTheFeedIs() async throws {
+        try await withApp({ $0.homeFanOutLimit = 2 }) { api async throws in
+            let bob = try await api.register("bob")
+            let ana = try await api.register("ana")
+            let carol = try await api.register("carol")
+            let dave = try await api.register("dave")
+            try await api.follow(ana, "bob")
+            try await api.follow(carol, "bob")
+            let before = try await api.textPost(bob, "entered")
+            #expect(try await entries(api, post: before.id) == 3)
+            try await api.follow(dave, "bob")  // the third follower: over the limit
+            let after = try await api.textPost(bob, "pulled")
+            #expect(try await entries(api, post: after.id) == 1, "only Bob's own timeline")
+            let anas = try await api.textPost(ana, "ana's")
+            for person in [ana, carol, dave] {
+                var expected = [after.id, before.id]
+                if person.username == "ana" { expected.insert(anas.id, at: 0) }
+                #expect(try await home(api, person) == expected, "\(person.username)")
+            }
+            // Paged one by one across the timeline and the pulled account.
+            let walked = try await api.walk("/feed/home?limit=1", as: ana, of: Post.self).map(\.id)
+            #expect(walked == [anas.id, after.id, before.id])
+            // An unfollow takes both out, the entered and the pulled.
+            #expect(try await api.call(.delete, "/users/bob/follow", as: ana).status == .ok)
+            #expect(try await home(api, ana) == [anas.id])
+            // A new follower of a pulled account is pulled too: nothing is entered for them.
+            try await api.follow(ana, "bob")
+            #expect(try await entries(api, of: ana) == 1)
+            #expect(try await home(api, ana) == [anas.id, after.id, before.id])
+        }
+    }
+
+    /// Migration 9 fills the timelines from the follows and posts there are.
+    @Test func migrationNineFillsTimelinesFromExistingFollows() async throws {
+        try await withDatabase(before: 9) { db in
+            try await db.write { conn in
+                for (id, name) in [(1, "ana"), (2, "bob"), (3, "carol")] {
+                    try await conn.exec(
+                        """
+                        INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, created_at)
+                        VALUES (\(bind: id), \(bind: name), \(bind: name), \(bind: name + "@example.com"), \(bind: name + "@example.com"), 'x', \(bind: name), 0)
+                        """)
+                }
+                try await conn.exec("INSERT INTO follows (follower_id, followee_id, created_at) VALUES (1, 2, 0)")
+                for (id, author) in [(10, 1), (11, 2), (12, 3)] {
+                    try await conn.exec(
+                        "INSERT INTO posts (id, author_id, kind, body, created_at) VALUES (\(bind: id), \(bind: author), 'text', 'hi', \(bind: id))"
+                    )
+                }
+            }
+            #expect(try await Migrations.run(on: db, logger: Logger(label: "test")) == [9])
+            let rows = try await db.read { conn in
+                try await conn.rows("SELECT user_id, post_id FROM home_entries ORDER BY user_id, post_id")
+            }
+            let pairs = try rows.map {
+                [
+                    try $0.decode(column: "user_id", as: Int64.self),
+                    try $0.decode(column: "post_id", as: Int64.self),
+                ]
+            }
+            #expect(pairs == [[1, 10], [1, 11], [2, 11], [3, 12]])
+        }
+    }
+
+    private func home(_ api: TestAPI, _ account: Account) async throws -> [String] {
+        try await api.page("/feed/home?limit=50", as: account, of: Post.self).items.map(\.id)
+    }
+
+    private func entries(_ api: TestAPI, of account: Account) async throws -> Int {
+        try await count(api, "SELECT COUNT(*) AS n FROM home_entries WHERE user_id = \(bind: Int64(account.id)!)")
+    }
+
+    private func entries(_ api: TestAPI, post: String) async throws -> Int {
+        try await count(api, "SELECT COUNT(*) AS n FROM home_entries WHERE post_id = \(bind: Int64(post)!)")
+    }
+
+    private func count(_ api: TestAPI, _ query: SQLQueryString) async throws -> Int {
+        try await api.withDatabase { db in
+            try await db.read { conn in try await conn.first(query)?.decode(column: "n", as: Int.self) ?? -1 }
+        }
+    }
+}
