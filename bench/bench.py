@@ -4,6 +4,7 @@
     python3 bench/bench.py                       # default sizes, every scenario
     python3 bench/bench.py --users 50 --posts 2000 --comments 500 --duration 3
     python3 bench/bench.py --growth              # page latency at 10k, 100k, 1M posts
+    python3 bench/bench.py --growth-shapes       # Plaza's lists for graph shapes, small and 10 x small
 
 Both servers listen on 127.0.0.1 only, get fresh data directories, and are stopped at the end
 (also on errors and Ctrl-C).
@@ -27,7 +28,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import report, scenarios, servers, wrk  # noqa: E402
+from benchlib import report, scenarios, servers, shapes, wrk  # noqa: E402
 from benchlib.dataset import Dataset, Sizes  # noqa: E402
 from benchlib.seed import PlazaSeeder, PocketBaseSeeder  # noqa: E402
 
@@ -79,7 +80,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     g.add_argument("--growth-pocketbase", choices=["auto", "yes", "no"], default="auto",
                    help="auto: load PocketBase too unless the next size would take over --growth-pb-budget seconds")
     g.add_argument("--growth-pb-budget", type=float, default=600)
-    g.add_argument("--out", type=Path, default=None, help="report file (default bench/results/YYYY-MM-DD-HHMM[-growth].md)")
+    g.add_argument("--growth-shapes", action="store_true",
+                   help="graph-shape growth on Plaza alone (a person following 5 quiet accounts, 1,000 accounts, a prolific "
+                        "account; a long thread; many notifications; a long reading history), each at a small size and 10 x "
+                        "that; with --growth, after the post-count stages, in the same report")
+    g.add_argument("--shape-scale", type=float, default=1.0,
+                   help="multiplies every graph-shape size (0.02: a quick try)")
+    g.add_argument("--out", type=Path, default=None,
+                   help="report file (default bench/results/YYYY-MM-DD-HHMM[-growth|-shapes].md)")
     a = ap.parse_args(argv)
     a.only = {k.strip() for k in a.only.split(",") if k.strip()}
     unknown = a.only - set(SCENARIO_KEYS)
@@ -87,6 +95,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         ap.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
     if a.comments > 0 and a.posts < 1:
         ap.error("comments need posts")
+    if a.shape_scale <= 0:
+        ap.error("--shape-scale must be positive")
     return a
 
 
@@ -117,7 +127,7 @@ class Bench:
         elif self.args.keep:
             print(f"work dir kept: {self.tmp}")
 
-    def preconditions(self) -> Path:
+    def preconditions(self, pocketbase: bool = True) -> Path | None:
         if shutil.which("wrk") is None:
             sys.exit("wrk is not installed: `apt-get install -y wrk` (or run `make bench`)")
         if not self.args.plaza_bin.is_file():
@@ -128,7 +138,7 @@ class Bench:
         self.plaza_version = (f"Plaza {report.git_describe(servers.REPO)}, binary {self.args.plaza_bin} built {built}")
         (self.tmp / "bin").mkdir(exist_ok=True)
         self.plaza_run_bin = Path(shutil.copy2(self.args.plaza_bin, self.tmp / "bin" / "plaza"))
-        return servers.ensure_pocketbase()
+        return servers.ensure_pocketbase() if pocketbase else None
 
     def start_pocketbase(self, binary: Path) -> servers.PocketBase:
         pb = servers.PocketBase(binary, self.tmp / "pb_data")
@@ -153,13 +163,13 @@ class Bench:
         self.bcrypt_note = f"{cost} (read from PocketBase's stored hash `{h[:7]}…`; Plaza started with PLAZA_BCRYPT_COST={cost})"
         return cost
 
-    def start_plaza(self, cost: int) -> servers.Plaza:
-        if self.args.bcrypt_cost:
+    def start_plaza(self, cost: int, data: str = "plaza_data") -> servers.Plaza:
+        if self.args.bcrypt_cost and cost != self.args.bcrypt_cost:
             cost = self.args.bcrypt_cost
             self.bcrypt_note += f"; overridden: Plaza runs at cost {cost}"
         if not 10 <= cost <= 16:
             raise RuntimeError(f"bcrypt cost {cost} is outside Plaza's 10–16")
-        plaza = servers.Plaza(self.plaza_run_bin, self.tmp / "plaza_data", cost)
+        plaza = servers.Plaza(self.plaza_run_bin, self.tmp / data, cost)
         self.servers.append(plaza)
         plaza.start()
         return plaza
@@ -281,8 +291,38 @@ class Bench:
 
     # ---- growth ------------------------------------------------------------------------------
     def growth(self) -> str:
+        """--growth (post counts, both systems) and/or --growth-shapes (graph shapes, Plaza), one report."""
         a = self.args
-        pb_bin = self.preconditions()
+        pb_bin = self.preconditions(pocketbase=a.growth)
+        sections: list[str] = []
+        runs: list[wrk.RunResult] = []
+        ds = None
+        cost = a.bcrypt_cost or 10
+        if a.growth:
+            ds, cost = self.growth_posts(pb_bin, sections, runs)
+            self.stop_servers()  # the shapes get a fresh Plaza of their own
+        if a.growth_shapes:
+            if not self.bcrypt_note:
+                self.bcrypt_note = f"{cost} (Plaza started with PLAZA_BCRYPT_COST={cost}; `--bcrypt-cost` sets it)"
+            self.growth_shapes(cost, sections, runs)
+        meta = self.meta(ds, pb_bin, growth=True)
+        lines = report.header("Plaza cost growth", meta, self.settings_lines())
+        lines += report.busy_warning(runs)
+        lines += sections
+        lines += self.method_notes()
+        return "\n".join(lines)
+
+    def stop_servers(self) -> None:
+        for c in reversed(self.closers):
+            c()
+        self.closers.clear()
+        for srv in reversed(self.servers):
+            srv.stop()
+        self.servers.clear()
+
+    def growth_posts(self, pb_bin: Path, sections: list[str], all_runs: list) -> tuple[Dataset, int]:
+        """Posts in stages into both systems; the global feed, home feed and search after each."""
+        a = self.args
         stages = sorted({int(x) for x in a.growth_sizes.split(",") if x.strip()})
         sizes = Sizes(a.users, stages[-1], a.follows, 0)
         ds = Dataset(sizes, seed=a.seed, search_rank=a.search_rank)
@@ -306,7 +346,6 @@ class Bench:
         pls.users_and_follows()
 
         points: list[report.GrowthPoint] = []
-        all_runs: list = []
         titles = {}
         loaded = 0
         for n in stages:
@@ -367,39 +406,107 @@ class Bench:
         for s in [pls.seeded] + ([pbs.seeded] if pbs else []):
             for ph in s.phases:
                 seeding.append(f"| {s.system} | {ph.name} | {ph.count:,} | {ph.seconds:.1f} | {ph.rate:,.0f} |")
-        meta = self.meta(ds, pb_bin, growth=True)
-        lines = report.header("Plaza cost growth", meta, self.settings_lines())
-        lines += report.busy_warning(all_runs)
-        lines += report.growth_section(points, titles, pb_note, seeding)
-        lines += self.method_notes()
-        return "\n".join(lines)
+        sections += report.growth_section(points, titles, pb_note, seeding)
+        return ds, plaza.bcrypt_cost
+
+    def growth_shapes(self, cost: int, sections: list[str], all_runs: list) -> None:
+        """The graph shapes (benchlib/shapes.py) on a fresh Plaza: load small, measure, grow 10 x, measure."""
+        a = self.args
+        sizes = shapes.ShapeSizes.scaled(a.shape_scale)
+        print(f"==> Graph shapes: {sizes.describe()}", flush=True)
+        plaza = self.start_plaza(cost, data="plaza_shapes_data")
+        world = shapes.ShapeWorld(plaza, sizes, seed=a.seed, processes=a.loader_processes, threads=a.loader_threads)
+        self.closers.append(world.close)
+        every_core = f"0-{(os.cpu_count() or 1) - 1}"
+        self.pin(plaza, every_core)
+        world.setup()
+        results: list[shapes.ShapeResult] = []
+        for stage, tag in enumerate(shapes.STAGES):
+            print(f"==> Graph shapes, {tag}", flush=True)
+            self.pin(plaza, every_core)  # loading may use every core
+            world.load(stage)
+            time.sleep(2)
+            self.pin(plaza)
+            workdir = self.tmp / f"requests_shapes_{tag}"
+            workdir.mkdir(parents=True, exist_ok=True)
+            k = 0
+            for sc in world.scenarios():
+                print(f"  -> {sc.title} ({sc.size(stage)})", flush=True)
+                for ep in sc.endpoints:
+                    if stage == 0:
+                        results.append(shapes.ShapeResult(sc, ep))
+                    res = results[k]
+                    k += 1
+                    res.measures.append(self.measure_shape(plaza, world, sc, ep, stage, workdir, all_runs))
+        seeding = ["| phase | records | seconds | records/s |", "|---|---:|---:|---:|"]
+        for ph in world.phases():
+            seeding.append(f"| {ph.name} | {ph.count:,} | {ph.seconds:.1f} | {ph.rate:,.0f} |")
+        total = sum(ph.seconds for ph in world.phases())
+        seeding.append(f"| **total** | {sum(ph.count for ph in world.phases()):,} | **{total:.1f}** | |")
+        sections += report.shapes_section(results, sizes.describe(), seeding)
+
+    def measure_shape(self, plaza: servers.Plaza, world: shapes.ShapeWorld, sc: shapes.ShapeScenario,
+                      ep: shapes.Endpoint, stage: int, workdir: Path, all_runs: list) -> shapes.ShapeMeasure:
+        """Preflight, then --rounds runs of one request at one size; keeps the best by requests/s."""
+        m = shapes.ShapeMeasure(stage, sc.size(stage))
+        side = world.side(ep, workdir, f"{sc.key}_{ep.key}", self.args.threads)
+        m.label = side.label
+        scenarios.preflight(plaza.base, side)
+        m.checked = side.checked
+        if side.unavailable:
+            m.note, m.checked = "n/a", side.unavailable[:160].replace("|", "/")
+            print(f"    {ep.label}: {side.unavailable}", flush=True)
+            return m
+        for _ in range(self.args.rounds):
+            r = self.run_side(plaza, side, self.args.connections)
+            all_runs.append(r)
+            m.result = r if m.result is None or r.rps > m.result.rps else m.result
+        b = m.result
+        cpu = shapes.cpu_per_request_ms(b) or 0.0
+        print(f"    {ep.label:<44} {b.rps:>8,.0f} req/s  p50 {b.p50_ms:7.2f} ms  p99 {b.p99_ms:8.2f} ms  "
+              f"errors {b.errors:,}  server CPU {cpu:.2f} ms/request", flush=True)
+        return m
 
     # ---- report bits --------------------------------------------------------------------------
-    def meta(self, ds: Dataset, pb_bin: Path, growth: bool = False) -> dict[str, str]:
+    def meta(self, ds: Dataset | None, pb_bin: Path | None, growth: bool = False) -> dict[str, str]:
         a = self.args
         sizes = (f"{a.users:,} users, posts at {a.growth_sizes}, {a.follows} follows per user" if growth else
                  f"{a.users:,} users, {a.posts:,} posts, {a.follows} follows per user ({a.users * min(a.follows, a.users - 1):,}), "
                  f"{a.comments:,} comments")
-        return {
-            "Versions": (f"{self.plaza_version} ({servers.version_of(['swift', '--version'])}); "
-                         f"{servers.version_of([str(pb_bin), '--version'])}; "
+        pb_version = f"{servers.version_of([str(pb_bin), '--version'])}; " if pb_bin else ""
+        out = {
+            "Versions": (f"{self.plaza_version} ({servers.version_of(['swift', '--version'])}); {pb_version}"
                          f"{servers.version_of(['wrk', '-v'])}; Python {sys.version.split()[0]}"),
-            "Dataset": f"{sizes}; seed {a.seed}; search word '{ds.search_word}' (Zipf rank {ds.search_rank})",
-            "bcrypt cost": self.bcrypt_note or "–",
         }
+        if ds is not None:
+            out["Dataset"] = f"{sizes}; seed {a.seed}; search word '{ds.search_word}' (Zipf rank {ds.search_rank})"
+        if growth and a.growth_shapes:
+            out["Graph shapes"] = shapes.ShapeSizes.scaled(a.shape_scale).describe() + f"; seed {a.seed}"
+        out["bcrypt cost"] = self.bcrypt_note or "–"
+        return out
 
     def settings_lines(self) -> list[str]:
         a = self.args
         pin = "server on core 0, wrk on core 1 (taskset)" if a.pin else "not pinned (servers and wrk share both cores)"
-        return [
-            f"- wrk: {a.threads} threads, {a.connections} connections ({a.login_connections} for login), keep-alive, "
+        logins = "" if a.growth or a.growth_shapes else f" ({a.login_connections} for login)"
+        lines = [
+            f"- wrk: {a.threads} threads, {a.connections} connections{logins}, keep-alive, "
             f"{a.duration:g} s per run after {a.warmup:g} s of warm-up, timeout {a.timeout:g} s; {pin}",
-            f"- Runs: {a.rounds} per system and scenario, alternating Plaza, PocketBase, Plaza, PocketBase; "
-            + ("tables show the better run by requests/s (its p50/p99)" if a.growth else
-               "tables show the better run by requests/s (its p50/p99), errors summed over all runs, the highest RSS of any run"),
-            f"- Servers: Plaza `serve --rate-limits off` (SQLite, default settings); PocketBase `serve` with request "
-            f"logs {'on (its default)' if a.pb_request_logs else 'off (logs.maxDays = 0)'}; both fresh, on 127.0.0.1",
         ]
+        if a.growth or not a.growth_shapes:
+            lines.append(
+                f"- Runs: {a.rounds} per system and scenario, alternating Plaza, PocketBase, Plaza, PocketBase; "
+                + ("tables show the better run by requests/s (its p50/p99)" if a.growth else
+                   "tables show the better run by requests/s (its p50/p99), errors summed over all runs, the highest RSS of any run"))
+        if a.growth_shapes:
+            lines.append(f"- Graph shapes: {a.rounds} run{'s' if a.rounds != 1 else ''} per request and size, one after the "
+                         "other; tables show the better run by requests/s (its p50/p99, errors and server CPU)")
+        if a.growth or not a.growth_shapes:
+            lines.append(f"- Servers: Plaza `serve --rate-limits off` (SQLite, default settings); PocketBase `serve` with request "
+                         f"logs {'on (its default)' if a.pb_request_logs else 'off (logs.maxDays = 0)'}; both fresh, on 127.0.0.1")
+        else:
+            lines.append("- Server: Plaza `serve --rate-limits off` (SQLite, default settings), fresh, on 127.0.0.1")
+        return lines
 
     def method_notes(self) -> list[str]:
         return ["## How to read this", "",
@@ -424,17 +531,19 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGHUP, on_term)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
     try:
-        text = bench.growth() if args.growth else bench.compare()
+        text = bench.growth() if args.growth or args.growth_shapes else bench.compare()
     except KeyboardInterrupt:
         print("\ninterrupted; stopping the servers", file=sys.stderr)
         return 130
     finally:
         bench.close()
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    # --growth (with or without the shapes) -> -growth; the shapes alone -> -shapes
+    kind = "-growth" if args.growth else "-shapes" if args.growth_shapes else ""
     stamp = dt.datetime.now().strftime("%Y-%m-%d-%H%M")
-    out = args.out or RESULTS / f"{stamp}{'-growth' if args.growth else ''}.md"
+    out = args.out or RESULTS / f"{stamp}{kind}.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text + "\n")
-    latest = RESULTS / ("latest-growth.md" if args.growth else "latest.md")
+    latest = RESULTS / f"latest{kind}.md"
     if args.out is None:
         latest.write_text(text + "\n")
     print("\n" + text)

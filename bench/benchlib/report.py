@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from .scenarios import Scenario, Side
 from .servers import rss_text
+from .shapes import FACTOR, GROWTH_LIMIT, ShapeResult, cpu_per_request_ms
 from .seed import Seeded
 from .wrk import RunResult
 
@@ -255,3 +256,58 @@ def growth_section(points: list[GrowthPoint], titles: dict[str, str], pb_note: s
         lines.append("")
     lines += ["### Loading", ""] + seeding + [""]
     return lines
+
+
+def shapes_section(results: list[ShapeResult], sizes_note: str, seeding: list[str]) -> list[str]:
+    """Graph-shape growth: per scenario, each request at the small and the large size."""
+    lines = ["## Graph shapes", "",
+             f"Plaza only. Each scenario is loaded at its small size and measured, then grown to {FACTOR} × and "
+             f"measured again; a request's page p99 may grow by at most {GROWTH_LIMIT - 1:.0%} "
+             f"(p99 large/small ≤ {GROWTH_LIMIT:g}). Sizes: {sizes_note}.", ""]
+    grew = [r for r in results if r.grew]
+    compared = [r for r in results if r.growth is not None]
+    lines += ["| scenario | request | p99 small | p99 large | p99 large/small | server CPU/request large/small |",
+              "|---|---|---:|---:|---:|---:|"]
+    for i, r in enumerate(results):
+        title = r.scenario.title if i == 0 or results[i - 1].scenario is not r.scenario else ""
+        cpu = f"{r.cpu_growth:.2f}×" if r.cpu_growth else "–"
+        lines.append(f"| {title} | {r.endpoint.label} | {ms(r.p99(0))} | {ms(r.p99(1))} | {_growth_cell(r)} | {cpu} |")
+    lines += ["", (f"**{len(grew)} of {len(compared)} requests grew more than {GROWTH_LIMIT - 1:.0%}: "
+                   + ", ".join(f"{r.scenario.title.split(' ', 1)[1]}: {r.endpoint.label} ({r.growth:.2f}×)" for r in grew)
+                   + ".**") if grew else
+              f"No request's p99 grew more than {GROWTH_LIMIT - 1:.0%} ({len(compared)} compared).", "",
+              "Server CPU/request is the CPU time Plaza used during the run divided by the requests it served. It "
+              "depends much less than p99 on what else the machine runs, so it helps tell a page that costs more at "
+              "the large size from a p99 that a busy machine moved (on a busy machine, trust neither much).", ""]
+    scenarios: list = []
+    for r in results:
+        if r.scenario not in scenarios:
+            scenarios.append(r.scenario)
+    for sc in scenarios:
+        lines += [f"### {sc.title}", "", sc.loads, "",
+                  "| request | size | first request | req/s | p50 | p99 | errors | server CPU/request | p99 large/small |",
+                  "|---|---|---|---:|---:|---:|---:|---:|---|"]
+        sent = []
+        for r in (r for r in results if r.scenario is sc):
+            for m in sorted(r.measures, key=lambda m: m.stage):
+                first = m.stage == 0
+                if m.result is None:
+                    cells = [m.note or "–", "–", "–", "–", "–"]
+                else:
+                    cpu = cpu_per_request_ms(m.result)
+                    cells = [num(m.result.rps), ms(m.result.p50_ms), ms(m.result.p99_ms), f"{m.result.errors:,}",
+                             f"{cpu:.2f} ms" if cpu else "–"]
+                lines.append(f"| {r.endpoint.label if first else ''} | {m.size} | {m.checked or '–'} | "
+                             + " | ".join(cells) + f" | {'' if first else _growth_cell(r)} |")
+            if r.measures:
+                sent.append(f"`{r.measures[-1].label}`")
+        lines += ["", "Sent, signed in as the scenario's reader: " + "; ".join(sent) + ".", ""]
+    lines += ["### Loading (graph shapes)", "", "Through Plaza's public API, one HTTP request per record.", ""] + seeding + [""]
+    return lines
+
+
+def _growth_cell(r: ShapeResult) -> str:
+    g = r.growth
+    if g is None:
+        return "–"
+    return f"**{g:.2f}×: grew more than {GROWTH_LIMIT - 1:.0%}**" if g > GROWTH_LIMIT else f"{g:.2f}×"
