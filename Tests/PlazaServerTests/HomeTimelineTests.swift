@@ -126,6 +126,47 @@ struct HomeTimelineTests {
         }
     }
 
+    /// Follows, unfollows, posts and deletes at once, through two app servers on PostgreSQL:
+    /// the row locks these writes take must keep every timeline equal to what the follows say
+    /// (a post made while its reader follows is never missed, nor left after an unfollow).
+    @Test func timelinesStayRightWhenFollowsAndPostsRace() async throws {
+        try await ConcurrencyTests.withTwoServers { first, second in
+            let bob = try await first.register("bob")
+            var readers: [Account] = []
+            for i in 0..<6 { readers.append(try await second.register("reader\(i)")) }
+            let early = try await first.textPost(bob, "early")
+            let readerList = readers
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for i in 0..<12 {
+                        let post = try await first.textPost(bob, "post \(i)")
+                        if i % 4 == 0 {
+                            #expect(try await first.call(.delete, "/posts/\(post.id)", as: bob).status == .noContent)
+                        }
+                    }
+                }
+                for (i, reader) in readerList.enumerated() {
+                    group.addTask {
+                        // Even readers end following Bob, odd ones end not following him.
+                        for round in 0..<4 {
+                            try await second.follow(reader, "bob")
+                            if round < 3 || i % 2 == 1 {
+                                #expect(try await second.call(.delete, "/users/bob/follow", as: reader).status == .ok)
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let bobs = try await first.walk("/users/bob/posts?limit=50", of: Post.self).map(\.id)
+            #expect(bobs.count == 10 && bobs.last == early.id)
+            for (i, reader) in readers.enumerated() {
+                #expect(try await home(second, reader) == (i % 2 == 0 ? bobs : []), "\(reader.username)")
+                #expect(try await entries(second, of: reader) == (i % 2 == 0 ? 10 : 0), "\(reader.username)")
+            }
+        }
+    }
+
     /// Migration 9 fills the timelines from the follows and posts there are.
     @Test func migrationNineFillsTimelinesFromExistingFollows() async throws {
         try await withDatabase(before: 9) { db in
