@@ -122,8 +122,8 @@ struct QueryPlanTests {
             "unread notifications",
             NotificationStore.listSQL(recipient: viewer, unreadOnly: true, page: PageRequest(limit: 20))
         ),
-        ("stream replay", EventFeed.replaySQL(recipient: viewer, after: 100, limit: 500)),
-        ("stream hub read", EventFeed.allSQL(after: .init(seq: 100, recipient: 7), limit: 1000)),
+        ("stream replay", EventFeed.replaySQL(recipient: viewer, after: 100, through: 900, limit: 500)),
+        ("stream hub read", EventFeed.allSQL(after: .init(seq: 100, recipient: 7), through: 900, limit: 1000)),
         (
             "report queue (admin)",
             ModerationStore.queueSQL(
@@ -236,8 +236,8 @@ struct QueryPlanTests {
     @Test func logReadsSeekToTheirPosition() async throws {
         try await withDatabase { db, _ in
             for (name, query) in [
-                ("stream hub read", EventFeed.allSQL(after: .init(seq: 100, recipient: 7), limit: 1000)),
-                ("stream replay", EventFeed.replaySQL(recipient: Self.viewer, after: 100, limit: 500)),
+                ("stream hub read", EventFeed.allSQL(after: .init(seq: 100, recipient: 7), through: 900, limit: 1000)),
+                ("stream replay", EventFeed.replaySQL(recipient: Self.viewer, after: 100, through: 900, limit: 500)),
             ] {
                 let plan = try await db.read { sql in try await db.dialect.explain(query, on: sql) }
                 if db.kind == .sqlite {

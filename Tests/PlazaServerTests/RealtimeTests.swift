@@ -244,6 +244,55 @@ struct RealtimeTests {
         }
     }
 
+    /// On PostgreSQL transactions append events concurrently, so seq 2 may commit while seq 1 is
+    /// still being written. A reader must not read past 1 until it commits, or the hub would move
+    /// on and never send it: finding the head waits for the appender in flight, and then the
+    /// read gets both, in order.
+    @Test(.enabled(if: TestDatabase.postgresURL != nil))
+    func aReaderNeverReadsPastAnEventStillBeingWritten() async throws {
+        try await withDatabase { db, config in
+            let services = try AppServices(config: config, db: db)
+            let ana = try await services.accounts.createUser(
+                .init(username: "ana", email: "ana@example.com", passwordHash: "x", displayName: "Ana"))
+            let start = try await services.eventFeed.bounds().head
+            let (appended, didAppend) = AsyncStream.makeStream(of: Void.self)
+            let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
+            @Sendable func event(post: Int64) -> EventLog.Event { .init(kind: .postDeleted, actor: ana, post: post) }
+            // The first appender holds its transaction open after appending (outside `EventLog.write`
+            // an event is appended at once).
+            let first = Task {
+                try await db.write { conn in
+                    try await EventLog.append(event(post: 1), to: .users([ana]), on: conn)
+                    didAppend.yield()
+                    for await _ in gate { break }
+                }
+            }
+            for await _ in appended { break }
+            try await services.events.write { conn in
+                try await EventLog.append(event(post: 2), to: .users([ana]), on: conn)
+            }
+            let reader = Task { try await services.eventFeed.bounds().head }
+            var looks = 0
+            while try await db.read({ conn in
+                try await conn.first(
+                    """
+                    SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """)?.decode(column: "n", as: Int.self)
+            }) == 0 {
+                looks += 1
+                try #require(looks < 20_000, "the head reader never queued for the append lock")
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            openGate.yield()
+            try await first.value
+            let head = try await reader.value
+            let entries = try await services.eventFeed.entries(
+                after: .init(seq: start, recipient: .max), through: head, limit: 10)
+            #expect(entries.map(\.post) == [1, 2])
+        }
+    }
+
     @Test func retentionDropsOldEventsAndOldResumePointsReset() async throws {
         try await withLiveApp { api, port async throws in
             let ana = try await api.register("ana")

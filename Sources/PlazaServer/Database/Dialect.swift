@@ -69,9 +69,12 @@ struct Dialect: Sendable {
 
     enum RowLock: Sendable { case update, noKeyUpdate }
 
-    /// A statement that takes transaction-scoped advisory lock `key`, or nil.
-    func advisoryLock(_ key: Int) -> SQLQueryString? {
-        kind == .postgres ? "SELECT pg_advisory_xact_lock(\(literal: key))" : nil
+    /// A statement that takes transaction-scoped advisory lock `key` (`shared`: in share mode,
+    /// which only an exclusive holder or waiter blocks), or nil.
+    func advisoryLock(_ key: Int, shared: Bool = false) -> SQLQueryString? {
+        guard kind == .postgres else { return nil }
+        return shared
+            ? "SELECT pg_advisory_xact_lock_shared(\(literal: key))" : "SELECT pg_advisory_xact_lock(\(literal: key))"
     }
 
     /// A statement that announces `payload` on `channel` to the other app servers at commit, or nil.

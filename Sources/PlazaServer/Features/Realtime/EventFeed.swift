@@ -52,15 +52,19 @@ struct EventFeed: Sendable {
     private static let readable: SQLQueryString =
         "EXISTS (SELECT 1 FROM posts ep WHERE ep.id = e.post_id AND \(Visibility.post("ep", readableBy: "i.recipient_id")))"
 
-    static func replaySQL(recipient: Int64, after seq: Int64, limit: Int) -> SQLQueryString {
-        select + " AND i.recipient_id = \(bind: recipient) AND i.seq > \(bind: seq) ORDER BY i.seq LIMIT \(bind: limit)"
+    static func replaySQL(recipient: Int64, after seq: Int64, through head: Int64, limit: Int) -> SQLQueryString {
+        select + """
+             AND i.recipient_id = \(bind: recipient) AND i.seq > \(bind: seq) AND i.seq <= \(bind: head)
+            ORDER BY i.seq LIMIT \(bind: limit)
+            """
     }
 
     /// `i.seq >=` on its own lets SQLite seek to the position: within the OR alone it walked the
     /// index from the start of the log on every read.
-    static func allSQL(after position: Position, limit: Int) -> SQLQueryString {
+    static func allSQL(after position: Position, through head: Int64, limit: Int) -> SQLQueryString {
         select + """
              AND i.seq >= \(bind: position.seq) AND (i.seq > \(bind: position.seq) OR i.recipient_id > \(bind: position.recipient))
+            AND i.seq <= \(bind: head)
             ORDER BY i.seq, i.recipient_id LIMIT \(bind: limit)
             """
     }
@@ -71,22 +75,33 @@ struct EventFeed: Sendable {
         var recipient: Int64
     }
 
-    /// `recipient`'s events after `seq`, oldest first.
-    func entries(for recipient: Int64, after seq: Int64, limit: Int) async throws -> [Entry] {
-        try await db.read { db in try await db.rows(Self.replaySQL(recipient: recipient, after: seq, limit: limit)) }
+    /// `recipient`'s events after `seq` up to `head` (from `bounds`), oldest first.
+    func entries(for recipient: Int64, after seq: Int64, through head: Int64, limit: Int) async throws -> [Entry] {
+        try await db.read { db in
+            try await db.rows(Self.replaySQL(recipient: recipient, after: seq, through: head, limit: limit))
+        }.map(Entry.init(row:))
+    }
+
+    /// Every recipient's events after `position` up to `head` (from `bounds`), in log order.
+    func entries(after position: Position, through head: Int64, limit: Int) async throws -> [Entry] {
+        try await db.read { db in try await db.rows(Self.allSQL(after: position, through: head, limit: limit)) }
             .map(Entry.init(row:))
     }
 
-    /// Every recipient's events after `position`, in log order.
-    func entries(after position: Position, limit: Int) async throws -> [Entry] {
-        try await db.read { db in try await db.rows(Self.allSQL(after: position, limit: limit)) }.map(Entry.init(row:))
-    }
-
-    /// The last seq written, and the last one retention dropped (older resume points are gone).
+    /// The head: a seq at or below which every event is committed, so a reader that has read up
+    /// to it never finds an earlier one later; and the last seq retention dropped (older resume
+    /// points are gone). On PostgreSQL, where transactions append concurrently (`EventLog`), the
+    /// statement takes the append lock exclusively, which waits for the appenders in flight to
+    /// commit; the largest seq its snapshot saw was taken before it got the lock, so by then every
+    /// event up to it is committed or rolled back. New appenders queue behind it for that instant.
     func bounds() async throws -> (head: Int64, prunedThrough: Int64) {
+        let lock: SQLQueryString =
+            db.kind == .postgres ? ", pg_advisory_xact_lock(\(literal: EventLog.appendLock)) AS barrier" : ""
         let row = try await db.read { db in
             try await db.first(
-                "SELECT (SELECT max(seq) FROM events) AS head, (SELECT pruned_through FROM event_log) AS pruned_through"
+                """
+                SELECT (SELECT max(seq) FROM events) AS head, (SELECT pruned_through FROM event_log) AS pruned_through\(lock)
+                """
             )
         }
         let pruned = try row?.decode(column: "pruned_through", as: Int64.self) ?? 0

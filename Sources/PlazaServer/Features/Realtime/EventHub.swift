@@ -151,8 +151,9 @@ final class EventHub: Service, Sendable {
                     return EventFeed.Position(seq: max(head, position.seq), recipient: .max)
                 }
             }
+            let head = try await feed.bounds().head
             while true {
-                let entries = try await feed.entries(after: position, limit: Self.batch)
+                let entries = try await feed.entries(after: position, through: head, limit: Self.batch)
                 guard let last = entries.last else { break }
                 position = EventFeed.Position(seq: last.seq, recipient: last.recipient)
                 let local = state.withLockedValue { state in entries.filter { state.streams[$0.recipient] != nil } }

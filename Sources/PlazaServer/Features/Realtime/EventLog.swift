@@ -5,23 +5,26 @@ import SQLKit
 /// The write side of the event log: every visible change appends an event, in the transaction
 /// that makes the change, with the people who may receive it (`event_inbox`).
 ///
-/// `seq` must grow in commit order, or a reader that has seen seq 11 could later miss a 10
-/// committed after it. SQLite has one writer, so that holds by itself. On PostgreSQL each
-/// appending transaction takes one advisory lock, held until commit, and announces the new seq
-/// with `NOTIFY plaza_events`, which every app server's hub listens to.
+/// `seq` grows in the order events are appended, not always in commit order: on PostgreSQL two
+/// transactions may append at once and commit the other way round. Readers therefore read only
+/// up to a head below which nothing is still uncommitted (`EventFeed.head`): each appending
+/// transaction holds the append lock in *share* mode from its append to its commit, so appenders
+/// never wait for each other, and finding the head takes the lock exclusively for an instant,
+/// which waits for the appenders then in flight to end. Every appending transaction announces
+/// the new seq with `NOTIFY plaza_events`, which every app server's hub listens to. SQLite has
+/// one writer, so there appending order is commit order.
 ///
 /// Lock order: `write` collects a transaction's events while its body runs and appends them
-/// only after the body has returned, so the advisory lock is always the last lock a
-/// transaction takes, and its holder only inserts rows nobody else can lock (`events`,
-/// `event_inbox`) before it commits. No transaction can then hold the advisory lock and wait for
-/// a row lock held by one that waits for the advisory lock (a deadlock the first design had: a
-/// transaction appended one notification's event, then joined another notification's group row).
+/// only after the body has returned, so the append lock is always the last lock a transaction
+/// takes, and its holder only inserts rows nobody else can lock (`events`, `event_inbox`) before
+/// it commits. No transaction can then hold the lock and wait for a row lock held by one that
+/// waits behind a head reader for the lock.
 struct EventLog: Sendable {
     let db: Database
     let signal: EventSignal
 
     static let channel = "plaza_events"
-    private static let appendLock = 7_215_002
+    static let appendLock = 7_215_002
 
     /// Runs `body` in a write transaction, appends the events it recorded with `append` once
     /// it has returned, and wakes this server's hub once the transaction has committed.
@@ -89,10 +92,11 @@ struct EventLog: Sendable {
         }
     }
 
-    /// Appends the events: on PostgreSQL under the advisory lock, the transaction's last lock.
+    /// Appends the events: on PostgreSQL under the append lock in share mode, the transaction's
+    /// last lock, held until it commits.
     private static func flush(_ entries: [(Event, Audience)], on db: Connection) async throws {
         guard !entries.isEmpty else { return }
-        if let lock = db.dialect.advisoryLock(appendLock) { try await db.exec(lock) }
+        if let lock = db.dialect.advisoryLock(appendLock, shared: true) { try await db.exec(lock) }
         var last: Int64?
         for (event, audience) in entries {
             guard

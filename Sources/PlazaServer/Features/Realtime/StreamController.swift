@@ -41,7 +41,8 @@ struct StreamController {
                     } else {
                         cursor = last
                         while true {
-                            let entries = try await feed.entries(for: me.userID, after: cursor, limit: Self.replayBatch)
+                            let entries = try await feed.entries(
+                                for: me.userID, after: cursor, through: head, limit: Self.replayBatch)
                             for (_, frame) in try await feed.frames(entries) {
                                 buffer.writeImmutableBuffer(frame)
                                 replayed += 1
