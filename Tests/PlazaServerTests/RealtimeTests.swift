@@ -287,9 +287,57 @@ struct RealtimeTests {
             openGate.yield()
             try await first.value
             let head = try await reader.value
-            let entries = try await services.eventFeed.entries(
-                after: .init(seq: start, recipient: .max), through: head, limit: 10)
+            let (entries, _) = try await services.eventFeed.entries(after: start, through: head)
             #expect(entries.map(\.post) == [1, 2])
+        }
+    }
+
+    /// A new post writes no inbox row per reader: its readers (its author, their followers, the
+    /// members of its spaces) are found when the log is read, as they are then. Each reader's
+    /// read of the log has it once, a stranger's does not, and a follow made since counts.
+    @Test func aNewPostsReadersAreFoundWhenTheLogIsRead() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            let cat = try await api.register("cat")
+            let dan = try await api.register("dan")
+            let eve = try await api.register("eve")
+            #expect(
+                try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "CS 101"))
+                    .status == .created)
+            #expect(try await api.call(.put, "/spaces/cs101/membership", as: cat).status == .ok)
+            try await api.follow(ben, "ana")
+            try await api.follow(cat, "ana")  // a follower and a member: told once
+            let post = try await api.post(ana, CreatePostRequest(kind: .text, body: "Hello", spaces: ["cs101"]))
+            try await api.follow(dan, "ana")  // after the post, before the log is read
+            let (inboxRows, readers) = try await api.withDatabase { db in
+                let services = try AppServices(config: api.config, db: db)
+                let inbox = try await db.read { conn in
+                    try await conn.first(
+                        """
+                        SELECT count(*) AS n FROM event_inbox i JOIN events e ON e.seq = i.seq
+                        WHERE e.kind = 'post.created'
+                        """)?.decode(column: "n", as: Int.self)
+                }
+                let head = try await services.eventFeed.bounds().head
+                var readers: [String: [String]] = [:]
+                for person in [ana, ben, cat, dan, eve] {
+                    let (entries, through) = try await services.eventFeed.entries(
+                        after: 0, through: head, recipient: Int64(person.id)!)
+                    #expect(through == head)
+                    readers[person.username] = entries.filter { $0.kind == .postCreated }.compactMap {
+                        $0.post.map(String.init)
+                    }
+                }
+                let (all, _) = try await services.eventFeed.entries(after: 0, through: head)
+                #expect(
+                    Set(all.filter { $0.kind == .postCreated }.map(\.recipient))
+                        == Set([ana, ben, cat, dan].map { Int64($0.id)! }), "the hub's read: everyone's, each once")
+                #expect(all.filter { $0.kind == .postCreated }.count == 4)
+                return (inbox, readers)
+            }
+            #expect(inboxRows == 0)
+            #expect(readers == ["ana": [post.id], "ben": [post.id], "cat": [post.id], "dan": [post.id], "eve": []])
         }
     }
 

@@ -73,7 +73,7 @@ struct PostStore: Sendable {
             try await NotificationStore.notify(
                 mentionedIDs.map { .mention(of: $0, by: author, post: id, comment: nil) }, ids: ids, on: db)
             try await EventLog.append(
-                .init(kind: .postCreated, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
+                .init(kind: .postCreated, actor: author, post: id), to: .foundWhenRead, on: db)
             return (row, media, spaces, preview, audience)
         }
         searchWindows.clear()

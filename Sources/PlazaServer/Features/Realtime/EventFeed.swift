@@ -31,61 +31,70 @@ struct EventFeed: Sendable {
         }
     }
 
-    /// The inbox rows joined to their events, less those the recipient may not see *now*
-    /// (rules applied when read, so a block, a narrowed audience or a suspension made after
-    /// the event was written holds, live and on replay): events by someone with a block either
-    /// way, new posts by someone they muted, and events about a post they may not read, except
-    /// `post.deleted`, which goes only to those who may not read the post (deleted, or no
-    /// longer theirs to read). A suspended person's posts fail that last rule; their comments
-    /// and notifications are left out when the frames are made (`frames`).
-    ///
-    /// Every condition names the recipient (`i`): one on `e` alone lets PostgreSQL filter all of
-    /// `events` first instead of seeking `event_inbox` to the position.
-    private static let select: SQLQueryString = """
-        SELECT i.recipient_id, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
-        FROM event_inbox i JOIN events e ON e.seq = i.seq
-        WHERE NOT \(Visibility.blocked(between: "i.recipient_id", and: "e.actor_id"))
-        AND (e.kind <> 'post.created' OR \(Visibility.unmuted("e.actor_id", by: "i.recipient_id")))
-        AND (e.post_id IS NULL OR (e.kind = 'post.deleted') <> \(readable))
-        """
+    /// Who receives the events with a seq in (`after`, `through`]: their inbox rows, and for each
+    /// `post.created` (which has none: a post would write one per follower, half of what a new
+    /// post cost) its author, the author's followers and the members of its spaces, found when
+    /// the log is read. With `recipient`, only that person's.
+    static func recipientsSQL(after: Int64, through: Int64, recipient: Int64?) -> SQLQueryString {
+        let created: SQLQueryString =
+            "pc.seq > \(bind: after) AND pc.seq <= \(bind: through) AND pc.kind = 'post.created'"
+        var inbox: SQLQueryString = "SELECT recipient_id, seq FROM event_inbox WHERE "
+        var author: SQLQueryString = "SELECT pc.actor_id AS recipient_id, pc.seq FROM events pc WHERE \(created)"
+        var followers: SQLQueryString =
+            "SELECT f.follower_id, pc.seq FROM events pc JOIN follows f ON f.followee_id = pc.actor_id"
+        var members: SQLQueryString = """
+            SELECT m.user_id, pc.seq FROM events pc JOIN post_spaces ps ON ps.post_id = pc.post_id
+            JOIN space_members m ON m.space_id = ps.space_id
+            """
+        if let recipient {
+            inbox += "recipient_id = \(bind: recipient) AND "
+            author += " AND pc.actor_id = \(bind: recipient)"
+            followers += " AND f.follower_id = \(bind: recipient)"
+            members += " AND m.user_id = \(bind: recipient)"
+        }
+        inbox += "seq > \(bind: after) AND seq <= \(bind: through)"
+        return [inbox, author, followers + " WHERE \(created)", members + " WHERE \(created)"]
+            .joined(separator: " UNION ")
+    }
 
-    private static let readable: SQLQueryString =
-        "EXISTS (SELECT 1 FROM posts ep WHERE ep.id = e.post_id AND \(Visibility.post("ep", readableBy: "i.recipient_id")))"
-
-    static func replaySQL(recipient: Int64, after seq: Int64, through head: Int64, limit: Int) -> SQLQueryString {
-        select + """
-             AND i.recipient_id = \(bind: recipient) AND i.seq > \(bind: seq) AND i.seq <= \(bind: head)
-            ORDER BY i.seq LIMIT \(bind: limit)
+    /// The events with a seq in (`after`, `through`] and their recipients (`recipientsSQL`),
+    /// oldest first, less those the recipient may not see *now* (rules applied when read, so a
+    /// block, a narrowed audience or a suspension made after the event was written holds, live
+    /// and on replay): events by someone with a block either way, new posts by someone they
+    /// muted, and events about a post they may not read, except `post.deleted`, which goes only
+    /// to those who may not read the post (deleted, or no longer theirs to read). A suspended
+    /// person's posts fail that last rule; their comments and notifications are left out when
+    /// the frames are made (`frames`).
+    static func entriesSQL(after: Int64, through: Int64, recipient: Int64? = nil) -> SQLQueryString {
+        let readable: SQLQueryString =
+            "EXISTS (SELECT 1 FROM posts ep WHERE ep.id = e.post_id AND \(Visibility.post("ep", readableBy: "i.recipient_id")))"
+        return """
+            SELECT i.recipient_id, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
+            FROM (\(recipientsSQL(after: after, through: through, recipient: recipient))) i JOIN events e ON e.seq = i.seq
+            WHERE NOT \(Visibility.blocked(between: "i.recipient_id", and: "e.actor_id"))
+            AND (e.kind <> 'post.created' OR \(Visibility.unmuted("e.actor_id", by: "i.recipient_id")))
+            AND (e.post_id IS NULL OR (e.kind = 'post.deleted') <> \(readable))
+            ORDER BY i.seq, i.recipient_id
             """
     }
 
-    /// `i.seq >=` on its own lets SQLite seek to the position: within the OR alone it walked the
-    /// index from the start of the log on every read.
-    static func allSQL(after position: Position, through head: Int64, limit: Int) -> SQLQueryString {
-        select + """
-             AND i.seq >= \(bind: position.seq) AND (i.seq > \(bind: position.seq) OR i.recipient_id > \(bind: position.recipient))
-            AND i.seq <= \(bind: head)
-            ORDER BY i.seq, i.recipient_id LIMIT \(bind: limit)
-            """
-    }
+    /// The seqs one read covers: every recipient of a window's events is read at once, so a
+    /// reader's place in the log is a seq. The hub reads every recipient's events, a replay only
+    /// one person's (which costs a walk over the window's new posts).
+    static let hubWindow: Int64 = 500
+    static let replayWindow: Int64 = 5_000
 
-    /// A place in the log, between two inbox rows.
-    struct Position: Sendable, Equatable {
-        var seq: Int64
-        var recipient: Int64
-    }
-
-    /// `recipient`'s events after `seq` up to `head` (from `bounds`), oldest first.
-    func entries(for recipient: Int64, after seq: Int64, through head: Int64, limit: Int) async throws -> [Entry] {
-        try await db.read { db in
-            try await db.rows(Self.replaySQL(recipient: recipient, after: seq, through: head, limit: limit))
-        }.map(Entry.init(row:))
-    }
-
-    /// Every recipient's events after `position` up to `head` (from `bounds`), in log order.
-    func entries(after position: Position, through head: Int64, limit: Int) async throws -> [Entry] {
-        try await db.read { db in try await db.rows(Self.allSQL(after: position, through: head, limit: limit)) }
-            .map(Entry.init(row:))
+    /// The events after `seq` up to `head` (from `bounds`) or to the end of a window, whichever
+    /// comes first, for `recipient` or for everyone, oldest first; and the seq read through.
+    func entries(after seq: Int64, through head: Int64, recipient: Int64? = nil) async throws
+        -> (entries: [Entry], through: Int64)
+    {
+        let end = min(head, seq + (recipient == nil ? Self.hubWindow : Self.replayWindow))
+        guard end > seq else { return ([], seq) }
+        let rows = try await db.read { db in
+            try await db.rows(Self.entriesSQL(after: seq, through: end, recipient: recipient))
+        }
+        return (try rows.map(Entry.init(row:)), end)
     }
 
     /// The head: a seq at or below which every event is committed, so a reader that has read up

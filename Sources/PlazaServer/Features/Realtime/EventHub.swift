@@ -44,7 +44,6 @@ final class EventHub: Service, Sendable {
     let limits: Limits
     let logger: Logger
     private let state = NIOLockedValueBox(State())
-    private static let batch = 1_000
     /// Yields once the migrations have run: the hub reads the log only after that.
     private let opened = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
@@ -124,7 +123,7 @@ final class EventHub: Service, Sendable {
         try await cancelWhenGracefulShutdown {
             for await _ in self.opened.stream { break }
             try Task.checkCancellation()
-            var position = EventFeed.Position(seq: try await self.feed.bounds().head, recipient: .max)
+            var position = try await self.feed.bounds().head
             self.state.withLockedValue { $0.live = true }
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.heartbeats() }
@@ -138,8 +137,8 @@ final class EventHub: Service, Sendable {
         closeAll()
     }
 
-    /// Delivers everything after `position`; returns the new position.
-    private func drain(from start: EventFeed.Position) async -> EventFeed.Position {
+    /// Delivers everything after `position` (a seq); returns the new position.
+    private func drain(from start: Int64) async -> Int64 {
         var position = start
         do {
             // Nobody listens here: move to the head without reading rows no one would get. The
@@ -147,23 +146,21 @@ final class EventHub: Service, Sendable {
             // own starting point at or after it, and the next drain reads on from here.
             if state.withLockedValue({ $0.count == 0 }) {
                 let head = try await feed.bounds().head
-                if state.withLockedValue({ $0.count == 0 }) {
-                    return EventFeed.Position(seq: max(head, position.seq), recipient: .max)
-                }
+                if state.withLockedValue({ $0.count == 0 }) { return max(head, position) }
             }
             let head = try await feed.bounds().head
-            while true {
-                let entries = try await feed.entries(after: position, through: head, limit: Self.batch)
-                guard let last = entries.last else { break }
-                position = EventFeed.Position(seq: last.seq, recipient: last.recipient)
+            while position < head {
+                let (entries, through) = try await feed.entries(after: position, through: head)
                 let local = state.withLockedValue { state in entries.filter { state.streams[$0.recipient] != nil } }
                 if !local.isEmpty {
                     for (entry, frame) in try await feed.frames(local) {
                         deliver(Frame(seq: entry.seq, bytes: frame), to: entry.recipient)
                     }
                 }
-                if entries.count < Self.batch { break }
+                position = through
             }
+        } catch is CancellationError {
+            // Shutting down: the streams end with the hub.
         } catch {
             // Try again shortly from the same place; nothing is skipped.
             logger.warning("Reading the event log failed: \(error)")

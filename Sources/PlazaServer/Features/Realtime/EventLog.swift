@@ -50,6 +50,9 @@ struct EventLog: Sendable {
         /// `postReaders` with the post's spaces read when the event was recorded (a deleted
         /// post's spaces are gone by the time the events are appended).
         case readers(author: Int64, spaces: [Int64])
+        /// The post's readers as they are when the log is read (`EventFeed.recipientsSQL`):
+        /// for `post.created`, which would otherwise write a row per follower.
+        case foundWhenRead
     }
 
     struct Event: Sendable {
@@ -128,6 +131,8 @@ struct EventLog: Sendable {
                     """)
             case .postReaders:
                 break  // resolved to `.readers` by `append`
+            case .foundWhenRead:
+                break
             }
         }
         if let last, let notify = db.dialect.notify(channel, String(last)) { try await db.exec(notify) }

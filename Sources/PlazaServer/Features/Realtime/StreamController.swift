@@ -11,7 +11,6 @@ import ServiceLifecycle
 struct StreamController {
     let hub: EventHub
     let feed: EventFeed
-    static let replayBatch = 500
 
     func register(to api: RouterGroup<PlazaContext>) {
         let signedIn = api.signedIn
@@ -40,17 +39,16 @@ struct StreamController {
                         buffer.writeImmutableBuffer(EventFeed.frame(id: head, event: .reset, json: "{}".utf8))
                     } else {
                         cursor = last
-                        while true {
-                            let entries = try await feed.entries(
-                                for: me.userID, after: cursor, through: head, limit: Self.replayBatch)
+                        while cursor < head {
+                            let (entries, through) = try await feed.entries(
+                                after: cursor, through: head, recipient: me.userID)
                             for (_, frame) in try await feed.frames(entries) {
                                 buffer.writeImmutableBuffer(frame)
                                 replayed += 1
                             }
                             try await writer.write(buffer)
                             buffer.clear()
-                            cursor = entries.last?.seq ?? cursor
-                            if entries.count < Self.replayBatch { break }
+                            cursor = through
                         }
                         // Everything of mine up to the head read above has been replayed.
                         cursor = max(cursor, head)
