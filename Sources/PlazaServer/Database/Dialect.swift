@@ -69,12 +69,11 @@ struct Dialect: Sendable {
 
     enum RowLock: Sendable { case update, noKeyUpdate }
 
-    /// A statement that takes transaction-scoped advisory lock `key` (`shared`: in share mode,
-    /// which only an exclusive holder or waiter blocks), or nil.
-    func advisoryLock(_ key: Int, shared: Bool = false) -> SQLQueryString? {
+    /// A call that takes transaction-scoped advisory lock `key` (`shared`: in share mode, which
+    /// only an exclusive holder or waiter blocks), to use as a select-list item, or nil.
+    func advisoryLock(_ key: Int, shared: Bool) -> SQLQueryString? {
         guard kind == .postgres else { return nil }
-        return shared
-            ? "SELECT pg_advisory_xact_lock_shared(\(literal: key))" : "SELECT pg_advisory_xact_lock(\(literal: key))"
+        return shared ? "pg_advisory_xact_lock_shared(\(literal: key))" : "pg_advisory_xact_lock(\(literal: key))"
     }
 
     /// A statement that announces `payload` on `channel` to the other app servers at commit, or nil.

@@ -105,7 +105,7 @@ struct EventFeed: Sendable {
     /// event up to it is committed or rolled back. New appenders queue behind it for that instant.
     func bounds() async throws -> (head: Int64, prunedThrough: Int64) {
         let lock: SQLQueryString =
-            db.kind == .postgres ? ", pg_advisory_xact_lock(\(literal: EventLog.appendLock)) AS barrier" : ""
+            db.dialect.advisoryLock(EventLog.appendLock, shared: false).map { ", \($0) AS barrier" } ?? ""
         let row = try await db.read { db in
             try await db.first(
                 """

@@ -7,7 +7,7 @@ import SQLKit
 ///
 /// `seq` grows in the order events are appended, not always in commit order: on PostgreSQL two
 /// transactions may append at once and commit the other way round. Readers therefore read only
-/// up to a head below which nothing is still uncommitted (`EventFeed.head`): each appending
+/// up to a head below which nothing is still uncommitted (`EventFeed.bounds`): each appending
 /// transaction holds the append lock in *share* mode from its append to its commit, so appenders
 /// never wait for each other, and finding the head takes the lock exclusively for an instant,
 /// which waits for the appenders then in flight to end. Every appending transaction announces
@@ -99,7 +99,7 @@ struct EventLog: Sendable {
     /// last lock, held until it commits.
     private static func flush(_ entries: [(Event, Audience)], on db: Connection) async throws {
         guard !entries.isEmpty else { return }
-        if let lock = db.dialect.advisoryLock(appendLock, shared: true) { try await db.exec(lock) }
+        if let lock = db.dialect.advisoryLock(appendLock, shared: true) { try await db.exec("SELECT \(lock)") }
         var last: Int64?
         for (event, audience) in entries {
             guard
