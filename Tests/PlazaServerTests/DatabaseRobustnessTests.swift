@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
+import SQLKit
 import Testing
 
 @testable import PlazaAPI
@@ -85,6 +86,28 @@ struct DatabaseRobustnessTests {
             try await db.read { db in try await db.rows("SELECT version FROM plaza_migrations") }.count
         }
         #expect(applied == Migrations.all.count)
+        TestDatabase.dispose(config)
+    }
+
+    /// PostgreSQL keeps statements prepared per connection. One whose result columns a schema
+    /// change altered fails once (PostgreSQL refuses to run its cached plan) and then works
+    /// again, prepared anew, on the same connection.
+    @Test(.enabled(if: TestDatabase.postgresURL != nil))
+    func aPreparedStatementOutlivesASchemaChange() async throws {
+        let config = try await TestDatabase.config()
+        let db = try await Database.open(config.database, logger: Logger(label: "test"))
+        try await db.withRunning { db in
+            try await db.read { conn in
+                try await conn.exec("CREATE TABLE prepared_probe (a BIGINT)")
+                try await conn.exec("INSERT INTO prepared_probe (a) VALUES (\(bind: 7))")
+                let read: SQLQueryString = "SELECT a FROM prepared_probe LIMIT \(bind: 1)"
+                #expect(try await conn.first(read)?.decode(column: "a", as: Int64.self) == 7)
+                try await conn.exec("ALTER TABLE prepared_probe ALTER COLUMN a TYPE TEXT")
+                let error = await #expect(throws: PSQLError.self) { try await conn.first(read) }
+                #expect(error?.serverInfo?[.sqlState] == PreparedStatements.stalePlan)
+                #expect(try await conn.first(read)?.decode(column: "a", as: String.self) == "7")
+            }
+        }
         TestDatabase.dispose(config)
     }
 

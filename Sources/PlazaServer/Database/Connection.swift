@@ -1,4 +1,5 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import PostgresKit
@@ -61,12 +62,29 @@ struct Connection: Sendable {
             return try handle.rows(serializer.sql, serializer.binds.map(Self.sqliteValue))
         case .postgres(let connection):
             var bindings = PostgresBindings(capacity: serializer.binds.count)
-            for bind in serializer.binds { try Self.append(bind, to: &bindings) }
+            var types = ""
+            for bind in serializer.binds { types.append(try Self.append(bind, to: &bindings)) }
             var rows: [Row] = []
-            for try await row in try await connection.query(
-                PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: logger)
-            {
-                rows.append(Row(.postgres(row.makeRandomAccess())))
+            guard let name = PreparedStatements.shared.name(sql: serializer.sql, types: types) else {
+                for try await row in try await connection.query(
+                    PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: logger)
+                {
+                    rows.append(Row(.postgres(row.makeRandomAccess())))
+                }
+                return rows
+            }
+            do {
+                try await PreparedStatement.$current.withValue((name, serializer.sql)) {
+                    for try await row in try await connection.execute(
+                        PreparedStatement(bindings: bindings), logger: logger)
+                    {
+                        rows.append(Row(.postgres(row.makeRandomAccess())))
+                    }
+                }
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == PreparedStatements.stalePlan {
+                // The schema changed what the statement returns; its next use prepares it anew.
+                PreparedStatements.shared.retire(name)
+                throw error
             }
             return rows
         }
@@ -99,15 +117,76 @@ struct Connection: Sendable {
         }
     }
 
-    static func append(_ value: any Encodable & Sendable, to bindings: inout PostgresBindings) throws {
-        if let optional = value as? any OptionalValue, optional.isNone { return bindings.appendNull() }
+    /// Appends the value and returns a letter for its type (a statement is prepared once per
+    /// SQL text and bind types: a NULL leaves its type to the server).
+    static func append(_ value: any Encodable & Sendable, to bindings: inout PostgresBindings) throws -> Character {
+        if let optional = value as? any OptionalValue, optional.isNone {
+            bindings.appendNull()
+            return "n"
+        }
         switch value {
-        case let v as Int64: bindings.append(v)
-        case let v as Int: bindings.append(Int64(v))
-        case let v as String: bindings.append(v)
-        case let v as Double: bindings.append(v)
-        case let v as Bool: bindings.append(v)
+        case let v as Int64:
+            bindings.append(v)
+            return "i"
+        case let v as Int:
+            bindings.append(Int64(v))
+            return "i"
+        case let v as String:
+            bindings.append(v)
+            return "s"
+        case let v as Double:
+            bindings.append(v)
+            return "d"
+        case let v as Bool:
+            bindings.append(v)
+            return "b"
         default: throw UnsupportedBind(value: value)
+        }
+    }
+}
+
+/// A statement PostgreSQL parses and plans once per connection: postgres-nio prepares it on a
+/// connection's first use of its name and then only binds and executes it. Its name and SQL are
+/// the task's `current` (postgres-nio reads them as static properties when the statement is sent).
+private struct PreparedStatement: PostgresPreparedStatement {
+    @TaskLocal static var current: (name: String, sql: String) = ("", "")
+    static var name: String { current.name }
+    static var sql: String { current.sql }
+    let bindings: PostgresBindings
+    func makeBindings() -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+/// Names the statements kept prepared on every connection, by SQL text and bind types. SQL that
+/// varies with its input (an `IN` list's length) makes a name per shape; past `limit` names,
+/// statements run unnamed (parsed each time) so no connection keeps an unbounded set.
+///
+/// A statement prepared before a schema change that alters the columns it returns fails with
+/// `cached plan must not change result type` (SQLSTATE 0A000); it is then retired, and its next
+/// use prepares it again under a new name.
+final class PreparedStatements: Sendable {
+    static let shared = PreparedStatements(limit: 1_000)
+    static let stalePlan = "0A000"
+    let limit: Int
+    private let state = NIOLockedValueBox<(names: [String: String], made: Int)>(([:], 0))
+
+    init(limit: Int) { self.limit = limit }
+
+    func name(sql: String, types: String) -> String? {
+        let key = sql + "\u{0}" + types
+        return state.withLockedValue { state in
+            if let name = state.names[key] { return name }
+            guard state.names.count < limit else { return nil }
+            state.made += 1
+            let name = "plaza_\(state.made)"
+            state.names[key] = name
+            return name
+        }
+    }
+
+    func retire(_ name: String) {
+        state.withLockedValue { state in
+            if let key = state.names.first(where: { $0.value == name })?.key { state.names[key] = nil }
         }
     }
 }
