@@ -60,8 +60,8 @@ chaos:
 
 bench: build
 	@bench/install.sh
-	@echo "==> Benchmark: Plaza vs PocketBase (bench/README.md)"
-	python3 bench/bench.py $(BENCH_ARGS)
+	@echo "==> Benchmark: Plaza (on SQLite and on PostgreSQL) vs PocketBase (bench/README.md)"
+	PLAZA_PG_DURABLE=1 scripts/with-postgres.sh sh -c 'python3 bench/bench.py --postgres "$$PLAZA_TEST_DATABASE_URL" "$$@"' bench $(BENCH_ARGS)
 
 format:
 	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Package.swift

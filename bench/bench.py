@@ -70,6 +70,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="Plaza's bcrypt cost (default: the cost read from PocketBase's stored password hashes)")
     s.add_argument("--pb-request-logs", action="store_true",
                    help="keep PocketBase's request log on (its default); off by default because Plaza logs no requests at info level")
+    s.add_argument("--postgres", metavar="URL", default="",
+                   help="also run Plaza on this PostgreSQL database (empty, yours to fill; `make bench` starts one) "
+                        "and report it beside the other two")
     s.add_argument("--loader-processes", type=int, default=2)
     s.add_argument("--loader-threads", type=int, default=8, help="seeding threads per loader process")
     s.add_argument("--workdir", type=Path, default=None, help="where data dirs and request files go (default: a temp dir, removed)")
@@ -163,13 +166,13 @@ class Bench:
         self.bcrypt_note = f"{cost} (read from PocketBase's stored hash `{h[:7]}…`; Plaza started with PLAZA_BCRYPT_COST={cost})"
         return cost
 
-    def start_plaza(self, cost: int, data: str = "plaza_data") -> servers.Plaza:
+    def start_plaza(self, cost: int, data: str = "plaza_data", database_url: str | None = None) -> servers.Plaza:
         if self.args.bcrypt_cost and cost != self.args.bcrypt_cost:
             cost = self.args.bcrypt_cost
             self.bcrypt_note += f"; overridden: Plaza runs at cost {cost}"
         if not 10 <= cost <= 16:
             raise RuntimeError(f"bcrypt cost {cost} is outside Plaza's 10–16")
-        plaza = servers.Plaza(self.plaza_run_bin, self.tmp / data, cost)
+        plaza = servers.Plaza(self.plaza_run_bin, self.tmp / data, cost, database_url=database_url)
         self.servers.append(plaza)
         plaza.start()
         return plaza
@@ -197,7 +200,7 @@ class Bench:
                 if side.after_run:
                     side.after_run(warm.max_sent)
             res = wrk.run(server.base, side.script, side.args(), self.wrk, connections=connections,
-                          duration=self.wrk.duration, pid=server.pid)
+                          duration=self.wrk.duration, pid=server.pid, helpers=server.helper_pids())
             if side.after_run:
                 side.after_run(res.max_sent)
             res.extra["attempts"] = attempt + 1
@@ -206,12 +209,18 @@ class Bench:
                 break
         return min(runs, key=lambda r: r.other_cpu)
 
-    def run_scenario(self, sc: scenarios.Scenario, plaza: servers.Plaza, pb: servers.PocketBase) -> report.ScenarioResult:
+    def run_scenario(self, sc: scenarios.Scenario, plaza: servers.Plaza, pb: servers.PocketBase,
+                     postgres: tuple[servers.Plaza, scenarios.Side] | None = None) -> report.ScenarioResult:
         scenarios.preflight(plaza.base, sc.plaza)
         scenarios.preflight(pb.base, sc.pocketbase)
         res = report.ScenarioResult(sc, report.SideResult(sc.plaza), report.SideResult(sc.pocketbase))
+        sides = [(plaza, res.plaza), (pb, res.pocketbase)]
+        if postgres is not None:
+            scenarios.preflight(postgres[0].base, postgres[1])
+            res.postgres = report.SideResult(postgres[1])
+            sides.append((postgres[0], res.postgres))
         for rnd in range(self.args.rounds):
-            for server, sr in ((plaza, res.plaza), (pb, res.pocketbase)):
+            for server, sr in sides:
                 if sr.side.unavailable:
                     if rnd == 0:
                         print(f"    {server.name}: {sr.side.unavailable}", flush=True)
@@ -263,8 +272,27 @@ class Bench:
             pls.comments()
         pls.close()
 
+        pg = pgs = None
+        if a.postgres:
+            print(f"==> Plaza on PostgreSQL: start, seed", flush=True)
+            pg = self.start_plaza(cost, data="plaza_pg_data", database_url=a.postgres)
+            pgs = PlazaSeeder(pg, ds, processes=a.loader_processes, threads=a.loader_threads,
+                              system="Plaza on PostgreSQL")
+            self.closers.append(pgs.close)
+            pgs.users_and_follows()
+            pgs.posts(0, a.posts)
+            if a.comments:
+                pgs.comments()
+            pgs.close()
+            # Statistics for the planner, as autovacuum's next pass would gather them (without
+            # them PostgreSQL planned the global feed as a scan of every post: 3x slower).
+            subprocess.run(["psql", a.postgres, "-qc", "ANALYZE"], check=True, capture_output=True, timeout=600)
+
         time.sleep(3)
         idle = {"Plaza": plaza.memory_kb(), "PocketBase": pb.memory_kb()}
+        if pg is not None:
+            idle["Plaza on PostgreSQL"] = pg.memory_kb()
+            self.pin(pg)
         print(f"==> Idle RSS: Plaza {servers.rss_text(idle['Plaza'])}, PocketBase {servers.rss_text(idle['PocketBase'])}",
               flush=True)
         self.pin(plaza)
@@ -273,19 +301,26 @@ class Bench:
         scs = scenarios.build(ds, pls.seeded, pbs.seeded, plaza.base, pb.base, self.tmp / "requests",
                               threads=a.threads, connections=a.connections, login_connections=a.login_connections,
                               deep=a.deep, pb_home=a.pb_home, only=a.only or None)
+        pg_sides: dict[str, scenarios.Side] = {}
+        if pg is not None and pgs is not None:  # the same requests, with its own ids and tokens
+            pg_sides = {sc.key: sc.plaza for sc in scenarios.build(
+                ds, pgs.seeded, pbs.seeded, pg.base, pb.base, self.tmp / "requests_pg", threads=a.threads,
+                connections=a.connections, login_connections=a.login_connections, deep=a.deep, pb_home=a.pb_home,
+                only=a.only or None)}
         results = []
         for sc in scs:
             print(f"==> {sc.title}", flush=True)
-            results.append(self.run_scenario(sc, plaza, pb))
+            results.append(self.run_scenario(sc, plaza, pb, (pg, pg_sides[sc.key]) if pg is not None else None))
 
         meta = self.meta(ds, pb_bin)
         lines = report.header("Plaza vs PocketBase", meta, self.settings_lines())
-        lines += report.busy_warning([r for res in results for sr in (res.plaza, res.pocketbase) for r in sr.runs])
+        lines += report.busy_warning([r for res in results for sr in (res.plaza, res.pocketbase, res.postgres)
+                                      if sr is not None for r in sr.runs])
         lines += report.summary_table(results)
         lines += ["## Scenarios", ""]
         for r in results:
             lines += report.scenario_section(r, a.rounds)
-        lines += report.seeding_section([pls.seeded, pbs.seeded], idle)
+        lines += report.seeding_section([pls.seeded, pbs.seeded] + ([pgs.seeded] if pgs else []), idle)
         lines += self.method_notes()
         return "\n".join(lines)
 
@@ -504,9 +539,18 @@ class Bench:
         if a.growth or not a.growth_shapes:
             lines.append(f"- Servers: Plaza `serve --rate-limits off` (SQLite, default settings); PocketBase `serve` with request "
                          f"logs {'on (its default)' if a.pb_request_logs else 'off (logs.maxDays = 0)'}; both fresh, on 127.0.0.1")
+            if a.postgres and not a.growth:
+                lines.append(f"- Plaza on PostgreSQL: a third server, `serve --rate-limits off --database-url …` on "
+                             f"{self.postgres_version()} (default settings but for `max_connections`; its CPU row counts PostgreSQL's processes as the server's), loaded the same way and then `ANALYZE`d, "
+                             "one run after each PocketBase run")
         else:
             lines.append("- Server: Plaza `serve --rate-limits off` (SQLite, default settings), fresh, on 127.0.0.1")
         return lines
+
+    def postgres_version(self) -> str:
+        out = subprocess.run(["psql", self.args.postgres, "-Atc", "SHOW server_version"], capture_output=True,
+                             text=True, timeout=30)
+        return f"PostgreSQL {out.stdout.strip()}" if out.returncode == 0 else "PostgreSQL"
 
     def method_notes(self) -> list[str]:
         return ["## How to read this", "",

@@ -8,6 +8,8 @@
 #   PLAZA_TEST_TLS_DATABASE_URL=postgres://plaza:plaza@localhost:PORT/postgres
 #   PLAZA_TEST_TLS_CA, PLAZA_TEST_TLS_OTHER_CA   the CA's certificate, and another CA's
 # runs the command, then stops the servers and deletes the folder, also when the command fails.
+# The clusters run without durability (fsync off) unless PLAZA_PG_DURABLE=1, which keeps
+# PostgreSQL's defaults (the benchmark's PostgreSQL column).
 # Exits with the command's code.
 set -euo pipefail
 
@@ -66,13 +68,15 @@ start_cluster() {
     exit 1
   fi
   # Durability off for speed: these clusters are thrown away.
+  local durability="fsync = off
+synchronous_commit = off
+full_page_writes = off"
+  [ "${PLAZA_PG_DURABLE:-}" != 1 ] || durability=""
   cat >>"$dir/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 port = $cluster_port
 unix_socket_directories = '$tmp'
-fsync = off
-synchronous_commit = off
-full_page_writes = off
+$durability
 $extra
 CONF
   if ! pg "$bin/pg_ctl" -D "$dir" -l "$dir.log" -w -t 60 start >/dev/null; then

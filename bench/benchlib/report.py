@@ -45,6 +45,7 @@ class ScenarioResult:
     plaza: SideResult
     pocketbase: SideResult
     extras: list[tuple[str, SideResult]] = field(default_factory=list)
+    postgres: SideResult | None = None  # Plaza on PostgreSQL (--postgres)
 
 
 def machine() -> dict[str, str]:
@@ -144,16 +145,25 @@ def scenario_section(res: ScenarioResult, rounds: int) -> list[str]:
     for side, name in ((res.plaza.side, "Plaza"), (res.pocketbase.side, "PocketBase")):
         if side.unavailable:
             lines += [f"**{name}: {side.unavailable}**", ""]
-    lines += ["| | Plaza | PocketBase | Plaza/PocketBase |", "|---|---:|---:|---:|",
-              f"| requests/s (best of {rounds}) | {p['rps']} | {q['rps']} | {ratio(bp.rps, bq.rps) if avail and bp and bq else '–'} |",
-              f"| requests/s, each run | {p['each']} | {q['each']} | |",
-              f"| p50 latency | {p['p50']} | {q['p50']} | {ratio(bp.p50_ms, bq.p50_ms) if avail and bp and bq else '–'} |",
-              f"| p99 latency | {p['p99']} | {q['p99']} | {ratio(bp.p99_ms, bq.p99_ms) if avail and bp and bq else '–'} |",
-              f"| errors (all runs) | {p['errors']} | {q['errors']} | |",
-              f"| peak RSS during runs | {p['rss_parts']} | {q['rss_parts']} | {ratio(res.plaza.peak_rss_kb, res.pocketbase.peak_rss_kb) if avail else '–'} |",
-              f"| response size (avg, with headers) | {p['bytes']} | {q['bytes']} | |",
-              f"| CPU cores used: server / wrk / rest of machine | {p['cpu']} | {q['cpu']} | |",
-              ""]
+    rows = [("requests/s (best of %d)" % rounds, "rps", ratio(bp.rps, bq.rps) if avail and bp and bq else "–"),
+            ("requests/s, each run", "each", ""),
+            ("p50 latency", "p50", ratio(bp.p50_ms, bq.p50_ms) if avail and bp and bq else "–"),
+            ("p99 latency", "p99", ratio(bp.p99_ms, bq.p99_ms) if avail and bp and bq else "–"),
+            ("errors (all runs)", "errors", ""),
+            ("peak RSS during runs", "rss_parts", ratio(res.plaza.peak_rss_kb, res.pocketbase.peak_rss_kb) if avail else "–"),
+            ("response size (avg, with headers)", "bytes", ""),
+            ("CPU cores used: server / wrk / rest of machine", "cpu", "")]
+    if res.postgres is None:
+        lines += ["| | Plaza | PocketBase | Plaza/PocketBase |", "|---|---:|---:|---:|"]
+        lines += [f"| {title} | {p[k]} | {q[k]} | {rt} |" for title, k, rt in rows]
+    else:
+        g, bg = _side_cells(res.postgres), res.postgres.best
+        pg_ratio = ratio(bg.rps, bq.rps) if bg and bq and not res.postgres.side.unavailable else "–"
+        lines += ["| | Plaza | PocketBase | Plaza/PocketBase | Plaza on PostgreSQL | PostgreSQL/PocketBase |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {title} | {p[k]} | {q[k]} | {rt} | {g[k]} | {pg_ratio if k == 'rps' else ''} |"
+                  for title, k, rt in rows]
+    lines.append("")
     checks = [f"{name} {side.checked}" for side, name in ((res.plaza.side, "Plaza"), (res.pocketbase.side, "PocketBase"))
               if side.checked]
     if checks:
@@ -224,6 +234,19 @@ def summary_table(results: list[ScenarioResult]) -> list[str]:
         lines.append(f"| {r.scenario.title} | {r.scenario.kind} | {p['rps']} | {q['rps']} | {rt} | {p['p99']} | {q['p99']} "
                      f"| {p['rss']} | {q['rss']} | {verdict(r)} |")
     lines.append("")
+    with_pg = [r for r in results if r.postgres is not None]
+    if with_pg:
+        lines += ["Plaza on PostgreSQL (one app server; PostgreSQL's default durability, `synchronous_commit = on`), "
+                  "the same requests on the same data:", "",
+                  "| scenario | kind | Plaza on PostgreSQL req/s | ratio to PocketBase | ratio to Plaza on SQLite | p99 | errors |",
+                  "|---|---|---:|---:|---:|---:|---:|"]
+        for r in with_pg:
+            g, bg = _side_cells(r.postgres), r.postgres.best
+            bp, bq = r.plaza.best, r.pocketbase.best
+            ok = bg is not None and not r.postgres.side.unavailable
+            lines.append(f"| {r.scenario.title} | {r.scenario.kind} | {g['rps']} | {ratio(bg.rps, bq.rps) if ok and bq else '–'} "
+                         f"| {ratio(bg.rps, bp.rps) if ok and bp else '–'} | {g['p99']} | {g['errors']} |")
+        lines.append("")
     return lines
 
 

@@ -55,10 +55,11 @@ def _log(system: str, phase: Phase) -> None:
 # ---- Plaza -------------------------------------------------------------------------------
 
 class PlazaSeeder:
-    def __init__(self, server: Plaza, ds: Dataset, *, processes: int = 2, threads: int = 8):
+    def __init__(self, server: Plaza, ds: Dataset, *, processes: int = 2, threads: int = 8, system: str = "Plaza"):
         self.server, self.ds = server, ds
         self.loader = Loader(server.port, processes=processes, threads=threads)
-        self.seeded = Seeded("Plaza")
+        self.system = system
+        self.seeded = Seeded(system)
 
     def close(self) -> None:
         self.loader.close()
@@ -66,9 +67,9 @@ class PlazaSeeder:
     def _timed(self, name: str, reqs: list, pick=None) -> list[Result]:
         t0 = time.monotonic()
         results = self.loader(reqs, pick=pick)
-        check(f"Plaza {name}", results)
+        check(f"{self.system} {name}", results)
         self.seeded.phase(name, len(results), t0)
-        _log("Plaza", self.seeded.phases[-1])
+        _log(self.system, self.seeded.phases[-1])
         return results
 
     def users_and_follows(self) -> None:

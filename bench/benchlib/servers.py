@@ -151,6 +151,10 @@ class Server:
             proc.kill()
             proc.wait(timeout=10)
 
+    def helper_pids(self) -> list[int]:
+        """Processes whose CPU is part of this server's (a database server it uses)."""
+        return []
+
     def rss_kb(self) -> int | None:
         return rss_kb(self.pid)
 
@@ -162,15 +166,32 @@ class Plaza(Server):
     name = "Plaza"
 
     def __init__(self, binary: Path, data_dir: Path, bcrypt_cost: int, *, cpus: str | None = None,
-                 extra_env: dict[str, str] | None = None):
+                 extra_env: dict[str, str] | None = None, database_url: str | None = None):
+        if database_url:
+            self.name = "Plaza-PG"  # its log file and progress lines
         super().__init__(data_dir, cpus=cpus)
         self.binary = binary
         self.bcrypt_cost = bcrypt_cost
         self.extra_env = extra_env or {}
+        self.database_url = database_url
 
     def command(self) -> list[str]:
+        db = ["--database-url", self.database_url] if self.database_url else []
         return [str(self.binary), "serve", "--host", HOST, "--port", str(self.port),
-                "--data-dir", str(self.data_dir), "--rate-limits", "off"]
+                "--data-dir", str(self.data_dir), "--rate-limits", "off", *db]
+
+    def helper_pids(self) -> list[int]:
+        """On PostgreSQL: every `postgres` process on the machine (the benchmark's own server)."""
+        if not self.database_url:
+            return []
+        pids = []
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and Path(f"/proc/{entry}/comm").read_text().strip() == "postgres":
+                    pids.append(int(entry))
+            except OSError:
+                continue
+        return pids
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PLAZA_")}

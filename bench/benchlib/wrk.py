@@ -82,8 +82,9 @@ def _rusage_s(who: int) -> float:
 
 
 def run(base_url: str, script: str, script_args: list[str], settings: WrkSettings, *, connections: int,
-        duration: float, pid: int | None = None) -> RunResult:
-    """One wrk run; samples the server's RSS (pid) every 100 ms meanwhile."""
+        duration: float, pid: int | None = None, helpers: list[int] = ()) -> RunResult:
+    """One wrk run; samples the server's RSS (pid) every 100 ms meanwhile. The CPU of `helpers`
+    (the processes of a database server it uses) counts as the server's."""
     threads = min(settings.threads, connections)
     # wrk takes whole seconds only
     cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{max(1, math.ceil(duration))}s",
@@ -95,7 +96,10 @@ def run(base_url: str, script: str, script_args: list[str], settings: WrkSetting
     sampler = RSSSampler(pid) if pid else None
     if sampler:
         sampler.__enter__()
-    busy0, server0 = _machine_busy_s(), _proc_cpu_s(pid)
+    def server_cpu_s() -> float:
+        return _proc_cpu_s(pid) + sum(_proc_cpu_s(h) for h in helpers)
+
+    busy0, server0 = _machine_busy_s(), server_cpu_s()
     wrk0, self0 = _rusage_s(resource.RUSAGE_CHILDREN), _rusage_s(resource.RUSAGE_SELF)
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 120,
@@ -104,7 +108,7 @@ def run(base_url: str, script: str, script_args: list[str], settings: WrkSetting
         if sampler:
             sampler.__exit__(None, None, None)
     busy = _machine_busy_s() - busy0
-    server_s = _proc_cpu_s(pid) - server0
+    server_s = server_cpu_s() - server0
     wrk_s = _rusage_s(resource.RUSAGE_CHILDREN) - wrk0
     self_s = _rusage_s(resource.RUSAGE_SELF) - self0
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("BENCHJSON ")), None)
