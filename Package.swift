@@ -113,7 +113,11 @@ let package = Package(
         ),
         .testTarget(
             name: "PlazaKitTests",
-            dependencies: ["PlazaKit", "PlazaKitAsyncHTTPClient"],
+            dependencies: [
+                "PlazaKit", "PlazaKitAsyncHTTPClient",
+                // An authenticator app's codes, for the two-factor sign-in test.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -19,6 +19,7 @@ extension ErrorBody.Detail: JSONWritable {
             w.field("code", code)
             w.field("message", message)
             w.fieldIfPresent("field", field)
+            w.fieldIfPresent("challenge", challenge)
         }
     }
 }

@@ -5,15 +5,18 @@ public struct ErrorBody: Codable, Sendable, Hashable {
         public var code: String
         public var message: String
         public var field: String?
-        public init(code: String, message: String, field: String? = nil) {
+        /// With `second_factor_required`: the token `POST /auth/login/second-factor` takes.
+        public var challenge: String?
+        public init(code: String, message: String, field: String? = nil, challenge: String? = nil) {
             self.code = code
             self.message = message
             self.field = field
+            self.challenge = challenge
         }
     }
     public var error: Detail
-    public init(code: String, message: String, field: String? = nil) {
-        self.error = Detail(code: code, message: message, field: field)
+    public init(code: String, message: String, field: String? = nil, challenge: String? = nil) {
+        self.error = Detail(code: code, message: message, field: field, challenge: challenge)
     }
 }
 

@@ -157,3 +157,54 @@ public struct CreateCommentRequest: Codable, Sendable {
     public var body: String
     public init(body: String) { self.body = body }
 }
+
+// MARK: two-factor sign-in
+
+/// The current password, for `POST` and `DELETE /me/two-factor` and new recovery codes.
+public struct CurrentPasswordRequest: Codable, Sendable {
+    public var currentPassword: String
+    public init(currentPassword: String) { self.currentPassword = currentPassword }
+}
+
+/// The secret to add to an authenticator app, as text and as an `otpauth://` URL (a QR code).
+public struct TwoFactorSetup: Codable, Sendable, Hashable {
+    public var secret: String
+    public var otpauthURL: String
+    public init(secret: String, otpauthURL: String) {
+        self.secret = secret
+        self.otpauthURL = otpauthURL
+    }
+}
+
+/// `PUT /me/two-factor`: a code from the app, proving it has the secret.
+public struct ConfirmTwoFactorRequest: Codable, Sendable {
+    public var code: String
+    public init(code: String) { self.code = code }
+}
+
+/// One-time recovery codes, shown once.
+public struct RecoveryCodes: Codable, Sendable, Hashable {
+    public var recoveryCodes: [String]
+    public init(recoveryCodes: [String]) { self.recoveryCodes = recoveryCodes }
+}
+
+/// `GET /me/two-factor`.
+public struct TwoFactorStatus: Codable, Sendable, Hashable {
+    public var enabled: Bool
+    public var recoveryCodesLeft: Int
+    public init(enabled: Bool, recoveryCodesLeft: Int) {
+        self.enabled = enabled
+        self.recoveryCodesLeft = recoveryCodesLeft
+    }
+}
+
+/// `POST /auth/login/second-factor`: the challenge from the 401 `second_factor_required`
+/// answer to the password, and a code from the app or a recovery code.
+public struct SecondFactorRequest: Codable, Sendable {
+    public var challenge: String
+    public var code: String
+    public init(challenge: String, code: String) {
+        self.challenge = challenge
+        self.code = code
+    }
+}

@@ -78,13 +78,46 @@ extension PlazaClient {
         return auth.user
     }
 
-    /// Signs in with a username or email and keeps the token.
+    /// Signs in with a username or email and keeps the token. With two-factor sign-in on, a
+    /// right password throws `PlazaClientError` with code `second_factor_required` and a
+    /// `challenge` for `completeLogin(challenge:code:)`.
     @discardableResult
     public func login(_ login: String, password: String) async throws -> Me {
         let auth: AuthResponse = try await call(
             "POST", "/auth/login", body: LoginRequest(login: login, password: password), signingIn: true)
         await tokens.setToken(auth.token)
         return auth.user
+    }
+
+    /// The second step of a sign-in with two-factor on: a code from the authenticator app or a
+    /// recovery code. A wrong code throws `invalid_code` (the challenge takes 5); an expired or
+    /// used-up challenge `challenge_expired` (sign in again).
+    @discardableResult
+    public func completeLogin(challenge: String, code: String) async throws -> Me {
+        let auth: AuthResponse = try await call(
+            "POST", "/auth/login/second-factor", body: SecondFactorRequest(challenge: challenge, code: code),
+            signingIn: true)
+        await tokens.setToken(auth.token)
+        return auth.user
+    }
+
+    public func twoFactorStatus() async throws -> TwoFactorStatus { try await call("GET", "/me/two-factor") }
+    /// Begins setting up two-factor sign-in: the secret to add to an authenticator app.
+    public func beginTwoFactor(currentPassword: String) async throws -> TwoFactorSetup {
+        try await call("POST", "/me/two-factor", body: CurrentPasswordRequest(currentPassword: currentPassword))
+    }
+    /// Turns it on with a code from the app; returns the recovery codes (shown once).
+    public func confirmTwoFactor(code: String) async throws -> [String] {
+        let codes: RecoveryCodes = try await call("PUT", "/me/two-factor", body: ConfirmTwoFactorRequest(code: code))
+        return codes.recoveryCodes
+    }
+    public func disableTwoFactor(currentPassword: String) async throws {
+        try await send("DELETE", "/me/two-factor", body: CurrentPasswordRequest(currentPassword: currentPassword))
+    }
+    public func newRecoveryCodes(currentPassword: String) async throws -> [String] {
+        let codes: RecoveryCodes = try await call(
+            "POST", "/me/two-factor/recovery-codes", body: CurrentPasswordRequest(currentPassword: currentPassword))
+        return codes.recoveryCodes
     }
 
     /// Revokes this session and forgets the token.

@@ -24,6 +24,9 @@ public struct PlazaClientError: Error, Sendable, Equatable, CustomStringConverti
     public var field: String?
     /// Seconds to wait, from `Retry-After` on a 429.
     public var retryAfter: Int?
+    /// With `second_factor_required` (the password was right, two-factor sign-in is on): pass it
+    /// to `completeLogin(challenge:code:)` with the code the person types.
+    public var challenge: String?
 
     public var description: String { "\(status) \(code): \(message)" + (field.map { " (\($0))" } ?? "") }
 }
@@ -119,7 +122,7 @@ public struct PlazaClient: Sendable {
             status: response.status, code: detail?.code ?? "http_\(response.status)",
             message: detail?.message ?? String(decoding: response.body.prefix(500), as: UTF8.self),
             field: detail?.field,
-            retryAfter: response.headers["retry-after"].flatMap { Int($0) })
+            retryAfter: response.headers["retry-after"].flatMap { Int($0) }, challenge: detail?.challenge)
     }
 
     func call<T: Decodable>(

@@ -29,6 +29,19 @@ public enum Admin {
         }
     }
 
+    /// Turns two-factor sign-in off for someone who lost both their authenticator app and their
+    /// recovery codes (after the operator has made sure it is them). False: no such account.
+    public static func disableTwoFactor(config: PlazaConfig, username: String, logger: Logger) async throws -> Bool {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db in
+            try await Migrations.run(on: db, logger: logger)
+            let services = try AppServices(config: config, db: db)
+            guard let account = try await services.accounts.credentials(login: username) else { return false }
+            try await TwoFactorStore(db: db).disable(userID: account.id)
+            return true
+        }
+    }
+
     /// Fills the instance with the demo world; does nothing if it is already there.
     public static func seedDemo(config: PlazaConfig, logger: Logger) async throws -> DemoSeeder.Outcome {
         let db = try await Database.open(config.database, logger: logger)

@@ -126,7 +126,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
             accounts: services.accounts, people: services.people, passwords: services.passwords,
             throttle: services.loginThrottle(policy: config.loginThrottle),
             devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media,
-            storage: services.mediaStorage),
+            storage: services.mediaStorage, twoFactor: TwoFactorStore(db: services.db)),
         people: PeopleController(people: services.people),
         posts: PostsController(
             posts: services.posts, comments: services.comments, likes: services.likes, people: services.people,

@@ -142,7 +142,23 @@ struct Migrate: AsyncParsableCommand {
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Manage accounts.", subcommands: [Create.self])
+        commandName: "user", abstract: "Manage accounts.", subcommands: [Create.self, TwoFactorOff.self])
+
+    struct TwoFactorOff: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "two-factor-off",
+            abstract: "Turn two-factor sign-in off for someone who lost their app and recovery codes.")
+        @OptionGroup var options: ServerOptions
+        @Option(help: "Username or email address.") var username: String
+
+        func run() async throws {
+            guard
+                try await Admin.disableTwoFactor(
+                    config: try options.config(), username: username, logger: try options.logger())
+            else { throw ValidationError("There is no account \(username).") }
+            print("Two-factor sign-in is off for \(username.lowercased()); their password alone signs in now.")
+        }
+    }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an account.")

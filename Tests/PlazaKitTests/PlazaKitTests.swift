@@ -41,6 +41,31 @@ struct PlazaKitTests {
         }
     }
 
+    /// Two-factor sign-in through the SDK: set up with a code from the "app", then a sign-in
+    /// stops at the password with a challenge and completes with the next code.
+    @Test func twoFactorSignIn() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let setup = try await ana.beginTwoFactor(currentPassword: "correct horse battery")
+            let secret = try #require(base32Decode(setup.secret))
+            let codes = try await ana.confirmTwoFactor(code: authenticatorCode(secret, offset: 0))
+            #expect(codes.count == 10)
+            #expect(try await ana.twoFactorStatus() == TwoFactorStatus(enabled: true, recoveryCodesLeft: 10))
+
+            let phone = PlazaClient(baseURL: server.url)
+            do {
+                try await phone.login("ana", password: "correct horse battery")
+                Issue.record("the password alone must not sign in")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 401 && error.code == "second_factor_required")
+                let challenge = try #require(error.challenge)
+                let me = try await phone.completeLogin(challenge: challenge, code: authenticatorCode(secret, offset: 1))
+                #expect(me.user.username == "ana")
+                #expect(try await phone.me().user.username == "ana")
+            }
+        }
+    }
+
     /// Seed 000's closed course, through the SDK: a teacher makes it, a student asks and is
     /// approved, posts a question only classmates read; an invite brings in a second student.
     @Test func aClosedCourseThroughTheSDK() async throws {

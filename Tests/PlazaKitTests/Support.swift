@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 
@@ -260,4 +261,35 @@ func png(width: Int, height: Int, rgb: (UInt8, UInt8, UInt8) = (200, 60, 90)) ->
     return Data(
         [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlib)
             + chunk("IEND", []))
+}
+
+/// What an authenticator app shows (RFC 6238: HMAC-SHA1, 30 s, 6 digits), `offset` steps from now.
+func authenticatorCode(_ secret: [UInt8], offset: Int64) -> String {
+    let step = Int64(Date().timeIntervalSince1970) / 30 + offset
+    let mac = Array(
+        HMAC<Insecure.SHA1>.authenticationCode(
+            for: withUnsafeBytes(of: UInt64(step).bigEndian) { Data($0) }, using: SymmetricKey(data: secret)))
+    let offset = Int(mac[19] & 0x0f)
+    let value =
+        (UInt32(mac[offset] & 0x7f) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
+            | UInt32(mac[offset + 3])) % 1_000_000
+    return String(format: "%06d", value)
+}
+
+/// RFC 4648 base32, as the server shows the secret.
+func base32Decode(_ text: String) -> [UInt8]? {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    var out: [UInt8] = []
+    var buffer = 0
+    var bits = 0
+    for char in text {
+        guard let value = alphabet.firstIndex(of: char) else { return nil }
+        buffer = (buffer << 5 | value) & 0xffff
+        bits += 5
+        if bits >= 8 {
+            out.append(UInt8((buffer >> (bits - 8)) & 0xff))
+            bits -= 8
+        }
+    }
+    return out
 }

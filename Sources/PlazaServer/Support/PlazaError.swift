@@ -12,16 +12,19 @@ public struct PlazaError: HTTPResponseError, CustomStringConvertible {
     public let field: String?
     /// Extra response headers, e.g. `Retry-After` on 429.
     public let headers: HTTPFields
+    /// `second_factor_required`: the token that completes the sign-in.
+    public let challenge: String?
 
     public init(
         _ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil,
-        headers: HTTPFields = [:]
+        headers: HTTPFields = [:], challenge: String? = nil
     ) {
         self.status = status
         self.code = code
         self.message = message
         self.field = field
         self.headers = headers
+        self.challenge = challenge
     }
 
     public var description: String { "\(status.code) \(code): \(message)" }
@@ -31,11 +34,13 @@ public struct PlazaError: HTTPResponseError, CustomStringConvertible {
         guard headers[name] == nil else { return self }
         var headers = headers
         headers[name] = value
-        return PlazaError(status, code, message, field: field, headers: headers)
+        return PlazaError(status, code, message, field: field, headers: headers, challenge: challenge)
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        Self.jsonResponse(status: status, body: ErrorBody(code: code, message: message, field: field), headers: headers)
+        Self.jsonResponse(
+            status: status, body: ErrorBody(code: code, message: message, field: field, challenge: challenge),
+            headers: headers)
     }
 
     static func jsonResponse(status: HTTPResponse.Status, body: ErrorBody, headers: HTTPFields = [:]) -> Response {

@@ -42,6 +42,7 @@ enum Migrations {
         Migration007.migration,
         Migration008.migration,
         Migration009.migration,
+        Migration010.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

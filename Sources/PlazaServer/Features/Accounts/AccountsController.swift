@@ -17,10 +17,12 @@ struct AccountsController {
     let devices: DeviceTokens
     let media: MediaStore
     let storage: any MediaStorage
+    let twoFactor: TwoFactorStore
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.post("auth/register", use: register)
         api.post("auth/login", use: login)
+        api.post("auth/login/second-factor", use: secondFactor)
         let signedIn = api.signedIn
         signedIn.post("auth/logout", use: logout)
         signedIn.get("me", use: me)
@@ -31,6 +33,11 @@ struct AccountsController {
         signedIn.put("me/preferences", use: setPreferences)
         signedIn.get("me/sessions", use: sessions)
         signedIn.delete("me/sessions/{id}", use: deleteSession)
+        signedIn.get("me/two-factor", use: twoFactorStatus)
+        signedIn.post("me/two-factor", use: beginTwoFactor)
+        signedIn.put("me/two-factor", use: confirmTwoFactor)
+        signedIn.delete("me/two-factor", use: disableTwoFactor)
+        signedIn.post("me/two-factor/recovery-codes", use: regenerateRecoveryCodes)
     }
 
     @Sendable func register(_ request: Request, context: PlazaContext) async throws -> EditedResponse<AuthResponse> {
@@ -77,11 +84,22 @@ struct AccountsController {
         try await throttle.recordSuccess(account: key, client: client)
         // Told only to whoever knows the password, so a suspension is no clue to guessers.
         guard !account.suspended else { throw Self.suspended }
+        if try await twoFactor.isEnabled(userID: account.id) {
+            throw PlazaError(
+                .unauthorized, "second_factor_required",
+                "Enter the code from your authenticator app, or a recovery code.",
+                challenge: try await twoFactor.challenge(userID: account.id))
+        }
+        return try await openSession(userID: account.id, request: request, context: context)
+    }
+
+    /// A new session (and device token) for someone who proved who they are.
+    func openSession(userID: Int64, request: Request, context: PlazaContext) async throws -> AuthResponse {
         let token = try await accounts.createSession(
-            userID: account.id, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
+            userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
         return AuthResponse(
-            user: try await accounts.me(userID: account.id), token: token,
-            deviceToken: try await devices.issue(userID: account.id))
+            user: try await accounts.me(userID: userID), token: token,
+            deviceToken: try await devices.issue(userID: userID))
     }
 
     /// Who is guessing, for the throttle: a device that signed in to `userID` before (a valid

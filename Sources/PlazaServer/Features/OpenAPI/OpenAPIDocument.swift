@@ -98,8 +98,56 @@ enum OpenAPIDocument {
                 "\(v1)/auth/login",
                 Operation(
                     method: .post,
-                    summary: "Sign in with username or email; throttled after failures (429 with Retry-After)",
+                    summary: """
+                        Sign in with username or email; throttled after failures (429 with Retry-After). With \
+                        two-factor sign-in on, a right password gets 401 `second_factor_required` with a `challenge`
+                        """,
                     auth: .none, query: [Params.deviceToken], body: "LoginRequest", response: ref("AuthResponse"))
+            ),
+            (
+                "\(v1)/auth/login/second-factor",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Complete a sign-in with a code from the authenticator app (each once) or a recovery code; \
+                        5 codes per challenge, which lasts 5 minutes; wrong codes are throttled like passwords
+                        """,
+                    auth: .none, query: [Params.deviceToken], body: "SecondFactorRequest", response: ref("AuthResponse")
+                )
+            ),
+            (
+                "\(v1)/me/two-factor",
+                Operation(
+                    method: .get, summary: "Whether two-factor sign-in is on, and recovery codes left", auth: .required,
+                    response: ref("TwoFactorStatus"))
+            ),
+            (
+                "\(v1)/me/two-factor",
+                Operation(
+                    method: .post,
+                    summary: "Begin two-factor sign-in: a new secret for an authenticator app (409 when it is on)",
+                    auth: .required, query: [Params.deviceToken], body: "CurrentPasswordRequest",
+                    response: ref("TwoFactorSetup"), errors: [403, 409])
+            ),
+            (
+                "\(v1)/me/two-factor",
+                Operation(
+                    method: .put,
+                    summary: "Turn two-factor sign-in on with a code from the app; returns 10 one-time recovery codes",
+                    auth: .required, body: "ConfirmTwoFactorRequest", response: ref("RecoveryCodes"), errors: [409])
+            ),
+            (
+                "\(v1)/me/two-factor",
+                Operation(
+                    method: .delete, summary: "Turn two-factor sign-in off", auth: .required,
+                    query: [Params.deviceToken], body: "CurrentPasswordRequest", status: 204, errors: [403])
+            ),
+            (
+                "\(v1)/me/two-factor/recovery-codes",
+                Operation(
+                    method: .post, summary: "New recovery codes; the old ones stop working", auth: .required,
+                    query: [Params.deviceToken], body: "CurrentPasswordRequest", response: ref("RecoveryCodes"),
+                    errors: [403, 409])
             ),
             (
                 "\(v1)/auth/logout",

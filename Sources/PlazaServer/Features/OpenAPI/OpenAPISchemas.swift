@@ -64,7 +64,8 @@ extension OpenAPIDocument {
             [
                 "Error": object([
                     "error": object(
-                        ["code": string(), "message": string(), "field": string()], required: ["code", "message"])
+                        ["code": string(), "message": string(), "field": string(), "challenge": string()],
+                        required: ["code", "message"])
                 ]),
                 "Health": object(["status": string()]),
                 "Media": object([
@@ -207,6 +208,12 @@ extension OpenAPIDocument {
                         "locked": boolean,
                     ], required: []),
                 "SetAvatarRequest": object(["mediaId": nullable(id)]),
+                "CurrentPasswordRequest": object(["currentPassword": string()]),
+                "TwoFactorSetup": object(["secret": string(), "otpauthURL": string()]),
+                "ConfirmTwoFactorRequest": object(["code": string(maxLength: 64)]),
+                "RecoveryCodes": object(["recoveryCodes": array(string())]),
+                "TwoFactorStatus": object(["enabled": boolean, "recoveryCodesLeft": integer]),
+                "SecondFactorRequest": object(["challenge": string(maxLength: 100), "code": string(maxLength: 64)]),
                 "ChangePasswordRequest": object([
                     "currentPassword": string(), "newPassword": .string(minLength: 8, maxLength: 128),
                 ]),

@@ -110,7 +110,8 @@ extension WebPages {
         let sessions = try await stores.accounts.sessions(userID: me.userID, current: me.sessionID)
         let body = SettingsPage(
             user: UserView(account.user, viewer: me.userID), statusKind: Choice(account.user.status?.kind ?? "none"),
-            sessions: sessions.map(SessionView.init))
+            sessions: sessions.map(SessionView.init),
+            twoFactor: try await api.accounts.twoFactorStatus(request, context: context))
         return try await web.page(
             "settings", title: "Settings", nav: .settings, body, request: request, context: context.base)
     }

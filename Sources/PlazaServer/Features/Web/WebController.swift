@@ -52,6 +52,7 @@ struct WebController {
         }
         web.get("login", use: loginPage)
         web.post("login", use: login)
+        web.post("login/second-factor", use: loginSecondFactor)
         web.get("signup", use: signupPage)
         web.post("signup", use: signup)
         web.post("logout", use: logout)
@@ -125,6 +126,13 @@ struct WebController {
         var _csrf: String?
     }
 
+    struct SecondFactorForm: Decodable {
+        var challenge: String?
+        var code: String?
+        var next: String?
+        var _csrf: String?
+    }
+
     struct SignupForm: Decodable {
         var username: String?
         var email: String?
@@ -179,8 +187,32 @@ struct WebController {
                 _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID)
             }
             return signedIn(auth, context: context, next: next)
+        } catch let error as PlazaError where error.challenge != nil {
+            let body = LoginPage(login: form.login ?? "", next: next, challenge: error.challenge)
+            return try await page("login", title: "Sign in", nav: .login, body, request: request, context: context)
         } catch let error as PlazaError {
             let body = LoginPage(error: error.message, login: form.login ?? "", next: next)
+            return try await page(
+                "login", title: "Sign in", nav: .login, body, request: request, context: context, status: error.status)
+        }
+    }
+
+    /// The code form after a right password with two-factor sign-in on; a wrong code asks again.
+    @Sendable func loginSecondFactor(_ request: Request, context: PlazaContext) async throws -> Response {
+        let form = try await form(SecondFactorForm.self, request, context: context)
+        try checkCSRF(form._csrf, request, context: context)
+        let next = Self.safeNext(form.next)
+        let challenge = form.challenge ?? ""
+        do {
+            let auth = try await api.accounts.completeSignIn(
+                SecondFactorRequest(challenge: challenge, code: form.code ?? ""), request: request, context: context)
+            if let old = context.identity {
+                _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID)
+            }
+            return signedIn(auth, context: context, next: next)
+        } catch let error as PlazaError {
+            let retry = error.code == "invalid_code" || error.code == "rate_limited"
+            let body = LoginPage(error: error.message, next: next, challenge: retry ? challenge : nil)
             return try await page(
                 "login", title: "Sign in", nav: .login, body, request: request, context: context, status: error.status)
         }

@@ -245,6 +245,7 @@ struct SettingsPage: Sendable {
     /// My status's kind, `none` without one.
     let statusKind: Choice
     let sessions: [SessionView]
+    let twoFactor: TwoFactorStatus
 }
 
 /// `login.mustache`.
@@ -254,6 +255,8 @@ struct LoginPage: Sendable {
     var login = ""
     /// Where to go once signed in.
     let next: String
+    /// The password was right and two-factor sign-in is on: the code form, for this challenge.
+    var challenge: String?
 }
 
 /// `signup.mustache`; after an error, what was typed.
