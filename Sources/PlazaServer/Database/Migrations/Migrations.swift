@@ -43,6 +43,7 @@ enum Migrations {
         Migration008.migration,
         Migration009.migration,
         Migration010.migration,
+        Migration011.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,
