@@ -122,6 +122,29 @@ struct AuthorizationMatrixTests {
                 "PUT \(v1)/me/password", anon: 401, owner: 204, other: 204, blocked: 204, admin: 204,
                 body: json(
                     #"{"currentPassword":"\#(MatrixClient.password)","newPassword":"\#(MatrixClient.password)"}"#)))
+        // Two-factor sign-in: each person's own; nobody has it on here, and no challenge exists.
+        let currentPassword = json(#"{"currentPassword":"\#(MatrixClient.password)"}"#)
+        rows.append(row("GET \(v1)/me/two-factor", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "POST \(v1)/me/two-factor", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200,
+                body: currentPassword))
+        rows.append(
+            row(
+                "PUT \(v1)/me/two-factor", "a wrong code (409 before a set-up)", anon: 401, owner: [409, 422],
+                other: [409, 422], blocked: [409, 422], admin: [409, 422], body: json(#"{"code":"000000"}"#)))
+        rows.append(
+            row(
+                "DELETE \(v1)/me/two-factor", anon: 401, owner: 204, other: 204, blocked: 204, admin: 204,
+                body: currentPassword))
+        rows.append(
+            row(
+                "POST \(v1)/me/two-factor/recovery-codes", anon: 401, owner: 409, other: 409, blocked: 409,
+                admin: 409, body: currentPassword))
+        rows.append(
+            row(
+                "POST \(v1)/auth/login/second-factor", "no code", anon: 422, owner: 422, other: 422, blocked: 422,
+                admin: 422, body: json(#"{"challenge":"made-up","code":" "}"#)))
         rows.append(row("GET \(v1)/me/preferences", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(
             row(

@@ -210,6 +210,7 @@ struct TwoFactorTests {
             let right = try await Self.answer(api, challenge, try Self.currentCode(secret, offset: 1))
             #expect(right.error?.code == "challenge_expired")
             #expect(try await Self.answer(api, "made-up", "123456").error?.code == "challenge_expired")
+            #expect(try await Self.answer(api, "made-up", "  ").error?.field == "code")
             #expect(try await Self.answer(api, String(repeating: "x", count: 5_000), "1").status == .unauthorized)
         }
     }

@@ -20,6 +20,9 @@ extension AccountsController {
     func completeSignIn(_ body: SecondFactorRequest, request: Request, context: PlazaContext) async throws
         -> AuthResponse
     {
+        guard !body.code.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw PlazaError.invalid("code", "Enter the code from your authenticator app, or a recovery code.")
+        }
         guard let userID = try await twoFactor.challengedUser(token: body.challenge) else { throw Self.challengeGone }
         let key = "2fa:" + LoginThrottle.account(id: userID, login: "")
         let client = try await throttleClient(userID: userID, request: request, clientKey: context.clientKey)

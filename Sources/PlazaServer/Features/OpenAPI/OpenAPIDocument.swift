@@ -112,8 +112,9 @@ enum OpenAPIDocument {
                         Complete a sign-in with a code from the authenticator app (each once) or a recovery code; \
                         5 codes per challenge, which lasts 5 minutes; wrong codes are throttled like passwords
                         """,
-                    auth: .none, query: [Params.deviceToken], body: "SecondFactorRequest", response: ref("AuthResponse")
-                )
+                    auth: .none, query: [Params.deviceToken], body: "SecondFactorRequest",
+                    response: ref("AuthResponse"),
+                    errors: [422])
             ),
             (
                 "\(v1)/me/two-factor",
