@@ -177,6 +177,20 @@ class Bench:
         plaza.start()
         return plaza
 
+    def loaded_plaza(self, cost: int, ds: Dataset, data: str = "plaza_data", database_url: str | None = None,
+                     system: str = "Plaza") -> tuple[servers.Plaza, PlazaSeeder]:
+        """A Plaza started and loaded with the whole dataset through its API."""
+        a = self.args
+        plaza = self.start_plaza(cost, data=data, database_url=database_url)
+        seeder = PlazaSeeder(plaza, ds, processes=a.loader_processes, threads=a.loader_threads, system=system)
+        self.closers.append(seeder.close)
+        seeder.users_and_follows()
+        seeder.posts(0, a.posts)
+        if a.comments:
+            seeder.comments()
+        seeder.close()
+        return plaza, seeder
+
     def pin(self, server: servers.Server, cpus: str = "0") -> None:
         """With --pin, moves every thread of the server onto `cpus` (before runs; "0,1" again before seeding)."""
         if self.args.pin:
@@ -263,27 +277,13 @@ class Bench:
         pbs.close()
 
         print(f"==> Plaza: start (bcrypt cost {cost}), seed", flush=True)
-        plaza = self.start_plaza(cost)
-        pls = PlazaSeeder(plaza, ds, processes=a.loader_processes, threads=a.loader_threads)
-        self.closers.append(pls.close)
-        pls.users_and_follows()
-        pls.posts(0, a.posts)
-        if a.comments:
-            pls.comments()
-        pls.close()
+        plaza, pls = self.loaded_plaza(cost, ds)
 
         pg = pgs = None
         if a.postgres:
-            print(f"==> Plaza on PostgreSQL: start, seed", flush=True)
-            pg = self.start_plaza(cost, data="plaza_pg_data", database_url=a.postgres)
-            pgs = PlazaSeeder(pg, ds, processes=a.loader_processes, threads=a.loader_threads,
-                              system="Plaza on PostgreSQL")
-            self.closers.append(pgs.close)
-            pgs.users_and_follows()
-            pgs.posts(0, a.posts)
-            if a.comments:
-                pgs.comments()
-            pgs.close()
+            print("==> Plaza on PostgreSQL: start, seed", flush=True)
+            pg, pgs = self.loaded_plaza(cost, ds, data="plaza_pg_data", database_url=a.postgres,
+                                        system="Plaza on PostgreSQL")
             # Statistics for the planner, as autovacuum's next pass would gather them (without
             # them PostgreSQL planned the global feed as a scan of every post: 3x slower).
             subprocess.run(["psql", a.postgres, "-qc", "ANALYZE"], check=True, capture_output=True, timeout=600)

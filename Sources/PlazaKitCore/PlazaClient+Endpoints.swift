@@ -70,10 +70,14 @@ extension PlazaClient {
     public func register(username: String, email: String, password: String, displayName: String? = nil) async throws
         -> Me
     {
-        let auth: AuthResponse = try await call(
-            "POST", "/auth/register",
-            body: RegisterRequest(username: username, email: email, password: password, displayName: displayName),
-            signingIn: true)
+        try await signIn(
+            "/auth/register",
+            RegisterRequest(username: username, email: email, password: password, displayName: displayName))
+    }
+
+    /// Posts to a route that answers `AuthResponse` and keeps its token.
+    private func signIn(_ path: String, _ body: some Encodable & Sendable) async throws -> Me {
+        let auth: AuthResponse = try await call("POST", path, body: body, signingIn: true)
         await tokens.setToken(auth.token)
         return auth.user
     }
@@ -83,10 +87,7 @@ extension PlazaClient {
     /// `challenge` for `completeLogin(challenge:code:)`.
     @discardableResult
     public func login(_ login: String, password: String) async throws -> Me {
-        let auth: AuthResponse = try await call(
-            "POST", "/auth/login", body: LoginRequest(login: login, password: password), signingIn: true)
-        await tokens.setToken(auth.token)
-        return auth.user
+        try await signIn("/auth/login", LoginRequest(login: login, password: password))
     }
 
     /// The second step of a sign-in with two-factor on: a code from the authenticator app or a
@@ -94,11 +95,7 @@ extension PlazaClient {
     /// used-up challenge `challenge_expired` (sign in again).
     @discardableResult
     public func completeLogin(challenge: String, code: String) async throws -> Me {
-        let auth: AuthResponse = try await call(
-            "POST", "/auth/login/second-factor", body: SecondFactorRequest(challenge: challenge, code: code),
-            signingIn: true)
-        await tokens.setToken(auth.token)
-        return auth.user
+        try await signIn("/auth/login/second-factor", SecondFactorRequest(challenge: challenge, code: code))
     }
 
     public func twoFactorStatus() async throws -> TwoFactorStatus { try await call("GET", "/me/two-factor") }

@@ -317,6 +317,35 @@ import Testing
         }
     }
 
+    /// What a person types at the second step of a sign-in, and the base32 secrets: a code is
+    /// accepted only as the code of a step in the window, a recovery code only in its stored
+    /// form, and base32 decodes only what encodes back the same.
+    @Test func secondFactorCodes() {
+        let secret = Array("12345678901234567890".utf8)
+        let now = Timestamp(milliseconds: 1_800_000_000_000)
+        let step = TOTP.step(at: now)
+        let seeds = Fuzz.seeds(
+            TOTP.code(secret: secret, step: step), "123 456", "k3xq7-m2pva", "K3XQ7M2PVA", "MZXW6YTBOI======",
+            Base32.encode(secret))
+        Fuzz.run("second-factor codes", seeds: seeds, dictionary: [" ", "-", "=", "0", "7", "A", "z"]) { input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            if let matched = TOTP.matchingStep(text, secret: secret, at: now) {
+                let typed = text.replacingOccurrences(of: " ", with: "")
+                if abs(matched - step) > TOTP.window || TOTP.code(secret: secret, step: matched) != typed {
+                    Issue.record("step \(matched) from \(input)")
+                }
+            }
+            if let normalized = TwoFactorStore.normalizedRecoveryCode(text),
+                normalized.utf8.count != 10 || TwoFactorStore.normalizedRecoveryCode(normalized) != normalized
+            {
+                Issue.record("recovery code \(normalized) from \(input)")
+            }
+            if let bytes = Base32.decode(text), Base32.decode(Base32.encode(bytes)) != bytes {
+                Issue.record("base32 \(bytes) from \(input)")
+            }
+        }
+    }
+
     @Test func webForms() {
         let seeds = Fuzz.seeds(
             "login=ana&password=correct+horse&next=%2Fposts%2F1&_csrf=abc",

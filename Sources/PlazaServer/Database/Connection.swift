@@ -64,30 +64,27 @@ struct Connection: Sendable {
             var bindings = PostgresBindings(capacity: serializer.binds.count)
             var types = ""
             for bind in serializer.binds { types.append(try Self.append(bind, to: &bindings)) }
-            var rows: [Row] = []
             guard let name = PreparedStatements.shared.name(sql: serializer.sql, types: types) else {
-                for try await row in try await connection.query(
-                    PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: logger)
-                {
-                    rows.append(Row(.postgres(row.makeRandomAccess())))
-                }
-                return rows
+                return try await Self.collect(
+                    connection.query(PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: logger))
             }
             do {
-                try await PreparedStatement.$current.withValue((name, serializer.sql)) {
-                    for try await row in try await connection.execute(
-                        PreparedStatement(bindings: bindings), logger: logger)
-                    {
-                        rows.append(Row(.postgres(row.makeRandomAccess())))
-                    }
+                return try await PreparedStatement.$current.withValue((name, serializer.sql)) {
+                    try await Self.collect(connection.execute(PreparedStatement(bindings: bindings), logger: logger))
                 }
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == PreparedStatements.stalePlan {
                 // The schema changed what the statement returns; its next use prepares it anew.
                 PreparedStatements.shared.retire(name)
                 throw error
             }
-            return rows
         }
+    }
+
+    private static func collect<Rows: AsyncSequence>(_ sequence: Rows) async throws -> [Row]
+    where Rows.Element == PostgresRow {
+        var rows: [Row] = []
+        for try await row in sequence { rows.append(Row(.postgres(row.makeRandomAccess()))) }
+        return rows
     }
 
     func first(_ query: SQLQueryString) async throws -> Row? {

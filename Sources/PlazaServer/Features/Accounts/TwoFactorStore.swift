@@ -37,7 +37,13 @@ struct TwoFactorStore: Sendable {
             recoveryCodesLeft: Int(try row?.decode(column: "codes", as: Int64.self) ?? 0))
     }
 
-    func isEnabled(userID: Int64) async throws -> Bool { try await status(userID: userID).enabled }
+    /// Asked at every sign-in: one primary-key look-up.
+    func isEnabled(userID: Int64) async throws -> Bool {
+        try await db.read { db in
+            try await db.first(
+                "SELECT user_id FROM two_factor WHERE user_id = \(bind: userID) AND confirmed_at IS NOT NULL") != nil
+        }
+    }
 
     enum BeginOutcome: Equatable {
         case started(secret: [UInt8])
@@ -156,7 +162,7 @@ struct TwoFactorStore: Sendable {
     /// Completes a challenged sign-in with an app code or a recovery code. A wrong code counts
     /// against the challenge; a right one deletes it.
     func redeem(token: String, code: String, now: Timestamp = .now) async throws -> RedeemOutcome {
-        guard token.utf8.count <= 100, code.utf8.count <= 64 else { return .noChallenge }
+        guard token.utf8.count <= 100 else { return .noChallenge }
         let tokenHash = SessionToken.hash(token)
         return try await db.write { db -> RedeemOutcome in
             guard

@@ -182,11 +182,7 @@ struct WebController {
             let auth = try await api.accounts.signIn(
                 LoginRequest(login: form.login ?? "", password: form.password ?? ""), request: request, context: context
             )
-            // Signing in again from a browser that still had a session replaces it.
-            if let old = context.identity {
-                _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID)
-            }
-            return signedIn(auth, context: context, next: next)
+            return try await signedIn(auth, context: context, next: next)
         } catch let error as PlazaError where error.challenge != nil {
             let body = LoginPage(login: form.login ?? "", next: next, challenge: error.challenge)
             return try await page("login", title: "Sign in", nav: .login, body, request: request, context: context)
@@ -206,13 +202,11 @@ struct WebController {
         do {
             let auth = try await api.accounts.completeSignIn(
                 SecondFactorRequest(challenge: challenge, code: form.code ?? ""), request: request, context: context)
-            if let old = context.identity {
-                _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID)
-            }
-            return signedIn(auth, context: context, next: next)
+            return try await signedIn(auth, context: context, next: next)
         } catch let error as PlazaError {
-            let retry = error.code == "invalid_code" || error.code == "rate_limited"
-            let body = LoginPage(error: error.message, next: next, challenge: retry ? challenge : nil)
+            // Asked again unless the challenge is gone (then the password form).
+            let expired = error.code == AccountsController.challengeGone.code
+            let body = LoginPage(error: error.message, next: next, challenge: expired ? nil : challenge)
             return try await page(
                 "login", title: "Sign in", nav: .login, body, request: request, context: context, status: error.status)
         }
@@ -231,7 +225,7 @@ struct WebController {
             username: form.username ?? "", email: form.email ?? "", password: form.password ?? "",
             displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 })
         do {
-            return signedIn(
+            return try await signedIn(
                 try await api.accounts.signUp(body, request: request, context: context), context: context, next: "/")
         } catch let error as PlazaError {
             let page = SignupPage(
@@ -242,7 +236,12 @@ struct WebController {
         }
     }
 
-    private func signedIn(_ auth: AuthResponse, context: PlazaContext, next: String) -> Response {
+    /// The browser's new session, and on to `next`. Signing in again from a browser that still
+    /// had a session replaces it.
+    private func signedIn(_ auth: AuthResponse, context: PlazaContext, next: String) async throws -> Response {
+        if let old = context.identity {
+            _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID)
+        }
         var response = Self.redirect(to: next)
         response.setCookie(
             WebSession.sessionCookie(token: auth.token, maxAgeDays: sessionDays, secure: context.isHTTPS))
