@@ -33,12 +33,12 @@ test:
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
 	@echo "==> Building (debug) with tests"
 	$(SWIFT) build --build-tests
-	@echo "==> Swift tests on SQLite (and S3 media storage against moto)"
-	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh $(SWIFT) test --skip-build --skip FuzzTests
+	@echo "==> Swift tests on SQLite (and S3 media storage against moto, mail against aiosmtpd)"
+	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh scripts/with-smtp.sh $(SWIFT) test --skip-build --skip FuzzTests
 	@echo "==> Swift fuzz suites (100,000 cases per parser), alone: they keep both cores busy for minutes"
 	env -u PLAZA_TEST_DATABASE_URL $(SWIFT) test --skip-build --filter FuzzTests
 	@echo "==> Swift tests on PostgreSQL (PlazaKit's run against their own SQLite server, so only once, above)"
-	scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests --skip FuzzTests
+	scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests --skip FuzzTests --skip SMTPClientTests
 	@echo "==> End-to-end and browser tests (e2e/; two servers on one PostgreSQL for realtime; screenshots in e2e/screenshots)"
 	PLAZA_BIN=.build/debug/plaza scripts/with-postgres.sh scripts/e2e.sh
 	@echo "==> Schemathesis against the OpenAPI document"

@@ -124,6 +124,8 @@ extension Me: JSONWritable {
         w.object { w in
             user.writeFields(to: &w)
             w.field("email", email)
+            w.field("emailVerified", emailVerified)
+            w.field("pendingEmail", pendingEmail)
             w.field("preferences", preferences)
             w.field("isAdmin", isAdmin)
             w.field("unreadNotifications", unreadNotifications)

@@ -150,25 +150,38 @@ public struct User: Codable, Sendable, Hashable {
 public struct Me: Codable, Sendable, Hashable {
     public var user: User
     public var email: String
+    /// True once a link mailed to `email` was opened (or the account came verified from a provider).
+    public var emailVerified: Bool
+    /// An address asked for with `PUT /me/email` whose link was not opened yet.
+    public var pendingEmail: String?
     public var preferences: JSONValue
     public var isAdmin: Bool
     /// Unread notifications (a group counts once).
     public var unreadNotifications: Int
 
-    public init(user: User, email: String, preferences: JSONValue, isAdmin: Bool, unreadNotifications: Int = 0) {
+    public init(
+        user: User, email: String, emailVerified: Bool = false, pendingEmail: String? = nil, preferences: JSONValue,
+        isAdmin: Bool, unreadNotifications: Int = 0
+    ) {
         self.user = user
         self.email = email
+        self.emailVerified = emailVerified
+        self.pendingEmail = pendingEmail
         self.preferences = preferences
         self.isAdmin = isAdmin
         self.unreadNotifications = unreadNotifications
     }
 
-    enum CodingKeys: String, CodingKey { case email, preferences, isAdmin, unreadNotifications }
+    enum CodingKeys: String, CodingKey {
+        case email, emailVerified, pendingEmail, preferences, isAdmin, unreadNotifications
+    }
 
     public init(from decoder: any Decoder) throws {
         user = try User(from: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         email = try c.decode(String.self, forKey: .email)
+        emailVerified = try c.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
+        pendingEmail = try c.decodeIfPresent(String.self, forKey: .pendingEmail)
         preferences = try c.decode(JSONValue.self, forKey: .preferences)
         isAdmin = try c.decodeIfPresent(Bool.self, forKey: .isAdmin) ?? false
         unreadNotifications = try c.decodeIfPresent(Int.self, forKey: .unreadNotifications) ?? 0
@@ -178,6 +191,8 @@ public struct Me: Codable, Sendable, Hashable {
         try user.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(email, forKey: .email)
+        try c.encode(emailVerified, forKey: .emailVerified)
+        try c.encode(pendingEmail, forKey: .pendingEmail)
         try c.encode(preferences, forKey: .preferences)
         try c.encode(isAdmin, forKey: .isAdmin)
         try c.encode(unreadNotifications, forKey: .unreadNotifications)

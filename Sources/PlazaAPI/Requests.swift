@@ -208,3 +208,67 @@ public struct SecondFactorRequest: Codable, Sendable {
         self.code = code
     }
 }
+
+/// `POST /auth/password/forgot`.
+public struct ForgotPasswordRequest: Codable, Sendable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// `POST /auth/password/reset`: the token from the mailed link and the new password.
+public struct ResetPasswordRequest: Codable, Sendable {
+    public var token: String
+    public var newPassword: String
+    public init(token: String, newPassword: String) {
+        self.token = token
+        self.newPassword = newPassword
+    }
+}
+
+/// `POST /auth/email/verify`: the token from the mailed link.
+public struct VerifyEmailRequest: Codable, Sendable {
+    public var token: String
+    public init(token: String) { self.token = token }
+}
+
+/// `PUT /me/email`: the new address takes effect once a link mailed to it is opened.
+public struct ChangeEmailRequest: Codable, Sendable {
+    public var email: String
+    public var currentPassword: String
+    public init(email: String, currentPassword: String) {
+        self.email = email
+        self.currentPassword = currentPassword
+    }
+}
+
+/// A message in the outbox, as `GET /admin/mail` lists it (without its body).
+public struct OutgoingMail: Codable, Sendable, Hashable {
+    public var id: String
+    /// `verify_email`, `password_reset`, `email_changed` or `provider_linked`.
+    public var kind: String
+    public var to: String
+    public var subject: String
+    /// `pending`, `sent` or `failed` (given up).
+    public var state: String
+    public var attempts: Int
+    public var createdAt: Timestamp
+    @Nullable public var sentAt: Timestamp?
+    /// When a pending message is tried next.
+    @Nullable public var nextAttemptAt: Timestamp?
+    @Nullable public var lastError: String?
+    public init(
+        id: String, kind: String, to: String, subject: String, state: String, attempts: Int, createdAt: Timestamp,
+        sentAt: Timestamp?, nextAttemptAt: Timestamp?, lastError: String?
+    ) {
+        self.id = id
+        self.kind = kind
+        self.to = to
+        self.subject = subject
+        self.state = state
+        self.attempts = attempts
+        self.createdAt = createdAt
+        self.sentAt = sentAt
+        self.nextAttemptAt = nextAttemptAt
+        self.lastError = lastError
+    }
+}

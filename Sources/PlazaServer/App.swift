@@ -16,7 +16,7 @@ struct AppServices: Sendable {
     let spaceMembers: SpaceMembersStore
     let collections: CollectionStore
     let linkPreviews: LinkPreviewStore
-    let linkPreviewQueue = LinkPreviewQueue()
+    let linkPreviewQueue = WorkSignal()
     let events: EventLog
     let searchWindows = SearchWindowCache()
     let notifications: NotificationStore
@@ -27,6 +27,9 @@ struct AppServices: Sendable {
     let mediaStorage: any MediaStorage
     let ingest: MediaIngest
     let uploadDirectory: String
+    let mailSignal = WorkSignal()
+    let outbox: MailOutbox
+    let emails: EmailStore
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
@@ -61,6 +64,11 @@ struct AppServices: Sendable {
             media: media, storage: mediaStorage,
             pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)))
         uploadDirectory = (config.dataDir as NSString).appendingPathComponent("uploads")
+        outbox = MailOutbox(db: db, ids: ids)
+        emails = EmailStore(
+            db: db, outbox: outbox,
+            templates: MailTemplates(instanceName: config.instanceName, baseURL: config.baseURL),
+            signal: mailSignal)
     }
 
     /// Makes the folder uploads and fetched preview images wait in, when serving starts (building
@@ -85,6 +93,21 @@ extension AppServices {
     func eventHub(config: PlazaConfig, logger: Logger) -> EventHub {
         EventHub(
             feed: eventFeed, signal: events.signal, sessions: accounts, limits: config.streamLimits, logger: logger)
+    }
+
+    func mailService(config: PlazaConfig, logger: Logger) throws -> MailService {
+        let sender = config.mailSender
+        let transport: MailTransport
+        if let smtp = config.mail.smtp {
+            let domain = sender.address.split(separator: "@").last.map(String.init) ?? "localhost"
+            transport = .smtp(try SMTPClient(settings: smtp, heloName: domain))
+        } else {
+            transport = .folder((config.dataDir as NSString).appendingPathComponent("outbox"))
+        }
+        let lease = (config.mail.smtp?.timeout ?? .seconds(60)).components.seconds + 60
+        return MailService(
+            outbox: outbox, transport: transport, sender: sender, signal: mailSignal,
+            pollInterval: config.mail.pollInterval, leaseMillis: lease * 1000, logger: logger)
     }
 
     func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
@@ -126,7 +149,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
             accounts: services.accounts, people: services.people, passwords: services.passwords,
             throttle: services.loginThrottle(policy: config.loginThrottle),
             devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media,
-            storage: services.mediaStorage, twoFactor: TwoFactorStore(db: services.db)),
+            storage: services.mediaStorage, twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
+            outbox: services.outbox),
         people: PeopleController(people: services.people),
         posts: PostsController(
             posts: services.posts, comments: services.comments, likes: services.likes, people: services.people,
@@ -206,12 +230,13 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         db,
         MaintenanceService(
             accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
-            events: services.eventFeed,
+            events: services.eventFeed, outbox: services.outbox,
             eventRetentionMillis: Int64(config.eventRetentionDays) * 86_400_000, limits: services.sharedLimits,
             limitAges: (
                 buckets: config.rateLimitPolicy.longestRefillMillis, throttle: config.loginThrottle.staleAfterMillis
             ), logger: logger),
-        try services.linkPreviewService(config: config, logger: logger), hub)
+        try services.linkPreviewService(config: config, logger: logger),
+        try services.mailService(config: config, logger: logger), hub)
     if db.kind == .postgres {
         app.addServices(SessionRevocations(db: db, cache: services.accounts.sessionCache, logger: logger))
     }
@@ -221,6 +246,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         try services.makeFolders()
         try await Migrations.run(on: db, logger: migrationLogger)
         services.linkPreviewQueue.open()
+        services.mailSignal.open()
         hub.open()
     }
     return app

@@ -58,8 +58,26 @@ public struct PlazaConfig: Sendable {
     /// none by default (the client is the TCP peer).
     var trustedProxies = TrustedProxies.none
     public var rateLimitPolicy = RateLimiter.Policy.standard
+    /// The name mail and pages sign with.
+    public var instanceName = "Plaza"
+    /// SMTP server and sender; without a server, mail goes to `<dataDir>/outbox/` and the log.
+    public var mail = MailSettings()
 
     public init() {}
+
+    /// Where links in mail point: the public URL, else the address Plaza listens on.
+    var baseURL: String {
+        if let publicURL { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
+        let host = ["0.0.0.0", "::", "127.0.0.1"].contains(self.host) ? "localhost" : self.host
+        return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
+
+    /// The sender of mail: `mail.from`, else the instance's name at noreply@ the public URL's host.
+    var mailSender: MailAddress {
+        if let from = mail.from, let address = try? MailAddress.parse(from) { return address }
+        let host = publicURL.flatMap { URL(string: $0)?.host } ?? "localhost"
+        return MailAddress(name: instanceName, address: "noreply@\(host)")
+    }
 
     /// True when the configured public URL is `https://`.
     var servesHTTPS: Bool { publicURL?.lowercased().hasPrefix("https://") == true }
@@ -145,6 +163,18 @@ public struct PlazaConfig: Sendable {
             throw ConfigurationError("stream-heartbeat-seconds must be from 1 to 300.")
         }
         guard eventRetentionDays >= 1 else { throw ConfigurationError("event-retention-days must be at least 1.") }
+
+        instanceName = reader.string(forKey: "plaza.instance.name", default: defaults.instanceName)
+        guard !instanceName.isEmpty, instanceName.count <= 60,
+            !instanceName.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 32 } == true })
+        else { throw ConfigurationError("instance-name must be 1 to 60 characters on one line.") }
+        if let url = reader.string(forKey: "plaza.smtp.url"), !url.isEmpty {
+            var smtp = try SMTPSettings.parse(url)
+            smtp.caFile = reader.string(forKey: "plaza.smtp.ca.file").flatMap { $0.isEmpty ? nil : $0 }
+            mail.smtp = smtp
+        }
+        mail.from = reader.string(forKey: "plaza.mail.from").flatMap { $0.isEmpty ? nil : $0 }
+        if let from = mail.from { _ = try MailAddress.parse(from) }
 
         rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")
         do {

@@ -145,6 +145,29 @@ struct AuthorizationMatrixTests {
             row(
                 "POST \(v1)/auth/login/second-factor", "no code", anon: 422, owner: 422, other: 422, blocked: 422,
                 admin: 422, body: json(#"{"challenge":"made-up","code":" "}"#)))
+        // Email: links from mail work for whoever holds them (none here is real); the rest is each person's own.
+        let madeUpToken = String(repeating: "A", count: 43)
+        rows.append(
+            row(
+                "POST \(v1)/auth/password/forgot", anon: 202, owner: 202, other: 202, blocked: 202, admin: 202,
+                body: json(#"{"email":"nobody@example.com"}"#)))
+        rows.append(
+            row(
+                "POST \(v1)/auth/password/reset", "a made-up token", anon: 400, owner: 400, other: 400, blocked: 400,
+                admin: 400, body: json(#"{"token":"\#(madeUpToken)","newPassword":"\#(MatrixClient.password)"}"#)))
+        rows.append(
+            row(
+                "POST \(v1)/auth/email/verify", "a made-up token", anon: 400, owner: 400, other: 400, blocked: 400,
+                admin: 400, body: json(#"{"token":"\#(madeUpToken)"}"#)))
+        rows.append(
+            row(
+                "POST \(v1)/me/email/verification", "mailed moments ago or never", anon: 401, owner: [202, 429],
+                other: [202, 429], blocked: [202, 429], admin: [202, 429]))
+        rows.append(
+            row(
+                "PUT \(v1)/me/email", "a wrong password", anon: 401, owner: 403, other: 403, blocked: 403, admin: 403,
+                body: json(#"{"email":"new@example.com","currentPassword":"not the password"}"#)))
+        rows.append(row("GET \(v1)/admin/mail", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
         rows.append(row("GET \(v1)/me/preferences", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(
             row(

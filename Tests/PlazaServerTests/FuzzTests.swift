@@ -346,6 +346,56 @@ import Testing
         }
     }
 
+    /// What an SMTP server answers, fed in pieces as they might arrive: the reader returns
+    /// replies whose lines share one code from 200 to 599, or throws, and never traps.
+    @Test func smtpReplies() {
+        let seeds = Fuzz.seeds(
+            "220 plaza.test ESMTP\r\n", "250-plaza.test\r\n250-STARTTLS\r\n250 AUTH PLAIN LOGIN\r\n",
+            "354 go ahead\n", "535 5.7.8 Authentication credentials invalid\r\n", "250-a\r\n251 b\r\n")
+        Fuzz.run("SMTP replies", seeds: seeds, dictionary: ["\r\n", "\n", "-", " ", "250", "5", "\r"]) {
+            input, random in
+            var reader = SMTPReplyReader()
+            var offset = 0
+            do {
+                while offset < input.count {
+                    let end = min(input.count, offset + Int.random(in: 1...64, using: &random))
+                    reader.append(input[offset..<end])
+                    offset = end
+                    while let reply = try reader.next() {
+                        if !(200...599).contains(reply.code) || reply.lines.isEmpty
+                            || reply.lines.count > SMTPReplyReader.maxLines
+                        {
+                            Issue.record("reply \(reply) from \(input)")
+                        }
+                    }
+                }
+            } catch {}
+        }
+    }
+
+    /// Tokens from mailed links and `mail-from` values: a token is accepted only in the form
+    /// `SessionToken` makes, a sender only as an ASCII address that SMTP and headers carry as is.
+    @Test func mailTokensAndSenders() {
+        let seeds = Fuzz.seeds(
+            SessionToken.make(), "Plaza <noreply@plaza.test>", "\"Pla\\\"za\" <a@b.cd>", "a@b.cd",
+            "Plaza <a@b.cd>\r\nBcc: x@y.z")
+        Fuzz.run("mail tokens and senders", seeds: seeds, dictionary: ["<", ">", "@", "\"", "\r\n", ".", "-", "_"]) {
+            input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            if let token = try? AccountsController.mailedToken(text), ByteText.bytes(base64url: token)?.count != 32 {
+                Issue.record("token \(token) from \(input)")
+            }
+            if let sender = try? MailAddress.parse(text) {
+                let header = sender.header
+                if header.contains(where: { $0.isNewline }) || !MIME.isDeliverable(sender.address)
+                    || sender.address.contains(where: { "<> ".contains($0) })
+                {
+                    Issue.record("sender \(header) from \(input)")
+                }
+            }
+        }
+    }
+
     @Test func webForms() {
         let seeds = Fuzz.seeds(
             "login=ana&password=correct+horse&next=%2Fposts%2F1&_csrf=abc",

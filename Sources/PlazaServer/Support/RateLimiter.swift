@@ -26,6 +26,9 @@ public final class RateLimiter: Sendable {
         public var writes: Limit
         /// Account creation, per address.
         public var registrations: Limit
+        /// Asking for a password-reset mail, per address (each account also gets at most one a
+        /// minute and five an hour, whoever asks).
+        public var mailings = Limit(burst: 5, perMinute: 1)
 
         public static let standard = Policy(
             reads: Limit(burst: 300, perMinute: 600),
@@ -34,7 +37,9 @@ public final class RateLimiter: Sendable {
         )
 
         /// The longest time any bucket takes to refill: older buckets are as good as new.
-        var longestRefillMillis: Int64 { max(reads.refillMillis, writes.refillMillis, registrations.refillMillis) }
+        var longestRefillMillis: Int64 {
+            max(reads.refillMillis, writes.refillMillis, registrations.refillMillis, mailings.refillMillis)
+        }
     }
 
     let policy: Policy
@@ -153,6 +158,13 @@ struct RateLimitMiddleware: RouterMiddleware {
                 if let wait = try await limiter.take(
                     "register:ip:" + context.clientKey, limit: limiter.policy.registrations)
                 {
+                    throw PlazaError.rateLimited(retryAfter: wait)
+                }
+            }
+            if request.method == .post,
+                request.uri.path.hasSuffix("/auth/password/forgot") || request.uri.path == "/forgot-password"
+            {
+                if let wait = try await limiter.take("mail:ip:" + context.clientKey, limit: limiter.policy.mailings) {
                     throw PlazaError.rateLimited(retryAfter: wait)
                 }
             }

@@ -19,7 +19,10 @@ enum Validate {
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard trimmed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
             !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-            !trimmed.contains(where: { $0.isWhitespace || $0.isNewline || $0.asciiValue.map { $0 < 32 } == true })
+            !trimmed.contains(where: {
+                $0.isWhitespace || $0.isNewline || $0.asciiValue.map { $0 < 32 || $0 == 127 } == true
+                    || "<>()[]\\,;:\"".contains($0)
+            })
         else { throw PlazaError.invalid("email", "email must be an address like name@example.com.") }
         return trimmed
     }

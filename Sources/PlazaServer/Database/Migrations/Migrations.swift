@@ -44,6 +44,7 @@ enum Migrations {
         Migration009.migration,
         Migration010.migration,
         Migration011.migration,
+        Migration012.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

@@ -19,6 +19,8 @@ struct AccountStore: Sendable {
         var passwordHash: String
         var displayName: String
         var isAdmin = false
+        /// Made by an operator (command line, demo): the address needs no confirming.
+        var emailVerified = false
     }
 
     /// Creates a user; 409 when the username or email is taken (case-insensitively).
@@ -26,6 +28,7 @@ struct AccountStore: Sendable {
         let id = ids.next()
         let usernameKey = new.username.lowercased()
         let emailKey = new.email.lowercased()
+        let now = Timestamp.now.milliseconds
         do {
             try await db.write { db in
                 if let row = try await db.first(
@@ -36,9 +39,11 @@ struct AccountStore: Sendable {
                 }
                 try await db.exec(
                     """
-                    INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, is_admin, created_at)
+                    INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, is_admin, created_at,
+                        email_verified_at)
                     VALUES (\(bind: id), \(bind: new.username), \(bind: usernameKey), \(bind: new.email), \(bind: emailKey),
-                            \(bind: new.passwordHash), \(bind: new.displayName), \(bind: new.isAdmin), \(bind: Timestamp.now.milliseconds))
+                            \(bind: new.passwordHash), \(bind: new.displayName), \(bind: new.isAdmin), \(bind: now),
+                            \(bind: new.emailVerified ? now : nil))
                     """)
             }
         } catch  where Dialect.isUniqueViolation(error) {
@@ -77,6 +82,8 @@ struct AccountStore: Sendable {
         try await db.write { db in
             try await db.exec("UPDATE users SET password_hash = \(bind: hash) WHERE id = \(bind: userID)")
             try await db.exec("DELETE FROM sessions WHERE user_id = \(bind: userID) AND id <> \(bind: sessionID)")
+            // A reset link mailed before no longer applies.
+            try await db.exec("DELETE FROM email_tokens WHERE user_id = \(bind: userID) AND purpose = 'reset'")
         }
         sessionCache.forget(userID: userID, except: sessionID)
     }
@@ -197,17 +204,23 @@ struct AccountStore: Sendable {
     // MARK: me
 
     func me(userID: Int64) async throws -> Me {
+        let now = Timestamp.now.milliseconds
         guard
             let row = try await db.read({ db in
                 try await db.first(
-                    "SELECT \(UserRecord.columns), u.email, u.preferences, u.is_admin, u.unread_notifications FROM users u WHERE u.id = \(bind: userID)"
-                )
+                    """
+                    SELECT \(UserRecord.columns), u.email, u.email_verified_at, \(EmailStore.pendingEmail(now: now)),
+                        u.preferences, u.is_admin, u.unread_notifications
+                    FROM users u WHERE u.id = \(bind: userID)
+                    """)
             })
         else { throw PlazaError.unauthorized }
         let preferences = try row.decode(column: "preferences", as: String.self)
         return Me(
             user: try UserRecord(row: row).user(viewer: nil),
             email: try row.decode(column: "email", as: String.self),
+            emailVerified: try row.decode(column: "email_verified_at", as: Int64?.self) != nil,
+            pendingEmail: try row.decode(column: "pending_email", as: String?.self),
             preferences: Self.decodePreferences(preferences),
             isAdmin: try row.decode(column: "is_admin", as: Bool.self),
             unreadNotifications: try row.decode(column: "unread_notifications", as: Int.self))

@@ -18,6 +18,8 @@ struct AccountsController {
     let media: MediaStore
     let storage: any MediaStorage
     let twoFactor: TwoFactorStore
+    let emails: EmailStore
+    let outbox: MailOutbox
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.post("auth/register", use: register)
@@ -38,6 +40,7 @@ struct AccountsController {
         signedIn.put("me/two-factor", use: confirmTwoFactor)
         signedIn.delete("me/two-factor", use: disableTwoFactor)
         signedIn.post("me/two-factor/recovery-codes", use: regenerateRecoveryCodes)
+        registerEmail(to: api)
     }
 
     @Sendable func register(_ request: Request, context: PlazaContext) async throws -> EditedResponse<AuthResponse> {
@@ -54,6 +57,12 @@ struct AccountsController {
         let hash = try await passwords.hash(body.password)
         let userID = try await accounts.createUser(
             .init(username: username, email: email, passwordHash: hash, displayName: displayName))
+        do {
+            _ = try await emails.sendVerification(userID: userID)
+        } catch {
+            // The account exists; the person can ask for the mail again from their settings.
+            context.logger.warning("Verification mail not queued: \(String(reflecting: error))")
+        }
         let token = try await accounts.createSession(
             userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
         return AuthResponse(

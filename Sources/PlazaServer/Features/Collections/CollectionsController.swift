@@ -9,7 +9,7 @@ extension CollectionItem: ResponseEncodable {}
 struct CollectionsController {
     let collections: CollectionStore
     let posts: PostStore
-    let previews: LinkPreviewQueue
+    let previews: WorkSignal
 
     static let maxNameLength = 100
     static let maxNoteLength = 2_000

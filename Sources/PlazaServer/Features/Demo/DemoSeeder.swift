@@ -41,7 +41,7 @@ public struct DemoSeeder: Sendable {
             let id = try await services.accounts.createUser(
                 .init(
                     username: person.username, email: "\(person.username)@demo.plaza.test", passwordHash: hash,
-                    displayName: person.displayName))
+                    displayName: person.displayName, emailVerified: true))
             try await services.accounts.updateProfile(
                 userID: id, displayName: nil, bio: person.bio, status: person.status.map(FieldUpdate.set) ?? .keep)
             ids[person.username] = id

@@ -4,70 +4,6 @@ import NIOConcurrencyHelpers
 import PlazaAPI
 import ServiceLifecycle
 
-/// Wakes the link-preview worker when a URL is queued in this process. Other app servers'
-/// workers find it on their next poll.
-final class LinkPreviewQueue: Sendable {
-    private struct State {
-        var signalled = false
-        var waiter: CheckedContinuation<Void, Never>?
-        var open = false
-    }
-    private let state = NIOLockedValueBox(State())
-
-    /// Lets the worker start: called once the migrations have run.
-    func open() {
-        state.withLockedValue { $0.open = true }
-        wake()
-    }
-
-    var isOpen: Bool { state.withLockedValue { $0.open } }
-
-    func wake() {
-        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return waiter
-            }
-            state.signalled = true
-            return nil
-        }
-        waiter?.resume()
-    }
-
-    /// Returns when woken, after `timeout`, or on cancellation.
-    func wait(timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled { self.wake() }
-            }
-            group.addTask {
-                await withTaskCancellationHandler {
-                    await self.nextSignal()
-                } onCancel: {
-                    self.wake()
-                }
-            }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func nextSignal() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLockedValue { state in
-                if state.signalled {
-                    state.signalled = false
-                    return true
-                }
-                state.waiter = continuation
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-}
-
 /// How link previews are fetched.
 public struct LinkPreviewSettings: Sendable {
     /// Addresses (CIDR blocks) that previews may fetch even though they are private.
@@ -93,7 +29,7 @@ struct LinkPreviewService: Service {
     let fetcher: SafeFetcher
     let ingest: MediaIngest
     let ids: IDGenerator
-    let queue: LinkPreviewQueue
+    let queue: WorkSignal
     let settings: LinkPreviewSettings
     let uploadDirectory: String
     let maxImageBytes: Int

@@ -151,6 +151,69 @@ enum OpenAPIDocument {
                     errors: [403, 409])
             ),
             (
+                "\(v1)/auth/password/forgot",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Mail a link to choose a new password (valid 1 hour, once). 202 whether or not an account \
+                        has the address; an account gets at most one such mail a minute and five an hour
+                        """,
+                    auth: .none, body: "ForgotPasswordRequest", status: 202, errors: [422])
+            ),
+            (
+                "\(v1)/auth/password/reset",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Set a new password with the mailed token and sign in; every other session ends. 400 \
+                        `invalid_link` for an unknown, used or expired token; with two-factor sign-in on, 401 \
+                        `second_factor_required` with a `challenge` (the password is changed)
+                        """,
+                    auth: .none, query: [Params.deviceToken], body: "ResetPasswordRequest",
+                    response: ref("AuthResponse"), errors: [400, 422])
+            ),
+            (
+                "\(v1)/auth/email/verify",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Confirm an address with the mailed token (valid 24 hours, once); a new address from \
+                        `PUT /me/email` replaces the old one, which is told. 400 `invalid_link`; 409 when another \
+                        account has taken the address meanwhile
+                        """,
+                    auth: .none, body: "VerifyEmailRequest", status: 204, errors: [400, 409])
+            ),
+            (
+                "\(v1)/me/email/verification",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Mail the confirmation link again (to the pending new address if there is one); 409 when \
+                        confirmed, 429 within a minute of the last one
+                        """,
+                    auth: .required, status: 202, errors: [409])
+            ),
+            (
+                "\(v1)/me/email",
+                Operation(
+                    method: .put,
+                    summary: """
+                        Change the address: a link goes to the new one, which becomes the account's when opened \
+                        (`pendingEmail` until then). 204 when it is the current address (a pending change is \
+                        dropped); 409 when another account has it
+                        """,
+                    auth: .required, query: [Params.deviceToken], body: "ChangeEmailRequest", status: 202,
+                    errors: [403, 409])
+            ),
+            (
+                "\(v1)/admin/mail",
+                Operation(
+                    method: .get,
+                    summary: "The mail outbox, newest first, without bodies (admins only); `state` filters it",
+                    auth: .required, query: [Params.limit, Params.cursor, Params.mailState],
+                    response: pageOf("OutgoingMail"), errors: [403])
+            ),
+            (
                 "\(v1)/auth/logout",
                 Operation(
                     method: .post, summary: "Revoke this session's token", auth: .required, status: 204)
@@ -784,6 +847,9 @@ enum OpenAPIDocument {
             .query(
                 name: "k", required: true, schema: .string(pattern: "^[A-Za-z0-9_-]{16,64}$"),
                 description: "The media's access key, as in the URLs of Media; a wrong or missing key is 404")
+        }
+        static var mailState: OpenAPI.Parameter {
+            .query(name: "state", schema: .string(allowedValues: ["pending", "sent", "failed"]))
         }
         static var cursor: OpenAPI.Parameter {
             .query(name: "cursor", schema: .string, description: "nextCursor of the previous page")

@@ -96,8 +96,8 @@ extension OpenAPIDocument {
                 "Me": .all(of: [
                     ref("User"),
                     object([
-                        "email": string(), "preferences": ref("Preferences"), "isAdmin": boolean,
-                        "unreadNotifications": integer,
+                        "email": string(), "emailVerified": boolean, "pendingEmail": nullable(string()),
+                        "preferences": ref("Preferences"), "isAdmin": boolean, "unreadNotifications": integer,
                     ]),
                 ]),
                 "Preferences": .object(description: #"Free-form app preferences, e.g. {"lastSpace": "cs101"}"#),
@@ -209,6 +209,20 @@ extension OpenAPIDocument {
                     ], required: []),
                 "SetAvatarRequest": object(["mediaId": nullable(id)]),
                 "CurrentPasswordRequest": object(["currentPassword": string()]),
+                "ForgotPasswordRequest": object(["email": string(maxLength: 254)]),
+                "ResetPasswordRequest": object([
+                    "token": string(maxLength: 100), "newPassword": .string(minLength: 8, maxLength: 128),
+                ]),
+                "VerifyEmailRequest": object(["token": string(maxLength: 100)]),
+                "ChangeEmailRequest": object(["email": string(maxLength: 254), "currentPassword": string()]),
+                "OutgoingMail": object([
+                    "id": id,
+                    "kind": enumeration(["verify_email", "password_reset", "email_changed", "provider_linked"]),
+                    "to": string(), "subject": string(), "state": enumeration(["pending", "sent", "failed"]),
+                    "attempts": integer, "createdAt": timestamp, "sentAt": nullable(timestamp),
+                    "nextAttemptAt": nullable(timestamp), "lastError": nullable(string()),
+                ]),
+                "OutgoingMailPage": page("OutgoingMail"),
                 "TwoFactorSetup": object(["secret": string(), "otpauthURL": string()]),
                 "ConfirmTwoFactorRequest": object(["code": string(maxLength: 64)]),
                 "RecoveryCodes": object(["recoveryCodes": array(string())]),

@@ -12,7 +12,7 @@ struct PostsController {
     let likes: LikeStore
     let people: PeopleStore
     let storage: any MediaStorage
-    let previews: LinkPreviewQueue
+    let previews: WorkSignal
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("posts/{id}", use: get)

@@ -109,7 +109,9 @@ extension WebPages {
         let account = try await stores.accounts.me(userID: me.userID)
         let sessions = try await stores.accounts.sessions(userID: me.userID, current: me.sessionID)
         let body = SettingsPage(
-            user: UserView(account.user, viewer: me.userID), statusKind: Choice(account.user.status?.kind ?? "none"),
+            user: UserView(account.user, viewer: me.userID), email: account.email,
+            emailVerified: account.emailVerified, pendingEmail: account.pendingEmail,
+            statusKind: Choice(account.user.status?.kind ?? "none"),
             sessions: sessions.map(SessionView.init),
             twoFactor: try await api.accounts.twoFactorStatus(request, context: context))
         return try await web.page(

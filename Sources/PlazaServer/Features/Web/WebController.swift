@@ -58,6 +58,7 @@ struct WebController {
         web.post("logout", use: logout)
         WebPages(web: self).register(to: web)
         WebAdminPage(web: self).register(to: web)
+        WebEmailPages(web: self).register(to: web)
     }
 
     // MARK: rendering
@@ -238,7 +239,7 @@ struct WebController {
 
     /// The browser's new session, and on to `next`. Signing in again from a browser that still
     /// had a session replaces it.
-    private func signedIn(_ auth: AuthResponse, context: PlazaContext, next: String) async throws -> Response {
+    func signedIn(_ auth: AuthResponse, context: PlazaContext, next: String) async throws -> Response {
         if let old = context.identity {
             _ = try await stores.accounts.deleteSession(id: old.sessionID, userID: old.userID)
         }

@@ -32,6 +32,8 @@ struct Layout: Sendable {
         let username: String
         let unread: Int
         let hasUnread: Bool
+        /// Shown in the banner that asks to confirm it, until it is confirmed.
+        let unverifiedEmail: String?
     }
 
     init(
@@ -44,7 +46,9 @@ struct Layout: Sendable {
         v = assetVersion
         self.csrf = csrf
         self.me = me.map {
-            SignedIn(username: $0.user.username, unread: $0.unreadNotifications, hasUnread: $0.unreadNotifications > 0)
+            SignedIn(
+                username: $0.user.username, unread: $0.unreadNotifications, hasUnread: $0.unreadNotifications > 0,
+                unverifiedEmail: $0.emailVerified ? nil : $0.email)
         }
         self.mySpaces = mySpaces.map(SpaceView.init)
         hasSpaces = !mySpaces.isEmpty
@@ -242,10 +246,34 @@ struct NotificationsPage: Sendable {
 /// `settings.mustache`.
 struct SettingsPage: Sendable {
     let user: UserView
+    let email: String
+    let emailVerified: Bool
+    let pendingEmail: String?
     /// My status's kind, `none` without one.
     let statusKind: Choice
     let sessions: [SessionView]
     let twoFactor: TwoFactorStatus
+}
+
+/// `forgot-password.mustache`: the address form, then (`sent`) the same answer for every address.
+struct ForgotPasswordPage: Sendable {
+    var error: String?
+    var email = ""
+    var sent = false
+}
+
+/// `reset-password.mustache`: a new password for the token in the mailed link.
+struct ResetPasswordPage: Sendable {
+    var error: String?
+    let token: String
+}
+
+/// `verify-email.mustache`: the button that confirms (a mail scanner following the link changes
+/// nothing), then the outcome.
+struct VerifyEmailPage: Sendable {
+    var error: String?
+    let token: String
+    var verified = false
 }
 
 /// `login.mustache`.

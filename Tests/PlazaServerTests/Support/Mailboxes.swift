@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+@testable import PlazaServer
+
+/// A message as a mail client reads it: headers, and the text and HTML parts decoded.
+struct ReceivedMail: Sendable {
+    var headers: [String: String]
+    var text: String
+    var html: String
+    var to: String { headers["to"] ?? "" }
+    var subject: String { headers["subject"] ?? "" }
+
+    /// The token of the first link in the text (`…?token=…`).
+    var token: String? {
+        guard let range = text.range(of: "token=") else { return nil }
+        return String(text[range.upperBound...].prefix(while: { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }))
+    }
+
+    /// Reads what `MIME.render` writes: headers, then base64 parts of multipart/alternative.
+    static func parse(_ data: Data) -> ReceivedMail? {
+        let raw = String(decoding: data, as: UTF8.self)
+        guard let split = raw.range(of: "\r\n\r\n") else { return nil }
+        var headers: [String: String] = [:]
+        for line in raw[..<split.lowerBound].components(separatedBy: "\r\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        guard let type = headers["content-type"], let b = type.range(of: "boundary=\"") else { return nil }
+        let boundary = String(type[b.upperBound...].prefix(while: { $0 != "\"" }))
+        var parts: [String: String] = [:]
+        for part in raw[split.upperBound...].components(separatedBy: "--\(boundary)") {
+            guard let body = part.range(of: "\r\n\r\n") else { continue }
+            let head = part[..<body.lowerBound].lowercased()
+            let encoded = part[body.upperBound...].components(separatedBy: "\r\n").joined()
+            guard let decoded = Data(base64Encoded: encoded) else { continue }
+            parts[head.contains("text/html") ? "html" : "text"] = String(decoding: decoded, as: UTF8.self)
+        }
+        return ReceivedMail(headers: headers, text: parts["text"] ?? "", html: parts["html"] ?? "")
+    }
+}
+
+/// The `.eml` files in `folder`, oldest first, as they arrive: waits until `count` match (the
+/// mail worker runs beside the test), recording an issue after a minute without them.
+func mails(
+    in folder: String, count: Int = 1, matching: @Sendable (ReceivedMail) -> Bool = { _ in true }
+) async throws -> [ReceivedMail] {
+    for _ in 0..<6_000 {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { $0.hasSuffix(".eml") }.sorted()
+        let found = names.compactMap { name in
+            FileManager.default.contents(atPath: (folder as NSString).appendingPathComponent(name)).flatMap(
+                ReceivedMail.parse)
+        }.filter(matching)
+        if found.count >= count { return found }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("fewer than \(count) mails arrived in \(folder)")
+    return []
+}
+
+extension TestAPI {
+    /// Mail the app wrote to its outbox folder (no SMTP server is configured in tests).
+    var outboxFolder: String { (config.dataDir as NSString).appendingPathComponent("outbox") }
+
+    /// The mails to `address` once `count` arrived, oldest first.
+    func mails(to address: String, count: Int = 1, subject: String = "") async throws -> [ReceivedMail] {
+        try await PlazaServerTests.mails(in: outboxFolder, count: count) {
+            $0.to == address && (subject.isEmpty || $0.subject.contains(subject))
+        }
+    }
+}
