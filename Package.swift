@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // ID tokens of sign-in providers (JWKS, RS256/ES256) and Sign in with Apple's client secret.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         // The served OpenAPI document, as typed values. Without its default trait (ExternalLoading,
         // loading documents' external references), which Plaza does not use and which builds slower.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
@@ -83,6 +85,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             // The web app's templates and static files, read once at start-up.
             resources: [.copy("Features/Web/Templates"), .copy("Features/Web/Assets")],
@@ -106,6 +109,9 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                // Signs the ID tokens of the test's OpenID Connect issuer.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ],
             // Read from their paths by the tests, not bundled.
             exclude: ["Fixtures"],

@@ -98,20 +98,27 @@ class Client:
 class PlazaServer:
     """`plaza serve` on a temp data dir; can be stopped and started again on the same data."""
 
-    def __init__(self, data_dir: Path, log_path: Path, env: dict[str, str] | None = None):
+    def __init__(self, data_dir: Path, log_path: Path, env: dict[str, str] | None = None, port: int = 0):
+        """`port`: the one to listen on at every start, for settings that must name the
+        server's own address (PLAZA_PUBLIC_URL; see url_for); 0 picks a free one at each start."""
         self.data_dir = data_dir
         self.log_path = log_path
         self.env = env or {}
         self.process: subprocess.Popen | None = None
-        self.port = 0
+        self.fixed_port = port
+        self.port = port
+
+    @staticmethod
+    def url_for(port: int) -> str:
+        return f"http://127.0.0.1:{port}"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.url_for(self.port)
 
     def start(self) -> None:
         assert self.process is None, "already running"
-        self.port = free_port()
+        self.port = self.fixed_port or free_port()
         log = open(self.log_path, "a")
         log.write(f"\n--- plaza serve on port {self.port}\n")
         log.flush()

@@ -102,7 +102,9 @@ if [ "$mode" = test ]; then
 import importlib.util as u
 # module: what pip installs when it is missing (selenium drives Chromium in the browser tests)
 # aiosmtpd: the real SMTP servers of the mail tests (scripts/smtp-sink.py)
-wanted = {"pytest": "pytest", "requests": "requests", "selenium": "selenium>=4.20,<5", "aiosmtpd": "aiosmtpd>=1.4,<2"}
+# oidc_provider_mock: the real OpenID Connect provider of the sign-in tests (e2e/test_oidc.py)
+wanted = {"pytest": "pytest", "requests": "requests", "selenium": "selenium>=4.20,<5", "aiosmtpd": "aiosmtpd>=1.4,<2",
+          "oidc_provider_mock": "oidc-provider-mock>=0.3.4,<0.4"}
 print(" ".join(spec for m, spec in wanted.items() if u.find_spec(m) is None))')
   # moto's S3 server for the S3 media storage tests (scripts/with-moto.sh).
   command -v moto_server >/dev/null 2>&1 || pips="$pips moto[server]>=5,<6"

@@ -9,7 +9,7 @@ starts three servers and prints one line of JSON naming their ports, then serves
   tls       TLS from the first byte (implicit, as on port 465), then AUTH as above
 Their certificate is DIR/cert.pem (self-signed for 127.0.0.1 and localhost), which the client
 must be told to trust. Every message accepted is written as DIR/mail/<n>.eml (the bytes as
-received) with DIR/mail/<n>.json ({"from", "to", "server", "auth"}) written after it.
+received; renamed into place, so a reader never sees half of one) with DIR/mail/<n>.json ({"from", "to", "server", "auth"}) written after it.
 Recipients decide the answer: anything at reject.test gets 550 (permanent), anything at
 busy.test gets 451 (try again later).
 """
@@ -47,8 +47,9 @@ class Sink:
     async def handle_DATA(self, server, session, envelope):
         n = next(self.counter)
         path = os.path.join(self.folder, f"{n:05d}")
-        with open(path + ".eml", "wb") as f:
+        with open(path + ".eml.tmp", "wb") as f:
             f.write(envelope.original_content or envelope.content)
+        os.rename(path + ".eml.tmp", path + ".eml")
         meta = {
             "from": envelope.mail_from,
             "to": envelope.rcpt_tos,

@@ -272,3 +272,48 @@ public struct OutgoingMail: Codable, Sendable, Hashable {
         self.lastError = lastError
     }
 }
+
+/// A sign-in provider this server offers (`GET /auth/providers`).
+public struct AuthProviderInfo: Codable, Sendable, Hashable {
+    public var id: String
+    public var name: String
+    /// `oidc` (OpenID Connect: Apple, Google, any other) or `oauth2` (Facebook's web sign-in).
+    public var kind: String
+    public init(id: String, name: String, kind: String) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+    }
+}
+
+/// `POST /auth/providers/{id}/token`: what a provider's SDK gave a native app.
+public struct ProviderTokenRequest: Codable, Sendable {
+    /// An OpenID Connect ID token (Sign in with Apple, Google, Facebook Limited Login).
+    public var idToken: String?
+    /// A Facebook access token (classic Facebook Login).
+    public var accessToken: String?
+    /// The nonce the app gave the provider: the token must carry it (or its SHA-256 in hex).
+    public var nonce: String?
+    public init(idToken: String? = nil, accessToken: String? = nil, nonce: String? = nil) {
+        self.idToken = idToken
+        self.accessToken = accessToken
+        self.nonce = nonce
+    }
+}
+
+/// A provider account linked to mine (`GET /me/identities`).
+public struct LinkedIdentity: Codable, Sendable, Hashable {
+    public var provider: String
+    public var name: String
+    /// The address the provider gave, if any.
+    @Nullable public var email: String?
+    public var linkedAt: Timestamp
+    public var lastUsedAt: Timestamp
+    public init(provider: String, name: String, email: String?, linkedAt: Timestamp, lastUsedAt: Timestamp) {
+        self.provider = provider
+        self.name = name
+        self.email = email
+        self.linkedAt = linkedAt
+        self.lastUsedAt = lastUsedAt
+    }
+}

@@ -55,6 +55,9 @@ public struct PostSearch: Sendable {
 
 public enum HistorySort: String, Sendable { case viewedAt, postedAt, views }
 
+/// Where a message of the mail outbox is: waiting to be (re)tried, sent, or given up on.
+public enum MailState: String, Sendable { case pending, sent, failed }
+
 extension PlazaClient {
     /// A path segment with everything but unreserved characters percent-encoded.
     static func segment(_ value: String) -> String {
@@ -98,6 +101,41 @@ extension PlazaClient {
         try await signIn("/auth/login/second-factor", SecondFactorRequest(challenge: challenge, code: code))
     }
 
+    /// The sign-in providers the server offers besides passwords (for "Continue with …" buttons).
+    public func authProviders() async throws -> [AuthProviderInfo] {
+        try await call("GET", "/auth/providers", signingIn: true)
+    }
+
+    /// Signs in with the ID token a provider's SDK gave the app, e.g. Sign in with Apple's
+    /// `identityToken`, and keeps the token; the account is made on first use. `nonce` is the
+    /// raw nonce the app gave the provider (Apple's SDK is given its SHA-256; either is checked).
+    /// Throws `invalid_provider_token` (401), `email_in_use` (409: an account has the address,
+    /// sign in and link instead), `provider_unavailable` (502) or, with two-factor on,
+    /// `second_factor_required` for `completeLogin(challenge:code:)`.
+    @discardableResult
+    public func signIn(provider: String, idToken: String, nonce: String) async throws -> Me {
+        try await signIn(
+            "/auth/providers/\(Self.segment(provider))/token", ProviderTokenRequest(idToken: idToken, nonce: nonce))
+    }
+
+    /// Signs in with a Facebook Login access token (classic Facebook Login; Limited Login gives an ID token).
+    @discardableResult
+    public func signIn(provider: String, accessToken: String) async throws -> Me {
+        try await signIn(
+            "/auth/providers/\(Self.segment(provider))/token", ProviderTokenRequest(accessToken: accessToken))
+    }
+
+    /// The provider accounts linked to mine.
+    public func linkedIdentities() async throws -> [LinkedIdentity] {
+        let page: Page<LinkedIdentity> = try await call("GET", "/me/identities")
+        return page.items
+    }
+
+    /// Unlinks a provider; throws `last_sign_in_method` (409) when it is my only way to sign in.
+    public func unlinkIdentity(provider: String) async throws {
+        try await send("DELETE", "/me/identities/\(Self.segment(provider))")
+    }
+
     public func twoFactorStatus() async throws -> TwoFactorStatus { try await call("GET", "/me/two-factor") }
     /// Begins setting up two-factor sign-in: the secret to add to an authenticator app.
     public func beginTwoFactor(currentPassword: String) async throws -> TwoFactorSetup {
@@ -115,6 +153,46 @@ extension PlazaClient {
         let codes: RecoveryCodes = try await call(
             "POST", "/me/two-factor/recovery-codes", body: CurrentPasswordRequest(currentPassword: currentPassword))
         return codes.recoveryCodes
+    }
+
+    // MARK: email and password reset
+
+    /// Asks for a password-reset mail. The server answers the same whether or not an account
+    /// has the address (and whether or not it was throttled), so this succeeds either way.
+    public func forgotPassword(email: String) async throws {
+        try await send(
+            "POST", "/auth/password/forgot", body: ForgotPasswordRequest(email: email), signingIn: true)
+    }
+
+    /// Sets a new password with the token from a reset link (`/reset-password?token=…`) and signs
+    /// in like `login`: every other session of the account ends. With two-factor sign-in on it
+    /// throws `second_factor_required` with a `challenge` for `completeLogin(challenge:code:)`
+    /// (the password is changed all the same). A used or expired link throws `invalid_link`.
+    @discardableResult
+    public func resetPassword(token: String, newPassword: String) async throws -> Me {
+        try await signIn("/auth/password/reset", ResetPasswordRequest(token: token, newPassword: newPassword))
+    }
+
+    /// Confirms an address with the token from a mailed link (`/verify-email?token=…`); needs no
+    /// sign-in. A pending change of address takes effect here. A used or expired link throws `invalid_link`.
+    public func verifyEmail(token: String) async throws {
+        try await send("POST", "/auth/email/verify", body: VerifyEmailRequest(token: token), signingIn: true)
+    }
+
+    /// Mails the confirmation link again (to the pending new address, if any). Throws
+    /// `already_verified` (409), or 429 `rate_limited` with `retryAfter` when one went out a
+    /// moment ago (one a minute, five an hour).
+    public func resendEmailVerification() async throws {
+        try await send("POST", "/me/email/verification")
+    }
+
+    /// Starts a change of address: a link goes to `email`, and `me().pendingEmail` shows it
+    /// until the link is opened (`verifyEmail(token:)`); the old address is told once it is.
+    /// Changing back to the current address cancels a pending change. Throws `email_taken`
+    /// (409) when another account has the address, and 429 `rate_limited` like
+    /// `resendEmailVerification()`.
+    public func changeEmail(to email: String, currentPassword: String) async throws {
+        try await send("PUT", "/me/email", body: ChangeEmailRequest(email: email, currentPassword: currentPassword))
     }
 
     /// Revokes this session and forgets the token.
@@ -409,6 +487,12 @@ extension PlazaClient {
     /// The audit log, newest first (admins only).
     public func audit(page: PageOptions = .init()) async throws -> Page<AuditEntry> {
         try await call("GET", "/admin/audit", query: page.query)
+    }
+    /// The mail outbox, newest first (admins only): every message, or those in one `state`.
+    public func outgoingMail(state: MailState? = nil, page: PageOptions = .init()) async throws
+        -> Page<OutgoingMail>
+    {
+        try await call("GET", "/admin/mail", query: (["state": state?.rawValue] as [String: String?]).merging(page))
     }
 
     // MARK: media

@@ -79,7 +79,8 @@ public struct PlazaClient: Sendable {
     }
 
     /// Sends a request and returns the raw response, throwing `PlazaClientError` for any status ≥ 400.
-    /// `signingIn` requests (sign-up, sign-in) carry no token: a stale one would be refused.
+    /// `signingIn` requests (sign-up, sign-in, and the mailed links' calls, which need no session)
+    /// carry no token: a stale one would be refused.
     @discardableResult
     func send(
         _ method: String, _ path: String, query: [String: String?] = [:], body: (any Encodable & Sendable)? = nil,

@@ -144,13 +144,14 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication)) }
     api.add(middleware: AuthMiddleware(accounts: services.accounts))
     if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
+    let accounts = AccountsController(
+        accounts: services.accounts, people: services.people, passwords: services.passwords,
+        throttle: services.loginThrottle(policy: config.loginThrottle),
+        devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media,
+        storage: services.mediaStorage, twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
+        outbox: services.outbox)
     let controllers = WebController.APIControllers(
-        accounts: AccountsController(
-            accounts: services.accounts, people: services.people, passwords: services.passwords,
-            throttle: services.loginThrottle(policy: config.loginThrottle),
-            devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media,
-            storage: services.mediaStorage, twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
-            outbox: services.outbox),
+        accounts: accounts,
         people: PeopleController(people: services.people),
         posts: PostsController(
             posts: services.posts, comments: services.comments, likes: services.likes, people: services.people,
@@ -166,9 +167,13 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
         collections: CollectionsController(
             collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),
         notifications: NotificationsController(notifications: services.notifications),
-        moderation: ModerationController(moderation: services.moderation, storage: services.mediaStorage))
+        moderation: ModerationController(moderation: services.moderation, storage: services.mediaStorage),
+        identity: IdentityController(
+            signIn: SignInProviders(config.authProviders), identities: IdentityStore(db: services.db),
+            accounts: accounts, emails: services.emails, baseURL: config.baseURL))
     OpenAPIController().register(to: api)
     controllers.accounts.register(to: api)
+    controllers.identity.register(to: api)
     controllers.people.register(to: api)
     controllers.posts.register(to: api)
     // Media files: rate limited like the API, and authenticated (an unused upload is its owner's).

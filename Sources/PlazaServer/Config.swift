@@ -60,6 +60,8 @@ public struct PlazaConfig: Sendable {
     public var rateLimitPolicy = RateLimiter.Policy.standard
     /// The name mail and pages sign with.
     public var instanceName = "Plaza"
+    /// Sign-in providers besides passwords (`PLAZA_AUTH_PROVIDERS`, `PLAZA_AUTH_PROVIDERS_FILE`).
+    public var authProviders: [AuthProvider] = []
     /// SMTP server and sender; without a server, mail goes to `<dataDir>/outbox/` and the log.
     public var mail = MailSettings()
 
@@ -174,6 +176,7 @@ public struct PlazaConfig: Sendable {
             mail.smtp = smtp
         }
         mail.from = reader.string(forKey: "plaza.mail.from").flatMap { $0.isEmpty ? nil : $0 }
+        authProviders = try AuthProvider.read(from: reader)
         if let from = mail.from { _ = try MailAddress.parse(from) }
 
         rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")

@@ -293,3 +293,70 @@ func base32Decode(_ text: String) -> [UInt8]? {
     }
     return out
 }
+
+/// A mail the server wrote to `<data-dir>/outbox/` (the tests configure no SMTP server): its
+/// `To` and `Subject` headers and its text part.
+struct OutboxMail: Sendable {
+    var to: String
+    var subject: String
+    var text: String
+
+    /// The token of the link to `path` in the text, e.g. `/reset-password` in `…/reset-password?token=…`.
+    func token(of path: String) -> String? {
+        guard let range = text.range(of: path + "?token=") else { return nil }
+        return String(
+            text[range.upperBound...].prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+    }
+
+    /// Reads what the server writes: headers, then multipart/alternative with base64 parts.
+    init?(_ data: Data) {
+        let raw = String(decoding: data, as: UTF8.self)
+        guard let split = raw.range(of: "\r\n\r\n") else { return nil }
+        var headers: [String: String] = [:]
+        for line in raw[..<split.lowerBound].components(separatedBy: "\r\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
+        }
+        guard let type = headers["content-type"], type.hasPrefix("multipart/alternative"),
+            let start = type.range(of: "boundary=\"")
+        else { return nil }
+        let boundary = type[start.upperBound...].prefix { $0 != "\"" }
+        var text: String?
+        for part in raw[split.upperBound...].components(separatedBy: "--\(boundary)") {
+            guard let body = part.range(of: "\r\n\r\n"),
+                part[..<body.lowerBound].lowercased().contains("content-type: text/plain")
+            else { continue }
+            let encoded = part[body.upperBound...].components(separatedBy: "\r\n").joined()
+            text = Data(base64Encoded: encoded).map { String(decoding: $0, as: UTF8.self) }
+        }
+        guard let text, let to = headers["to"], let subject = headers["subject"] else { return nil }
+        (self.to, self.subject, self.text) = (to, subject, text)
+    }
+}
+
+extension PlazaProcess {
+    /// The outbox's mails to `address` whose text contains `text`, oldest first, once `count` of
+    /// them are there: the server's mail worker writes them beside the test.
+    func mails(to address: String, containing text: String = "", count: Int = 1) async throws -> [OutboxMail] {
+        let folder = dataDir.appendingPathComponent("outbox")
+        // A hang guard counted in looks (60 s of them), like `PlazaProcess.start()`'s; each file is read once.
+        var read: [String: OutboxMail] = [:]
+        for _ in 0..<1_200 {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+                .filter { $0.hasSuffix(".eml") }
+                .sorted { (Int64($0.dropLast(4)) ?? 0) < (Int64($1.dropLast(4)) ?? 0) }
+            for name in names where read[name] == nil {
+                if let mail = (try? Data(contentsOf: folder.appendingPathComponent(name))).flatMap(OutboxMail.init) {
+                    read[name] = mail
+                }
+            }
+            let found = names.compactMap { read[$0] }.filter {
+                $0.to == address && (text.isEmpty || $0.text.contains(text))
+            }
+            if found.count >= count { return found }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ServerError(message: "fewer than \(count) mails to \(address) in \(folder.path)")
+    }
+}

@@ -167,6 +167,29 @@ struct AuthorizationMatrixTests {
             row(
                 "PUT \(v1)/me/email", "a wrong password", anon: 401, owner: 403, other: 403, blocked: 403, admin: 403,
                 body: json(#"{"email":"new@example.com","currentPassword":"not the password"}"#)))
+        // Sign-in providers: none is configured here, so every provider is unknown.
+        rows.append(row("GET \(v1)/auth/providers", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "POST \(v1)/auth/providers/{id}/token", "an unknown provider", anon: 404, owner: 404, other: 404,
+                blocked: 404, admin: 404, body: json(#"{"idToken":"x"}"#), parameters: ["id": { _ in "nope" }]))
+        rows.append(
+            row(
+                "GET \(v1)/auth/providers/{id}/start", "an unknown provider", anon: 404, owner: 404, other: 404,
+                blocked: 404, admin: 404, parameters: ["id": { _ in "nope" }]))
+        rows.append(
+            row(
+                "GET \(v1)/auth/providers/{id}/callback", "no code or state", anon: 400, owner: 400, other: 400,
+                blocked: 400, admin: 400, parameters: ["id": { _ in "nope" }], leakCheck: false))
+        rows.append(
+            row(
+                "POST \(v1)/auth/providers/{id}/callback", "no code or state", anon: 400, owner: 400, other: 400,
+                blocked: 400, admin: 400, body: json("{}"), parameters: ["id": { _ in "nope" }], leakCheck: false))
+        rows.append(row("GET \(v1)/me/identities", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "DELETE \(v1)/me/identities/{provider}", "not linked", anon: 401, owner: 404, other: 404, blocked: 404,
+                admin: 404, parameters: ["provider": { _ in "nope" }]))
         rows.append(row("GET \(v1)/admin/mail", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
         rows.append(row("GET \(v1)/me/preferences", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import JWTKit
 import NIOCore
 import Testing
 
@@ -394,6 +395,31 @@ import Testing
                 }
             }
         }
+    }
+
+    /// ID tokens from native apps: the header Plaza reads before choosing a key, and jwt-kit's
+    /// parsing of the whole token behind it, never trap; a header is read only from three
+    /// non-empty parts within the size cap.
+    @Test func idTokens() async {
+        let header = ByteText.base64url(Array(#"{"alg":"ES256","kid":"key-1","typ":"JWT"}"#.utf8))
+        let payload = ByteText.base64url(
+            Array(#"{"iss":"https://id.example","sub":"1","aud":"a","exp":2000000000}"#.utf8))
+        let seeds = Fuzz.seeds("\(header).\(payload).c2ln", "eyJhbGciOiJub25lIn0.e30.", "a.b.c", "..")
+        let keys = JWTKeyCollection()
+        var tokens: [String] = []
+        Fuzz.run("ID tokens", seeds: seeds, dictionary: [".", "eyJ", "=", "-", "_", "\\u0000"]) { input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            if let fields = JWTHeaderFields.parse(text) {
+                let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+                if parts.count != 3 || parts.contains(where: \.isEmpty)
+                    || text.utf8.count > JWTHeaderFields.maxTokenBytes
+                {
+                    Issue.record("header \(fields) from \(input)")
+                }
+            }
+            if tokens.count < 2_000 { tokens.append(text) }
+        }
+        for token in tokens { _ = try? await keys.unverified(token, as: IDTokenClaims.self) }
     }
 
     @Test func webForms() {

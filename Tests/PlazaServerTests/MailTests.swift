@@ -302,11 +302,11 @@ struct MailTests {
     }
 
     /// A port nothing listens on: bound, then closed.
-    static func closedPort() throws -> Int {
-        let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).wait()
+    static func closedPort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress?.port ?? 1
-        try channel.close().wait()
+        try await channel.close().get()
         return port
     }
 
@@ -314,7 +314,7 @@ struct MailTests {
         try await withDatabase { db, config in
             let outbox = MailOutbox(db: db, ids: IDGenerator(node: 1))
             let client = try SMTPClient(
-                settings: SMTPSettings(host: "127.0.0.1", port: try Self.closedPort(), security: .none),
+                settings: SMTPSettings(host: "127.0.0.1", port: try await Self.closedPort(), security: .none),
                 heloName: "plaza.test")
             let service = MailService(
                 outbox: outbox, transport: .smtp(client), sender: MailAddress(name: nil, address: "noreply@plaza.test"),

@@ -90,6 +90,13 @@ enum FixtureServer {
                 body: .init(byteBuffer: ByteBuffer(bytes: try MediaFixtures.sample(.png))))
         }
 
+        try await serve(router) { base in try await body(base, hits) }
+    }
+
+    /// Runs `router` on 127.0.0.1 (a free port) while `body` runs with its base URL.
+    static func serve(_ router: Router<BasicRequestContext>, _ body: (_ base: String) async throws -> Void)
+        async throws
+    {
         let (ports, port) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "fixtures")
         logger.logLevel = .critical
@@ -103,7 +110,7 @@ enum FixtureServer {
             group.addTask { try await app.runService(gracefulShutdownSignals: []) }
             var iterator = ports.makeAsyncIterator()
             guard let bound = await iterator.next() else { throw CancellationError() }
-            try await body("http://127.0.0.1:\(bound)", hits)
+            try await body("http://127.0.0.1:\(bound)")
             group.cancelAll()
         }
     }

@@ -42,19 +42,26 @@ struct ReceivedMail: Sendable {
 }
 
 /// The `.eml` files in `folder`, oldest first, as they arrive: waits until `count` match (the
-/// mail worker runs beside the test), recording an issue after a minute without them.
+/// mail worker runs beside the test), recording an issue after a minute without them. Each file
+/// is read once, and the folder looked at every 50 ms: hundreds of tests wait at once, and a
+/// tight loop of reads would take the threads the servers under test need.
 func mails(
     in folder: String, count: Int = 1, matching: @Sendable (ReceivedMail) -> Bool = { _ in true }
 ) async throws -> [ReceivedMail] {
-    for _ in 0..<6_000 {
+    var read: [String: ReceivedMail] = [:]
+    for _ in 0..<1_200 {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
             .filter { $0.hasSuffix(".eml") }.sorted()
-        let found = names.compactMap { name in
-            FileManager.default.contents(atPath: (folder as NSString).appendingPathComponent(name)).flatMap(
-                ReceivedMail.parse)
-        }.filter(matching)
+        for name in names where read[name] == nil {
+            if let mail = FileManager.default.contents(atPath: (folder as NSString).appendingPathComponent(name))
+                .flatMap(ReceivedMail.parse)
+            {
+                read[name] = mail
+            }
+        }
+        let found = names.compactMap { read[$0] }.filter(matching)
         if found.count >= count { return found }
-        try await Task.sleep(for: .milliseconds(10))
+        try await Task.sleep(for: .milliseconds(50))
     }
     Issue.record("fewer than \(count) mails arrived in \(folder)")
     return []

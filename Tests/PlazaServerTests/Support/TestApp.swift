@@ -38,6 +38,17 @@ enum TestDatabase {
         return config
     }
 
+    /// PostgreSQL's errors describe themselves only when reflected: one that ends a test is
+    /// recorded with its details before it is thrown.
+    static func detailed<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            Issue.record("\(String(reflecting: error))")
+            throw error
+        }
+    }
+
     /// Creates an empty database on the test server and returns its URL.
     static func createDatabase(adminURL: String) async throws -> String {
         let components = URLComponents(string: adminURL)!
@@ -78,10 +89,12 @@ enum TestDatabase {
 func withApp(
     _ adjust: @escaping (inout PlazaConfig) -> Void = { _ in }, _ body: @Sendable (TestAPI) async throws -> Void
 ) async throws {
-    let config = try await TestDatabase.config(adjust)
-    try await TestDatabase.cleaningUp(config) {
-        let app = try await buildApplication(config: config, logger: Logger(label: "test"))
-        try await app.test(.router) { client in try await body(TestAPI(client: client, config: config)) }
+    try await TestDatabase.detailed {
+        let config = try await TestDatabase.config(adjust)
+        try await TestDatabase.cleaningUp(config) {
+            let app = try await buildApplication(config: config, logger: Logger(label: "test"))
+            try await app.test(.router) { client in try await body(TestAPI(client: client, config: config)) }
+        }
     }
 }
 

@@ -45,6 +45,7 @@ enum Migrations {
         Migration010.migration,
         Migration011.migration,
         Migration012.migration,
+        Migration013.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

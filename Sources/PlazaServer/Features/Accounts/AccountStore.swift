@@ -19,15 +19,26 @@ struct AccountStore: Sendable {
         var passwordHash: String
         var displayName: String
         var isAdmin = false
-        /// Made by an operator (command line, demo): the address needs no confirming.
+        /// Made by an operator (command line, demo) or from a provider that vouched for the
+        /// address: it needs no confirming.
         var emailVerified = false
+        /// Made by signing in with a provider: its account, linked in the same transaction.
+        var identity: ProviderAccount?
+    }
+
+    /// A provider's account as a sign-in presents it.
+    struct ProviderAccount: Sendable {
+        var provider: String
+        var subject: String
+        var email: String?
     }
 
     /// Creates a user; 409 when the username or email is taken (case-insensitively).
     func createUser(_ new: NewUser) async throws -> Int64 {
         let id = ids.next()
         let usernameKey = new.username.lowercased()
-        let emailKey = new.email.lowercased()
+        // An account without an address (a provider gave none) has a key no address can have.
+        let emailKey = new.email.isEmpty ? "!\(id)" : new.email.lowercased()
         let now = Timestamp.now.milliseconds
         do {
             try await db.write { db in
@@ -45,6 +56,11 @@ struct AccountStore: Sendable {
                             \(bind: new.passwordHash), \(bind: new.displayName), \(bind: new.isAdmin), \(bind: now),
                             \(bind: new.emailVerified ? now : nil))
                     """)
+                if let identity = new.identity {
+                    try await IdentityStore.insert(
+                        provider: identity.provider, subject: identity.subject, email: identity.email, userID: id,
+                        now: now, on: db)
+                }
             }
         } catch  where Dialect.isUniqueViolation(error) {
             throw Self.usernameTaken
@@ -56,7 +72,7 @@ struct AccountStore: Sendable {
     static let emailTaken = PlazaError(.conflict, "email_taken", "An account with that email exists.", field: "email")
 
     /// The user, password hash and suspension for a username or email.
-    func credentials(login: String) async throws -> (id: Int64, hash: String, suspended: Bool)? {
+    func credentials(login: String) async throws -> (id: Int64, hash: String?, suspended: Bool)? {
         let key = login.lowercased()
         let column: SQLQueryString = key.contains("@") ? "email_key" : "username_key"
         guard
@@ -65,17 +81,27 @@ struct AccountStore: Sendable {
                     "SELECT id, password_hash, suspended_at FROM users WHERE \(column) = \(bind: key)")
             })
         else { return nil }
+        // No password (an account made by a provider): the decoy hash is checked, and fails.
+        let hash = try row.decode(column: "password_hash", as: String.self)
         return (
-            try row.decode(column: "id", as: Int64.self), try row.decode(column: "password_hash", as: String.self),
+            try row.decode(column: "id", as: Int64.self), hash.isEmpty ? nil : hash,
             try row.decode(column: "suspended_at", as: Int64?.self) != nil
         )
     }
 
+    /// False when the account is suspended or gone.
+    func isActive(userID: Int64) async throws -> Bool {
+        try await db.read { db in
+            try await db.first("SELECT id FROM users WHERE id = \(bind: userID) AND suspended_at IS NULL") != nil
+        }
+    }
+
+    /// The person's password hash; nil when they have none (an account made by a provider).
     func passwordHash(userID: Int64) async throws -> String? {
         try await db.read { db in
             try await db.first("SELECT password_hash FROM users WHERE id = \(bind: userID)")?.decode(
                 column: "password_hash", as: String.self)
-        }
+        }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     func setPassword(userID: Int64, hash: String, keepingSession sessionID: Int64) async throws {

@@ -81,6 +81,8 @@ extension AccountsController {
         case .sent: return
         case .alreadyVerified:
             throw PlazaError(.conflict, "already_verified", "Your email address is already confirmed.")
+        case .noAddress:
+            throw PlazaError(.conflict, "no_email", "Your account has no email address yet: add one first.")
         case .tooSoon(let wait):
             throw PlazaError.rateLimited(
                 retryAfter: wait, message: "An email was sent a moment ago. Try again in \(wait) seconds.")

@@ -102,6 +102,19 @@ struct AccountsController {
         return try await openSession(userID: account.id, request: request, context: context)
     }
 
+    /// Signs in someone a provider vouched for: refused when suspended, and with two-factor
+    /// sign-in on, the code is still asked for (401 `second_factor_required` with a challenge).
+    func completeProviderSignIn(userID: Int64, request: Request, context: PlazaContext) async throws -> AuthResponse {
+        guard try await accounts.isActive(userID: userID) else { throw Self.suspended }
+        if try await twoFactor.isEnabled(userID: userID) {
+            throw PlazaError(
+                .unauthorized, "second_factor_required",
+                "Enter the code from your authenticator app, or a recovery code.",
+                challenge: try await twoFactor.challenge(userID: userID))
+        }
+        return try await openSession(userID: userID, request: request, context: context)
+    }
+
     /// A new session (and device token) for someone who proved who they are.
     func openSession(userID: Int64, request: Request, context: PlazaContext) async throws -> AuthResponse {
         let token = try await accounts.createSession(
@@ -129,7 +142,8 @@ struct AccountsController {
         let key = LoginThrottle.account(id: me.userID, login: "")
         let client = try await throttleClient(userID: me.userID, request: request, clientKey: context.base.clientKey)
         if let wait = try await throttle.retryAfter(account: key, client: client) { throw Self.throttled(wait) }
-        let current = try await accounts.passwordHash(userID: me.userID)
+        // Someone who signs in only with a provider has no password to check: their session is all there is.
+        guard let current = try await accounts.passwordHash(userID: me.userID) else { return }
         guard password.count <= 128, try await passwords.verify(password, hash: current) else {
             try await throttle.recordFailure(account: key, client: client)
             throw PlazaError(.forbidden, "wrong_password", "The current password is not right.", field: field)

@@ -34,7 +34,7 @@ struct EmailStore: Sendable {
     private static func lockPerson(_ condition: SQLQueryString, on db: Connection) async throws -> Person? {
         guard
             let row = try await db.first(
-                "SELECT id, email, display_name, email_verified_at FROM users WHERE \(condition)\(db.dialect.rowLock(.update) ?? "")"
+                "SELECT id, email, display_name, email_verified_at FROM users WHERE \(condition)\(db.dialect.rowLock(.noKeyUpdate) ?? "")"
             )
         else { return nil }
         return Person(
@@ -82,6 +82,8 @@ struct EmailStore: Sendable {
         case sent
         case alreadyVerified
         case tooSoon(retryAfter: Int)
+        /// The account has no address (a provider gave none): `PUT /me/email` adds one.
+        case noAddress
     }
 
     /// Mails a link that confirms the person's pending new address, else their current one.
@@ -97,6 +99,7 @@ struct EmailStore: Sendable {
                 return .tooSoon(retryAfter: wait)
             }
             let address = pending ?? person.email
+            guard !address.isEmpty else { return .noAddress }
             try await issue(.verify, for: person, email: address, now: now, on: db) { token in
                 templates.verifyEmail(to: address, name: person.displayName, token: token, change: pending != nil)
             }
@@ -190,9 +193,12 @@ struct EmailStore: Sendable {
                     """)
                 // Tokens mailed to the old address no longer prove anything.
                 try await db.exec("DELETE FROM email_tokens WHERE user_id = \(bind: userID)")
-                try await outbox.enqueue(
-                    templates.emailChanged(to: person.email, name: person.displayName, newAddress: email), now: now,
-                    on: db)
+                // An account a provider made may have had no address to tell.
+                if !person.email.isEmpty {
+                    try await outbox.enqueue(
+                        templates.emailChanged(to: person.email, name: person.displayName, newAddress: email), now: now,
+                        on: db)
+                }
             } else {
                 try await db.exec("UPDATE users SET email_verified_at = \(bind: now) WHERE id = \(bind: userID)")
                 try await db.exec(
@@ -203,6 +209,20 @@ struct EmailStore: Sendable {
         }
         signal.wake()
         return outcome
+    }
+
+    /// Tells the person a provider can now sign in to their account (nothing without an address).
+    func notifyProviderLinked(userID: Int64, provider: String) async throws {
+        let templates = templates
+        let queued = try await db.write { db -> Bool in
+            guard let person = try await Self.lockPerson("id = \(bind: userID)", on: db), !person.email.isEmpty else {
+                return false
+            }
+            try await outbox.enqueue(
+                templates.providerLinked(to: person.email, name: person.displayName, provider: provider), on: db)
+            return true
+        }
+        if queued { signal.wake() }
     }
 
     /// Mails a reset link to the account with this address, if there is one and it is not

@@ -11,7 +11,7 @@ struct MailOutbox: Sendable {
     let ids: IDGenerator
 
     /// Waits after each failed attempt: 30 s, 2 min, 8 min, 32 min, then up to 6 h; after
-    /// `maxAttempts` the message is marked failed (about a day and a half in all).
+    /// `maxAttempts` the message is marked failed (about 27 hours after the first try).
     static let maxAttempts = 10
     static func retryDelayMillis(afterAttempt attempt: Int) -> Int64 {
         let base: Int64 = 30_000

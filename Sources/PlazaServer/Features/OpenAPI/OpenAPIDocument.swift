@@ -49,6 +49,8 @@ enum OpenAPIDocument {
         var upload = false
         /// The response is the bytes of an image, not JSON.
         var image = false
+        /// For browsers: errors are an HTML page (the sign-in page saying what went wrong), not JSON.
+        var page = false
         /// OpenAPI links from this response to operations taking `parameter` from the value at
         /// `pointer` in this response's body (lets clients and fuzzers follow a created object to
         /// what can be done with it).
@@ -204,6 +206,63 @@ enum OpenAPIDocument {
                         """,
                     auth: .required, query: [Params.deviceToken], body: "ChangeEmailRequest", status: 202,
                     errors: [403, 409])
+            ),
+            (
+                "\(v1)/auth/providers",
+                Operation(
+                    method: .get, summary: "The sign-in providers this server offers besides passwords", auth: .none,
+                    response: .array(items: ref("AuthProviderInfo")))
+            ),
+            (
+                "\(v1)/auth/providers/{id}/token",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Native apps: exchange the ID token (with the nonce given to the provider; each token once) \
+                        or, with Facebook, the access token from the provider's SDK. 201 with a new account, 200 \
+                        with an existing one; 401 `invalid_provider_token`, 409 `email_in_use` (an account has the \
+                        address: sign in and link instead), 502 `provider_unavailable`; with two-factor sign-in on, \
+                        401 `second_factor_required`
+                        """,
+                    auth: .none, query: [Params.deviceToken], body: "ProviderTokenRequest",
+                    response: ref("AuthResponse"), errors: [404, 409, 422, 502])
+            ),
+            (
+                "\(v1)/auth/providers/{id}/start",
+                Operation(
+                    method: .get,
+                    summary: """
+                        Web sign-in: 302 to the provider (state, nonce, PKCE S256), `next` a path to return to; \
+                        with `link=1` and the page's `csrf` token, links the provider to the signed-in account
+                        """,
+                    auth: .none, query: [Params.next, Params.link, Params.csrf], status: 302, errors: [403, 502])
+            ),
+            (
+                "\(v1)/auth/providers/{id}/callback",
+                Operation(
+                    method: .get,
+                    summary: "The provider sends the browser back here: signs in (session cookie) or links, then 303",
+                    auth: .none, query: [Params.code, Params.state], status: 303, errors: [400, 409, 502],
+                    page: true)
+            ),
+            (
+                "\(v1)/auth/providers/{id}/callback",
+                Operation(
+                    method: .post, summary: "The same, for Sign in with Apple's form_post answer", auth: .none,
+                    status: 303, errors: [400, 409, 502], page: true)
+            ),
+            (
+                "\(v1)/me/identities",
+                Operation(
+                    method: .get, summary: "The provider accounts linked to mine", auth: .required,
+                    response: pageOf("LinkedIdentity"))
+            ),
+            (
+                "\(v1)/me/identities/{provider}",
+                Operation(
+                    method: .delete,
+                    summary: "Unlink a provider; 409 `last_sign_in_method` when it is the only way to sign in",
+                    auth: .required, status: 204, errors: [404, 409])
             ),
             (
                 "\(v1)/admin/mail",
@@ -793,7 +852,8 @@ enum OpenAPIDocument {
         if path.contains("{") { errors.insert(404) }
         for code in errors.sorted() {
             var error = OpenAPI.Response(
-                description: errorDescription(code), content: [.json: .b(.init(schema: ref("Error")))])
+                description: errorDescription(code),
+                content: op.page ? [.html: .b(.init(schema: .string))] : [.json: .b(.init(schema: ref("Error")))])
             if code == 429 {
                 error.headers = ["Retry-After": .b(OpenAPI.Header(schema: .integer, description: "Seconds to wait"))]
             }
@@ -848,6 +908,17 @@ enum OpenAPIDocument {
                 name: "k", required: true, schema: .string(pattern: "^[A-Za-z0-9_-]{16,64}$"),
                 description: "The media's access key, as in the URLs of Media; a wrong or missing key is 404")
         }
+        static var next: OpenAPI.Parameter {
+            .query(name: "next", schema: .string(maxLength: 2000), description: "a path on this site to go to after")
+        }
+        static var link: OpenAPI.Parameter {
+            .query(name: "link", schema: .string(allowedValues: ["1"]), description: "link to the signed-in account")
+        }
+        static var csrf: OpenAPI.Parameter {
+            .query(name: "csrf", schema: .string, description: "the page's CSRF token (with link=1)")
+        }
+        static var code: OpenAPI.Parameter { .query(name: "code", schema: .string(maxLength: 2048)) }
+        static var state: OpenAPI.Parameter { .query(name: "state", schema: .string(maxLength: 128)) }
         static var mailState: OpenAPI.Parameter {
             .query(name: "state", schema: .string(allowedValues: ["pending", "sent", "failed"]))
         }

@@ -223,6 +223,17 @@ extension OpenAPIDocument {
                     "nextAttemptAt": nullable(timestamp), "lastError": nullable(string()),
                 ]),
                 "OutgoingMailPage": page("OutgoingMail"),
+                "AuthProviderInfo": object(["id": string(), "name": string(), "kind": enumeration(["oidc", "oauth2"])]),
+                "ProviderTokenRequest": object(
+                    [
+                        "idToken": string(maxLength: 16_384), "accessToken": string(maxLength: 4096),
+                        "nonce": string(maxLength: 256),
+                    ], required: []),
+                "LinkedIdentity": object([
+                    "provider": string(), "name": string(), "email": nullable(string()), "linkedAt": timestamp,
+                    "lastUsedAt": timestamp,
+                ]),
+                "LinkedIdentityPage": page("LinkedIdentity"),
                 "TwoFactorSetup": object(["secret": string(), "otpauthURL": string()]),
                 "ConfirmTwoFactorRequest": object(["code": string(maxLength: 64)]),
                 "RecoveryCodes": object(["recoveryCodes": array(string())]),

@@ -108,9 +108,20 @@ extension WebPages {
         let me = context.user
         let account = try await stores.accounts.me(userID: me.userID)
         let sessions = try await stores.accounts.sessions(userID: me.userID, current: me.sessionID)
+        let linked = try await api.identity.identities.identities(userID: me.userID)
+        let hasPassword = try await stores.accounts.passwordHash(userID: me.userID) != nil
+        let providers = api.identity.signIn.providers
         let body = SettingsPage(
             user: UserView(account.user, viewer: me.userID), email: account.email,
-            emailVerified: account.emailVerified, pendingEmail: account.pendingEmail,
+            emailVerified: account.emailVerified, pendingEmail: account.pendingEmail, hasPassword: hasPassword,
+            identities: linked.map { item in
+                .init(
+                    provider: item.provider, name: providers.first { $0.id == item.provider }?.name ?? item.provider,
+                    email: item.email, removable: hasPassword || linked.count > 1)
+            },
+            linkable: providers.filter { provider in !linked.contains { $0.provider == provider.id } }.map {
+                .init(id: $0.id, name: $0.name)
+            },
             statusKind: Choice(account.user.status?.kind ?? "none"),
             sessions: sessions.map(SessionView.init),
             twoFactor: try await api.accounts.twoFactorStatus(request, context: context))

@@ -35,6 +35,7 @@ struct WebController {
         let collections: CollectionsController
         let notifications: NotificationsController
         let moderation: ModerationController
+        let identity: IdentityController
     }
 
     func register(to router: Router<PlazaContext>) {
@@ -59,6 +60,7 @@ struct WebController {
         WebPages(web: self).register(to: web)
         WebAdminPage(web: self).register(to: web)
         WebEmailPages(web: self).register(to: web)
+        WebIdentityPages(web: self).register(to: web)
     }
 
     // MARK: rendering
@@ -85,7 +87,9 @@ struct WebController {
             let csrf = WebSession.csrfToken(secret: secret)
             layout = Layout(title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: csrf)
         }
-        var response = renderer.html(template, WebPage(layout: layout, body: body), status: status)
+        var withProviders = layout
+        withProviders.signInProviders = api.identity.signIn.providers.map { .init(id: $0.id, name: $0.name) }
+        var response = renderer.html(template, WebPage(layout: withProviders, body: body), status: status)
         if let nonce { response.setCookie(WebSession.nonceCookie(nonce, secure: context.isHTTPS)) }
         // The server's session slides with use; so does the cookie, renewed on every signed-in page.
         if context.identity != nil, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {

@@ -26,6 +26,13 @@ struct Layout: Sendable {
     let hasSpaces: Bool
     /// The space the switcher reopens (my `lastSpace` preference), shown when it is set at all.
     let lastSpace: String?
+    /// "Continue with …" on the sign-in and sign-up pages.
+    var signInProviders: [ProviderButton] = []
+
+    struct ProviderButton: Sendable {
+        let id: String
+        let name: String
+    }
 
     /// The signed-in person as the layout shows them: a link to their profile and the unread badge.
     struct SignedIn: Sendable {
@@ -48,7 +55,7 @@ struct Layout: Sendable {
         self.me = me.map {
             SignedIn(
                 username: $0.user.username, unread: $0.unreadNotifications, hasUnread: $0.unreadNotifications > 0,
-                unverifiedEmail: $0.emailVerified ? nil : $0.email)
+                unverifiedEmail: $0.emailVerified || $0.email.isEmpty ? nil : $0.email)
         }
         self.mySpaces = mySpaces.map(SpaceView.init)
         hasSpaces = !mySpaces.isEmpty
@@ -249,6 +256,18 @@ struct SettingsPage: Sendable {
     let email: String
     let emailVerified: Bool
     let pendingEmail: String?
+    /// Sign-in methods: a password or not, linked providers (removable unless the last way in),
+    /// and the configured providers not linked yet.
+    let hasPassword: Bool
+    let identities: [IdentityView]
+    let linkable: [Layout.ProviderButton]
+
+    struct IdentityView: Sendable {
+        let provider: String
+        let name: String
+        let email: String?
+        let removable: Bool
+    }
     /// My status's kind, `none` without one.
     let statusKind: Choice
     let sessions: [SessionView]
@@ -283,8 +302,20 @@ struct LoginPage: Sendable {
     var login = ""
     /// Where to go once signed in.
     let next: String
+    /// `next` percent-encoded, for the providers' links.
+    let nextQuery: String
     /// The password was right and two-factor sign-in is on: the code form, for this challenge.
     var challenge: String?
+
+    init(error: String? = nil, login: String = "", next: String, challenge: String? = nil) {
+        self.error = error
+        self.login = login
+        self.next = next
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~/")
+        nextQuery = next.addingPercentEncoding(withAllowedCharacters: allowed) ?? "%2F"
+        self.challenge = challenge
+    }
 }
 
 /// `signup.mustache`; after an error, what was typed.
