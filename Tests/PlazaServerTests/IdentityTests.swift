@@ -7,7 +7,7 @@ import Testing
 @testable import PlazaAPI
 @testable import PlazaServer
 
-@Suite("Signing in with other providers")
+@Suite("Signing in with other providers", .serialized)
 struct IdentityTests {
     /// Runs `body` with an issuer on loopback and a Plaza that trusts it as provider `test`.
     func withProvider(_ body: @Sendable (TestAPI, TestIssuer) async throws -> Void) async throws {

@@ -8,7 +8,7 @@ import Testing
 @testable import PlazaAPI
 @testable import PlazaServer
 
-@Suite("Email: verification, password reset, the outbox")
+@Suite("Email: verification, password reset, the outbox", .serialized)
 struct MailTests {
     // MARK: addresses
 

@@ -42,7 +42,7 @@ struct ReceivedMail: Sendable {
 }
 
 /// The `.eml` files in `folder`, oldest first, as they arrive: waits until `count` match (the
-/// mail worker runs beside the test), recording an issue after a minute without them. Each file
+/// mail worker runs beside the test), and throws after a minute of looks without them. Each file
 /// is read once, and the folder looked at every 50 ms: hundreds of tests wait at once, and a
 /// tight loop of reads would take the threads the servers under test need.
 func mails(
@@ -63,8 +63,11 @@ func mails(
         if found.count >= count { return found }
         try await Task.sleep(for: .milliseconds(50))
     }
-    Issue.record("fewer than \(count) mails arrived in \(folder)")
-    return []
+    throw MailboxTimeout(description: "fewer than \(count) mails arrived in \(folder) within a minute of looks")
+}
+
+struct MailboxTimeout: Error, CustomStringConvertible {
+    let description: String
 }
 
 extension TestAPI {
