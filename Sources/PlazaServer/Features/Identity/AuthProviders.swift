@@ -167,10 +167,11 @@ public struct AuthProvider: Sendable, Equatable {
                 guard FileManager.default.isReadableFile(atPath: file) else {
                     throw ConfigurationError("auth provider \(id): cannot read the private key file \(file).")
                 }
-            case .facebook, .google, .oidc:
-                if kind == .facebook || kind == .google, provider.clientSecret == nil {
+            case .facebook, .google:
+                guard provider.clientSecret != nil else {
                     throw ConfigurationError("auth provider \(id) needs a client secret.")
                 }
+            case .oidc: break
             }
             return provider
         }

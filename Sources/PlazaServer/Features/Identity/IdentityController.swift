@@ -279,7 +279,7 @@ struct IdentityController {
 
     /// Where to send the browser: the provider's authorization page with a fresh state, nonce
     /// and PKCE challenge (S256); the state goes in a cookie too, so only this browser finishes it.
-    func authorizationURL(provider id: String, next: String, linkUserID: Int64?) async throws -> (
+    func authorizationURL(provider id: String, next: String, linkUserID: Int64?, logger: Logger) async throws -> (
         url: String, state: String
     ) {
         let (provider, client) = try signIn.provider(id)
@@ -302,7 +302,7 @@ struct IdentityController {
                 throw ProviderError.unavailable("no authorization endpoint")
             }
         } catch let error as ProviderError {
-            throw Self.plazaError(error, logger: Logger(label: "plaza"))
+            throw Self.plazaError(error, logger: logger)
         }
         let separator = endpoint.contains("?") ? "&" : "?"
         return (endpoint + separator + OIDCClient.formEncode(fields), state)

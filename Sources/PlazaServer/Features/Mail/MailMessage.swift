@@ -31,7 +31,7 @@ struct MailAddress: Sendable, Equatable {
                 .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
             name = display.isEmpty ? nil : display
         }
-        guard (try? Validate.email(address)) == address, address.allSatisfy(\.isASCII),
+        guard MIME.isDeliverable(address),
             name?.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 32 } == true }) != true
         else { throw ConfigurationError("mail-from must be an address or Name <address>, not \(text).") }
         return MailAddress(name: name, address: address)

@@ -166,7 +166,7 @@ struct SMTPClient: Sendable {
 
     /// The name sent for SNI: none for an address literal, whose certificate is checked against the address.
     private var serverName: String? {
-        settings.host.contains(":") || settings.host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : settings.host
+        IPAddress(settings.host) == nil ? settings.host : nil
     }
 
     private func deliver(_ message: [UInt8], from sender: String, to recipient: String) async throws {

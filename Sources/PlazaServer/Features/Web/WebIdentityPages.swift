@@ -43,7 +43,7 @@ struct WebIdentityPages {
         do {
             let (url, state) = try await identity.authorizationURL(
                 provider: context.parameters.string("id"), next: linkUserID == nil ? next : "/settings",
-                linkUserID: linkUserID)
+                linkUserID: linkUserID, logger: context.logger)
             var response = Response(status: .found, headers: [.location: url])
             response.setCookie(Self.cookie(state, secure: context.isHTTPS))
             return response
