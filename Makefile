@@ -37,8 +37,8 @@ test:
 	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh scripts/with-smtp.sh $(SWIFT) test --skip-build --skip FuzzTests
 	@echo "==> Swift fuzz suites (100,000 cases per parser), alone: they keep both cores busy for minutes"
 	env -u PLAZA_TEST_DATABASE_URL $(SWIFT) test --skip-build --filter FuzzTests
-	@echo "==> Swift tests on PostgreSQL (PlazaKit's run against their own SQLite server, so only once, above)"
-	scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests --skip FuzzTests --skip SMTPClientTests
+	@echo "==> Swift tests on PostgreSQL, 8 at a time (PlazaKit's run against their own SQLite server, so only once, above)"
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8 scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests --skip FuzzTests --skip SMTPClientTests
 	@echo "==> End-to-end and browser tests (e2e/; two servers on one PostgreSQL for realtime; screenshots in e2e/screenshots)"
 	PLAZA_BIN=.build/debug/plaza scripts/with-postgres.sh scripts/e2e.sh
 	@echo "==> Schemathesis against the OpenAPI document"
