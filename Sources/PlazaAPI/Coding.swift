@@ -126,3 +126,25 @@ public enum JSONValue: Sendable, Hashable, Codable {
         return nil
     }
 }
+
+extension JSONValue {
+    public var isBool: Bool {
+        if case .bool = self { return true }
+        return false
+    }
+
+    /// `patch` applied to `target` as a JSON merge patch (RFC 7396).
+    public static func mergePatch(_ target: JSONValue, _ patch: JSONValue) -> JSONValue {
+        guard case .object(let changes) = patch else { return patch }
+        var result: [String: JSONValue] = [:]
+        if case .object(let current) = target { result = current }
+        for (key, value) in changes {
+            if case .null = value {
+                result[key] = nil
+            } else {
+                result[key] = mergePatch(result[key] ?? .null, value)
+            }
+        }
+        return .object(result)
+    }
+}

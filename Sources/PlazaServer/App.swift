@@ -30,6 +30,10 @@ struct AppServices: Sendable {
     let mailSignal = WorkSignal()
     let outbox: MailOutbox
     let emails: EmailStore
+    let pushSignal = WorkSignal()
+    let pushes: PushOutbox
+    let pushDevices: PushDeviceStore
+    let vapid: VAPID.Source
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
@@ -37,7 +41,7 @@ struct AppServices: Sendable {
         accounts = AccountStore(
             db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000,
             sessionMaxMillis: Int64(config.sessionMaxDays) * 86_400_000, searchWindows: searchWindows)
-        events = EventLog(db: db, signal: EventSignal())
+        events = EventLog(db: db, signal: EventSignal(), pushes: pushSignal)
         people = PeopleStore(
             db: db, ids: ids, events: events, home: HomeTimeline(fanOutLimit: config.homeFanOutLimit))
         posts = PostStore(
@@ -69,6 +73,9 @@ struct AppServices: Sendable {
             db: db, outbox: outbox,
             templates: MailTemplates(instanceName: config.instanceName, baseURL: config.baseURL),
             signal: mailSignal)
+        pushes = PushOutbox(db: db)
+        pushDevices = PushDeviceStore(db: db, ids: ids)
+        vapid = VAPID.Source(keys: ServerKeyStore(db: db), subject: config.vapidSubject)
     }
 
     /// Makes the folder uploads and fetched preview images wait in, when serving starts (building
@@ -108,6 +115,19 @@ extension AppServices {
         return MailService(
             outbox: outbox, transport: transport, sender: sender, signal: mailSignal,
             pollInterval: config.mail.pollInterval, leaseMillis: lease * 1000, logger: logger)
+    }
+
+    func pushService(config: PlazaConfig, logger: Logger) async throws -> PushService {
+        let fetcher = SafeFetcher(
+            policy: try AddressPolicy.parse(allowList: config.push.allowList), timeout: config.push.timeout,
+            maxRedirects: 0, plainHTTPOnlyToAllowed: true)
+        var apns: APNsSender?
+        if let settings = config.push.apns { apns = try await APNsSender(settings: settings) }
+        return PushService(
+            outbox: pushes, notifications: notifications, webPush: WebPushSender(vapid: vapid, fetcher: fetcher),
+            apns: apns, signal: pushSignal,
+            instanceName: config.instanceName, pollInterval: config.push.pollInterval,
+            leaseMillis: (config.push.timeout.components.seconds + 60) * 1000, logger: logger)
     }
 
     func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
@@ -198,6 +218,11 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.history.register(to: api)
     controllers.collections.register(to: api)
     controllers.notifications.register(to: api)
+    PushController(
+        devices: services.pushDevices, vapid: services.vapid,
+        policy: (try? AddressPolicy.parse(allowList: config.push.allowList)) ?? AddressPolicy(),
+        apnsConfigured: config.push.apns != nil
+    ).register(to: api)
     controllers.moderation.register(to: api)
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
     WebController(
@@ -235,13 +260,14 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         db,
         MaintenanceService(
             accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
-            events: services.eventFeed, outbox: services.outbox,
+            events: services.eventFeed, outbox: services.outbox, pushes: services.pushes,
             eventRetentionMillis: Int64(config.eventRetentionDays) * 86_400_000, limits: services.sharedLimits,
             limitAges: (
                 buckets: config.rateLimitPolicy.longestRefillMillis, throttle: config.loginThrottle.staleAfterMillis
             ), logger: logger),
         try services.linkPreviewService(config: config, logger: logger),
-        try services.mailService(config: config, logger: logger), hub)
+        try services.mailService(config: config, logger: logger),
+        try await services.pushService(config: config, logger: logger), hub)
     if db.kind == .postgres {
         app.addServices(SessionRevocations(db: db, cache: services.accounts.sessionCache, logger: logger))
     }
@@ -252,6 +278,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         try await Migrations.run(on: db, logger: migrationLogger)
         services.linkPreviewQueue.open()
         services.mailSignal.open()
+        services.pushSignal.open()
         hub.open()
     }
     return app

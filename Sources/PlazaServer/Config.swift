@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import JWTKit
 import Logging
 
 /// Everything `plaza serve` can be told. Read by `PlazaConfig(reader:)` with the precedence
@@ -64,8 +65,18 @@ public struct PlazaConfig: Sendable {
     public var authProviders: [AuthProvider] = []
     /// SMTP server and sender; without a server, mail goes to `<dataDir>/outbox/` and the log.
     public var mail = MailSettings()
+    /// Push to browsers (always) and to Apple devices (with `push.apns`).
+    public var push = PushSettings()
 
     public init() {}
+
+    /// The VAPID contact push services see: `push.vapidSubject`, else the https public URL,
+    /// else `mailto:` the mail sender.
+    var vapidSubject: String {
+        if let subject = push.vapidSubject { return subject }
+        if servesHTTPS { return baseURL }
+        return "mailto:\(mailSender.address)"
+    }
 
     /// Where links in mail point: the public URL, else the address Plaza listens on.
     var baseURL: String {
@@ -178,6 +189,7 @@ public struct PlazaConfig: Sendable {
         mail.from = reader.string(forKey: "plaza.mail.from").flatMap { $0.isEmpty ? nil : $0 }
         authProviders = try AuthProvider.read(from: reader)
         if let from = mail.from { _ = try MailAddress.parse(from) }
+        try readPush(reader)
 
         rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")
         do {
@@ -233,5 +245,59 @@ public struct PlazaConfig: Sendable {
         case "off", "false", "0", "no": return false
         default: throw ConfigurationError("\(key) must be on or off, not \(value).")
         }
+    }
+}
+
+extension PlazaConfig {
+    /// `PLAZA_PUSH_ALLOW`, `PLAZA_VAPID_SUBJECT`, and for APNs `PLAZA_APNS_KEY_FILE`,
+    /// `PLAZA_APNS_KEY_ID`, `PLAZA_APNS_TEAM_ID`, `PLAZA_APNS_TOPIC` (all four, or none),
+    /// `PLAZA_APNS_URL` (both environments) or `PLAZA_APNS_PRODUCTION_URL`/`PLAZA_APNS_SANDBOX_URL`,
+    /// `PLAZA_APNS_CA_FILE`.
+    fileprivate mutating func readPush(_ reader: ConfigReader) throws {
+        func value(_ key: String) -> String? {
+            reader.string(forKey: ConfigKey(key)).flatMap { $0.isEmpty ? nil : $0 }
+        }
+        push.allowList = value("plaza.push.allow") ?? ""
+        do {
+            _ = try AddressPolicy.parse(allowList: push.allowList)
+        } catch {
+            throw ConfigurationError("push-allow: \(error)")
+        }
+        if let subject = value("plaza.vapid.subject") {
+            guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://"), subject.count <= 200 else {
+                throw ConfigurationError("vapid-subject must be a mailto: or https: URL.")
+            }
+            push.vapidSubject = subject
+        }
+        let apnsKeys = ["plaza.apns.key.file", "plaza.apns.key.id", "plaza.apns.team.id", "plaza.apns.topic"]
+        let given = apnsKeys.compactMap(value)
+        guard !given.isEmpty else { return }
+        guard given.count == apnsKeys.count, let file = value(apnsKeys[0]), let keyID = value(apnsKeys[1]),
+            let teamID = value(apnsKeys[2]), let topic = value(apnsKeys[3])
+        else {
+            throw ConfigurationError("apns-key-file, apns-key-id, apns-team-id and apns-topic go together.")
+        }
+        let pem: String
+        do {
+            pem = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            throw ConfigurationError("apns-key-file: cannot read \(file): \(error)")
+        }
+        guard (try? ES256PrivateKey(pem: pem)) != nil else {
+            throw ConfigurationError("apns-key-file: \(file) is not an EC P-256 private key (Apple's .p8 file).")
+        }
+        var apns = APNsSettings(keyPEM: pem, keyID: keyID, teamID: teamID, topic: topic)
+        if let url = value("plaza.apns.url") {
+            apns.productionURL = url
+            apns.sandboxURL = url
+        }
+        apns.productionURL = value("plaza.apns.production.url") ?? apns.productionURL
+        apns.sandboxURL = value("plaza.apns.sandbox.url") ?? apns.sandboxURL
+        for url in [apns.productionURL, apns.sandboxURL] {
+            guard let parsed = URL(string: url), ["https", "http"].contains(parsed.scheme ?? ""), parsed.host != nil
+            else { throw ConfigurationError("apns-url: \(url) is not an http(s) URL.") }
+        }
+        apns.caFile = value("plaza.apns.ca.file")
+        push.apns = apns
     }
 }

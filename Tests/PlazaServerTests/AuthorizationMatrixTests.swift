@@ -196,6 +196,23 @@ struct AuthorizationMatrixTests {
             row(
                 "PUT \(v1)/me/preferences", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200,
                 body: json(#"{"theme":"dark"}"#)))
+        rows.append(
+            row(
+                "PATCH \(v1)/me/preferences", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200,
+                body: json(#"{"theme":"dark"}"#)))
+        // Push: each person's own devices (who sees whose is in PushTests).
+        rows.append(row("GET \(v1)/push/web-push-key", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(row("GET \(v1)/me/push-devices", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "POST \(v1)/me/push-devices", "an endpoint on a private address", anon: 401, owner: 422, other: 422,
+                blocked: 422, admin: 422,
+                body: json(
+                    #"{"platform":"webpush","endpoint":"https://10.1.2.3/p","keys":{"p256dh":"AA","auth":"AA"}}"#)))
+        rows.append(
+            row(
+                "DELETE \(v1)/me/push-devices/{id}", "an unknown id", anon: 401, owner: 404, other: 404, blocked: 404,
+                admin: 404, parameters: ["id": { _ in "1" }]))
         // Someone else's upload is refused like an unknown id.
         rows.append(
             row(

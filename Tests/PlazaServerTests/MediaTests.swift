@@ -297,7 +297,7 @@ struct MediaTests {
             _ = try await services.media.setAvatar(user: owner, mediaID: used.id)
             let maintenance = MaintenanceService(
                 accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
-                events: services.eventFeed, outbox: services.outbox,
+                events: services.eventFeed, outbox: services.outbox, pushes: services.pushes,
                 eventRetentionMillis: 7 * 86_400_000, logger: .init(label: "test"))
             await maintenance.runOnce(now: Timestamp.now.milliseconds + 23 * 3_600_000)
             #expect(

@@ -145,7 +145,7 @@ struct QuotasTests {
                     let services = try AppServices(config: api.config, db: db)
                     let maintenance = MaintenanceService(
                         accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
-                        events: services.eventFeed, outbox: services.outbox,
+                        events: services.eventFeed, outbox: services.outbox, pushes: services.pushes,
                         eventRetentionMillis: 7 * 86_400_000, logger: .init(label: "test"))
                     // While its preview may still be copied onto new posts, the image stays.
                     await maintenance.runOnce(now: Timestamp.now.milliseconds + 2 * 3_600_000)

@@ -4,13 +4,14 @@ import ServiceLifecycle
 
 /// Periodic clean-up: sessions idle past their lifetime, uploads nothing used within a day,
 /// link-preview images nothing shows, past days' usage counts, events older than the log's
-/// retention, and mail sent or given up on more than 30 days ago.
+/// retention, mail sent or given up on more than 30 days ago, and pushes finished a week ago.
 struct MaintenanceService: Service {
     let accounts: AccountStore
     let media: MediaStore
     let mediaStorage: any MediaStorage
     let events: EventFeed
     let outbox: MailOutbox
+    let pushes: PushOutbox
     let eventRetentionMillis: Int64
     /// PostgreSQL's shared rate buckets and throttle entries, and the ages past which they no longer matter.
     var limits: PostgresLimitStore? = nil
@@ -61,6 +62,11 @@ struct MaintenanceService: Service {
             try await outbox.prune(now: now)
         } catch {
             logger.warning("Mail outbox clean-up failed: \(error)")
+        }
+        do {
+            try await pushes.prune(now: now)
+        } catch {
+            logger.warning("Push queue clean-up failed: \(error)")
         }
         do {
             try await limits?.prune(now: now, bucketAge: limitAges.buckets, throttleAge: limitAges.throttle)

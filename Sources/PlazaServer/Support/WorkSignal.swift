@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import ServiceLifecycle
 
 /// Wakes a background worker (link previews, mail) when work is queued in this process. Other
 /// app servers' workers find it on their next poll.
@@ -17,6 +18,16 @@ final class WorkSignal: Sendable {
     }
 
     var isOpen: Bool { state.withLockedValue { $0.open } }
+
+    /// A worker's life: once open, runs `batch` when woken or every `pollInterval`, again and
+    /// again while it finds work (returns true), until the server shuts down.
+    func work(pollInterval: Duration, _ batch: () async -> Bool) async {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            await cancelWhenGracefulShutdown { await self.wait(timeout: pollInterval) }
+            guard isOpen else { continue }
+            while !Task.isShuttingDownGracefully, await batch() {}
+        }
+    }
 
     func wake() {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in

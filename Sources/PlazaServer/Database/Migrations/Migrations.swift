@@ -46,6 +46,7 @@ enum Migrations {
         Migration011.migration,
         Migration012.migration,
         Migration013.migration,
+        Migration014.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

@@ -283,14 +283,33 @@ struct AccountStore: Sendable {
         guard let current, case .object(let preferences) = Self.decodePreferences(current), preferences[key] != value
         else { return }
         try await db.write { db in
-            let text = try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(
-                column: "preferences", as: String.self)
+            let text = try await Self.lockedPreferences(userID: userID, on: db)
             guard let text, case .object(var preferences) = Self.decodePreferences(text), preferences[key] != value
             else { return }
             preferences[key] = value
             let json = String(decoding: try JSON.encoder.encode(JSONValue.object(preferences)), as: UTF8.self)
             try await db.exec("UPDATE users SET preferences = \(bind: json) WHERE id = \(bind: userID)")
         }
+    }
+
+    /// Applies a JSON merge patch (RFC 7396) to the preferences under the row's lock (two
+    /// patches at once both land); `check` validates the result and gives the JSON to store.
+    func patchPreferences(
+        userID: Int64, patch: JSONValue, check: @escaping @Sendable (JSONValue) throws -> String
+    ) async throws -> JSONValue {
+        try await db.write { db in
+            let current = Self.decodePreferences(try await Self.lockedPreferences(userID: userID, on: db) ?? "{}")
+            let merged = JSONValue.mergePatch(current, patch)
+            let json = try check(merged)
+            try await db.exec("UPDATE users SET preferences = \(bind: json) WHERE id = \(bind: userID)")
+            return merged
+        }
+    }
+
+    private static func lockedPreferences(userID: Int64, on db: Connection) async throws -> String? {
+        try await db.first(
+            "SELECT preferences FROM users WHERE id = \(bind: userID)\(db.dialect.rowLock(.noKeyUpdate) ?? "")"
+        )?.decode(column: "preferences", as: String.self)
     }
 
     static func decodePreferences(_ text: String) -> JSONValue {

@@ -33,6 +33,7 @@ struct AccountsController {
         signedIn.put("me/avatar", use: setAvatar)
         signedIn.get("me/preferences", use: preferences)
         signedIn.put("me/preferences", use: setPreferences)
+        signedIn.patch("me/preferences", use: patchPreferences)
         signedIn.get("me/sessions", use: sessions)
         signedIn.delete("me/sessions/{id}", use: deleteSession)
         signedIn.get("me/two-factor", use: twoFactorStatus)
@@ -217,18 +218,41 @@ struct AccountsController {
     static let maxPreferencesBytes = 4096
 
     @Sendable func setPreferences(_ request: Request, context: SignedInContext) async throws -> JSONValue {
-        let me = context.user
         let value = try await request.decode(as: JSONValue.self, context: context)
-        guard case .object = value else {
+        try await accounts.setPreferences(userID: context.user.userID, json: try Self.checkedPreferences(value))
+        return value
+    }
+
+    /// A JSON merge patch (RFC 7396): keys set to `null` are removed, objects merge.
+    @Sendable func patchPreferences(_ request: Request, context: SignedInContext) async throws -> JSONValue {
+        let patch = try await request.decode(as: JSONValue.self, context: context)
+        guard case .object = patch else { throw PlazaError.invalid("preferences", "The patch must be a JSON object.") }
+        return try await accounts.patchPreferences(
+            userID: context.user.userID, patch: patch, check: Self.checkedPreferences)
+    }
+
+    /// Preferences as stored: a JSON object of at most `maxPreferencesBytes`, whose `push`, if
+    /// any, switches notification kinds on or off (`{"like": false}`).
+    @Sendable static func checkedPreferences(_ value: JSONValue) throws -> String {
+        guard case .object(let preferences) = value else {
             throw PlazaError.invalid("preferences", "preferences must be a JSON object.")
+        }
+        if let push = preferences["push"] {
+            guard case .object(let kinds) = push,
+                kinds.allSatisfy({ NotificationKind(rawValue: $0.key) != nil && $0.value.isBool })
+            else {
+                throw PlazaError.invalid(
+                    "push",
+                    "push must map notification kinds (\(NotificationKind.allCases.map(\.rawValue).joined(separator: ", "))) to true or false."
+                )
+            }
         }
         let data = try JSON.encoder.encode(value)
         guard data.count <= Self.maxPreferencesBytes else {
             throw PlazaError.invalid(
                 "preferences", "preferences must be at most \(Self.maxPreferencesBytes) bytes of JSON.")
         }
-        try await accounts.setPreferences(userID: me.userID, json: String(decoding: data, as: UTF8.self))
-        return value
+        return String(decoding: data, as: UTF8.self)
     }
 
     @Sendable func sessions(_ request: Request, context: SignedInContext) async throws -> Page<Session> {

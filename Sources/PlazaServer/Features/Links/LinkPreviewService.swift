@@ -41,11 +41,7 @@ struct LinkPreviewService: Service {
     static let concurrency = 4
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            await cancelWhenGracefulShutdown { await queue.wait(timeout: settings.pollInterval) }
-            guard queue.isOpen else { continue }
-            while !Task.isShuttingDownGracefully, await runOnce() {}
-        }
+        await queue.work(pollInterval: settings.pollInterval) { await runOnce() }
     }
 
     /// Processes one batch of due URLs; false when none was due.

@@ -23,6 +23,8 @@ struct SafeFetcher: Sendable {
     var publicAddresses = true
     var timeout: Duration = .seconds(5)
     var maxRedirects = 3
+    /// True (push endpoints): plain http only to allow-listed addresses, https elsewhere.
+    var plainHTTPOnlyToAllowed = false
 
     struct Fetched: Sendable {
         /// Where the last hop was fetched from.
@@ -68,9 +70,32 @@ struct SafeFetcher: Sendable {
 
     /// Fetches `url`, following redirects, reading at most `maxBytes` of the final body.
     func fetch(_ url: String, maxBytes: Int, accept: String) async throws -> Fetched {
+        try await withDeadline { try await self.follow(url, maxBytes: maxBytes, accept: accept) }
+    }
+
+    /// POSTs `body` to `url` (Web Push): one request, no redirect followed, the same address
+    /// checks; plain http only to an allow-listed address when `plainHTTPOnlyToAllowed`.
+    func post(_ url: String, headers: [(String, String)], body: [UInt8], maxBytes: Int) async throws -> Fetched {
+        try await withDeadline {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", let host = parsed.host, !host.isEmpty
+            else { throw Failure.badURL(url) }
+            let address = try await self.checkedAddress(host: host)
+            if scheme == "http", self.plainHTTPOnlyToAllowed,
+                !self.policy.allowed.contains(where: { $0.contains(address) })
+            {
+                throw Failure.refused("\(host) is not allow-listed for plain http")
+            }
+            return try await self.send(
+                parsed, pinnedTo: address, method: .POST, headers: headers, body: body, maxBytes: maxBytes)
+        }
+    }
+
+    /// Runs `work` within `timeout`.
+    private func withDeadline(_ work: @escaping @Sendable () async throws -> Fetched) async throws -> Fetched {
         let deadline = ContinuousClock.now + timeout
         return try await withThrowingTaskGroup(of: Fetched?.self) { group in
-            group.addTask { try await self.follow(url, maxBytes: maxBytes, accept: accept) }
+            group.addTask { try await work() }
             group.addTask {
                 try await Task.sleep(until: deadline)
                 return nil
@@ -89,7 +114,10 @@ struct SafeFetcher: Sendable {
                 let host = url.host, !host.isEmpty
             else { throw Failure.badURL(next) }
             let address = try await checkedAddress(host: host)
-            let hop = try await fetchOnce(url, pinnedTo: address, maxBytes: maxBytes, accept: accept)
+            let hop = try await send(
+                url, pinnedTo: address, method: .GET,
+                headers: [("Accept", accept), ("User-Agent", "Plaza link preview (+https://github.com/plaza)")],
+                body: nil, maxBytes: maxBytes)
             if [301, 302, 303, 307, 308].contains(hop.status), let location = hop.location {
                 guard let target = URL(string: location, relativeTo: url)?.absoluteURL else {
                     throw Failure.badURL(location)
@@ -127,9 +155,10 @@ struct SafeFetcher: Sendable {
     }
 
     /// One request; a redirect is returned, not followed.
-    private func fetchOnce(_ url: URL, pinnedTo address: IPAddress, maxBytes: Int, accept: String) async throws
-        -> Fetched
-    {
+    private func send(
+        _ url: URL, pinnedTo address: IPAddress, method: HTTPMethod, headers: [(String, String)], body: [UInt8]?,
+        maxBytes: Int
+    ) async throws -> Fetched {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(5)),
             decompression: .disabled)
@@ -137,9 +166,10 @@ struct SafeFetcher: Sendable {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             var request = HTTPClientRequest(url: url.absoluteString)
-            request.headers.add(name: "User-Agent", value: "Plaza link preview (+https://github.com/plaza)")
-            request.headers.add(name: "Accept", value: accept)
+            request.method = method
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
             request.headers.add(name: "Accept-Encoding", value: "identity")
+            if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
             let response: HTTPClientResponse
             do {
                 response = try await client.execute(request, timeout: .seconds(Int64(timeout.components.seconds) + 1))

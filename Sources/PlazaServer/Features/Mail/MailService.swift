@@ -57,11 +57,7 @@ struct MailService: Service {
     static let concurrency = 4
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            await cancelWhenGracefulShutdown { await signal.wait(timeout: pollInterval) }
-            guard signal.isOpen else { continue }
-            while !Task.isShuttingDownGracefully, await runOnce() {}
-        }
+        await signal.work(pollInterval: pollInterval) { await runOnce() }
     }
 
     /// Sends one batch of due messages; false when none was due.

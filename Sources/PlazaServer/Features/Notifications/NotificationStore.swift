@@ -42,13 +42,16 @@ struct NotificationStore: Sendable {
         }
     }
 
-    /// Records each notification and appends a `notification` event for the ones that are
-    /// new or gained an actor. Call it at the end of the causing transaction.
+    /// Records each notification, and for the ones that are new or gained an actor appends a
+    /// `notification` event and owes the recipient's devices a push. Call it at the end of the
+    /// causing transaction.
     static func notify(_ notifications: [New], ids: IDGenerator, on db: Connection) async throws {
         // Each notification locks its recipient's row (the unread count): always in the order of
         // their ids, so two transactions notifying the same people cannot deadlock on PostgreSQL.
         for new in notifications.sorted(by: { $0.recipient < $1.recipient }) {
             guard let id = try await record(new, ids: ids, on: db) else { continue }
+            try await PushOutbox.enqueue(
+                notification: id, recipient: new.recipient, now: Timestamp.now.milliseconds, on: db)
             try await EventLog.append(
                 .init(kind: .notification, actor: new.actor, notification: id), to: .users([new.recipient]), on: db)
         }

@@ -43,6 +43,8 @@ enum OpenAPIDocument {
         /// The response is a Server-Sent Events stream.
         var eventStream = false
         var status = 200
+        /// Other success statuses with the same body (e.g. 200 for "already there" beside 201).
+        var alsoStatus: [Int] = []
         var response: JSONSchema? = nil
         var errors: [Int] = []
         /// The body is multipart/form-data with a `file` field instead of JSON.
@@ -307,6 +309,44 @@ enum OpenAPIDocument {
                 Operation(
                     method: .put, summary: "Replace my app preferences (a JSON object, at most 4 KB)", auth: .required,
                     body: "Preferences", response: ref("Preferences"))
+            ),
+            (
+                "\(v1)/me/preferences",
+                Operation(
+                    method: .patch,
+                    summary: """
+                        Change some of my app preferences: a JSON merge patch (RFC 7396; null removes a key). \
+                        `push` switches pushes per notification kind, e.g. {"push": {"like": false}}
+                        """,
+                    auth: .required, body: "Preferences", response: ref("Preferences"))
+            ),
+            (
+                "\(v1)/push/web-push-key",
+                Operation(
+                    method: .get, summary: "The server's VAPID public key, for a browser's push subscription",
+                    auth: .none, response: ref("WebPushKey"))
+            ),
+            (
+                "\(v1)/me/push-devices",
+                Operation(
+                    method: .get, summary: "The devices that receive my pushes", auth: .required,
+                    response: pageOf("PushDevice"))
+            ),
+            (
+                "\(v1)/me/push-devices",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Register an APNs device token or a Web Push subscription for pushes: 201, or 200 when \
+                        it is mine already; a device someone else registered becomes mine. It goes when this \
+                        session signs out. 422 `push_unavailable` for APNs on a server without APNs settings
+                        """,
+                    auth: .required, body: "RegisterPushDeviceRequest", status: 201, alsoStatus: [200],
+                    response: ref("PushDevice"))
+            ),
+            (
+                "\(v1)/me/push-devices/{id}",
+                Operation(method: .delete, summary: "Stop pushes to one of my devices", auth: .required, status: 204)
             ),
             (
                 "\(v1)/me/avatar",
@@ -843,6 +883,7 @@ enum OpenAPIDocument {
                 OpenAPI.Link(operationId: link.operationID, parameters: [link.parameter: .a(value)]))
         }
         var responses: OpenAPI.Response.Map = [.status(code: op.status): .b(success)]
+        for code in op.alsoStatus { responses[.status(code: code)] = .b(success) }
         var errors = Set(op.errors + [400, 422, 429])
         if op.auth != .none || path.hasPrefix(v1) { errors.insert(401) }
         if op.body != nil || op.upload { errors.formUnion([413, 415]) }

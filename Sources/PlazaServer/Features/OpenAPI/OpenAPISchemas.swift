@@ -223,6 +223,23 @@ extension OpenAPIDocument {
                     "nextAttemptAt": nullable(timestamp), "lastError": nullable(string()),
                 ]),
                 "OutgoingMailPage": page("OutgoingMail"),
+                "RegisterPushDeviceRequest": object(
+                    [
+                        "platform": enumeration(PushPlatform.allCases.map(\.rawValue)),
+                        "token": pattern("^[0-9a-fA-F]{64,200}$").with(description: "APNs: the device token in hex"),
+                        "environment": enumeration(["production", "sandbox"]),
+                        "bundleId": string(maxLength: 155), "endpoint": string(maxLength: 2048),
+                        "keys": ref("WebPushKeys"),
+                    ], required: ["platform"],
+                    description: "APNs: token (environment, bundleId); Web Push: endpoint and keys"),
+                "WebPushKeys": object(["p256dh": string(maxLength: 200), "auth": string(maxLength: 200)]),
+                "PushDevice": object([
+                    "id": id, "platform": enumeration(PushPlatform.allCases.map(\.rawValue)),
+                    "environment": nullable(string()), "bundleId": nullable(string()), "label": string(),
+                    "thisSession": boolean, "createdAt": timestamp, "lastUsedAt": nullable(timestamp),
+                ]),
+                "PushDevicePage": page("PushDevice"),
+                "WebPushKey": object(["publicKey": string()]),
                 "AuthProviderInfo": object(["id": string(), "name": string(), "kind": enumeration(["oidc", "oauth2"])]),
                 "ProviderTokenRequest": object(
                     [

@@ -22,22 +22,27 @@ import SQLKit
 struct EventLog: Sendable {
     let db: Database
     let signal: EventSignal
+    /// Wakes the push worker after a commit that recorded a notification.
+    let pushes: WorkSignal
 
     static let channel = "plaza_events"
     static let appendLock = 7_215_002
 
     /// Runs `body` in a write transaction, appends the events it recorded with `append` once
-    /// it has returned, and wakes this server's hub once the transaction has committed.
+    /// it has returned, and wakes this server's hub (and push worker, for notifications) once
+    /// the transaction has committed.
     func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
-        let result = try await db.write { connection in
+        let (result, notified) = try await db.write { connection in
             var connection = connection
             let pending = Pending()
             connection.events = pending
             let result = try await body(connection)
-            try await Self.flush(pending.take(), on: connection)
-            return result
+            let entries = pending.take()
+            try await Self.flush(entries, on: connection)
+            return (result, entries.contains { $0.0.kind == .notification })
         }
         signal.poke()
+        if notified { pushes.wake() }
         return result
     }
 

@@ -1,0 +1,472 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JWTKit
+import PlazaAPI
+import SQLKit
+import Testing
+
+@testable import PlazaServer
+
+@Suite("Push: devices, Web Push and APNs, the push queue", .serialized)
+struct PushTests {
+    static let apnsKey = P256.Signing.PrivateKey()
+
+    /// An app whose pushes go to `base` (the loopback push services), checked every 100 ms.
+    static func configure(_ config: inout PlazaConfig, base: String?) {
+        config.push.allowList = "127.0.0.1"
+        config.push.pollInterval = .milliseconds(100)
+        var apns = APNsSettings(
+            keyPEM: apnsKey.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456", topic: "com.example.plaza")
+        apns.productionURL = base ?? "http://127.0.0.1:9"
+        apns.sandboxURL = base ?? "http://127.0.0.1:9"
+        config.push.apns = apns
+    }
+
+    static func withPushApp(_ body: @Sendable (TestAPI, PushServices, String) async throws -> Void) async throws {
+        let services = PushServices()
+        try await FixtureServer.serve(services.router) { base in
+            try await withApp({ Self.configure(&$0, base: base) }) { api in try await body(api, services, base) }
+        }
+    }
+
+    /// The delivery row of `notification` (the one about `post`) for the recipient's only device.
+    static func delivery(_ api: TestAPI, recipient: Account) async throws -> (
+        state: String, attempts: Int, next: Int64, sent: Int64?, notification: Int64
+    )? {
+        try await api.withDatabase { db in
+            try await db.read { db in
+                try await db.first(
+                    """
+                    SELECT state, attempts, next_attempt_at, sent_at, notification_id FROM push_deliveries
+                    WHERE recipient_id = \(bind: Int64(recipient.id) ?? 0) ORDER BY created_at DESC LIMIT 1
+                    """
+                ).map {
+                    (
+                        try $0.decode(column: "state", as: String.self),
+                        try $0.decode(column: "attempts", as: Int.self),
+                        try $0.decode(column: "next_attempt_at", as: Int64.self),
+                        try $0.decode(column: "sent_at", as: Int64?.self),
+                        try $0.decode(column: "notification_id", as: Int64.self)
+                    )
+                }
+            }
+        }
+    }
+
+    /// Waits (cheap looks, up to a minute) until the recipient's latest delivery is in `state`.
+    static func waitForDelivery(_ api: TestAPI, recipient: Account, state: String) async throws -> (
+        state: String, attempts: Int, next: Int64, sent: Int64?, notification: Int64
+    ) {
+        for _ in 0..<1_200 {
+            if let row = try await delivery(api, recipient: recipient), row.state == state { return row }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw PushServices.PushWaitTimedOut(prefix: "delivery \(state)", count: 1, got: [])
+    }
+
+    static func like(_ api: TestAPI, _ post: Post, by account: Account) async throws {
+        #expect(try await api.call(.put, "/posts/\(post.id)/like", as: account).status == .ok)
+    }
+
+    // MARK: encryption
+
+    /// RFC 8291, Appendix A: the same keys and salt give the same bytes.
+    @Test func encryptionMatchesRFC8291sExample() throws {
+        func bytes(_ text: String) throws -> [UInt8] { try #require(ByteText.bytes(base64url: text)) }
+        let body = try WebPushCrypto.encrypt(
+            Array("When I grow up, I want to be a watermelon".utf8),
+            p256dh: try bytes(
+                "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4"),
+            auth: try bytes("BTBZMqHH6r4Tts7J_aSIgg"),
+            serverKey: try P256.KeyAgreement.PrivateKey(
+                rawRepresentation: try bytes("yfWPiYE-n46HLnH0KqZOF1fJJU3MYrct3AELtAQ-oRw")),
+            salt: try bytes("DGv6ra1nlYgDCS1FRnbzlw"))
+        #expect(
+            ByteText.base64url(body)
+                == "DGv6ra1nlYgDCS1FRnbzlwAAEABBBP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A_yl95bQpu6cVPTpK4Mqgkf1CXztLVBSt2Ks3oZwbuwXPXLWyouBWLVWGNWQexSgSxsj_Qulcy4a-fN"
+        )
+        // And a browser's side reads what Plaza writes with fresh keys.
+        let browser = TestBrowser()
+        let message = Array("{\"hello\":\"ana\"}".utf8)
+        let encrypted = try WebPushCrypto.encrypt(
+            message, p256dh: Array(browser.key.publicKey.x963Representation), auth: browser.auth)
+        #expect(try browser.decrypt(encrypted) == message)
+        #expect(throws: WebPushCrypto.Failure.self) {
+            try WebPushCrypto.encrypt(
+                [UInt8](repeating: 1, count: WebPushCrypto.maxPlaintext + 1),
+                p256dh: Array(browser.key.publicKey.x963Representation), auth: browser.auth)
+        }
+    }
+
+    // MARK: devices
+
+    @Test func devicesAreEachPersonsOwnAndGoWithTheirSession() async throws {
+        try await withApp({ Self.configure(&$0, base: nil) }) { api in
+            let token = String(repeating: "ab12", count: 16)
+            #expect(
+                try await api.call(.post, "/me/push-devices", json: RegisterPushDeviceRequest.apns(token: token)).status
+                    == .unauthorized)
+            #expect(try await api.get("/me/push-devices").status == .unauthorized)
+            let key = try await api.get("/push/web-push-key").decode(WebPushKey.self)
+            #expect(ByteText.bytes(base64url: key.publicKey)?.count == 65)
+
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let first = try await api.call(
+                .post, "/me/push-devices", as: ana, json: RegisterPushDeviceRequest.apns(token: token.uppercased()))
+            #expect(first.status == .created)
+            let device = try first.decode(PushDevice.self)
+            #expect(
+                device.platform == .apns && device.environment == "production" && device.label == "…" + token.suffix(8))
+            #expect(device.thisSession)
+            // The same device again is the same device.
+            let again = try await api.call(
+                .post, "/me/push-devices", as: ana, json: RegisterPushDeviceRequest.apns(token: token))
+            #expect(again.status == .ok)
+            #expect(try again.decode(PushDevice.self).id == device.id)
+            #expect(try await api.page("/me/push-devices", as: ana, of: PushDevice.self).items.map(\.id) == [device.id])
+            // Bob signs in on Ana's phone: the device is his now.
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: bob, json: RegisterPushDeviceRequest.apns(token: token)
+                ).status == .created)
+            #expect(try await api.page("/me/push-devices", as: ana, of: PushDevice.self).items.isEmpty)
+            #expect(try await api.page("/me/push-devices", as: bob, of: PushDevice.self).items.count == 1)
+
+            // Only its owner removes it; another person's id is not found.
+            let browser = TestBrowser()
+            let subscribed = try await api.call(
+                .post, "/me/push-devices", as: ana,
+                json: browser.subscription(endpoint: "https://push.example.com/wp/1"))
+            #expect(subscribed.status == .created)
+            let webDevice = try subscribed.decode(PushDevice.self)
+            #expect(webDevice.label == "https://push.example.com" && webDevice.environment == nil)
+            #expect(try await api.call(.delete, "/me/push-devices/\(webDevice.id)", as: bob).status == .notFound)
+            #expect(try await api.call(.delete, "/me/push-devices/\(webDevice.id)").status == .unauthorized)
+            #expect(try await api.call(.delete, "/me/push-devices/\(webDevice.id)", as: ana).status == .noContent)
+            #expect(try await api.call(.delete, "/me/push-devices/\(webDevice.id)", as: ana).status == .notFound)
+
+            // A device registered by a session goes when that session signs out.
+            let login = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+            let phone = try login.decode(AuthResponse.self).token
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", token: phone,
+                    json: RegisterPushDeviceRequest.apns(
+                        token: String(repeating: "cd", count: 32), environment: "sandbox", bundleId: "com.example.other"
+                    )
+                ).status == .created)
+            let listed = try await api.page("/me/push-devices", as: ana, of: PushDevice.self).items
+            #expect(listed.map(\.thisSession) == [false] && listed.first?.bundleId == "com.example.other")
+            #expect(try await api.call(.post, "/auth/logout", token: phone).status == .noContent)
+            #expect(try await api.page("/me/push-devices", as: ana, of: PushDevice.self).items.isEmpty)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"platform":"apns","token":"xyz"}"#, "token"),
+        (#"{"platform":"apns","token":"\#(String(repeating: "a", count: 63))"}"#, "token"),
+        (#"{"platform":"apns","token":"\#(String(repeating: "a", count: 64))","environment":"dev"}"#, "environment"),
+        (#"{"platform":"apns","token":"\#(String(repeating: "a", count: 64))","bundleId":"com/evil"}"#, "bundleId"),
+        (
+            #"{"platform":"webpush","endpoint":"http://push.example.com/x","keys":{"p256dh":"AA","auth":"AA"}}"#,
+            "endpoint"
+        ),
+        (#"{"platform":"webpush","endpoint":"https://10.0.0.1/x","keys":{"p256dh":"AA","auth":"AA"}}"#, "endpoint"),
+        (#"{"platform":"webpush","endpoint":"https://[::1]/x","keys":{"p256dh":"AA","auth":"AA"}}"#, "endpoint"),
+        (
+            #"{"platform":"webpush","endpoint":"https://169.254.169.254/x","keys":{"p256dh":"AA","auth":"AA"}}"#,
+            "endpoint"
+        ),
+        (
+            #"{"platform":"webpush","endpoint":"https://u:p@push.example.com/x","keys":{"p256dh":"AA","auth":"AA"}}"#,
+            "endpoint"
+        ),
+        (
+            #"{"platform":"webpush","endpoint":"ftp://push.example.com/x","keys":{"p256dh":"AA","auth":"AA"}}"#,
+            "endpoint"
+        ),
+        (
+            #"{"platform":"webpush","endpoint":"https://push.example.com/x","keys":{"p256dh":"AA","auth":"AA"}}"#,
+            "keys.p256dh"
+        ),
+        (#"{"platform":"webpush","endpoint":"https://push.example.com/x"}"#, "keys.p256dh"),
+        (#"{"platform":"webpush","token":"\#(String(repeating: "a", count: 64))"}"#, "platform"),
+    ])
+    func badDevicesAre422(body: String, field: String) async throws {
+        try await withApp({ Self.configure(&$0, base: nil) }) { api in
+            let ana = try await api.register("ana")
+            let response = try await api.call(.post, "/me/push-devices", as: ana, raw: body)
+            #expect(response.status == .unprocessableContent, "\(body): \(response.text)")
+            #expect(response.error?.field == field, "\(body): \(response.text)")
+            #expect(try await api.page("/me/push-devices", as: ana, of: PushDevice.self).items.isEmpty)
+        }
+    }
+
+    @Test func badKeysAndUnknownPlatformsAreRefused() async throws {
+        try await withApp { api in
+            let ana = try await api.register("ana")
+            let browser = TestBrowser()
+            var request = browser.subscription(endpoint: "https://push.example.com/wp/1")
+            request.keys?.auth = ByteText.base64url(ByteText.randomBytes(15))
+            #expect(try await api.call(.post, "/me/push-devices", as: ana, json: request).error?.field == "keys.auth")
+            // 65 bytes that are not a point on the curve.
+            request = browser.subscription(endpoint: "https://push.example.com/wp/1")
+            request.keys?.p256dh = ByteText.base64url([4] + [UInt8](repeating: 7, count: 64))
+            #expect(try await api.call(.post, "/me/push-devices", as: ana, json: request).error?.field == "keys.p256dh")
+            #expect(
+                try await api.call(.post, "/me/push-devices", as: ana, raw: #"{"platform":"fcm"}"#).error?.field
+                    == "platform")
+            // Without APNs settings, Apple devices cannot be registered.
+            let apns = try await api.call(
+                .post, "/me/push-devices", as: ana,
+                json: RegisterPushDeviceRequest.apns(token: String(repeating: "ab", count: 32)))
+            #expect(apns.status == .unprocessableContent && apns.error?.code == "push_unavailable")
+        }
+    }
+
+    @Test func pushPreferencesMergeAndAreChecked() async throws {
+        try await withApp { api in
+            let ana = try await api.register("ana")
+            #expect(try await api.call(.put, "/me/preferences", as: ana, raw: #"{"lastSpace":"cs101"}"#).status == .ok)
+            let patched = try await api.call(.patch, "/me/preferences", as: ana, raw: #"{"push":{"like":false}}"#)
+            #expect(patched.status == .ok)
+            #expect(
+                try patched.decode(JSONValue.self)
+                    == .object(["lastSpace": .string("cs101"), "push": .object(["like": .bool(false)])]))
+            let more = try await api.call(
+                .patch, "/me/preferences", as: ana, raw: #"{"push":{"follow":false},"lastSpace":null}"#)
+            #expect(
+                try more.decode(JSONValue.self)
+                    == .object(["push": .object(["like": .bool(false), "follow": .bool(false)])]))
+            for bad in [#"{"push":{"like":"no"}}"#, #"{"push":{"poke":true}}"#, #"{"push":true}"#, "[1]"] {
+                let response = try await api.call(.patch, "/me/preferences", as: ana, raw: bad)
+                #expect(response.status == .unprocessableContent, "\(bad): \(response.text)")
+            }
+            #expect(
+                try await api.call(.put, "/me/preferences", as: ana, raw: #"{"push":{"like":1}}"#).status
+                    == .unprocessableContent)
+            #expect(try await api.call(.patch, "/me/preferences", raw: #"{"push":{}}"#).status == .unauthorized)
+            #expect(
+                try await api.get("/me/preferences", as: ana).decode(JSONValue.self)
+                    == .object(["push": .object(["like": .bool(false), "follow": .bool(false)])]))
+        }
+    }
+
+    // MARK: delivery
+
+    @Test func webPushesAreEncryptedSignedAndABurstIsOnePush() async throws {
+        try await Self.withPushApp { api, services, base in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let browser = TestBrowser()
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: ana, json: browser.subscription(endpoint: base + "/wp/ana")
+                ).status == .created)
+            let post = try await api.textPost(ana, "hello from ana")
+            try await Self.like(api, post, by: bob)
+            let push = try #require(try await services.pushes(to: "/wp/ana").first)
+            let payload = try browser.payload(push)
+            #expect(payload.body == "bob liked your post: “hello from ana”")
+            #expect(
+                payload.url == "/p/\(post.id)" && payload.kind == "like" && payload.title == api.config.instanceName)
+            #expect(payload.badge == 1)
+            #expect(push.header("Content-Encoding") == "aes128gcm" && push.header("TTL") == "86400")
+            #expect(push.header("Urgency") == "normal" && push.header("Topic") == payload.tag)
+            // The VAPID token is the server's, for this push service's origin.
+            let key = try await api.get("/push/web-push-key").decode(WebPushKey.self).publicKey
+            let authorization = try #require(push.header("Authorization"))
+            #expect(authorization.hasPrefix("vapid t=") && authorization.hasSuffix(", k=\(key)"))
+            let jwt = String(authorization.dropFirst("vapid t=".count).prefix { $0 != "," })
+            let publicKey = try P256.Signing.PublicKey(x963Representation: try #require(ByteText.bytes(base64url: key)))
+            let keys = await JWTKeyCollection().add(ecdsa: try ES256PublicKey(backing: publicKey))
+            let claims = try await keys.verify(jwt, as: VAPIDClaims.self)
+            #expect(claims.aud.value == [base] && claims.sub.value.hasPrefix("mailto:"))
+
+            // More likes after it went out: one more push, a minute after the first, for all of them.
+            let sent = try await Self.waitForDelivery(api, recipient: ana, state: "sent")
+            let carl = try await api.register("carl")
+            let dave = try await api.register("dave")
+            try await Self.like(api, post, by: carl)
+            try await Self.like(api, post, by: dave)
+            let waiting = try #require(try await Self.delivery(api, recipient: ana))
+            #expect(waiting.state == "pending" && waiting.notification == sent.notification)
+            #expect(waiting.next >= (sent.sent ?? 0) + PushOutbox.coalesceMillis)
+            #expect(services.all.count == 1)
+            // A minute later (moved, not waited for):
+            _ = try await api.withDatabase { db in try await db.write("UPDATE push_deliveries SET next_attempt_at = 0")
+            }
+            let second = try #require(try await services.pushes(to: "/wp/ana", count: 2).last)
+            let burst = try browser.payload(second)
+            #expect(burst.body == "dave and 2 others liked your post: “hello from ana”" && burst.badge == 1)
+            #expect(second.header("Topic") == push.header("Topic"))
+        }
+    }
+
+    @Test func goneSubscriptionsAreRemovedAndFailuresRetried() async throws {
+        try await Self.withPushApp { api, services, base in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: ana,
+                    json: TestBrowser().subscription(endpoint: base + "/wp/gone-ana")
+                ).status == .created)
+            try await api.follow(bob, "ana")
+            _ = try await services.pushes(to: "/wp/gone-ana")
+            var left = [PushDevice]()
+            for _ in 0..<1_200 {
+                left = try await api.page("/me/push-devices", as: ana, of: PushDevice.self).items
+                if left.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(left.isEmpty)
+
+            // A push service that fails once: tried again after the wait.
+            let browser = TestBrowser()
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: ana, json: browser.subscription(endpoint: base + "/wp/flaky-ana")
+                ).status == .created)
+            let carl = try await api.register("carl")
+            try await api.follow(carl, "ana")
+            _ = try await services.pushes(to: "/wp/flaky-ana")
+            let failed = try await Self.waitForDelivery(api, recipient: ana, state: "pending")
+            #expect(failed.attempts >= 1 && failed.next > Timestamp.now.milliseconds)
+            _ = try await api.withDatabase { db in
+                try await db.write("UPDATE push_deliveries SET next_attempt_at = 0 WHERE state = 'pending'")
+            }
+            let retried = try await services.pushes(to: "/wp/flaky-ana", count: 2)
+            #expect(try browser.payload(retried[1]).body == "carl and bob followed you")
+            #expect(try await Self.waitForDelivery(api, recipient: ana, state: "sent").attempts == 2)
+        }
+    }
+
+    @Test func nothingIsPushedThatTheRecipientTurnedOffOrCannotSee() async throws {
+        try await Self.withPushApp { api, services, base in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let carl = try await api.register("carl")
+            let browser = TestBrowser()
+            #expect(
+                try await api.call(.patch, "/me/preferences", as: ana, raw: #"{"push":{"like":false}}"#).status == .ok)
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: ana, json: browser.subscription(endpoint: base + "/wp/flaky-ana")
+                ).status == .created)
+            let post = try await api.textPost(ana, "ana's post")
+            try await Self.like(api, post, by: bob)
+            #expect(try await Self.waitForDelivery(api, recipient: ana, state: "moot").attempts == 1)
+            #expect(services.all.isEmpty)
+            // A comment is pushed; its first attempt fails; then Ana blocks its author: the retry never comes.
+            #expect(
+                try await api.call(
+                    .post, "/posts/\(post.id)/comments", as: carl, json: CreateCommentRequest(body: "carl's reply")
+                ).status == .created)
+            _ = try await services.pushes(to: "/wp/flaky-ana")
+            let pending = try await Self.waitForDelivery(api, recipient: ana, state: "pending")
+            #expect(try await api.call(.put, "/users/carl/block", as: ana).status == .ok)
+            let left = try await api.withDatabase { db in
+                try await db.read { db in
+                    try await db.rows(
+                        "SELECT state FROM push_deliveries WHERE notification_id = \(bind: pending.notification)")
+                }
+            }
+            #expect(left.isEmpty)
+            // The next notification goes out, and it is the only other push.
+            #expect(
+                try await api.call(
+                    .post, "/posts/\(post.id)/comments", as: bob, json: CreateCommentRequest(body: "bob's reply")
+                ).status == .created)
+            let pushes = try await services.pushes(to: "/wp/flaky-ana", count: 2)
+            #expect(try browser.payload(pushes[1]).body == "bob commented on your post: “bob's reply”")
+            #expect(pushes.count == 2)
+        }
+    }
+
+    @Test func apnsPushesCarryTheProviderTokenTopicAndCollapseID() async throws {
+        try await Self.withPushApp { api, services, base in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            let token = String(repeating: "ab", count: 32)
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: ana, json: RegisterPushDeviceRequest.apns(token: token)
+                ).status == .created)
+            let post = try await api.textPost(ana, "a photo of ramen")
+            try await Self.like(api, post, by: bob)
+            let push = try #require(try await services.pushes(to: "/3/device/\(token)").first)
+            #expect(push.header("apns-topic") == "com.example.plaza" && push.header("apns-push-type") == "alert")
+            #expect(push.header("apns-priority") == "10")
+            let notifications = try await api.page("/me/notifications", as: ana, of: PlazaAPI.Notification.self).items
+            #expect(push.header("apns-collapse-id") == "n\(notifications.first?.id ?? "")")
+            let bearer = try #require(push.header("authorization"))
+            let keys = await JWTKeyCollection().add(
+                ecdsa: try ES256PublicKey(backing: Self.apnsKey.publicKey), kid: JWKIdentifier(string: "KEY1234567"))
+            let claims = try await keys.verify(String(bearer.dropFirst("bearer ".count)), as: APNsClaims.self)
+            #expect(claims.iss.value == "TEAM123456")
+            let payload = try #require(try JSONSerialization.jsonObject(with: Data(push.body)) as? [String: Any])
+            let aps = try #require(payload["aps"] as? [String: Any])
+            let alert = try #require(aps["alert"] as? [String: Any])
+            #expect(alert["body"] as? String == "bob liked your post: “a photo of ramen”")
+            #expect(aps["badge"] as? Int == 1)
+            #expect((payload["plaza"] as? [String: Any])?["path"] as? String == "/p/\(post.id)")
+            #expect(push.body.count < 4096)
+
+            // A token Apple says is unregistered is forgotten.
+            let dead = "dead" + String(repeating: "0", count: 60)
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: bob, json: RegisterPushDeviceRequest.apns(token: dead)
+                ).status == .created)
+            try await api.follow(ana, "bob")
+            _ = try await services.pushes(to: "/3/device/dead")
+            var left = [PushDevice]()
+            for _ in 0..<1_200 {
+                left = try await api.page("/me/push-devices", as: bob, of: PushDevice.self).items
+                if left.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(left.isEmpty)
+            _ = base
+        }
+    }
+
+    /// Apple's and the push services' answers, as the senders read them.
+    @Test func answersMeanWhatTheServicesSay() {
+        #expect(APNsSender.outcome(status: 200, reason: "", retryAfter: nil) == .sent)
+        #expect(
+            APNsSender.outcome(status: 410, reason: "Unregistered", retryAfter: nil) == .gone("HTTP 410 Unregistered"))
+        #expect(
+            APNsSender.outcome(status: 400, reason: "BadDeviceToken", retryAfter: nil)
+                == .gone("HTTP 400 BadDeviceToken"))
+        #expect(
+            APNsSender.outcome(status: 429, reason: "TooManyRequests", retryAfter: 5000)
+                == .retry("HTTP 429 TooManyRequests", afterMillis: 5000))
+        #expect(
+            APNsSender.outcome(status: 403, reason: "ExpiredProviderToken", retryAfter: nil)
+                == .retry("HTTP 403 ExpiredProviderToken", afterMillis: nil))
+        #expect(
+            APNsSender.outcome(status: 413, reason: "PayloadTooLarge", retryAfter: nil)
+                == .failed("HTTP 413 PayloadTooLarge"))
+        #expect(WebPushSender.outcome(status: 201, retryAfter: nil) == .sent)
+        #expect(WebPushSender.outcome(status: 404, retryAfter: nil) != .sent)
+        if case .gone = WebPushSender.outcome(status: 410, retryAfter: nil) {} else { Issue.record("410 is gone") }
+        if case .retry = WebPushSender.outcome(status: 503, retryAfter: nil) {} else { Issue.record("503 is retried") }
+        if case .failed = WebPushSender.outcome(status: 400, retryAfter: nil) {} else { Issue.record("400 fails") }
+        // Retry waits grow and stop at an hour.
+        #expect(
+            (1..<PushOutbox.maxAttempts).map(PushOutbox.retryDelayMillis(afterAttempt:)) == [
+                15_000, 60_000, 240_000, 960_000, 3_600_000, 3_600_000, 3_600_000,
+            ])
+    }
+
+    @Test func messagesNameTheActorsAndQuoteBriefly() {
+        #expect(PushMessage.quote(String(repeating: "word ", count: 60)).count <= PushMessage.maxQuote + 1)
+        #expect(PushMessage.quote("two\n\nlines  here") == "two lines here")
+    }
+}
