@@ -229,7 +229,9 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
         renderer: web, api: controllers,
         stores: .init(
             accounts: services.accounts, spaces: services.spaces, members: services.spaceMembers,
-            collections: services.collections, moderation: services.moderation),
+            collections: services.collections, moderation: services.moderation, linkPreviews: services.linkPreviews,
+            pushDevices: services.pushDevices),
+        instanceName: config.instanceName,
         sessionDays: config.sessionIdleDays,
         rateLimiter: rateLimiter
     ).register(to: router)

@@ -470,3 +470,127 @@ struct PushTests {
         #expect(PushMessage.quote("two\n\nlines  here") == "two lines here")
     }
 }
+
+@Suite("Web app: installable, offline, share target")
+struct WebInstallTests {
+    @Test func theManifestAndServiceWorkerAreServedForInstalling() async throws {
+        try await withApp({ $0.instanceName = "Ramen Club" }) { api in
+            let manifest = try await api.page(.get, "/manifest.webmanifest")
+            #expect(manifest.status == .ok && manifest.headers[.contentType] == "application/manifest+json")
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(manifest.body.readableBytesView)) as? [String: Any])
+            #expect(json["name"] as? String == "Ramen Club" && json["display"] as? String == "standalone")
+            #expect(json["start_url"] as? String == "/" && json["scope"] as? String == "/")
+            let icons = try #require(json["icons"] as? [[String: Any]])
+            #expect(icons.contains { $0["sizes"] as? String == "512x512" && $0["type"] as? String == "image/png" })
+            for icon in icons {
+                let src = try #require(icon["src"] as? String)
+                let file = try await api.page(.get, src)
+                #expect(file.status == .ok && file.body.readableBytes > 100, "\(src)")
+            }
+            let share = try #require(json["share_target"] as? [String: Any])
+            #expect(share["action"] as? String == "/share" && share["method"] as? String == "GET")
+            #expect(share["params"] as? [String: String] == ["title": "title", "text": "text", "url": "url"])
+
+            let worker = try await api.page(.get, "/sw.js")
+            #expect(worker.status == .ok && worker.headers[.contentType]?.hasPrefix("text/javascript") == true)
+            #expect(worker.headers[.cacheControl] == "no-cache")
+            #expect(worker.text.contains("addEventListener('push'") && worker.text.contains("notificationclick"))
+            // Pages link the manifest; the policy lets the worker and the manifest load from here only.
+            let home = try await api.page(.get, "/login")
+            #expect(home.text.contains(#"<link rel="manifest" href="/manifest.webmanifest">"#))
+            let policy = home.headers[.contentSecurityPolicy] ?? ""
+            #expect(policy.contains("manifest-src 'self'") && policy.contains("script-src 'self'"))
+        }
+    }
+
+    @Test func aSharedLinkIsSavedToAChosenOrNewCollection() async throws {
+        try await withApp { api in
+            // Anonymous: to the sign-in page, and back here after.
+            let anonymous = try await api.page(.get, "/share?url=https%3A%2F%2Fexample.com%2Fa")
+            #expect(anonymous.status == .seeOther)
+            #expect(anonymous.headers[.location]?.hasPrefix("/login?next=") == true)
+
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            // Android shares text with the link inside it.
+            let page = try await api.page(
+                .get,
+                "/share?title=Ramen&text="
+                    + formEncode(["t": "look at this https://example.com/ramen now"]).dropFirst(2),
+                cookie: ana.cookie)
+            #expect(page.status == .ok)
+            #expect(page.text.contains(#"name="url" value="https://example.com/ramen""#))
+            #expect(page.text.contains(#"value="new" checked"#))
+            // A new collection, named in the same step.
+            let saved = try await api.page(
+                .post, "/share", cookie: ana.cookie,
+                form: formEncode([
+                    "_csrf": ana.csrf, "url": "https://example.com/ramen", "collection": "new", "newName": "Food",
+                    "note": "for friday",
+                ]))
+            #expect(saved.status == .seeOther, "\(saved.text)")
+            let collections = try await api.page("/collections", as: ana, of: SavedCollection.self).items
+            #expect(collections.map(\.name) == ["Food"])
+            let food = try #require(collections.first)
+            #expect(saved.headers[.location] == "/collections/\(food.id)")
+            let items = try await api.page("/collections/\(food.id)/items", as: ana, of: CollectionItem.self).items
+            #expect(items.map(\.note) == ["for friday"])
+            // Next time the collection is offered, chosen first.
+            let again = try await api.page(.get, "/share?url=https%3A%2F%2Fexample.com%2Fb", cookie: ana.cookie)
+            #expect(again.text.contains(#"value="\#(food.id)" checked"#))
+            #expect(
+                try await api.page(
+                    .post, "/share", cookie: ana.cookie,
+                    form: formEncode(["_csrf": ana.csrf, "url": "https://example.com/b", "collection": food.id])
+                ).status == .seeOther)
+            #expect(
+                try await api.page("/collections/\(food.id)/items", as: ana, of: CollectionItem.self).items.count == 2)
+
+            // Someone else's collection is not found; a bad link or no name is said, and nothing is saved.
+            let others = try await api.page(
+                .post, "/share", cookie: bob.cookie,
+                form: formEncode(["_csrf": bob.csrf, "url": "https://example.com/c", "collection": food.id]))
+            #expect(others.status == .notFound)
+            let badURL = try await api.page(
+                .post, "/share", cookie: bob.cookie,
+                form: formEncode(["_csrf": bob.csrf, "url": "javascript:alert(1)", "collection": "new", "newName": "x"])
+            )
+            #expect(badURL.status == .unprocessableContent && badURL.text.contains(#"class="error""#))
+            let noName = try await api.page(
+                .post, "/share", cookie: bob.cookie,
+                form: formEncode([
+                    "_csrf": bob.csrf, "url": "https://example.com/c", "collection": "new", "newName": "",
+                ]))
+            #expect(noName.status == .unprocessableContent)
+            #expect(try await api.page("/collections", as: bob, of: SavedCollection.self).items.isEmpty)
+            // Without the form's token, nothing happens.
+            let forged = try await api.page(
+                .post, "/share", cookie: bob.cookie,
+                form: formEncode(["url": "https://example.com/c", "collection": "new", "newName": "x"]))
+            #expect(forged.status == .forbidden)
+            #expect(try await api.page("/collections", as: bob, of: SavedCollection.self).items.isEmpty)
+            // Nothing with a link in it: said so.
+            let nothing = try await api.page(.get, "/share?text=hello", cookie: bob.cookie)
+            #expect(nothing.text.contains("has no web link"))
+        }
+    }
+
+    @Test func settingsShowPushSwitchesAndDevices() async throws {
+        try await withApp { api in
+            let ana = try await api.register("ana")
+            #expect(
+                try await api.call(.patch, "/me/preferences", as: ana, raw: #"{"push":{"like":false}}"#).status == .ok)
+            let browser = TestBrowser()
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: ana,
+                    json: browser.subscription(endpoint: "https://push.example.com/wp/9")
+                ).status == .created)
+            let settings = try await api.page(.get, "/settings", cookie: ana.cookie)
+            #expect(settings.text.contains(#"data-push-kind="like">"#))
+            #expect(settings.text.contains(#"data-push-kind="comment" checked>"#))
+            #expect(settings.text.contains("Browser · https://push.example.com"))
+        }
+    }
+}

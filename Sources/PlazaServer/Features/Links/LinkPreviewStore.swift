@@ -72,6 +72,25 @@ struct LinkPreviewStore: Sendable {
         return .pending
     }
 
+    /// The ready preview of `url`, if one was fetched (read only: nothing is queued or charged).
+    func known(_ url: String) async throws -> LinkPreview? {
+        guard
+            let row = try await db.read({ db in
+                try await db.first(
+                    """
+                    SELECT title, description, image_url, site_name, fetched_at FROM link_previews
+                    WHERE url = \(bind: url) AND state = 'ready'
+                    """)
+            })
+        else { return nil }
+        return LinkPreview(
+            url: url, title: try row.decode(column: "title", as: String?.self),
+            description: try row.decode(column: "description", as: String?.self),
+            imageURL: try row.decode(column: "image_url", as: String?.self),
+            siteName: try row.decode(column: "site_name", as: String?.self),
+            fetchedAt: try row.decode(column: "fetched_at", as: Int64?.self).map(Timestamp.init(milliseconds:)))
+    }
+
     /// A URL taken off the queue by a worker.
     struct Job: Sendable {
         var url: String

@@ -117,10 +117,10 @@ struct PushService: Service {
 struct PushPreferences: Equatable {
     var off: Set<NotificationKind> = []
 
-    init(json: String) {
-        guard case .object(let preferences) = AccountStore.decodePreferences(json),
-            case .object(let push)? = preferences["push"]
-        else { return }
+    init(json: String) { self.init(value: AccountStore.decodePreferences(json)) }
+
+    init(value: JSONValue) {
+        guard case .object(let preferences) = value, case .object(let push)? = preferences["push"] else { return }
         for (key, value) in push {
             if let kind = NotificationKind(rawValue: key), case .bool(false) = value { off.insert(kind) }
         }

@@ -124,7 +124,10 @@ extension WebPages {
             },
             statusKind: Choice(account.user.status?.kind ?? "none"),
             sessions: sessions.map(SessionView.init),
-            twoFactor: try await api.accounts.twoFactorStatus(request, context: context))
+            twoFactor: try await api.accounts.twoFactorStatus(request, context: context),
+            push: .init(
+                preferences: account.preferences,
+                devices: try await stores.pushDevices.list(user: me.userID, session: me.sessionID)))
         return try await web.page(
             "settings", title: "Settings", nav: .settings, body, request: request, context: context.base)
     }

@@ -10,6 +10,8 @@ struct WebController {
     let renderer: WebRenderer
     let api: APIControllers
     let stores: Stores
+    /// The name the installed app goes by.
+    let instanceName: String
     let sessionDays: Int
     /// The same limits as the API's (sign-up counts as a registration); nil when turned off.
     let rateLimiter: RateLimiter?
@@ -21,6 +23,8 @@ struct WebController {
         let members: SpaceMembersStore
         let collections: CollectionStore
         let moderation: ModerationStore
+        let linkPreviews: LinkPreviewStore
+        let pushDevices: PushDeviceStore
     }
 
     /// The API's handlers, which the pages call with the page's own request.
@@ -61,6 +65,7 @@ struct WebController {
         WebAdminPage(web: self).register(to: web)
         WebEmailPages(web: self).register(to: web)
         WebIdentityPages(web: self).register(to: web)
+        WebInstallPages(web: self).register(router: router, web: web)
     }
 
     // MARK: rendering

@@ -272,6 +272,41 @@ struct SettingsPage: Sendable {
     let statusKind: Choice
     let sessions: [SessionView]
     let twoFactor: TwoFactorStatus
+    let push: PushView
+
+    /// Which notifications are pushed, and to which devices.
+    struct PushView: Sendable {
+        struct Kind: Sendable {
+            let kind: String
+            let label: String
+            let on: Bool
+        }
+        struct Device: Sendable {
+            let id: String
+            let kind: String
+            let label: String
+            let thisSession: Bool
+        }
+        let kinds: [Kind]
+        let devices: [Device]
+        var hasDevices: Bool { !devices.isEmpty }
+
+        static let labels: [(NotificationKind, String)] = [
+            (.like, "Likes of my posts"), (.comment, "Comments on my posts"), (.reply, "Replies in threads I am in"),
+            (.mention, "Mentions of me"), (.follow, "New followers"), (.followRequest, "Requests to follow me"),
+            (.reportResolved, "Reports I made, once resolved"),
+        ]
+
+        init(preferences: JSONValue, devices: [PushDevice]) {
+            let settings = PushPreferences(value: preferences)
+            kinds = Self.labels.map { Kind(kind: $0.0.rawValue, label: $0.1, on: settings.wants($0.0)) }
+            self.devices = devices.map {
+                Device(
+                    id: $0.id, kind: $0.platform == .apns ? "iPhone or iPad app" : "Browser", label: $0.label,
+                    thisSession: $0.thisSession)
+            }
+        }
+    }
 }
 
 /// `forgot-password.mustache`: the address form, then (`sent`) the same answer for every address.

@@ -374,3 +374,12 @@ const version = new URL(import.meta.url).search;
 for (const [selector, module] of [['[data-post-page]', 'post'], ['[data-compose]', 'compose'], ['[data-avatar]', 'settings']]) {
   if (document.querySelector(selector)) import(`./${module}.js${version}`).then((m) => m.default(helpers));
 }
+
+// The installable app: the service worker keeps the shell and the pages read last for offline
+// reading, and shows pushes. Signing out drops the page copies (they hold what this person saw).
+if ('serviceWorker' in navigator) {
+  navigator.serviceWorker.register(`/sw.js${version}`, { scope: '/' }).catch(() => { /* no offline copy then */ });
+}
+document.querySelector('form.logout')?.addEventListener('submit', () => {
+  if ('caches' in window) caches.delete('plaza-pages');
+});

@@ -20,6 +20,8 @@ export default function ({ api, upload, busy, showError }) {
     twoFactor.querySelector('[data-recovery-codes]').hidden = false;
   });
 
+  pushSettings({ api, showError });
+
   const form = document.querySelector('[data-avatar]');
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -33,4 +35,60 @@ export default function ({ api, upload, busy, showError }) {
       } catch (error) { showError(form, error); }
     });
   });
+}
+
+// Push: this browser's subscription (the server's VAPID key, then POST /me/push-devices), and
+// which kinds of notification are pushed (PATCH /me/preferences {push: {kind: on}}).
+function pushSettings({ api, showError }) {
+  const card = document.querySelector('[data-push]');
+  if (!card) return;
+  const state = card.querySelector('[data-push-state]');
+  const enable = card.querySelector('[data-push-enable]');
+  const disable = card.querySelector('[data-push-disable]');
+  card.querySelectorAll('[data-push-kind]').forEach((box) => {
+    box.addEventListener('change', async () => {
+      try {
+        await api('PATCH', '/api/v1/me/preferences', { push: { [box.dataset.pushKind]: box.checked } });
+      } catch (error) { box.checked = !box.checked; showError(card, error); }
+    });
+  });
+  if (!('serviceWorker' in navigator) || !('PushManager' in window) || !('Notification' in window)) return;
+  const key = (text) => {
+    const bytes = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((text.length + 3) % 4));
+    return Uint8Array.from(bytes, (c) => c.charCodeAt(0));
+  };
+  const show = async () => {
+    const registration = await navigator.serviceWorker.ready;
+    const subscription = await registration.pushManager.getSubscription();
+    const denied = Notification.permission === 'denied';
+    state.textContent = denied ? 'This browser blocks notifications from this site; allow them in its settings.'
+      : subscription ? 'This browser gets push notifications.' : 'This browser does not get push notifications.';
+    enable.hidden = denied || Boolean(subscription);
+    disable.hidden = !subscription;
+  };
+  enable.addEventListener('click', async () => {
+    try {
+      if (await Notification.requestPermission() !== 'granted') { await show(); return; }
+      const { publicKey } = await api('GET', '/api/v1/push/web-push-key');
+      const registration = await navigator.serviceWorker.ready;
+      const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key(publicKey) });
+      const { endpoint, keys } = subscription.toJSON();
+      await api('POST', '/api/v1/me/push-devices', { platform: 'webpush', endpoint, keys });
+      location.reload();
+    } catch (error) { showError(card, error); }
+  });
+  disable.addEventListener('click', async () => {
+    try {
+      const registration = await navigator.serviceWorker.ready;
+      const subscription = await registration.pushManager.getSubscription();
+      if (subscription) await subscription.unsubscribe();
+      // This session's browser subscription is this browser's.
+      const { items } = await api('GET', '/api/v1/me/push-devices');
+      for (const device of items.filter((d) => d.thisSession && d.platform === 'webpush')) {
+        await api('DELETE', `/api/v1/me/push-devices/${device.id}`);
+      }
+      location.reload();
+    } catch (error) { showError(card, error); }
+  });
+  show().catch(() => {});
 }

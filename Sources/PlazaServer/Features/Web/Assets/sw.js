@@ -1,0 +1,115 @@
+// Plaza's service worker (served at /sw.js?v=<asset version>, scope /):
+// - keeps the app shell (styles, scripts, icons of this version) for offline use;
+// - keeps the pages read last (network first, the copy when the network fails), so the feeds
+//   read lately stay readable offline; the page copies are dropped at sign-out;
+// - shows pushes and opens the page a push is about when it is tapped.
+const version = new URL(self.location).searchParams.get('v') || 'dev';
+const shellCache = `plaza-shell-${version}`;
+const pageCache = 'plaza-pages';
+const keptPages = 30;
+const shell = ['plaza.css', 'app.js', 'compose.js', 'post.js', 'settings.js', 'icon.svg', 'icon-192.png']
+  .map((name) => `/assets/${name}?v=${version}`);
+
+self.addEventListener('install', (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(shellCache);
+    await cache.addAll(shell);
+    await self.skipWaiting();
+  })());
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil((async () => {
+    for (const name of await caches.keys()) {
+      if (name.startsWith('plaza-shell-') && name !== shellCache) await caches.delete(name);
+    }
+    await self.clients.claim();
+  })());
+});
+
+// Pages the copies are kept of: the app's own pages, not the API, media, sign-in or forms.
+function keepsCopy(url) {
+  return url.origin === self.location.origin
+    && !url.pathname.startsWith('/api/') && !url.pathname.startsWith('/media/')
+    && !['/login', '/signup', '/logout', '/share', '/forgot-password', '/reset-password', '/verify-email'].includes(url.pathname);
+}
+
+async function remember(request, response) {
+  const cache = await caches.open(pageCache);
+  await cache.put(request, response);
+  const keys = await cache.keys();
+  for (const old of keys.slice(0, Math.max(0, keys.length - keptPages))) await cache.delete(old);
+}
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  if (request.method !== 'GET') return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  if (url.pathname.startsWith('/assets/')) {
+    event.respondWith((async () => (await caches.match(request)) || fetch(request))());
+    return;
+  }
+  if (request.mode !== 'navigate' && !url.searchParams.has('fragment')) return;
+  if (!keepsCopy(url)) return;
+  event.respondWith((async () => {
+    try {
+      const response = await fetch(request);
+      if (response.ok && response.type === 'basic') event.waitUntil(remember(request, response.clone()));
+      return response;
+    } catch (error) {
+      const copy = await caches.match(request, { cacheName: pageCache });
+      if (copy) return copy;
+      const home = request.mode === 'navigate' ? await caches.match('/', { cacheName: pageCache }) : null;
+      if (home) return home;
+      return new Response(
+        '<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
+        + '<title>Offline · Plaza</title><p>You are offline, and this page was not read here before.</p>',
+        { status: 503, headers: { 'Content-Type': 'text/html; charset=utf-8' } });
+    }
+  })());
+});
+
+// The page asks for the copies to go (sign-out).
+self.addEventListener('message', (event) => {
+  if (event.data === 'plaza:forget-pages') event.waitUntil(caches.delete(pageCache));
+});
+
+self.addEventListener('push', (event) => {
+  let data = {};
+  try { data = event.data ? event.data.json() : {}; } catch { data = { body: event.data ? event.data.text() : '' }; }
+  const title = data.title || 'Plaza';
+  event.waitUntil((async () => {
+    await self.registration.showNotification(title, {
+      body: data.body || '',
+      tag: data.tag,
+      renotify: Boolean(data.tag),
+      icon: `/assets/icon-192.png?v=${version}`,
+      badge: `/assets/icon-192.png?v=${version}`,
+      data: { url: data.url || '/notifications' },
+    });
+    if ('setAppBadge' in navigator && typeof data.badge === 'number') {
+      try { await navigator.setAppBadge(data.badge); } catch { /* not allowed here */ }
+    }
+  })());
+});
+
+self.addEventListener('notificationclick', (event) => {
+  event.notification.close();
+  const path = (event.notification.data && event.notification.data.url) || '/notifications';
+  const target = new URL(path, self.location.origin);
+  if (target.origin !== self.location.origin) return;
+  event.waitUntil((async () => {
+    const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+    for (const client of windows) {
+      if (new URL(client.url).pathname === target.pathname && 'focus' in client) return client.focus();
+    }
+    for (const client of windows) {
+      if ('navigate' in client) {
+        await client.focus();
+        return client.navigate(target.href);
+      }
+    }
+    return self.clients.openWindow(target.href);
+  })());
+});
