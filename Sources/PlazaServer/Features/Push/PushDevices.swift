@@ -182,7 +182,7 @@ struct PushDeviceStore: Sendable {
         case .apns: label = "…" + address.suffix(8)
         case .webpush:
             let url = URLComponents(string: address)
-            label = "\(url?.scheme ?? "https")://\(url?.host ?? "?")"
+            label = "\(url?.scheme ?? "https")://\(url?.host ?? "?")" + (url?.port.map { ":\($0)" } ?? "")
         }
         return PushDevice(
             id: String(try row.decode(column: "id", as: Int64.self)), platform: platform,

@@ -42,6 +42,7 @@ struct WebInstallPages {
         struct ShareTarget: Encodable {
             var action = "/share"
             var method = "GET"
+            var enctype = "application/x-www-form-urlencoded"
             var params = ["title": "title", "text": "text", "url": "url"]
         }
         var id = "/"

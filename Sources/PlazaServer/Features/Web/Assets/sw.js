@@ -60,11 +60,10 @@ self.addEventListener('fetch', (event) => {
     } catch (error) {
       const copy = await caches.match(request, { cacheName: pageCache });
       if (copy) return copy;
-      const home = request.mode === 'navigate' ? await caches.match('/', { cacheName: pageCache }) : null;
-      if (home) return home;
       return new Response(
         '<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
-        + '<title>Offline · Plaza</title><p>You are offline, and this page was not read here before.</p>',
+        + '<title>Offline · Plaza</title><p>You are offline, and this page was not read here before.</p>'
+        + '<p><a href="/">The home page as last read</a></p>',
         { status: 503, headers: { 'Content-Type': 'text/html; charset=utf-8' } });
     }
   })());
