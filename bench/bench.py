@@ -13,6 +13,7 @@ Both servers listen on 127.0.0.1 only, get fresh data directories, and are stopp
 from __future__ import annotations
 
 import argparse
+import statistics
 import datetime as dt
 import os
 import shutil
@@ -77,6 +78,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     s.add_argument("--loader-threads", type=int, default=8, help="seeding threads per loader process")
     s.add_argument("--workdir", type=Path, default=None, help="where data dirs and request files go (default: a temp dir, removed)")
     s.add_argument("--keep", action="store_true", help="keep the work dir")
+    ap.add_argument("--push", action="store_true",
+                    help="the cost of push instead of the comparison: like and comment with and without every "
+                         "person's browser subscribed (a loopback push service), then drain time and latency")
     g = ap.add_argument_group("growth")
     g.add_argument("--growth", action="store_true", help="cost-growth mode instead of the comparison")
     g.add_argument("--growth-sizes", default="10000,100000,1000000")
@@ -166,22 +170,23 @@ class Bench:
         self.bcrypt_note = f"{cost} (read from PocketBase's stored hash `{h[:7]}…`; Plaza started with PLAZA_BCRYPT_COST={cost})"
         return cost
 
-    def start_plaza(self, cost: int, data: str = "plaza_data", database_url: str | None = None) -> servers.Plaza:
+    def start_plaza(self, cost: int, data: str = "plaza_data", database_url: str | None = None,
+                    extra_env: dict[str, str] | None = None) -> servers.Plaza:
         if self.args.bcrypt_cost and cost != self.args.bcrypt_cost:
             cost = self.args.bcrypt_cost
             self.bcrypt_note += f"; overridden: Plaza runs at cost {cost}"
         if not 10 <= cost <= 16:
             raise RuntimeError(f"bcrypt cost {cost} is outside Plaza's 10–16")
-        plaza = servers.Plaza(self.plaza_run_bin, self.tmp / data, cost, database_url=database_url)
+        plaza = servers.Plaza(self.plaza_run_bin, self.tmp / data, cost, database_url=database_url, extra_env=extra_env)
         self.servers.append(plaza)
         plaza.start()
         return plaza
 
     def loaded_plaza(self, cost: int, ds: Dataset, data: str = "plaza_data", database_url: str | None = None,
-                     system: str = "Plaza") -> tuple[servers.Plaza, PlazaSeeder]:
+                     system: str = "Plaza", extra_env: dict[str, str] | None = None) -> tuple[servers.Plaza, PlazaSeeder]:
         """A Plaza started and loaded with the whole dataset through its API."""
         a = self.args
-        plaza = self.start_plaza(cost, data=data, database_url=database_url)
+        plaza = self.start_plaza(cost, data=data, database_url=database_url, extra_env=extra_env)
         seeder = PlazaSeeder(plaza, ds, processes=a.loader_processes, threads=a.loader_threads, system=system)
         self.closers.append(seeder.close)
         seeder.users_and_follows()
@@ -321,6 +326,70 @@ class Bench:
         for r in results:
             lines += report.scenario_section(r, a.rounds)
         lines += report.seeding_section([pls.seeded, pbs.seeded] + ([pgs.seeded] if pgs else []), idle)
+        lines += self.method_notes()
+        return "\n".join(lines)
+
+    # ---- push --------------------------------------------------------------------------------
+    def push_cost(self) -> str:
+        """--push: like and comment with no push device, then with one per person, alternating."""
+        from benchlib import push
+        a = self.args
+        self.preconditions(pocketbase=False)
+        sizes = Sizes(a.users, a.posts, a.follows, a.comments)
+        ds = Dataset(sizes, seed=a.seed, search_rank=a.search_rank)
+        cost = a.bcrypt_cost or 10
+        print(f"==> Dataset: {a.users:,} users, {a.posts:,} posts; Plaza (bcrypt cost {cost}), seed", flush=True)
+        plaza, pls = self.loaded_plaza(cost, ds, extra_env={"PLAZA_PUSH_ALLOW": "127.0.0.1"})
+        self.pin(plaza)
+        sink = push.PushSink()
+        self.closers.append(sink.close)
+        scs = scenarios.build(ds, pls.seeded, _mirror(pls.seeded), plaza.base, plaza.base, self.tmp / "requests",
+                              threads=a.threads, connections=a.connections, login_connections=a.login_connections,
+                              deep=a.deep, pb_home=a.pb_home, only=a.only or {"like", "create_comment"})
+        runs: dict[tuple[str, str], list] = {}
+        drains: list[str] = []
+        for rnd in range(a.rounds):
+            for mode in ("off", "on"):
+                devices = push.subscribe_all(plaza.base, pls.seeded.tokens, sink) if mode == "on" else []
+                for sc in scs:
+                    scenarios.preflight(plaza.base, sc.plaza)
+                    before, started = sink.count(), time.monotonic()
+                    r = self.run_side(plaza, sc.plaza, sc.connections)
+                    runs.setdefault((sc.key, mode), []).append(r)
+                    line = (f"    {sc.key:<15} push {mode:<3} round {rnd + 1}: {r.rps:>8,.0f} req/s  "
+                            f"p50 {r.p50_ms:6.2f} ms  p99 {r.p99_ms:7.2f} ms  errors {r.errors:,}")
+                    if mode == "on":
+                        last = sink.wait_quiet()
+                        sent = sink.count() - before
+                        took = max(last - started, 1e-9)
+                        drains.append(f"{sc.key} round {rnd + 1}: {sent:,} pushes, the last {last - started:.1f} s "
+                                      f"after the run began ({sent / took:,.0f} pushes/s over that time)")
+                        line += f"  pushes {sent:,}, drained {last - started:.1f} s after the start"
+                    print(line, flush=True)
+                if devices:
+                    push.unsubscribe_all(plaza.base, devices)
+        # Latency on an idle server.
+        devices = push.subscribe_all(plaza.base, pls.seeded.tokens, sink)
+        sink.wait_quiet()
+        latencies = push.latency(plaza.base, pls.seeded.tokens, sink)
+        push.unsubscribe_all(plaza.base, devices)
+
+        meta = self.meta(ds, None)
+        lines = report.header("The cost of push", meta, self.settings_lines())
+        lines += ["| scenario | push off req/s | push on req/s | change | p99 off | p99 on |", "|---|---:|---:|---:|---:|---:|"]
+        for sc in scs:
+            off, on = runs[(sc.key, "off")], runs[(sc.key, "on")]
+            m_off = statistics.median(r.rps for r in off)
+            m_on = statistics.median(r.rps for r in on)
+            lines.append(f"| {sc.title} | {m_off:,.0f} | {m_on:,.0f} | {100 * (m_on - m_off) / m_off:+.1f}% | "
+                         f"{statistics.median(r.p99_ms for r in off):.2f} ms | {statistics.median(r.p99_ms for r in on):.2f} ms |")
+        lines += ["", "Runs alternate push off / on; medians of the rounds. With push on, every person has one browser "
+                  "subscription at a loopback Web Push service (Python's http.server, 201 for all), so each like and "
+                  "comment also queues a push, which the server encrypts (RFC 8291), signs (VAPID) and sends.", "",
+                  "## The queue", ""] + [f"- {d}" for d in drains]
+        lines += ["", "## Latency", "",
+                  f"From sending a like to its push arriving, one at a time on an idle server: {push.summary(latencies)}.",
+                  ""]
         lines += self.method_notes()
         return "\n".join(lines)
 
@@ -575,14 +644,15 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGHUP, on_term)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
     try:
-        text = bench.growth() if args.growth or args.growth_shapes else bench.compare()
+        text = (bench.push_cost() if args.push else bench.growth() if args.growth or args.growth_shapes
+                else bench.compare())
     except KeyboardInterrupt:
         print("\ninterrupted; stopping the servers", file=sys.stderr)
         return 130
     finally:
         bench.close()
     # --growth (with or without the shapes) -> -growth; the shapes alone -> -shapes
-    kind = "-growth" if args.growth else "-shapes" if args.growth_shapes else ""
+    kind = "-push" if args.push else "-growth" if args.growth else "-shapes" if args.growth_shapes else ""
     stamp = dt.datetime.now().strftime("%Y-%m-%d-%H%M")
     out = args.out or RESULTS / f"{stamp}{kind}.md"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,12 @@
 import Foundation
 import PlazaAPI
 
+/// Which APNs service a device's token is for: `sandbox` for apps run from Xcode.
+public enum APNsEnvironment: String, Sendable, Hashable, Codable {
+    case production
+    case sandbox
+}
+
 /// Which posts a feed shows, newest first.
 public enum FeedSource: Sendable, Hashable, Codable {
     case home
@@ -215,7 +221,44 @@ extension PlazaClient {
     public func setPreferences(_ preferences: JSONValue) async throws -> JSONValue {
         try await call("PUT", "/me/preferences", body: preferences)
     }
+    /// Changes some preferences: a JSON merge patch (keys set to null are removed, objects merge).
+    public func updatePreferences(_ patch: JSONValue) async throws -> JSONValue {
+        try await call("PATCH", "/me/preferences", body: patch)
+    }
     public func sessions() async throws -> Page<Session> { try await call("GET", "/me/sessions") }
+
+    // MARK: push
+
+    /// Registers this device for pushes with the token APNs gave the app
+    /// (`application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`). Call it on every
+    /// launch: the same token again is the same device; a token another account had moves here.
+    @discardableResult
+    public func registerForPush(
+        deviceToken: Data, environment: APNsEnvironment = .production, bundleID: String? = nil
+    ) async throws -> PushDevice {
+        let hex = deviceToken.map { String(format: "%02x", $0) }.joined()
+        return try await registerPushDevice(.apns(token: hex, environment: environment.rawValue, bundleId: bundleID))
+    }
+
+    /// Registers an APNs token or a Web Push subscription.
+    @discardableResult
+    public func registerPushDevice(_ device: RegisterPushDeviceRequest) async throws -> PushDevice {
+        try await call("POST", "/me/push-devices", body: device)
+    }
+    public func pushDevices() async throws -> Page<PushDevice> { try await call("GET", "/me/push-devices") }
+    public func removePushDevice(_ id: String) async throws {
+        try await send("DELETE", "/me/push-devices/\(Self.segment(id))")
+    }
+    /// Turns pushes of some kinds of notification on or off (the rest stay as they are).
+    @discardableResult
+    public func setPushNotifications(_ kinds: [NotificationKind: Bool]) async throws -> JSONValue {
+        try await updatePreferences(
+            .object([
+                "push": .object(Dictionary(uniqueKeysWithValues: kinds.map { ($0.key.rawValue, .bool($0.value)) }))
+            ]))
+    }
+    /// The server's VAPID key, for a Web Push subscription.
+    public func webPushKey() async throws -> WebPushKey { try await call("GET", "/push/web-push-key") }
     public func revokeSession(_ id: String) async throws {
         try await send("DELETE", "/me/sessions/\(Self.segment(id))")
     }

@@ -397,6 +397,42 @@ import Testing
         }
     }
 
+    /// Push device registrations (tokens, endpoints, keys as clients send them) and what push
+    /// services answer: never trap; whatever is accepted can be stored and sent as it is.
+    @Test func pushDevicesAndAnswers() {
+        let policy = (try? AddressPolicy.parse(allowList: "127.0.0.1")) ?? AddressPolicy()
+        let seeds = Fuzz.seeds(
+            #"{"platform":"apns","token":"\#(String(repeating: "ab", count: 32))","environment":"sandbox","bundleId":"com.example.app"}"#,
+            #"{"platform":"webpush","endpoint":"https://push.example.com/wp/1","keys":{"p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}"#,
+            #"{"platform":"webpush","endpoint":"http://127.0.0.1:9/wp","keys":{"p256dh":"BA","auth":"AA=="}}"#)
+        Fuzz.run("push devices", seeds: seeds, dictionary: ["\"", "://", "[::1]", "%", "=", "@", "\\u0000", "0x"]) {
+            input, _ in
+            guard let request = try? JSONDecoder().decode(RegisterPushDeviceRequest.self, from: Data(input)),
+                let device = try? PushDeviceRegistration(request, policy: policy, apnsConfigured: true)
+            else { return }
+            switch device.platform {
+            case .apns:
+                if device.address.utf8.contains(where: { !(48...57).contains($0) && !(97...102).contains($0) }) {
+                    Issue.record("token \(device.address) from \(input)")
+                }
+            case .webpush:
+                if URL(string: device.address) == nil
+                    || device.address.contains(where: { $0.isWhitespace || $0.isNewline })
+                    || device.p256dh.flatMap({ ByteText.bytes(base64url: $0) })?.count != 65
+                    || device.auth.flatMap({ ByteText.bytes(base64url: $0) })?.count != 16
+                {
+                    Issue.record("subscription \(device) from \(input)")
+                }
+            }
+        }
+        Fuzz.run("push answers", seeds: Fuzz.seeds(#"{"reason":"BadDeviceToken"}"#, "", "{}"), dictionary: ["reason"]) {
+            input, _ in
+            let status = Int(input.first ?? 0) + 100 * Int((input.dropFirst().first ?? 2) % 6)
+            _ = APNsSender.outcome(status: status, reason: String(decoding: input, as: UTF8.self), retryAfter: nil)
+            _ = WebPushSender.outcome(status: status, retryAfter: nil)
+        }
+    }
+
     /// ID tokens from native apps: the header Plaza reads before choosing a key, and jwt-kit's
     /// parsing of the whole token behind it, never trap; a header is read only from three
     /// non-empty parts within the size cap.
