@@ -148,6 +148,21 @@ struct PushTests {
             #expect(try await api.call(.delete, "/me/push-devices/\(webDevice.id)", as: ana).status == .noContent)
             #expect(try await api.call(.delete, "/me/push-devices/\(webDevice.id)", as: ana).status == .notFound)
 
+            // Twenty devices at most: the twenty-first pushes out the one unused longest.
+            var ids: [String] = []
+            for n in 0..<(PushDeviceStore.maxPerPerson + 1) {
+                let made = try await api.call(
+                    .post, "/me/push-devices", as: ana,
+                    json: RegisterPushDeviceRequest.apns(token: String(format: "%064x", n + 1)))
+                #expect(made.status == .created)
+                ids.append(try made.decode(PushDevice.self).id)
+            }
+            let kept = try await api.page("/me/push-devices", as: ana, of: PushDevice.self).items.map(\.id)
+            #expect(kept == Array(ids.dropFirst()))
+            for id in kept {
+                #expect(try await api.call(.delete, "/me/push-devices/\(id)", as: ana).status == .noContent)
+            }
+
             // A device registered by a session goes when that session signs out.
             let login = try await api.call(
                 .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))

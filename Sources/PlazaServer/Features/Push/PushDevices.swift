@@ -111,10 +111,12 @@ struct PushDeviceRegistration: Sendable, Equatable {
 struct PushDeviceStore: Sendable {
     let db: Database
     let ids: IDGenerator
+    static let maxPerPerson = 20
 
     /// Registers the device for `user`, by the session `session`. The same device again (same
     /// token or endpoint) is updated and kept: true when it is new to this person, which is
-    /// also the case when it belonged to someone else until now (a shared phone).
+    /// also the case when it belonged to someone else until now (a shared phone). A person has
+    /// at most `maxPerPerson` devices.
     func register(_ device: PushDeviceRegistration, user: Int64, session: Int64) async throws -> (PushDevice, Bool) {
         let now = Timestamp.now.milliseconds
         return try await db.write { db in
@@ -149,6 +151,15 @@ struct PushDeviceStore: Sendable {
                     ON CONFLICT (platform, address) DO NOTHING
                     """)
             }
+            if created {
+                // At most `maxPerPerson`: a new one pushes out the one that has gone longest without a push.
+                try await db.exec(
+                    """
+                    DELETE FROM push_devices WHERE user_id = \(bind: user) AND id <> \(bind: id) AND id NOT IN (
+                        SELECT id FROM push_devices WHERE user_id = \(bind: user) AND id <> \(bind: id)
+                        ORDER BY COALESCE(last_used_at, created_at) DESC, id DESC LIMIT \(bind: Self.maxPerPerson - 1))
+                    """)
+            }
             guard let row = try await db.first("SELECT \(Self.columns) FROM push_devices WHERE id = \(bind: id)") else {
                 throw PlazaError(
                     .conflict, "push_device_busy", "The device was registered at the same moment. Try again.")
@@ -160,7 +171,8 @@ struct PushDeviceStore: Sendable {
     func list(user: Int64, session: Int64) async throws -> [PushDevice] {
         try await db.read { db in
             try await db.rows(
-                "SELECT \(Self.columns) FROM push_devices WHERE user_id = \(bind: user) ORDER BY id LIMIT 200")
+                "SELECT \(Self.columns) FROM push_devices WHERE user_id = \(bind: user) ORDER BY id LIMIT \(bind: Self.maxPerPerson)"
+            )
         }.map { try Self.device($0, session: session) }
     }
 
