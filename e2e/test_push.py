@@ -187,6 +187,18 @@ def push_world(data_dir: Path, tmp_path: Path):
         web_push.server.shutdown()
 
 
+def delivery_states(data_dir: Path) -> list[tuple[str, str | None]]:
+    """(state, last error) of every delivery, oldest first."""
+    with sqlite3.connect(data_dir / "plaza.sqlite", timeout=30) as db:
+        return db.execute("SELECT state, last_error FROM push_deliveries ORDER BY created_at").fetchall()
+
+
+def wait_recorded(data_dir: Path) -> None:
+    """Waits until no delivery is pending without an outcome recorded (sent, or failed once)."""
+    wait_until("every delivery recorded", lambda: all(
+        state != "pending" or error is not None for state, error in delivery_states(data_dir)))
+
+
 def move_due(data_dir: Path) -> None:
     """Makes every waiting push due now (a retry's wait, a coalescing minute) in the SQLite file."""
     with sqlite3.connect(data_dir / "plaza.sqlite", timeout=30) as db:
@@ -232,7 +244,7 @@ def test_web_push_is_signed_encrypted_coalesced_and_retried(push_world, data_dir
     assert time.time() < claims["exp"] <= time.time() + 24 * 3600
 
     # Two more likes: one push a minute after the first (the minute moved), naming all three.
-    time.sleep(0.5)  # the first delivery is recorded as sent
+    wait_recorded(data_dir)
     expect(carl.put(f"{API}/posts/{post['id']}/like"), 200)
     expect(dave.put(f"{API}/posts/{post['id']}/like"), 200)
     time.sleep(1)
@@ -247,7 +259,7 @@ def test_web_push_is_signed_encrypted_coalesced_and_retried(push_world, data_dir
     expect(bob.post(f"{API}/me/push-devices", json=flaky.registration()), 201)
     expect(ana.put(f"{API}/users/bob/follow"), 200)
     service.wait("/wp/flaky-bob")
-    time.sleep(0.5)
+    wait_recorded(data_dir)
     move_due(data_dir)
     retried = service.wait("/wp/flaky-bob", count=2)[1]
     assert flaky.decrypt(retried["body"])["body"] == "ana followed you"
@@ -293,7 +305,7 @@ def test_apns_over_http2_with_provider_tokens(push_world, data_dir: Path):
            201)
     expect(ana.put(f"{API}/users/bob/follow"), 200)
     assert apns.wait(busy)[0]["status"] == 429
-    time.sleep(0.5)
+    wait_recorded(data_dir)
     move_due(data_dir)
     again = apns.wait(busy, count=2)[1]
     assert again["status"] == 200 and again["headers"]["apns-topic"] == "com.example.other"
@@ -348,3 +360,15 @@ def test_installable_offline_and_share_target(plaza: PlazaServer, browser_factor
         assert [c["name"] for c in collections] == ["To read"]
         items = expect(ana.get(f"{API}/collections/{collections[0]['id']}/items"), 200)["items"]
         assert [i["link"]["url"] for i in items] == [link]
+
+    # Signing out drops the copies: offline, the home page is no longer there.
+    driver.get(plaza.url + "/")
+    wait_text(driver, "main", "noodles to read on the train")
+    click(driver, "form.logout button[type=submit]")
+    wait_for(driver, "form[action='/login']")
+    plaza.stop()
+    try:
+        driver.get(plaza.url + "/")
+        wait_text(driver, "body", "You are offline")
+    finally:
+        plaza.start()

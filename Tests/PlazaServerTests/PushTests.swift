@@ -31,36 +31,44 @@ struct PushTests {
         }
     }
 
-    /// The delivery row of `notification` (the one about `post`) for the recipient's only device.
-    static func delivery(_ api: TestAPI, recipient: Account) async throws -> (
-        state: String, attempts: Int, next: Int64, sent: Int64?, notification: Int64
-    )? {
+    struct Delivery: Sendable {
+        var state: String
+        var attempts: Int
+        var next: Int64
+        var sent: Int64?
+        var notification: Int64
+        var error: String?
+    }
+
+    /// The recipient's latest delivery row.
+    static func delivery(_ api: TestAPI, recipient: Account) async throws -> Delivery? {
         try await api.withDatabase { db in
             try await db.read { db in
                 try await db.first(
                     """
-                    SELECT state, attempts, next_attempt_at, sent_at, notification_id FROM push_deliveries
+                    SELECT state, attempts, next_attempt_at, sent_at, notification_id, last_error FROM push_deliveries
                     WHERE recipient_id = \(bind: Int64(recipient.id) ?? 0) ORDER BY created_at DESC LIMIT 1
                     """
                 ).map {
-                    (
-                        try $0.decode(column: "state", as: String.self),
-                        try $0.decode(column: "attempts", as: Int.self),
-                        try $0.decode(column: "next_attempt_at", as: Int64.self),
-                        try $0.decode(column: "sent_at", as: Int64?.self),
-                        try $0.decode(column: "notification_id", as: Int64.self)
-                    )
+                    Delivery(
+                        state: try $0.decode(column: "state", as: String.self),
+                        attempts: try $0.decode(column: "attempts", as: Int.self),
+                        next: try $0.decode(column: "next_attempt_at", as: Int64.self),
+                        sent: try $0.decode(column: "sent_at", as: Int64?.self),
+                        notification: try $0.decode(column: "notification_id", as: Int64.self),
+                        error: try $0.decode(column: "last_error", as: String?.self))
                 }
             }
         }
     }
 
-    /// Waits (cheap looks, up to a minute) until the recipient's latest delivery is in `state`.
-    static func waitForDelivery(_ api: TestAPI, recipient: Account, state: String) async throws -> (
-        state: String, attempts: Int, next: Int64, sent: Int64?, notification: Int64
-    ) {
+    /// Waits (cheap looks, up to a minute) until the recipient's latest delivery is in `state`
+    /// and passes `also`.
+    static func waitForDelivery(
+        _ api: TestAPI, recipient: Account, state: String, also: @Sendable (Delivery) -> Bool = { _ in true }
+    ) async throws -> Delivery {
         for _ in 0..<1_200 {
-            if let row = try await delivery(api, recipient: recipient), row.state == state { return row }
+            if let row = try await delivery(api, recipient: recipient), row.state == state, also(row) { return row }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw PushServices.PushWaitTimedOut(prefix: "delivery \(state)", count: 1, got: [])
@@ -350,8 +358,13 @@ struct PushTests {
             let carl = try await api.register("carl")
             try await api.follow(carl, "ana")
             _ = try await services.pushes(to: "/wp/flaky-ana")
-            let failed = try await Self.waitForDelivery(api, recipient: ana, state: "pending")
-            #expect(failed.attempts >= 1 && failed.next > Timestamp.now.milliseconds)
+            // Recorded as failed once, and due again after the first wait (15 s), not the lease's.
+            let before = Timestamp.now.milliseconds
+            let failed = try await Self.waitForDelivery(api, recipient: ana, state: "pending") { $0.error != nil }
+            #expect(failed.attempts == 1 && failed.error == "HTTP 503")
+            #expect(
+                failed.next > before
+                    && failed.next <= Timestamp.now.milliseconds + PushOutbox.retryDelayMillis(afterAttempt: 1))
             _ = try await api.withDatabase { db in
                 try await db.write("UPDATE push_deliveries SET next_attempt_at = 0 WHERE state = 'pending'")
             }
@@ -383,7 +396,7 @@ struct PushTests {
                     .post, "/posts/\(post.id)/comments", as: carl, json: CreateCommentRequest(body: "carl's reply")
                 ).status == .created)
             _ = try await services.pushes(to: "/wp/flaky-ana")
-            let pending = try await Self.waitForDelivery(api, recipient: ana, state: "pending")
+            let pending = try await Self.waitForDelivery(api, recipient: ana, state: "pending") { $0.error != nil }
             #expect(try await api.call(.put, "/users/carl/block", as: ana).status == .ok)
             let left = try await api.withDatabase { db in
                 try await db.read { db in
@@ -398,8 +411,10 @@ struct PushTests {
                     .post, "/posts/\(post.id)/comments", as: bob, json: CreateCommentRequest(body: "bob's reply")
                 ).status == .created)
             let pushes = try await services.pushes(to: "/wp/flaky-ana", count: 2)
-            #expect(try browser.payload(pushes[1]).body == "bob commented on your post: “bob's reply”")
-            #expect(pushes.count == 2)
+            #expect(
+                try pushes.map { try browser.payload($0).body } == [
+                    "carl commented on your post: “carl's reply”", "bob commented on your post: “bob's reply”",
+                ])
         }
     }
 
@@ -451,6 +466,76 @@ struct PushTests {
         }
     }
 
+    /// A notification that changes while its push is out gets another push a minute later; a
+    /// worker whose claim lapsed (and was taken again) records nothing.
+    @Test func aChangeDuringASendIsPushedTooAndLapsedClaimsRecordNothing() async throws {
+        try await withDatabase { db, _ in
+            try await db.write { conn in
+                for (id, name) in [(1, "ana"), (2, "bob")] {
+                    try await conn.exec(
+                        """
+                        INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, created_at)
+                        VALUES (\(bind: id), \(bind: name), \(bind: name), \(bind: name + "@example.com"), \(bind: name + "@example.com"), 'x', \(bind: name), 0)
+                        """)
+                }
+                try await conn.exec(
+                    "INSERT INTO sessions (id, user_id, token_hash, created_at, last_used_at) VALUES (5, 1, 'h', 0, 0)")
+                try await conn.exec(
+                    """
+                    INSERT INTO push_devices (id, user_id, session_id, platform, address, created_at)
+                    VALUES (6, 1, 5, 'apns', \(bind: String(repeating: "ab", count: 32)), 0)
+                    """)
+                try await conn.exec(
+                    """
+                    INSERT INTO notifications (id, recipient_id, kind, group_key, actor_id, sort_id, updated_at)
+                    VALUES (10, 1, 'follow', 'follow', 2, 10, 0)
+                    """)
+            }
+            let outbox = PushOutbox(db: db)
+            func row() async throws -> (state: String, attempts: Int, next: Int64, sent: Int64?) {
+                try await db.read { db in
+                    let row = try #require(
+                        try await db.first(
+                            "SELECT state, attempts, next_attempt_at, sent_at FROM push_deliveries WHERE notification_id = 10"
+                        ))
+                    return (
+                        try row.decode(column: "state", as: String.self),
+                        try row.decode(column: "attempts", as: Int.self),
+                        try row.decode(column: "next_attempt_at", as: Int64.self),
+                        try row.decode(column: "sent_at", as: Int64?.self)
+                    )
+                }
+            }
+            try await db.write { try await PushOutbox.enqueue(notification: 10, recipient: 1, now: 0, on: $0) }
+            let first = try #require(try await outbox.claimDue(now: 1_000, limit: 10, leaseMillis: 60_000).first)
+            // Someone joins while that push is being sent: it keeps its time, and is not marked done.
+            try await db.write { try await PushOutbox.enqueue(notification: 10, recipient: 1, now: 2_000, on: $0) }
+            #expect(try await row().next == 61_000)
+            try await outbox.record(.sent, for: first, now: 3_000)
+            var now = try await row()
+            #expect(now.state == "pending" && now.sent == 3_000 && now.next == 3_000 + PushOutbox.coalesceMillis)
+            #expect(try await outbox.claimDue(now: 10_000, limit: 10, leaseMillis: 60_000).isEmpty)
+            // A minute later it goes again; the first claim's late answer changes nothing.
+            let second = try #require(try await outbox.claimDue(now: 63_000, limit: 10, leaseMillis: 60_000).first)
+            try await outbox.record(.failed("too late"), for: first, now: 64_000)
+            #expect(try await row().state == "pending")
+            try await outbox.record(.sent, for: second, now: 64_000)
+            now = try await row()
+            #expect(now.state == "sent" && now.sent == 64_000)
+            // Joined after it went out: due a minute after that push.
+            try await db.write { try await PushOutbox.enqueue(notification: 10, recipient: 1, now: 70_000, on: $0) }
+            now = try await row()
+            #expect(now.state == "pending" && now.attempts == 0 && now.next == 64_000 + PushOutbox.coalesceMillis)
+            // A lease that lapses: claimed again by another worker, whose outcome counts.
+            let third = try #require(try await outbox.claimDue(now: 130_000, limit: 10, leaseMillis: 1_000).first)
+            let fourth = try #require(try await outbox.claimDue(now: 131_001, limit: 10, leaseMillis: 60_000).first)
+            try await outbox.record(.gone("no"), for: fourth, now: 131_002)
+            try await outbox.record(.sent, for: third, now: 131_003)
+            let devices = try await db.read { db in try await db.rows("SELECT id FROM push_devices") }
+            #expect(devices.isEmpty)
+        }
+    }
+
     /// Apple's and the push services' answers, as the senders read them.
     @Test func answersMeanWhatTheServicesSay() {
         #expect(APNsSender.outcome(status: 200, reason: "", retryAfter: nil) == .sent)
@@ -470,6 +555,9 @@ struct PushTests {
                 == .failed("HTTP 413 PayloadTooLarge"))
         #expect(WebPushSender.outcome(status: 201, retryAfter: nil) == .sent)
         #expect(WebPushSender.outcome(status: 404, retryAfter: nil) != .sent)
+        #expect(APNsSender.retryAfterMillis("99999999999") == 3_600_000 && APNsSender.retryAfterMillis("-1") == nil)
+        #expect(APNsSender.retryAfterMillis("Wed, 21 Oct 2026 07:28:00 GMT") == nil)
+        if case .gone = WebPushSender.outcome(status: 403, retryAfter: nil) {} else { Issue.record("403 is gone") }
         if case .gone = WebPushSender.outcome(status: 410, retryAfter: nil) {} else { Issue.record("410 is gone") }
         if case .retry = WebPushSender.outcome(status: 503, retryAfter: nil) {} else { Issue.record("503 is retried") }
         if case .failed = WebPushSender.outcome(status: 400, retryAfter: nil) {} else { Issue.record("400 fails") }
@@ -483,6 +571,10 @@ struct PushTests {
     @Test func messagesNameTheActorsAndQuoteBriefly() {
         #expect(PushMessage.quote(String(repeating: "word ", count: 60)).count <= PushMessage.maxQuote + 1)
         #expect(PushMessage.quote("two\n\nlines  here") == "two lines here")
+        // A character of many combining marks counts its bytes.
+        let heavy = "e" + String(repeating: "\u{301}", count: 2_000)
+        #expect(PushMessage.quote(String(repeating: heavy + " ", count: 50)).utf8.count <= 4 * PushMessage.maxQuote + 4)
+        #expect(PushMessage.prefix("añb", bytes: 2) == "a" && PushMessage.prefix("añb", bytes: 3) == "añ")
     }
 }
 
@@ -515,6 +607,8 @@ struct WebInstallTests {
             let home = try await api.page(.get, "/login")
             #expect(home.text.contains(#"<link rel="manifest" href="/manifest.webmanifest">"#))
             let policy = home.headers[.contentSecurityPolicy] ?? ""
+            // Whose page it is, for the offline copies.
+            #expect(home.headers[WebController.viewerHeader] == "anonymous")
             #expect(policy.contains("manifest-src 'self'") && policy.contains("script-src 'self'"))
         }
     }
@@ -528,6 +622,8 @@ struct WebInstallTests {
 
             let ana = try await api.register("ana")
             let bob = try await api.register("bob")
+            #expect(
+                try await api.page(.get, "/", cookie: ana.cookie).headers[WebController.viewerHeader] == ana.id)
             // Android shares text with the link inside it.
             let page = try await api.page(
                 .get,
@@ -572,6 +668,7 @@ struct WebInstallTests {
                 form: formEncode(["_csrf": bob.csrf, "url": "javascript:alert(1)", "collection": "new", "newName": "x"])
             )
             #expect(badURL.status == .unprocessableContent && badURL.text.contains(#"class="error""#))
+            #expect(!badURL.text.contains("javascript:"))
             let noName = try await api.page(
                 .post, "/share", cookie: bob.cookie,
                 form: formEncode([

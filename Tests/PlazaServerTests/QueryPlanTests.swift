@@ -13,6 +13,8 @@ struct QueryPlanTests {
     static let cursor = Cursor(time: 1_800_000_000_000, id: 99)
 
     static let queries: [(String, SQLQueryString)] = [
+        ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
+        ("a person's push devices", PushDeviceStore.listSQL(user: viewer)),
         ("global feed", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20)), viewer: nil)),
         (
             "global feed, signed in, deep page",

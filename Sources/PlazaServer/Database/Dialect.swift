@@ -61,13 +61,19 @@ struct Dialect: Sendable {
     /// where writes need no row locks.
     func rowLock(_ strength: RowLock, of alias: String? = nil, skipLocked: Bool = false) -> SQLQueryString? {
         guard kind == .postgres else { return nil }
-        var clause = strength == .update ? " FOR UPDATE" : " FOR NO KEY UPDATE"
+        var clause =
+            switch strength {
+            case .update: " FOR UPDATE"
+            case .noKeyUpdate: " FOR NO KEY UPDATE"
+            case .keyShare: " FOR KEY SHARE"
+            }
         if let alias { clause += " OF \(alias)" }
         if skipLocked { clause += " SKIP LOCKED" }
         return SQLQueryString(clause)
     }
 
-    enum RowLock: Sendable { case update, noKeyUpdate }
+    /// `keyShare`: only keeps the rows from being deleted (or their keys changed) meanwhile.
+    enum RowLock: Sendable { case update, noKeyUpdate, keyShare }
 
     /// A call that takes transaction-scoped advisory lock `key` (`shared`: in share mode, which
     /// only an exclusive holder or waiter blocks), to use as a select-list item, or nil.

@@ -6,7 +6,9 @@
 ///   registering it again from another account moves it (`push_devices_address`).
 /// - `push_deliveries`: one row per notification and device, written in the transaction that
 ///   recorded the notification and sent by `PushService` (retries as `mail_outbox`). While it
-///   waits, a notification that gains actors needs no new row: the push is rendered when sent.
+///   waits, a notification that gains actors needs no new row: the push is rendered when sent;
+///   `generation` counts such changes, so a push rendered before one is followed by another;
+///   `claims` counts the workers' claims, so only the latest claim's outcome is recorded.
 ///   After it was sent, new actors re-arm the same row no sooner than a minute later, and the
 ///   device replaces the shown push (same collapse id): a burst of likes is one or two pushes.
 ///   `recipient_id` is whom the notification was for: a device that moved to someone else
@@ -42,6 +44,8 @@ enum Migration014 {
                 recipient_id BIGINT NOT NULL,
                 state TEXT NOT NULL DEFAULT 'pending',
                 attempts INTEGER NOT NULL DEFAULT 0,
+                generation INTEGER NOT NULL DEFAULT 0,
+                claims INTEGER NOT NULL DEFAULT 0,
                 next_attempt_at BIGINT NOT NULL,
                 created_at BIGINT NOT NULL,
                 sent_at BIGINT,

@@ -33,6 +33,8 @@ struct SafeFetcher: Sendable {
         var contentType: String?
         /// A redirect's target, as sent.
         var location: String? = nil
+        /// The `Retry-After` header, as sent.
+        var retryAfter: String? = nil
         var body: [UInt8]
         /// True when the body was cut off at the cap.
         var truncated: Bool
@@ -203,8 +205,8 @@ struct SafeFetcher: Sendable {
             }
             try await client.shutdown()
             return Fetched(
-                url: url, status: status, contentType: response.headers.first(name: "content-type"), body: body,
-                truncated: truncated)
+                url: url, status: status, contentType: response.headers.first(name: "content-type"),
+                retryAfter: response.headers.first(name: "retry-after"), body: body, truncated: truncated)
         } catch {
             try? await client.shutdown()
             if let failure = error as? Failure { throw failure }

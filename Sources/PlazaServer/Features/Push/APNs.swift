@@ -34,15 +34,15 @@ public struct APNsSettings: Sendable {
 /// refuses tokens older than an hour and renewals more often than every 20 minutes).
 final class APNsSender: Sendable {
     let settings: APNsSettings
-    private let keys: JWTKeyCollection
+    private let tokens: ProviderTokens
     private let client: HTTPClient
-    private let token = NIOLockedValueBox<(value: String, issued: Date)?>(nil)
     static let tokenLifetime: TimeInterval = 50 * 60
 
     init(settings: APNsSettings) async throws {
         self.settings = settings
-        keys = await JWTKeyCollection().add(
+        let keys = await JWTKeyCollection().add(
             ecdsa: try ES256PrivateKey(pem: settings.keyPEM), kid: JWKIdentifier(string: settings.keyID))
+        tokens = ProviderTokens(keys: keys, keyID: settings.keyID, teamID: settings.teamID)
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile = settings.caFile {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
@@ -58,18 +58,44 @@ final class APNsSender: Sendable {
         try? await client.shutdown()
     }
 
-    /// The provider token, made again when older than `tokenLifetime` or when `renew`.
-    func providerToken(now: Date = Date(), renew: Bool = false) async throws -> String {
-        if !renew, let current = token.withLockedValue({ $0 }),
-            now.timeIntervalSince(current.issued) < Self.tokenLifetime
-        {
-            return current.value
+    /// The provider token every send uses: one at a time is made, when the current one is
+    /// `tokenLifetime` old or Apple refused it (`refused`: the token it refused; a token made
+    /// since by another send is used as it is, so concurrent refusals make one new token).
+    actor ProviderTokens {
+        let keys: JWTKeyCollection
+        let keyID: String
+        let teamID: String
+        private var current: (value: String, issued: Date)?
+        private var making: Task<(value: String, issued: Date), any Error>?
+
+        init(keys: JWTKeyCollection, keyID: String, teamID: String) {
+            self.keys = keys
+            self.keyID = keyID
+            self.teamID = teamID
         }
-        let value = try await keys.sign(
-            ProviderClaims(iss: IssuerClaim(value: settings.teamID), iat: IssuedAtClaim(value: now)),
-            kid: JWKIdentifier(string: settings.keyID))
-        token.withLockedValue { $0 = (value, now) }
-        return value
+
+        func token(now: Date = Date(), refused: String? = nil) async throws -> String {
+            if let current, current.value != refused, now.timeIntervalSince(current.issued) < APNsSender.tokenLifetime {
+                return current.value
+            }
+            if let making { return try await making.value.value }
+            let (keys, keyID, teamID) = (self.keys, self.keyID, self.teamID)
+            let task = Task {
+                let value = try await keys.sign(
+                    ProviderClaims(iss: IssuerClaim(value: teamID), iat: IssuedAtClaim(value: now)),
+                    kid: JWKIdentifier(string: keyID))
+                return (value: value, issued: now)
+            }
+            making = task
+            defer { making = nil }
+            let made = try await task.value
+            current = made
+            return made.value
+        }
+    }
+
+    func providerToken(now: Date = Date(), refused: String? = nil) async throws -> String {
+        try await tokens.token(now: now, refused: refused)
     }
 
     struct ProviderClaims: JWTPayload {
@@ -81,11 +107,12 @@ final class APNsSender: Sendable {
     func send(_ message: PushMessage, to job: PushOutbox.Job) async -> PushOutbox.Outcome {
         let base = job.environment == "sandbox" ? settings.sandboxURL : settings.productionURL
         do {
-            var renewed = false
+            var refused: String?
             while true {
+                let token = try await providerToken(refused: refused)
                 var request = HTTPClientRequest(url: "\(base)/3/device/\(job.address)")
                 request.method = .POST
-                request.headers.add(name: "authorization", value: "bearer \(try await providerToken(renew: renewed))")
+                request.headers.add(name: "authorization", value: "bearer \(token)")
                 request.headers.add(name: "apns-topic", value: job.bundleID ?? settings.topic)
                 request.headers.add(name: "apns-push-type", value: "alert")
                 request.headers.add(name: "apns-priority", value: "10")
@@ -98,10 +125,10 @@ final class APNsSender: Sendable {
                 let reason = (try? JSONDecoder().decode(Reason.self, from: Data(buffer: body)))?.reason ?? ""
                 let outcome = Self.outcome(
                     status: Int(response.status.code), reason: reason,
-                    retryAfter: response.headers.first(name: "retry-after").flatMap { Int64($0) }.map { $0 * 1000 })
-                // An expired or refused provider token: make a new one once and try again.
-                if case .retry = outcome, response.status.code == 403, !renewed {
-                    renewed = true
+                    retryAfter: Self.retryAfterMillis(response.headers.first(name: "retry-after")))
+                // An expired or refused provider token: a new one (once) and again.
+                if case .retry = outcome, response.status.code == 403, refused == nil {
+                    refused = token
                     continue
                 }
                 return outcome
@@ -113,12 +140,20 @@ final class APNsSender: Sendable {
 
     private struct Reason: Decodable { var reason: String }
 
+    /// A `Retry-After` in seconds, as milliseconds within an hour; nil for anything else.
+    static func retryAfterMillis(_ value: String?) -> Int64? {
+        guard let value, value.utf8.count <= 18, let seconds = Int64(value), seconds >= 0 else { return nil }
+        return min(seconds, 3600) * 1000
+    }
+
     /// What Apple's answer means (its "Handling notification responses from APNs").
     static func outcome(status: Int, reason: String, retryAfter: Int64?) -> PushOutbox.Outcome {
         let said = reason.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(reason)"
         switch (status, reason) {
         case (200, _): return .sent
-        case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"): return .gone(said)
+        // A token for another app (or a bundle id this key may not push to) never works.
+        case (410, _), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"), (400, "TopicDisallowed"):
+            return .gone(said)
         case (403, "ExpiredProviderToken"), (403, "InvalidProviderToken"): return .retry(said, afterMillis: nil)
         case (429, _), (500..<600, _): return .retry(said, afterMillis: retryAfter)
         default: return .failed(said)

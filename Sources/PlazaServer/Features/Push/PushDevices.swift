@@ -121,6 +121,9 @@ struct PushDeviceStore: Sendable {
         let now = Timestamp.now.milliseconds
         return try await db.write { db in
             let lock = db.dialect.rowLock(.noKeyUpdate) ?? ""
+            // The person's row first (as notifications take it): one registration of theirs at a
+            // time, so the cap holds.
+            _ = try await db.first("SELECT id FROM users WHERE id = \(bind: user)\(lock)")
             let existing = try await db.first(
                 """
                 SELECT id, user_id FROM push_devices WHERE platform = \(bind: device.platform.rawValue)
@@ -169,11 +172,13 @@ struct PushDeviceStore: Sendable {
     }
 
     func list(user: Int64, session: Int64) async throws -> [PushDevice] {
-        try await db.read { db in
-            try await db.rows(
-                "SELECT \(Self.columns) FROM push_devices WHERE user_id = \(bind: user) ORDER BY id LIMIT \(bind: Self.maxPerPerson)"
-            )
-        }.map { try Self.device($0, session: session) }
+        try await db.read { db in try await db.rows(Self.listSQL(user: user)) }.map {
+            try Self.device($0, session: session)
+        }
+    }
+
+    static func listSQL(user: Int64) -> SQLQueryString {
+        "SELECT \(columns) FROM push_devices WHERE user_id = \(bind: user) ORDER BY id LIMIT \(bind: maxPerPerson)"
     }
 
     /// Removes one of `user`'s devices; another person's is not found.

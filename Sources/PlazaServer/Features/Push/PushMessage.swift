@@ -63,16 +63,32 @@ struct PushMessage: Sendable, Equatable {
 
     private static func name(_ displayName: String, _ username: String) -> String {
         let trimmed = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.isEmpty ? username : String(trimmed.prefix(60))
+        return trimmed.isEmpty ? username : prefix(trimmed, bytes: 120)
     }
 
-    /// The text on one line, cut at a word near `maxQuote` characters.
+    /// The text on one line, cut at a word near `maxQuote` characters (and at most 4 bytes
+    /// each: a character of many combining marks must not make the push too big to send).
     static func quote(_ text: String) -> String {
         let line = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        guard line.count > maxQuote else { return line }
-        let cut = line.prefix(maxQuote)
-        let word = cut.lastIndex(of: " ").map { cut[..<$0] } ?? cut
+        let cut = prefix(line, bytes: 4 * maxQuote, characters: maxQuote)
+        guard cut.count < line.count else { return line }
+        let word = cut.lastIndex(of: " ").map { cut[..<$0] } ?? Substring(cut)
         return word + "…"
+    }
+
+    /// The longest prefix of whole characters within `bytes` of UTF-8 and `characters`.
+    static func prefix(_ text: String, bytes: Int, characters: Int = .max) -> String {
+        var end = text.startIndex
+        var used = 0
+        var count = 0
+        for index in text.indices {
+            let size = text[index...].prefix(1).utf8.count
+            guard used + size <= bytes, count < characters else { break }
+            used += size
+            count += 1
+            end = text.index(after: index)
+        }
+        return String(text[..<end])
     }
 
     /// The Web Push payload, decrypted by the service worker (`sw.js`).

@@ -8,7 +8,8 @@ struct PushOutbox: Sendable {
     let db: Database
 
     static let maxAttempts = 8
-    /// 15 s, 1 min, 4 min, 16 min, then hourly: about 4 h 20 min after the first try it is given up.
+    /// 15 s, 1 min, 4 min, 16 min, then hourly: given up at the 8th failure, about 3 h 20 min
+    /// after the first try.
     static func retryDelayMillis(afterAttempt attempt: Int) -> Int64 {
         min(15_000 << Int64(2 * max(0, min(attempt - 1, 10))), 3_600_000)
     }
@@ -20,17 +21,26 @@ struct PushOutbox: Sendable {
     static let keepMillis: Int64 = 7 * 86_400_000
 
     /// Owes the recipient's devices a push of `notification` (new, or joined by an actor).
-    /// Called by `NotificationStore.notify` in the causing transaction: one indexed insert.
+    /// Called by `NotificationStore.notify` in the causing transaction: one indexed insert. A
+    /// waiting push keeps its time and counts a new `generation` (one being sent right now is
+    /// then followed by another); a sent one is re-armed no sooner than `coalesceMillis` after it.
+    /// The devices are read `FOR KEY SHARE` on PostgreSQL, so one deleted meanwhile (signed out,
+    /// gone) is skipped instead of failing the insert's foreign key.
     static func enqueue(notification: Int64, recipient: Int64, now: Int64, on db: Connection) async throws {
+        let keyShare = db.dialect.rowLock(.keyShare) ?? ""
         try await db.exec(
             """
             INSERT INTO push_deliveries (notification_id, device_id, recipient_id, state, attempts, next_attempt_at, created_at)
             SELECT \(bind: notification), d.id, \(bind: recipient), 'pending', 0, \(bind: now), \(bind: now)
-            FROM push_devices d WHERE d.user_id = \(bind: recipient)
-            ON CONFLICT (notification_id, device_id) DO UPDATE SET state = 'pending', attempts = 0, last_error = NULL,
-                next_attempt_at = CASE WHEN push_deliveries.sent_at + \(bind: coalesceMillis) > excluded.next_attempt_at
-                    THEN push_deliveries.sent_at + \(bind: coalesceMillis) ELSE excluded.next_attempt_at END
-            WHERE push_deliveries.state <> 'pending'
+            FROM push_devices d WHERE d.user_id = \(bind: recipient)\(keyShare)
+            ON CONFLICT (notification_id, device_id) DO UPDATE SET generation = push_deliveries.generation + 1,
+                attempts = CASE WHEN push_deliveries.state = 'pending' THEN push_deliveries.attempts ELSE 0 END,
+                next_attempt_at = CASE
+                    WHEN push_deliveries.state = 'pending' THEN push_deliveries.next_attempt_at
+                    WHEN push_deliveries.sent_at + \(bind: coalesceMillis) > excluded.next_attempt_at
+                        THEN push_deliveries.sent_at + \(bind: coalesceMillis)
+                    ELSE excluded.next_attempt_at END,
+                state = 'pending', last_error = NULL
             """)
     }
 
@@ -41,6 +51,10 @@ struct PushOutbox: Sendable {
         var recipient: Int64
         /// Attempts before this one.
         var attempts: Int
+        /// The row's generation when claimed: a newer one means the notification changed since.
+        var generation: Int
+        /// Which claim of the row this is: a later one means this one lapsed.
+        var claim: Int
         var platform: PushPlatform
         var address: String
         var environment: String?
@@ -53,6 +67,14 @@ struct PushOutbox: Sendable {
         var unread: Int
     }
 
+    /// The keys of up to `limit` due deliveries, soonest first (the partial index `push_deliveries_due`).
+    static func dueSQL(now: Int64, limit: Int) -> SQLQueryString {
+        """
+        SELECT notification_id, device_id FROM push_deliveries WHERE state = 'pending' AND next_attempt_at <= \(bind: now) \
+        ORDER BY next_attempt_at LIMIT \(bind: limit)
+        """
+    }
+
     /// Takes up to `limit` due deliveries for one attempt each, pushing their next attempt
     /// `leaseMillis` ahead so no other worker takes them meanwhile.
     func claimDue(now: Int64, limit: Int, leaseMillis: Int64) async throws -> [Job] {
@@ -60,10 +82,9 @@ struct PushOutbox: Sendable {
         return try await db.write { db in
             let claimed = try await db.rows(
                 """
-                UPDATE push_deliveries SET next_attempt_at = \(bind: now + leaseMillis), attempts = attempts + 1
-                WHERE (notification_id, device_id) IN (SELECT notification_id, device_id FROM push_deliveries
-                    WHERE state = 'pending' AND next_attempt_at <= \(bind: now)
-                    ORDER BY next_attempt_at LIMIT \(bind: limit)\(skipLocked))
+                UPDATE push_deliveries SET next_attempt_at = \(bind: now + leaseMillis), attempts = attempts + 1,
+                    claims = claims + 1
+                WHERE (notification_id, device_id) IN (\(Self.dueSQL(now: now, limit: limit))\(skipLocked))
                 RETURNING notification_id, device_id
                 """)
             guard !claimed.isEmpty else { return [] }
@@ -72,7 +93,9 @@ struct PushOutbox: Sendable {
             }
             let rows = try await db.rows(
                 """
-                SELECT q.notification_id, q.device_id, q.recipient_id, q.attempts, d.platform, d.address, d.environment,
+                SELECT q.notification_id, q.device_id, q.recipient_id, q.attempts, q.generation, q.claims, d.platform,
+                    d.address,
+                    d.environment,
                     d.bundle_id, d.p256dh, d.auth, d.user_id AS owner_id, u.preferences, u.unread_notifications
                 FROM push_deliveries q JOIN push_devices d ON d.id = q.device_id JOIN users u ON u.id = q.recipient_id
                 WHERE (q.notification_id, q.device_id) IN (VALUES \(keys.joined(separator: ", ")))
@@ -83,6 +106,8 @@ struct PushOutbox: Sendable {
                     device: try row.decode(column: "device_id", as: Int64.self),
                     recipient: try row.decode(column: "recipient_id", as: Int64.self),
                     attempts: try row.decode(column: "attempts", as: Int.self) - 1,
+                    generation: try row.decode(column: "generation", as: Int.self),
+                    claim: try row.decode(column: "claims", as: Int.self),
                     platform: PushPlatform(rawValue: try row.decode(column: "platform", as: String.self)) ?? .webpush,
                     address: try row.decode(column: "address", as: String.self),
                     environment: try row.decode(column: "environment", as: String?.self),
@@ -109,33 +134,55 @@ struct PushOutbox: Sendable {
         case gone(String)
     }
 
+    /// Records how the attempt ended, if the claim is still this worker's (a claim that outlived
+    /// its lease was taken again, and the later attempt records). A push sent or found moot
+    /// while the notification changed (a newer generation) stays pending: sent, it is sent
+    /// again `coalesceMillis` later; moot, it is looked at again at once.
     func record(_ outcome: Outcome, for job: Job, now: Int64 = Timestamp.now.milliseconds) async throws {
-        let key: SQLQueryString = "notification_id = \(bind: job.notification) AND device_id = \(bind: job.device)"
+        let claim: SQLQueryString = """
+            notification_id = \(bind: job.notification) AND device_id = \(bind: job.device) \
+            AND state = 'pending' AND claims = \(bind: job.claim)
+            """
+        let current: SQLQueryString = "\(claim) AND generation = \(bind: job.generation)"
         try await db.write { db in
             switch outcome {
             case .sent:
-                try await db.exec(
-                    "UPDATE push_deliveries SET state = 'sent', sent_at = \(bind: now), last_error = NULL WHERE \(key)")
+                // The device's row first, then the delivery's: the order deletes of devices take.
                 try await db.exec("UPDATE push_devices SET last_used_at = \(bind: now) WHERE id = \(bind: job.device)")
+                let done = try await db.rows(
+                    "UPDATE push_deliveries SET state = 'sent', sent_at = \(bind: now), last_error = NULL WHERE \(current) RETURNING attempts"
+                )
+                if done.isEmpty {
+                    try await db.exec(
+                        """
+                        UPDATE push_deliveries SET sent_at = \(bind: now), attempts = 0,
+                            next_attempt_at = \(bind: now + Self.coalesceMillis) WHERE \(claim)
+                        """)
+                }
             case .moot(let reason):
-                try await db.exec(
-                    "UPDATE push_deliveries SET state = 'moot', last_error = \(bind: reason) WHERE \(key)")
+                let done = try await db.rows(
+                    "UPDATE push_deliveries SET state = 'moot', last_error = \(bind: reason) WHERE \(current) RETURNING attempts"
+                )
+                if done.isEmpty {
+                    try await db.exec(
+                        "UPDATE push_deliveries SET attempts = 0, next_attempt_at = \(bind: now) WHERE \(claim)")
+                }
             case .failed(let error):
                 try await db.exec(
-                    "UPDATE push_deliveries SET state = 'failed', last_error = \(bind: String(error.prefix(500))) WHERE \(key)"
+                    "UPDATE push_deliveries SET state = 'failed', last_error = \(bind: String(error.prefix(500))) WHERE \(claim)"
                 )
             case .retry(let error, let after):
                 let attempt = job.attempts + 1
                 if attempt >= Self.maxAttempts {
                     try await db.exec(
-                        "UPDATE push_deliveries SET state = 'failed', last_error = \(bind: String(error.prefix(500))) WHERE \(key)"
+                        "UPDATE push_deliveries SET state = 'failed', last_error = \(bind: String(error.prefix(500))) WHERE \(claim)"
                     )
                 } else {
-                    let next = now + max(Self.retryDelayMillis(afterAttempt: attempt), after ?? 0)
+                    let wait = max(Self.retryDelayMillis(afterAttempt: attempt), min(max(after ?? 0, 0), 3_600_000))
                     try await db.exec(
                         """
-                        UPDATE push_deliveries SET next_attempt_at = \(bind: next), last_error = \(bind: String(error.prefix(500)))
-                        WHERE \(key)
+                        UPDATE push_deliveries SET next_attempt_at = \(bind: now + wait), last_error = \(bind: String(error.prefix(500)))
+                        WHERE \(claim)
                         """)
                 }
             case .gone:

@@ -32,37 +32,65 @@ struct PushService: Service {
     let pollInterval: Duration
     let leaseMillis: Int64
     let logger: Logger
-    static let concurrency = 8
+    static let concurrency = 16
 
     func run() async throws {
         await signal.work(pollInterval: pollInterval) { await runOnce() }
         await apns?.shutdown()
     }
 
-    /// Sends one batch of due pushes; false when none was due.
+    /// Sends every due push, up to `concurrency` at a time: a slot that frees takes the next
+    /// due one, so a slow push service holds one slot, not the whole batch. Returns when nothing
+    /// is due or in flight; false (the loop then waits for a wake-up or the next poll).
     @discardableResult
-    func runOnce(now: Int64 = Timestamp.now.milliseconds) async -> Bool {
-        let jobs: [PushOutbox.Job]
-        do {
-            jobs = try await outbox.claimDue(now: now, limit: Self.concurrency, leaseMillis: leaseMillis)
-        } catch {
-            logger.warning("Push queue unreadable: \(String(reflecting: error))")
-            return false
-        }
-        guard !jobs.isEmpty else { return false }
-        // Each recipient's notifications are rendered in one read.
-        var rendered: [Int64: [Int64: PlazaAPI.Notification]] = [:]
-        for (recipient, group) in Dictionary(grouping: jobs, by: \.recipient) {
-            rendered[recipient] =
-                (try? await notifications.notifications(ids: group.map(\.notification), recipient: recipient)) ?? [:]
-        }
-        await withTaskGroup(of: Void.self) { tasks in
-            for job in jobs {
-                let notification = rendered[job.recipient]?[job.notification]
-                tasks.addTask { await deliver(job, notification: notification) }
+    func runOnce() async -> Bool {
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            while !Task.isShuttingDownGracefully {
+                let free = Self.concurrency - running
+                if free > 0 {
+                    let jobs = await claim(limit: free)
+                    if !jobs.isEmpty {
+                        for (job, notification) in await render(jobs) {
+                            group.addTask { await deliver(job, notification: notification) }
+                            running += 1
+                        }
+                        continue
+                    }
+                }
+                guard running > 0 else { break }
+                await group.next()
+                running -= 1
             }
         }
-        return true
+        return false
+    }
+
+    private func claim(limit: Int) async -> [PushOutbox.Job] {
+        do {
+            return try await outbox.claimDue(
+                now: Timestamp.now.milliseconds, limit: limit, leaseMillis: leaseMillis)
+        } catch {
+            logger.warning("Push queue unreadable: \(String(reflecting: error))")
+            return []
+        }
+    }
+
+    /// Each recipient's notifications, rendered in one read; a job whose recipient's read failed
+    /// is tried again later (a render that failed is not a notification that is gone).
+    private func render(_ jobs: [PushOutbox.Job]) async -> [(PushOutbox.Job, PlazaAPI.Notification?)] {
+        var out: [(PushOutbox.Job, PlazaAPI.Notification?)] = []
+        for (recipient, group) in Dictionary(grouping: jobs, by: \.recipient) {
+            do {
+                let rendered = try await notifications.notifications(
+                    ids: group.map(\.notification), recipient: recipient)
+                out += group.map { ($0, rendered[$0.notification]) }
+            } catch {
+                logger.warning("Push not rendered: \(String(reflecting: error))")
+                for job in group { try? await outbox.record(.retry("\(error)", afterMillis: nil), for: job) }
+            }
+        }
+        return out
     }
 
     func deliver(_ job: PushOutbox.Job, notification: PlazaAPI.Notification?) async {
@@ -108,6 +136,7 @@ struct PushService: Service {
         guard let notification else { return "the notification is gone or hidden from its recipient" }
         guard !notification.read else { return "already read" }
         guard PushPreferences(json: job.preferences).wants(notification.kind) else { return "turned off" }
+        if [.comment, .reply].contains(notification.kind), notification.comment == nil { return "the comment is gone" }
         return nil
     }
 }

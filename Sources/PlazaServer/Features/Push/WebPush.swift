@@ -138,7 +138,7 @@ struct WebPushSender: Sendable {
                     ("TTL", "86400"), ("Urgency", urgent.contains(message.kind) ? "high" : "normal"),
                     ("Topic", "n\(message.notificationID)"),
                 ], body: body, maxBytes: 4096)
-            return Self.outcome(status: response.status, retryAfter: nil)
+            return Self.outcome(status: response.status, retryAfter: APNsSender.retryAfterMillis(response.retryAfter))
         } catch let failure as SafeFetcher.Failure {
             switch failure {
             case .status(let status): return Self.outcome(status: status, retryAfter: nil)
@@ -146,8 +146,11 @@ struct WebPushSender: Sendable {
             case .badURL: return .gone("\(failure)")
             case .timedOut, .network, .tooManyRedirects: return .retry("\(failure)", afterMillis: nil)
             }
+        } catch let failure as WebPushCrypto.Failure {
+            return .failed("\(failure)")
         } catch {
-            return .failed("\(error)")
+            // The server's key could not be read (a database hiccup), or the like: try again.
+            return .retry("\(error)", afterMillis: nil)
         }
     }
 
@@ -156,6 +159,8 @@ struct WebPushSender: Sendable {
         switch status {
         case 200..<300: .sent
         case 404, 410: .gone("HTTP \(status): the subscription has expired or was removed")
+        // The subscription was made with another server key (FCM's answer for a VAPID mismatch).
+        case 403: .gone("HTTP 403: the subscription belongs to another server key")
         case 429, 500..<600: .retry("HTTP \(status)", afterMillis: retryAfter)
         case 413: .failed("HTTP 413: the message is too large")
         default: .failed("HTTP \(status)")

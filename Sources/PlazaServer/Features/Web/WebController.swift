@@ -103,8 +103,12 @@ struct WebController {
         if context.identity == nil, WebSession.sessionToken(request, secure: context.isHTTPS) != nil {
             response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS))
         }
+        // Whose page this is, for the service worker: its offline copies are dropped when it changes.
+        response.headers[Self.viewerHeader] = context.identity.map { String($0.userID) } ?? "anonymous"
         return response
     }
+
+    static let viewerHeader = HTTPField.Name("Plaza-Viewer")!
 
     /// Only the list part of a page (`?fragment=1`), for infinite scroll and live updates.
     func fragment(_ template: String, _ view: some Sendable) -> Response {

@@ -111,7 +111,12 @@ struct WebInstallPages {
         let me = context.user
         let form = try await web.form(ShareForm.self, request, context: context.base)
         try web.checkCSRF(form._csrf, request, context: context.base)
-        var view = SharePage(url: form.url, title: form.title, note: form.note ?? "", newName: form.newName ?? "")
+        // Only a link that is one goes back into the page.
+        let checkedURL = try? Validate.url(form.url ?? "", field: "url")
+        var view = SharePage(
+            url: checkedURL, title: form.title.map { String($0.prefix(200)) }, note: form.note ?? "",
+            newName: form.newName ?? "")
+        var made: Int64?
         do {
             let url = try Validate.url(form.url ?? "", field: "url")
             let note = try Validate.text(form.note, field: "note", max: CollectionsController.maxNoteLength) ?? ""
@@ -123,12 +128,14 @@ struct WebInstallPages {
                     form.newName, field: "newName", max: CollectionsController.maxNameLength)
                 let created = try await web.stores.collections.create(owner: me.userID, name: name)
                 guard let id = parseID(created.id) else { throw PlazaError.notFound("Collection") }
-                collection = id
+                (collection, made) = (id, id)
             }
             _ = try await web.stores.collections.save(.link(url), note: note, collection: collection, owner: me.userID)
             web.api.collections.previews.wake()
             return WebController.redirect(to: "/collections/\(collection)")
         } catch let error as PlazaError {
+            // A collection made for a link that could not be saved goes again.
+            if let made { try? await web.stores.collections.delete(id: made, owner: me.userID) }
             view.error = error.message
             view.chosen = form.collection
             return try await page(view, request: request, context: context, status: error.status)

@@ -383,3 +383,17 @@ if ('serviceWorker' in navigator) {
 document.querySelector('form.logout')?.addEventListener('submit', () => {
   if ('caches' in window) caches.delete('plaza-pages');
 });
+// A browser subscribed to pushes tells Plaza again after signing in anew (devices go with the
+// session that registered them), once per tab and subscription.
+const signedIn = document.body.dataset.signedIn;
+if (signedIn && 'serviceWorker' in navigator && 'PushManager' in window && window.Notification?.permission === 'granted') {
+  navigator.serviceWorker.ready.then(async (registration) => {
+    const subscription = await registration.pushManager.getSubscription();
+    if (!subscription) return;
+    const { endpoint, keys } = subscription.toJSON();
+    const key = `plaza-push:${csrf}:${endpoint}`;
+    if (sessionStorage.getItem(key)) return;
+    await api('POST', '/api/v1/me/push-devices', { platform: 'webpush', endpoint, keys });
+    sessionStorage.setItem(key, '1');
+  }).catch(() => { /* tried again on the next page */ });
+}

@@ -1,7 +1,8 @@
 // Plaza's service worker (served at /sw.js?v=<asset version>, scope /):
 // - keeps the app shell (styles, scripts, icons of this version) for offline use;
-// - keeps the pages read last (network first, the copy when the network fails), so the feeds
-//   read lately stay readable offline; the page copies are dropped at sign-out;
+// - keeps the feed pages read last (network first, the copy when the network fails), so they
+//   stay readable offline; the copies are one person's, dropped at sign-out and as soon as a
+//   page comes for someone else (the `Plaza-Viewer` header);
 // - shows pushes and opens the page a push is about when it is tapped.
 const version = new URL(self.location).searchParams.get('v') || 'dev';
 const shellCache = `plaza-shell-${version}`;
@@ -27,17 +28,31 @@ self.addEventListener('activate', (event) => {
   })());
 });
 
-// Pages the copies are kept of: the app's own pages, not the API, media, sign-in or forms.
+// Pages the copies are kept of: the feeds and what they link to (posts, profiles, spaces,
+// collections), not settings, administration, notifications, history, search, sign-in or forms.
+const keptPaths = [/^\/$/, /^\/explore$/, /^\/spaces$/, /^\/s\/[^/]+$/, /^\/p\/\d+$/, /^\/u\/[^/]+$/,
+  /^\/collections(\/\d+)?$/];
 function keepsCopy(url) {
-  return url.origin === self.location.origin
-    && !url.pathname.startsWith('/api/') && !url.pathname.startsWith('/media/')
-    && !['/login', '/signup', '/logout', '/share', '/forgot-password', '/reset-password', '/verify-email'].includes(url.pathname);
+  return url.origin === self.location.origin && keptPaths.some((path) => path.test(url.pathname));
 }
 
+// The copies are one person's: a page for someone else (another account, or signed out) drops them.
+const viewerKey = '/__plaza_viewer';
 async function remember(request, response) {
+  const viewer = response.headers.get('Plaza-Viewer') || 'anonymous';
   const cache = await caches.open(pageCache);
+  const last = await cache.match(viewerKey);
+  if (!last || (await last.text()) !== viewer) {
+    await caches.delete(pageCache);
+    const fresh = await caches.open(pageCache);
+    await fresh.put(viewerKey, new Response(viewer));
+    if (viewer === 'anonymous') return;
+    await fresh.put(request, response);
+    return;
+  }
+  if (viewer === 'anonymous') return;
   await cache.put(request, response);
-  const keys = await cache.keys();
+  const keys = (await cache.keys()).filter((key) => new URL(key.url).pathname !== viewerKey);
   for (const old of keys.slice(0, Math.max(0, keys.length - keptPages))) await cache.delete(old);
 }
 
@@ -50,15 +65,18 @@ self.addEventListener('fetch', (event) => {
     event.respondWith((async () => (await caches.match(request)) || fetch(request))());
     return;
   }
-  if (request.mode !== 'navigate' && !url.searchParams.has('fragment')) return;
-  if (!keepsCopy(url)) return;
+  if (request.mode !== 'navigate') return;
   event.respondWith((async () => {
     try {
       const response = await fetch(request);
-      if (response.ok && response.type === 'basic') event.waitUntil(remember(request, response.clone()));
+      // Every page says whose it is; only feed pages are kept.
+      if (response.type === 'basic' && response.headers.has('Plaza-Viewer')) {
+        const copy = response.ok && keepsCopy(url) ? response.clone() : new Response('', { headers: response.headers });
+        event.waitUntil(keepsCopy(url) && response.ok ? remember(request, copy) : forgetIfOtherViewer(copy));
+      }
       return response;
     } catch (error) {
-      const copy = await caches.match(request, { cacheName: pageCache });
+      const copy = keepsCopy(url) ? await caches.match(request, { cacheName: pageCache }) : null;
       if (copy) return copy;
       return new Response(
         '<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
@@ -69,10 +87,11 @@ self.addEventListener('fetch', (event) => {
   })());
 });
 
-// The page asks for the copies to go (sign-out).
-self.addEventListener('message', (event) => {
-  if (event.data === 'plaza:forget-pages') event.waitUntil(caches.delete(pageCache));
-});
+async function forgetIfOtherViewer(response) {
+  const viewer = response.headers.get('Plaza-Viewer') || 'anonymous';
+  const last = await caches.match(viewerKey, { cacheName: pageCache });
+  if (last && (await last.text()) !== viewer) await caches.delete(pageCache);
+}
 
 self.addEventListener('push', (event) => {
   let data = {};
