@@ -357,7 +357,8 @@ class Bench:
                     r = self.run_side(plaza, sc.plaza, sc.connections)
                     runs.setdefault((sc.key, mode), []).append(r)
                     line = (f"    {sc.key:<15} push {mode:<3} round {rnd + 1}: {r.rps:>8,.0f} req/s  "
-                            f"p50 {r.p50_ms:6.2f} ms  p99 {r.p99_ms:7.2f} ms  errors {r.errors:,}")
+                            f"p50 {r.p50_ms:6.2f} ms  p99 {r.p99_ms:7.2f} ms  errors {r.errors:,}  "
+                            f"cpu {r.server_cpu:.2f}/{r.wrk_cpu:.2f}/{r.other_cpu:.2f}")
                     if mode == "on":
                         last = sink.wait_quiet()
                         sent = sink.count() - before
@@ -376,16 +377,21 @@ class Bench:
 
         meta = self.meta(ds, None)
         lines = report.header("The cost of push", meta, self.settings_lines())
-        lines += ["| scenario | push off req/s | push on req/s | change | p99 off | p99 on |", "|---|---:|---:|---:|---:|---:|"]
+        lines += ["| scenario | push off req/s | push on req/s | change | p99 off | p99 on | Plaza cores off / on | "
+                  "other cores off / on |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for sc in scs:
             off, on = runs[(sc.key, "off")], runs[(sc.key, "on")]
             m_off = statistics.median(r.rps for r in off)
             m_on = statistics.median(r.rps for r in on)
             lines.append(f"| {sc.title} | {m_off:,.0f} | {m_on:,.0f} | {100 * (m_on - m_off) / m_off:+.1f}% | "
-                         f"{statistics.median(r.p99_ms for r in off):.2f} ms | {statistics.median(r.p99_ms for r in on):.2f} ms |")
+                         f"{statistics.median(r.p99_ms for r in off):.2f} ms | {statistics.median(r.p99_ms for r in on):.2f} ms | "
+                         f"{statistics.median(r.server_cpu for r in off):.2f} / {statistics.median(r.server_cpu for r in on):.2f} | "
+                         f"{statistics.median(r.other_cpu for r in off):.2f} / {statistics.median(r.other_cpu for r in on):.2f} |")
         lines += ["", "Runs alternate push off / on; medians of the rounds. With push on, every person has one browser "
                   "subscription at a loopback Web Push service (Python's http.server, 201 for all), so each like and "
-                  "comment also queues a push, which the server encrypts (RFC 8291), signs (VAPID) and sends.", "",
+                  "comment also queues a push, which the server encrypts (RFC 8291), signs (VAPID) and sends. "
+                  "Cores: the average number of cores Plaza used during the measured run, and everything else but wrk "
+                  "(with push on, mostly the push service, which runs in the benchmark's Python process).", "",
                   "## The queue", ""] + [f"- {d}" for d in drains]
         lines += ["", "## Latency", "",
                   f"From sending a like to its push arriving, one at a time on an idle server: {push.summary(latencies)}.",

@@ -25,6 +25,9 @@ struct SafeFetcher: Sendable {
     var maxRedirects = 3
     /// True (push endpoints): plain http only to allow-listed addresses, https elsewhere.
     var plainHTTPOnlyToAllowed = false
+    /// Long-lived clients, one per host and checked address, whose connections are kept for
+    /// the next request (push services take many requests); nil: a client per request.
+    var clients: PinnedClients? = nil
 
     struct Fetched: Sendable {
         /// Where the last hop was fetched from.
@@ -161,11 +164,9 @@ struct SafeFetcher: Sendable {
         _ url: URL, pinnedTo address: IPAddress, method: HTTPMethod, headers: [(String, String)], body: [UInt8]?,
         maxBytes: Int
     ) async throws -> Fetched {
-        var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(5)),
-            decompression: .disabled)
-        if let host = url.host, IPAddress(host) == nil { configuration.dnsOverride = [host: address.description] }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let kept = clients?.client(host: url.host ?? "", address: address)
+        let client = kept ?? Self.makeClient(host: url.host ?? "", address: address)
+        func finish() async throws { if kept == nil { try await client.shutdown() } }
         do {
             var request = HTTPClientRequest(url: url.absoluteString)
             request.method = method
@@ -188,7 +189,7 @@ struct SafeFetcher: Sendable {
             }
             let status = Int(response.status.code)
             if (300..<400).contains(status) {
-                try await client.shutdown()
+                try await finish()
                 return Fetched(
                     url: url, status: status, contentType: nil, location: response.headers.first(name: "location"),
                     body: [], truncated: false)
@@ -203,16 +204,25 @@ struct SafeFetcher: Sendable {
                     break
                 }
             }
-            try await client.shutdown()
+            try await finish()
             return Fetched(
                 url: url, status: status, contentType: response.headers.first(name: "content-type"),
                 retryAfter: response.headers.first(name: "retry-after"), body: body, truncated: truncated)
         } catch {
-            try? await client.shutdown()
+            try? await finish()
             if let failure = error as? Failure { throw failure }
             if error is CancellationError { throw Failure.timedOut }
             throw Failure.network(String(describing: error))
         }
+    }
+
+    /// A client that connects `host` to `address` (checked already) and nowhere else.
+    static func makeClient(host: String, address: IPAddress) -> HTTPClient {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(5)),
+            decompression: .disabled)
+        if IPAddress(host) == nil { configuration.dnsOverride = [host: address.description] }
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// Lookups in flight: each holds a thread, so a flood of names that never answer is cut off.
@@ -289,5 +299,33 @@ struct SafeFetcher: Sendable {
             cursor = entry.pointee.ai_next
         }
         return addresses
+    }
+}
+
+/// `SafeFetcher`'s long-lived clients, keyed by host and checked address: a name that resolves
+/// elsewhere later gets a client of its own, pinned to that address. At most `limit` are kept;
+/// the oldest is shut down to make room. `shutdown()` ends them all (the owner's last act).
+final class PinnedClients: Sendable {
+    private let clients = NIOLockedValueBox([(key: String, client: HTTPClient)]())
+    let limit: Int
+
+    init(limit: Int = 64) { self.limit = limit }
+
+    func client(host: String, address: IPAddress) -> HTTPClient {
+        let key = "\(host.lowercased())|\(address)"
+        let (client, evicted) = clients.withLockedValue { clients -> (HTTPClient, HTTPClient?) in
+            if let found = clients.first(where: { $0.key == key }) { return (found.client, nil) }
+            let made = SafeFetcher.makeClient(host: host, address: address)
+            clients.append((key, made))
+            return (made, clients.count > limit ? clients.removeFirst().client : nil)
+        }
+        if let evicted { Task { try? await evicted.shutdown() } }
+        return client
+    }
+
+    func shutdown() async {
+        for entry in clients.withLockedValue({ clients in defer { clients = [] }; return clients }) {
+            try? await entry.client.shutdown()
+        }
     }
 }

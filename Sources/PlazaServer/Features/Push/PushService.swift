@@ -37,6 +37,7 @@ struct PushService: Service {
     func run() async throws {
         await signal.work(pollInterval: pollInterval) { await runOnce() }
         await apns?.shutdown()
+        await webPush.fetcher.clients?.shutdown()
     }
 
     /// Sends every due push, up to `concurrency` at a time: a slot that frees takes the next
