@@ -324,8 +324,10 @@ final class PinnedClients: Sendable {
     }
 
     func shutdown() async {
-        for entry in clients.withLockedValue({ clients in defer { clients = [] }; return clients }) {
-            try? await entry.client.shutdown()
+        let all = clients.withLockedValue { clients in
+            defer { clients = [] }
+            return clients
         }
+        for entry in all { try? await entry.client.shutdown() }
     }
 }
