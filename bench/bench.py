@@ -391,7 +391,7 @@ class Bench:
                   "subscription at a loopback Web Push service (Python's http.server, 201 for all), so each like and "
                   "comment also queues a push, which the server encrypts (RFC 8291), signs (VAPID) and sends. "
                   "Cores: the average number of cores Plaza used during the measured run, and everything else but wrk "
-                  "(with push on, mostly the push service, which runs in the benchmark's Python process).", "",
+                  "and the benchmark's own process (which runs the push service).", "",
                   "## The queue", ""] + [f"- {d}" for d in drains]
         lines += ["", "## Latency", "",
                   f"From sending a like to its push arriving, one at a time on an idle server: {push.summary(latencies)}.",
