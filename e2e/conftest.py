@@ -43,6 +43,8 @@ def plaza_env() -> dict[str, str]:
     # Link previews stay on loopback: no test fetches from, or looks up, another host.
     env["PLAZA_LINK_PREVIEW_PUBLIC"] = "off"
     env["PLAZA_LINK_PREVIEW_ALLOW"] = "127.0.0.0/8"
+    # Pushes likewise: only to loopback push services, no name looked up.
+    env["PLAZA_PUSH_PUBLIC"] = "off"
     return env
 
 

@@ -49,7 +49,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PLAZA_LINK_PREVIEW_PUBLIC=off PLAZA_BCRYPT_COST=10 PLAZA_DATABASE_URL='' "$bin" serve --host 127.0.0.1 --port "$port" \
+PLAZA_LINK_PREVIEW_PUBLIC=off PLAZA_PUSH_PUBLIC=off PLAZA_BCRYPT_COST=10 PLAZA_DATABASE_URL='' "$bin" serve --host 127.0.0.1 --port "$port" \
   --data-dir "$tmp/data" --rate-limits off >"$tmp/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 300); do

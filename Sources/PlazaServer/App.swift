@@ -119,7 +119,8 @@ extension AppServices {
 
     func pushService(config: PlazaConfig, logger: Logger) async throws -> PushService {
         let fetcher = SafeFetcher(
-            policy: try AddressPolicy.parse(allowList: config.push.allowList), timeout: config.push.timeout,
+            policy: try AddressPolicy.parse(allowList: config.push.allowList),
+            publicAddresses: config.push.publicAddresses, timeout: config.push.timeout,
             maxRedirects: 0, plainHTTPOnlyToAllowed: true, clients: PinnedClients())
         var apns: APNsSender?
         if let settings = config.push.apns { apns = try await APNsSender(settings: settings) }

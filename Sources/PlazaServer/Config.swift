@@ -249,7 +249,7 @@ public struct PlazaConfig: Sendable {
 }
 
 extension PlazaConfig {
-    /// `PLAZA_PUSH_ALLOW`, `PLAZA_VAPID_SUBJECT`, and for APNs `PLAZA_APNS_KEY_FILE`,
+    /// `PLAZA_PUSH_ALLOW`, `PLAZA_PUSH_PUBLIC`, `PLAZA_VAPID_SUBJECT`, and for APNs `PLAZA_APNS_KEY_FILE`,
     /// `PLAZA_APNS_KEY_ID`, `PLAZA_APNS_TEAM_ID`, `PLAZA_APNS_TOPIC` (all four, or none),
     /// `PLAZA_APNS_URL` (both environments) or `PLAZA_APNS_PRODUCTION_URL`/`PLAZA_APNS_SANDBOX_URL`,
     /// `PLAZA_APNS_CA_FILE`.
@@ -258,6 +258,7 @@ extension PlazaConfig {
             reader.string(forKey: ConfigKey(key)).flatMap { $0.isEmpty ? nil : $0 }
         }
         push.allowList = value("plaza.push.allow") ?? ""
+        push.publicAddresses = try Self.onOff(value("plaza.push.public") ?? "on", key: "push-public")
         do {
             _ = try AddressPolicy.parse(allowList: push.allowList)
         } catch {

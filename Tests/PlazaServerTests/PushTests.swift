@@ -466,6 +466,29 @@ struct PushTests {
         }
     }
 
+    /// With `PLAZA_PUSH_PUBLIC=off` (as every test runs) a push service named by a host name is
+    /// never looked up: the push is refused before any connection, and the device forgotten.
+    @Test func namedPushServicesAreRefusedWhenOnlyTheAllowListCounts() async throws {
+        try await Self.withPushApp { api, services, _ in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: ana,
+                    json: TestBrowser().subscription(endpoint: "https://push.example.com/wp/ana")
+                ).status == .created)
+            try await api.follow(bob, "ana")
+            var left = [PushDevice]()
+            for _ in 0..<1_200 {
+                left = try await api.page("/me/push-devices", as: ana, of: PushDevice.self).items
+                if left.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(left.isEmpty)
+            #expect(services.all.isEmpty)
+        }
+    }
+
     /// A notification that changes while its push is out gets another push a minute later; a
     /// worker whose claim lapsed (and was taken again) records nothing.
     @Test func aChangeDuringASendIsPushedTooAndLapsedClaimsRecordNothing() async throws {

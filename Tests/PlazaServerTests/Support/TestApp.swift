@@ -33,6 +33,8 @@ enum TestDatabase {
         config.postgresPoolSize = 4
         // Link previews may reach only what a test allow-lists (its own loopback server).
         config.linkPreviews.publicAddresses = false
+        // Pushes too: nothing but loopback, and no name looked up.
+        config.push.publicAddresses = false
         if let url = postgresURL { config.databaseURL = try await createDatabase(adminURL: url) }
         adjust(&config)
         return config

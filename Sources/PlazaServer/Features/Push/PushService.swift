@@ -8,6 +8,9 @@ public struct PushSettings: Sendable {
     /// CIDR blocks Web Push endpoints may be at although they are private; plain http is
     /// allowed to these only (`PLAZA_PUSH_ALLOW`, the format of `PLAZA_LINK_PREVIEW_ALLOW`).
     public var allowList = ""
+    /// False: push only to allow-listed addresses and look up no host name but `localhost`
+    /// (closed networks, test runs that must stay on loopback), `PLAZA_PUSH_PUBLIC=off`.
+    public var publicAddresses = true
     /// nil: no pushes to Apple devices (registering one is refused).
     public var apns: APNsSettings?
     /// The VAPID contact; by default the public URL when it is https, else the mail sender.
