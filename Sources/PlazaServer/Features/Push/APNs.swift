@@ -108,6 +108,7 @@ final class APNsSender: Sendable {
         let base = job.environment == "sandbox" ? settings.sandboxURL : settings.productionURL
         do {
             var refused: String?
+            var staleRetried = false
             while true {
                 let token = try await providerToken(refused: refused)
                 var request = HTTPClientRequest(url: "\(base)/3/device/\(job.address)")
@@ -120,7 +121,14 @@ final class APNsSender: Sendable {
                 request.headers.add(name: "apns-collapse-id", value: "n\(message.notificationID)")
                 request.headers.add(name: "content-type", value: "application/json")
                 request.body = .bytes(ByteBuffer(bytes: message.apnsPayload))
-                let response = try await client.execute(request, timeout: .seconds(30))
+                let response: HTTPClientResponse
+                do {
+                    response = try await client.execute(request, timeout: .seconds(30))
+                } catch  where Self.isStaleConnection(error) && !staleRetried {
+                    // Apple (or a proxy) closed the idle connection as it was taken: once more, on a new one.
+                    staleRetried = true
+                    continue
+                }
                 let body = try await response.body.collect(upTo: 16_384)
                 let reason = (try? JSONDecoder().decode(Reason.self, from: Data(buffer: body)))?.reason ?? ""
                 let outcome = Self.outcome(
@@ -139,6 +147,14 @@ final class APNsSender: Sendable {
     }
 
     private struct Reason: Decodable { var reason: String }
+
+    /// A request that failed because its connection had closed before it went out (an idle
+    /// HTTP/2 connection the server ended): safe to send again at once.
+    static func isStaleConnection(_ error: any Error) -> Bool {
+        if case .ioOnClosedChannel? = error as? ChannelError { return true }
+        if let client = error as? HTTPClientError, client == .remoteConnectionClosed { return true }
+        return false
+    }
 
     /// A `Retry-After` in seconds, as milliseconds within an hour; nil for anything else.
     static func retryAfterMillis(_ value: String?) -> Int64? {
