@@ -43,6 +43,9 @@ extension Media: JSONWritable {
             w.field("blurhash", blurhash)
             w.field("url", url)
             w.field("variants", variants)
+            w.field("state", state.rawValue)
+            w.field("duration", duration)
+            w.field("progress", progress)
         }
     }
 }

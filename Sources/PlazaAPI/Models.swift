@@ -30,6 +30,15 @@ public struct Page<Item: Codable & Sendable>: Codable, Sendable {
     }
 }
 
+/// Where an upload is: a photo is ready when its upload returns; a video is `processing` in
+/// the background (its poster is ready, its `url` not yet), then `ready`, or `failed`.
+public enum MediaState: String, Codable, Sendable, Hashable, CaseIterable {
+    case ready, processing, failed
+}
+
+/// A photo or a video. For a video, `url` and `variants.original` are the MP4 (H.264/AAC,
+/// at most 720p), `variants.medium` and `variants.thumbnail` its poster frame, and
+/// `duration` its length in seconds.
 public struct Media: Codable, Sendable, Hashable {
     public struct Variants: Codable, Sendable, Hashable {
         public var thumbnail: String
@@ -48,8 +57,18 @@ public struct Media: Codable, Sendable, Hashable {
     @Nullable public var blurhash: String?
     public var url: String
     public var variants: Variants
+    /// `ready` unless a video is still being processed or could not be.
+    public var state: MediaState
+    /// A video's length in seconds.
+    @Nullable public var duration: Double?
+    /// While a video is processing, how far it is (0–100), as its uploader sees it.
+    @Nullable public var progress: Int?
+
+    public var isVideo: Bool { contentType.hasPrefix("video/") }
+
     public init(
-        id: String, contentType: String, width: Int, height: Int, blurhash: String?, url: String, variants: Variants
+        id: String, contentType: String, width: Int, height: Int, blurhash: String?, url: String, variants: Variants,
+        state: MediaState = .ready, duration: Double? = nil, progress: Int? = nil
     ) {
         self.id = id
         self.contentType = contentType
@@ -58,6 +77,27 @@ public struct Media: Codable, Sendable, Hashable {
         self.blurhash = blurhash
         self.url = url
         self.variants = variants
+        self.state = state
+        self.duration = duration
+        self.progress = progress
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, contentType, width, height, blurhash, url, variants, state, duration, progress
+    }
+
+    /// A server from before videos sends no `state`: its media are ready.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try c.decode(String.self, forKey: .id), contentType: try c.decode(String.self, forKey: .contentType),
+            width: try c.decode(Int.self, forKey: .width), height: try c.decode(Int.self, forKey: .height),
+            blurhash: try c.decodeIfPresent(String.self, forKey: .blurhash),
+            url: try c.decode(String.self, forKey: .url),
+            variants: try c.decode(Variants.self, forKey: .variants),
+            state: try c.decodeIfPresent(MediaState.self, forKey: .state) ?? .ready,
+            duration: try c.decodeIfPresent(Double.self, forKey: .duration),
+            progress: try c.decodeIfPresent(Int.self, forKey: .progress))
     }
 }
 

@@ -26,6 +26,8 @@ struct AppServices: Sendable {
     let media: MediaStore
     let mediaStorage: any MediaStorage
     let ingest: MediaIngest
+    let videoQueue = WorkSignal()
+    let videos: VideoStore
     let uploadDirectory: String
     let mailSignal = WorkSignal()
     let outbox: MailOutbox
@@ -66,7 +68,9 @@ struct AppServices: Sendable {
         }
         ingest = MediaIngest(
             media: media, storage: mediaStorage,
-            pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)))
+            pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)),
+            video: VideoPipeline.make(config.video, logger: Logger(label: "PlazaServer.media")), videoQueue: videoQueue)
+        videos = VideoStore(db: db, events: events, ids: ids, searchWindows: searchWindows)
         uploadDirectory = (config.dataDir as NSString).appendingPathComponent("uploads")
         outbox = MailOutbox(db: db, ids: ids)
         emails = EmailStore(
@@ -129,6 +133,15 @@ extension AppServices {
             apns: apns, signal: pushSignal,
             instanceName: config.instanceName, pollInterval: config.push.pollInterval,
             leaseMillis: (config.push.timeout.components.seconds + 60) * 1000, logger: logger)
+    }
+
+    /// nil when this server has no ffmpeg (it takes no videos).
+    func videoService(logger: Logger) -> VideoService? {
+        ingest.video.map {
+            VideoService(
+                store: videos, pipeline: $0, storage: mediaStorage, signal: videoQueue,
+                workDirectory: uploadDirectory, logger: logger)
+        }
     }
 
     func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
@@ -208,7 +221,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     }
     MediaController(
         media: services.media, storage: services.mediaStorage, ingest: services.ingest, ids: services.ids,
-        uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes, quotas: config.quotas
+        uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes,
+        maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes, quotas: config.quotas
     ).register(api: api, files: mediaFiles)
     controllers.feeds.register(to: api)
     controllers.spaces.register(to: api)
@@ -271,6 +285,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(config: config, logger: logger), hub)
+    if config.video.worker, let videos = services.videoService(logger: logger) { app.addServices(videos) }
     if db.kind == .postgres {
         app.addServices(SessionRevocations(db: db, cache: services.accounts.sessionCache, logger: logger))
     }
@@ -282,6 +297,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         services.linkPreviewQueue.open()
         services.mailSignal.open()
         services.pushSignal.open()
+        services.videoQueue.open()
         hub.open()
     }
     return app

@@ -67,6 +67,8 @@ public struct PlazaConfig: Sendable {
     public var mail = MailSettings()
     /// Push to browsers (always) and to Apple devices (with `push.apns`).
     public var push = PushSettings()
+    /// Video uploads: ffmpeg's location and the caps (`PLAZA_VIDEO_*`, `PLAZA_FFMPEG`, `PLAZA_FFPROBE`).
+    public var video = VideoSettings()
 
     public init() {}
 
@@ -190,6 +192,7 @@ public struct PlazaConfig: Sendable {
         authProviders = try AuthProvider.read(from: reader)
         if let from = mail.from { _ = try MailAddress.parse(from) }
         try readPush(reader)
+        try readVideo(reader)
 
         rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")
         do {
@@ -249,6 +252,31 @@ public struct PlazaConfig: Sendable {
 }
 
 extension PlazaConfig {
+    /// `PLAZA_VIDEO_MAX_SECONDS`, `PLAZA_VIDEO_MAX_BYTES`, `PLAZA_VIDEO_MAX_PIXELS`,
+    /// `PLAZA_VIDEO_TIMEOUT_SECONDS`, `PLAZA_VIDEO_THREADS`, `PLAZA_VIDEO_WORKER`, `PLAZA_FFMPEG`,
+    /// `PLAZA_FFPROBE`.
+    fileprivate mutating func readVideo(_ reader: ConfigReader) throws {
+        let defaults = VideoSettings()
+        video.maxSeconds = reader.int(forKey: "plaza.video.max.seconds", default: defaults.maxSeconds)
+        video.maxBytes = reader.int(forKey: "plaza.video.max.bytes", default: defaults.maxBytes)
+        video.maxPixels = reader.int(forKey: "plaza.video.max.pixels", default: defaults.maxPixels)
+        video.timeout = .seconds(
+            reader.int(forKey: "plaza.video.timeout.seconds", default: Int(defaults.timeout.components.seconds)))
+        video.threads = reader.int(forKey: "plaza.video.threads", default: defaults.threads)
+        video.worker = try Self.onOff(reader.string(forKey: "plaza.video.worker", default: "on"), key: "video-worker")
+        video.ffmpeg = reader.string(forKey: "plaza.ffmpeg").flatMap { $0.isEmpty ? nil : $0 }
+        video.ffprobe = reader.string(forKey: "plaza.ffprobe").flatMap { $0.isEmpty ? nil : $0 }
+        guard (1...3600).contains(video.maxSeconds) else {
+            throw ConfigurationError("video-max-seconds must be from 1 to 3600.")
+        }
+        guard video.maxBytes >= 1024 else { throw ConfigurationError("video-max-bytes must be at least 1024.") }
+        guard video.maxPixels >= 100_000 else { throw ConfigurationError("video-max-pixels must be at least 100000.") }
+        guard (10...86_400).contains(video.timeout.components.seconds) else {
+            throw ConfigurationError("video-timeout-seconds must be from 10 to 86400.")
+        }
+        guard (1...64).contains(video.threads) else { throw ConfigurationError("video-threads must be from 1 to 64.") }
+    }
+
     /// `PLAZA_PUSH_ALLOW`, `PLAZA_PUSH_PUBLIC`, `PLAZA_VAPID_SUBJECT`, and for APNs `PLAZA_APNS_KEY_FILE`,
     /// `PLAZA_APNS_KEY_ID`, `PLAZA_APNS_TEAM_ID`, `PLAZA_APNS_TOPIC` (all four, or none),
     /// `PLAZA_APNS_URL` (both environments) or `PLAZA_APNS_PRODUCTION_URL`/`PLAZA_APNS_SANDBOX_URL`,

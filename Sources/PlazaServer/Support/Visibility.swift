@@ -6,7 +6,8 @@ import SQLKit
 /// - A block either way hides each person, and everything they made, from the other.
 /// - A suspended person, and everything they made, is hidden from everyone.
 /// - A post is read by its audience: anyone (`public`), the author's followers (`followers`) or
-///   the members of its spaces (`members`); its author always reads it.
+///   the members of its spaces (`members`); its author always reads it, and only its author
+///   while one of its videos is processing.
 /// - A mute hides the muted person's posts from the muter's feeds (not from their profile).
 ///
 /// A viewer is given as a bind (`Int64?`, nil for anonymous) or, where one query serves many
@@ -45,9 +46,11 @@ enum Visibility {
     static func post(_ alias: String, readableBy viewer: SQLQueryString?) -> SQLQueryString {
         let audience: SQLQueryString = "\(unsafeRaw: alias).audience"
         let author: SQLQueryString = "\(unsafeRaw: alias).author_id"
-        guard let viewer else { return "(\(audience) = 'public' AND \(active(author)))" }
+        let processing: SQLQueryString = "\(unsafeRaw: alias).processing"
+        guard let viewer else { return "(\(audience) = 'public' AND NOT \(processing) AND \(active(author)))" }
         return """
-            (\(person(author, seenBy: viewer)) AND (\(audience) = 'public' OR \(author) = \(viewer) \
+            (\(person(author, seenBy: viewer)) AND (\(author) = \(viewer) OR NOT \(processing)) \
+            AND (\(audience) = 'public' OR \(author) = \(viewer) \
             OR (\(audience) = 'followers' AND EXISTS (SELECT 1 FROM follows vf WHERE vf.follower_id = \(viewer) AND vf.followee_id = \(author))) \
             OR (\(audience) = 'members' AND EXISTS (SELECT 1 FROM post_spaces vs JOIN space_members vm ON vm.space_id = vs.space_id \
             WHERE vs.post_id = \(unsafeRaw: alias).id AND vm.user_id = \(viewer)))))

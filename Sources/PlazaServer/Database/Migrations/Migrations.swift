@@ -47,6 +47,7 @@ enum Migrations {
         Migration012.migration,
         Migration013.migration,
         Migration014.migration,
+        Migration015.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

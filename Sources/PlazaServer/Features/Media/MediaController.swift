@@ -15,6 +15,8 @@ struct MediaController {
     /// Where uploads wait while they are processed.
     let uploadDirectory: String
     let maxUploadBytes: Int
+    /// The cap for a video upload; nil when this server takes no videos.
+    let maxVideoBytes: Int?
     let quotas: Quotas
 
     /// `files` is the `/media` group, with the rate limiter and authentication in front (an
@@ -22,25 +24,36 @@ struct MediaController {
     func register(api: RouterGroup<PlazaContext>, files: RouterGroup<PlazaContext>) {
         api.signedIn.post("me/media", use: upload)
         api.signedIn.get("me/media", use: list)
+        api.signedIn.get("me/media/{id}", use: show)
         files.get("{id}/{variant}", use: serve)
         files.head("{id}/{variant}", use: serve)
     }
 
     /// Refused before the body is read when the person's storage is full (413
     /// `storage_quota_exceeded`) or today's uploads are used up (429 `daily_upload_limit`); the
-    /// quota is checked again with the processed size when the upload is stored.
+    /// quota is checked again with the processed size when the upload is stored. A photo is
+    /// ready at once (201); a video is probed and its poster made, then processed in the
+    /// background (202, `state: processing`; `GET /me/media/{id}` reports its progress).
     @Sendable func upload(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Media> {
         let me = context.user
         try await media.checkRoom(owner: me.userID, quota: quotas.storageBytes)
         try await media.chargeUpload(owner: me.userID, cap: quotas.uploadsPerDay)
         let id = ids.next()
-        let path = "\(uploadDirectory)/upload-\(id)"
-        defer { unlink(path) }
-        try await MultipartUpload.receive(request, into: path, limits: .init(maxFileBytes: maxUploadBytes))
-        let record = try await ingest.ingest(
-            path: path, id: id, owner: me.userID, linkPreview: false, quota: quotas.storageBytes, logger: context.logger
-        )
-        return EditedResponse(status: .created, response: record.media)
+        let work = "\(uploadDirectory)/upload-\(id)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let path = work + "/file"
+        try await MultipartUpload.receive(
+            request, into: path, limits: .init(maxFileBytes: maxUploadBytes, maxVideoBytes: maxVideoBytes))
+        let record = try await ingest.ingestUpload(
+            path: path, id: id, owner: me.userID, quota: quotas.storageBytes, workDirectory: work,
+            logger: context.logger)
+        return EditedResponse(status: record.state == .processing ? .accepted : .created, response: record.media)
+    }
+
+    /// One of my uploads, with a video's processing state and progress.
+    @Sendable func show(_ request: Request, context: SignedInContext) async throws -> Media {
+        try await media.upload(id: try context.parameters.id("id", "Media"), owner: context.user.userID)
     }
 
     @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<Media> {
@@ -74,7 +87,25 @@ struct MediaController {
         {
             return Response(status: .notModified, headers: headers)
         }
-        guard let bytes = try await storage.get("\(id)/\(variant.rawValue)") else { throw PlazaError.notFound("Media") }
+        let file = "\(id)/\(variant.rawValue)"
+        headers[.acceptRanges] = "bytes"
+        // A span (a player starting or seeking), when one span of bytes is asked for.
+        if let range = request.headers[.range].flatMap(ByteRange.parse) {
+            switch try await storage.get(file, range: range) {
+            case .missing:
+                throw PlazaError.notFound("Media")
+            case .unsatisfiable(let total):
+                headers[.contentRange] = "bytes */\(total)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            case .bytes(let bytes, let span, let total):
+                headers[.contentRange] = "bytes \(span.lowerBound)-\(span.upperBound)/\(total)"
+                headers[.contentLength] = String(bytes.readableBytes)
+                return Response(
+                    status: .partialContent, headers: headers,
+                    body: request.method == .head ? .init() : .init(byteBuffer: bytes))
+            }
+        }
+        guard let bytes = try await storage.get(file) else { throw PlazaError.notFound("Media") }
         headers[.contentLength] = String(bytes.readableBytes)
         return Response(
             status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: bytes))

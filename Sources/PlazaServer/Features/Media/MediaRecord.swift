@@ -3,8 +3,10 @@ import PlazaAPI
 import SQLKit
 
 /// A processed upload as the rows that show it keep it (`posts.media`, `users.avatar`): one
-/// line per item, `id contentType width height blurhash key`. Media never changes once
-/// processed, so the copy cannot go stale, and showing a post needs no join.
+/// line per item, `id contentType width height blurhash key`, and for a video `duration state`
+/// after those. A photo never changes once processed; a video's line is rewritten once, when
+/// its processing ends (`VideoStore.finish`). So the copy cannot go stale, and showing a post
+/// needs no join.
 struct MediaRecord: Sendable, Hashable {
     var id: Int64
     var contentType: String
@@ -14,27 +16,53 @@ struct MediaRecord: Sendable, Hashable {
     /// The media's access key (`media.access_key`), which its URLs carry; nil only in lines
     /// written before migration 7 added keys (which rewrote them).
     var key: String?
+    var state: MediaState = .ready
+    /// A video's length.
+    var durationMillis: Int64?
+    /// Percent done while processing; read from the row, never kept in a line.
+    var progress: Int?
 
-    var line: String { "\(id) \(contentType) \(width) \(height) \(blurhash ?? "-")" + (key.map { " " + $0 } ?? "") }
+    var isVideo: Bool { contentType.hasPrefix("video/") }
 
-    init(id: Int64, contentType: String, width: Int, height: Int, blurhash: String?, key: String?) {
+    var line: String {
+        var line = "\(id) \(contentType) \(width) \(height) \(blurhash ?? "-")" + (key.map { " " + $0 } ?? "")
+        if key != nil, isVideo || state != .ready {
+            line += " \(durationMillis.map(String.init) ?? "-") \(state.rawValue)"
+        }
+        return line
+    }
+
+    init(
+        id: Int64, contentType: String, width: Int, height: Int, blurhash: String?, key: String?,
+        state: MediaState = .ready, durationMillis: Int64? = nil, progress: Int? = nil
+    ) {
         self.id = id
         self.contentType = contentType
         self.width = width
         self.height = height
         self.blurhash = blurhash
         self.key = key
+        self.state = state
+        self.durationMillis = durationMillis
+        self.progress = progress
     }
 
     init?(line: Substring) {
         let fields = line.split(separator: " ")
-        guard fields.count == 5 || fields.count == 6, let id = Int64(fields[0]), let width = Int(fields[2]),
+        guard [5, 6, 8].contains(fields.count), let id = Int64(fields[0]), let width = Int(fields[2]),
             let height = Int(fields[3])
         else { return nil }
+        var state = MediaState.ready
+        var duration: Int64?
+        if fields.count == 8 {
+            guard let parsed = MediaState(rawValue: String(fields[7])) else { return nil }
+            state = parsed
+            duration = Int64(fields[6])
+        }
         self.init(
             id: id, contentType: String(fields[1]), width: width, height: height,
             blurhash: fields[4] == "-" ? nil : String(fields[4]),
-            key: fields.count == 6 ? String(fields[5]) : nil)
+            key: fields.count >= 6 ? String(fields[5]) : nil, state: state, durationMillis: duration)
     }
 
     init(row: Row) throws {
@@ -44,11 +72,15 @@ struct MediaRecord: Sendable, Hashable {
             width: try row.decode(column: "width", as: Int.self),
             height: try row.decode(column: "height", as: Int.self),
             blurhash: try row.decode(column: "blurhash", as: String?.self),
-            key: try row.decode(column: "access_key", as: String?.self))
+            key: try row.decode(column: "access_key", as: String?.self),
+            state: MediaState(rawValue: try row.decode(column: "state", as: String.self)) ?? .failed,
+            durationMillis: try row.decode(column: "duration_ms", as: Int64?.self),
+            progress: try row.decode(column: "progress", as: Int?.self))
     }
 
     /// The columns `init(row:)` reads, for SELECT and RETURNING clauses.
-    static let columns: SQLQueryString = "id, content_type, width, height, blurhash, access_key"
+    static let columns: SQLQueryString =
+        "id, content_type, width, height, blurhash, access_key, state, duration_ms, progress"
 
     /// A new access key: 128 random bits, base64url without padding (22 characters).
     static func newKey() -> String { ByteText.base64url(ByteText.randomBytes(16)) }
@@ -91,6 +123,8 @@ struct MediaRecord: Sendable, Hashable {
             id: String(id), contentType: contentType, width: width, height: height, blurhash: blurhash, url: original,
             variants: Media.Variants(
                 thumbnail: Self.url(id: id, variant: "thumbnail", key: key),
-                medium: Self.url(id: id, variant: "medium", key: key), original: original))
+                medium: Self.url(id: id, variant: "medium", key: key), original: original),
+            state: state, duration: durationMillis.map { Double($0) / 1000 },
+            progress: state == .processing ? progress : nil)
     }
 }

@@ -11,6 +11,30 @@ protocol MediaStorage: Sendable {
     func get(_ key: String) async throws -> ByteBuffer?
     /// Deleting a missing key is not an error.
     func delete(_ keys: [String]) async throws
+    /// One span of an object (`.missing` when there is no such object).
+    func get(_ key: String, range: ByteRange) async throws -> StoredSpan
+    /// Stores the file at `path` (a video's upload), without holding it in memory where the
+    /// storage allows.
+    func put(_ key: String, file path: String, contentType: String) async throws
+    /// Copies an object into the file at `path`; false when there is no such object.
+    func get(_ key: String, into path: String) async throws -> Bool
+}
+
+/// A span of a stored object.
+enum StoredSpan: Sendable {
+    case bytes(ByteBuffer, ClosedRange<Int>, total: Int)
+    /// The object is `total` bytes long and the span lies beyond it.
+    case unsatisfiable(total: Int)
+    case missing
+}
+
+/// The files of one media item besides its variants: a video's upload, kept until it is transcoded.
+enum MediaFile {
+    static let source = "source"
+
+    static func keys(of id: Int64) -> [String] {
+        (ImagePipeline.Variant.allCases.map(\.rawValue) + [source]).map { "\(id)/\($0)" }
+    }
 }
 
 extension MediaStorage {
@@ -19,7 +43,7 @@ extension MediaStorage {
     func deleteFiles(ofMedia ids: [Int64], logger: Logger) async {
         guard !ids.isEmpty else { return }
         do {
-            try await delete(ids.flatMap { id in ImagePipeline.Variant.allCases.map { "\(id)/\($0.rawValue)" } })
+            try await delete(ids.flatMap(MediaFile.keys(of:)))
         } catch {
             logger.warning("Could not delete the files of media \(ids): \(error)")
         }
@@ -69,6 +93,43 @@ struct LocalMediaStorage: MediaStorage {
         let paths = keys.map(path(for:))
         try await threadPool.runIfActive {
             for path in paths { unlink(path) }
+        }
+    }
+
+    /// Reads only the span, so a player seeking in a video does not load the whole file.
+    func get(_ key: String, range: ByteRange) async throws -> StoredSpan {
+        let path = path(for: key)
+        return try await threadPool.runIfActive {
+            guard let file = FileHandle(forReadingAtPath: path) else { return .missing }
+            defer { try? file.close() }
+            let total = Int(try file.seekToEnd())
+            guard let span = range.resolve(length: total) else { return .unsatisfiable(total: total) }
+            try file.seek(toOffset: UInt64(span.lowerBound))
+            let data = try file.read(upToCount: span.count) ?? Data()
+            guard data.count == span.count else { throw CocoaError(.fileReadUnknown) }
+            return .bytes(ByteBuffer(data: data), span, total: total)
+        }
+    }
+
+    func put(_ key: String, file source: String, contentType: String) async throws {
+        let path = path(for: key)
+        try await threadPool.runIfActive {
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let temporary = path + ".partial"
+            unlink(temporary)
+            try FileManager.default.copyItem(atPath: source, toPath: temporary)
+            guard rename(temporary, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+    }
+
+    func get(_ key: String, into destination: String) async throws -> Bool {
+        let path = path(for: key)
+        return try await threadPool.runIfActive {
+            guard FileManager.default.fileExists(atPath: path) else { return false }
+            unlink(destination)
+            try FileManager.default.copyItem(atPath: path, toPath: destination)
+            return true
         }
     }
 }

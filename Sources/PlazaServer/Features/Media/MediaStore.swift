@@ -7,28 +7,53 @@ struct MediaStore: Sendable {
     let db: Database
 
     /// Records processed media with a new access key; a link preview's image is in use from the
-    /// start and is not listed among the owner's uploads. 413 `storage_quota_exceeded` when the
-    /// owner's media would pass `quota` bytes (0: no quota). Uploads in flight at the same time
-    /// may each pass the check, so the quota can be exceeded by those.
-    func create(id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool, quota: Int64) async throws
-        -> MediaRecord
-    {
-        let bytes = result.variants.values.reduce(0) { $0 + $1.bytes.count }
+    /// start and is not listed among the owner's uploads. A video (`video`: its probe and the
+    /// size of its upload, kept until transcoded) is recorded `processing`, with its poster as
+    /// the variants. 413 `storage_quota_exceeded` when the owner's media would pass `quota`
+    /// bytes (0: no quota). Uploads in flight at the same time may each pass the check, so the
+    /// quota can be exceeded by those.
+    func create(
+        id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool, quota: Int64,
+        video: (probe: VideoProbe, sourceBytes: Int)? = nil
+    ) async throws -> MediaRecord {
+        var record = MediaRecord(
+            id: id, contentType: result.contentType, width: result.width, height: result.height,
+            blurhash: result.blurhash, key: MediaRecord.newKey())
+        var bytes = result.variants.values.reduce(0) { $0 + $1.bytes.count }
+        if let video {
+            let size = video.probe.outputSize
+            record.contentType = VideoPipeline.contentType
+            (record.width, record.height) = (size.width, size.height)
+            record.state = .processing
+            record.durationMillis = video.probe.durationMillis
+            record.progress = 0
+            bytes += video.sourceBytes - (result.variants[.original]?.bytes.count ?? 0)
+        }
         let now = Timestamp.now.milliseconds
-        let key = MediaRecord.newKey()
         let withinQuota: SQLQueryString = quota > 0 ? "media_bytes + \(bind: bytes) <= \(bind: quota)" : "TRUE"
         let rows = try await db.write(
             """
-            INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, link_preview, access_key, created_at)
-            SELECT \(bind: id), id, \(bind: result.contentType), \(bind: result.variantType), \(bind: result.width),
-                \(bind: result.height), \(bind: result.blurhash), \(bind: bytes), \(bind: linkPreview ? now : nil), \(bind: linkPreview), \(bind: key), \(bind: now)
+            INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, link_preview, access_key, created_at,
+                state, duration_ms, progress)
+            SELECT \(bind: id), id, \(bind: record.contentType), \(bind: result.variantType), \(bind: record.width),
+                \(bind: record.height), \(bind: result.blurhash), \(bind: bytes), \(bind: linkPreview ? now : nil), \(bind: linkPreview), \(bind: record.key), \(bind: now),
+                \(bind: record.state.rawValue), \(bind: record.durationMillis), \(bind: record.progress)
             FROM users WHERE id = \(bind: owner) AND \(withinQuota)
             RETURNING id
             """)
         guard !rows.isEmpty else { throw Quotas.storageExceeded }
-        return MediaRecord(
-            id: id, contentType: result.contentType, width: result.width, height: result.height,
-            blurhash: result.blurhash, key: key)
+        return record
+    }
+
+    /// One of the owner's uploads, with its processing state, or 404.
+    func upload(id: Int64, owner: Int64) async throws -> Media {
+        let row = try await db.read { db in
+            try await db.first(
+                "SELECT \(MediaRecord.columns) FROM media WHERE id = \(bind: id) AND owner_id = \(bind: owner) AND NOT link_preview"
+            )
+        }
+        guard let row else { throw PlazaError.notFound("Media") }
+        return try MediaRecord(row: row).media
     }
 
     /// 413 `storage_quota_exceeded` when the owner's media already fill `quota` bytes (0: no
@@ -104,14 +129,17 @@ struct MediaStore: Sendable {
         let rows = try await db.rows(
             """
             UPDATE media SET post_id = \(bind: post), used_at = \(bind: Timestamp.now.milliseconds)
-            WHERE id IN (\(binds: ids)) AND owner_id = \(bind: owner) AND used_at IS NULL
+            WHERE id IN (\(binds: ids)) AND owner_id = \(bind: owner) AND used_at IS NULL AND state <> 'failed'
             RETURNING \(MediaRecord.columns)
             """)
         let records = Dictionary(
             try rows.map { (try $0.decode(column: "id", as: Int64.self), try MediaRecord(row: $0)) },
             uniquingKeysWith: { a, _ in a })
         guard records.count == ids.count else {
-            throw PlazaError.invalid("mediaIds", "Each media id must name one of your uploads that nothing uses yet.")
+            throw PlazaError.invalid(
+                "mediaIds",
+                "Each media id must name one of your uploads that nothing uses yet (and, for a video, that could be processed)."
+            )
         }
         return ids.compactMap { records[$0] }
     }
@@ -163,9 +191,12 @@ struct MediaStore: Sendable {
                     """
                     UPDATE media SET used_at = \(bind: Timestamp.now.milliseconds)
                     WHERE id = \(bind: mediaID) AND owner_id = \(bind: owner) AND used_at IS NULL
+                        AND content_type LIKE 'image/%'
                     RETURNING \(MediaRecord.columns)
                     """)
-            else { throw PlazaError.invalid(field, "\(field) must name one of your uploads that nothing uses yet.") }
+            else {
+                throw PlazaError.invalid(field, "\(field) must name one of your photo uploads that nothing uses yet.")
+            }
             image = try MediaRecord(row: row)
         }
         guard let previous else { return ImageChange(image: image, changed: true, unused: []) }

@@ -7,6 +7,8 @@ import Hummingbird
 enum MultipartUpload {
     struct Limits {
         var maxFileBytes: Int
+        /// The cap for a file whose first bytes are a video's (`VideoFormat`); nil: `maxFileBytes`.
+        var maxVideoBytes: Int? = nil
         /// Form fields other than `file`, boundaries and part headers.
         var maxOverheadBytes = 64 * 1024
     }
@@ -16,9 +18,10 @@ enum MultipartUpload {
         guard let contentType = request.headers[.contentType], let boundary = Self.boundary(of: contentType) else {
             throw PlazaError(
                 .unsupportedMediaType, "unsupported_media_type",
-                "Upload the image as multipart/form-data with a file field.")
+                "Upload the photo or video as multipart/form-data with a file field.")
         }
-        let maxTotal = limits.maxFileBytes + limits.maxOverheadBytes
+        let largest = max(limits.maxFileBytes, limits.maxVideoBytes ?? 0)
+        let maxTotal = largest + limits.maxOverheadBytes
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maxTotal {
             throw tooLarge(limits)
         }
@@ -33,6 +36,9 @@ enum MultipartUpload {
         var sawFile = false
         var fileBytes = 0
         var total = 0
+        // The file's cap, known once its first bytes say whether it is a video.
+        var head: [UInt8] = []
+        var cap: Int? = limits.maxVideoBytes == nil ? limits.maxFileBytes : nil
         for try await chunk in request.body {
             total += chunk.readableBytes
             if total > maxTotal { throw tooLarge(limits) }
@@ -49,7 +55,13 @@ enum MultipartUpload {
                     sawFile = sawFile || inFile
                 case .body(let bytes) where inFile:
                     fileBytes += bytes.count
-                    if fileBytes > limits.maxFileBytes { throw tooLarge(limits) }
+                    if cap == nil {
+                        head += bytes.prefix(ImageFormat.signatureLength - head.count)
+                        if head.count >= ImageFormat.signatureLength {
+                            cap = Self.cap(for: head, limits)
+                        }
+                    }
+                    if fileBytes > cap ?? largest { throw tooLarge(limits, cap: cap ?? largest) }
                     try file.write(contentsOf: bytes)
                 case .body:
                     break
@@ -58,18 +70,28 @@ enum MultipartUpload {
                 }
             }
         }
-        guard sawFile else { throw PlazaError.invalid("file", "The form needs a file field with the image.") }
+        guard sawFile else { throw PlazaError.invalid("file", "The form needs a file field with the photo or video.") }
         do {
             try parser.finish()
         } catch {
             throw PlazaError.malformed("The multipart body is malformed: \(error.reason).")
         }
         guard fileBytes > 0 else { throw PlazaError.invalid("file", "The file is empty.") }
+        if fileBytes > Self.cap(for: head, limits) { throw tooLarge(limits, cap: Self.cap(for: head, limits)) }
     }
 
-    static func tooLarge(_ limits: Limits) -> PlazaError {
-        PlazaError(
-            .contentTooLarge, "payload_too_large", "The file is larger than \(limits.maxFileBytes / (1024 * 1024)) MB.",
+    /// A video's cap when the first bytes are a video's, else the photo cap.
+    static func cap(for head: [UInt8], _ limits: Limits) -> Int {
+        guard let video = limits.maxVideoBytes, ImageFormat.sniff(head) == nil, VideoFormat.sniff(head) != nil else {
+            return limits.maxFileBytes
+        }
+        return video
+    }
+
+    static func tooLarge(_ limits: Limits, cap: Int? = nil) -> PlazaError {
+        let cap = cap ?? max(limits.maxFileBytes, limits.maxVideoBytes ?? 0)
+        return PlazaError(
+            .contentTooLarge, "payload_too_large", "The file is larger than \(cap / (1024 * 1024)) MB.",
             field: "file")
     }
 

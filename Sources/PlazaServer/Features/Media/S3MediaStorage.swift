@@ -53,8 +53,74 @@ struct S3MediaStorage: MediaStorage {
     func get(_ key: String) async throws -> ByteBuffer? {
         let response = try await client.execute(try signedRequest(.GET, key: key), timeout: timeout)
         switch response.status {
-        case .ok: return try await response.body.collect(upTo: 64 * 1024 * 1024)
+        case .ok: return try await response.body.collect(upTo: Self.maxObjectBytes)
         case .notFound: return nil
+        default: throw await failure(response, method: "GET", key: key)
+        }
+    }
+
+    /// A ranged GET: S3 answers 206 with the span, or 416 when it lies beyond the object.
+    func get(_ key: String, range: ByteRange) async throws -> StoredSpan {
+        let response = try await client.execute(
+            try signedRequest(.GET, key: key, headers: ["range": range.header]), timeout: timeout)
+        switch response.status {
+        case .partialContent:
+            let bytes = try await response.body.collect(upTo: Self.maxObjectBytes)
+            guard let (span, total) = response.headers.first(name: "content-range").flatMap(Self.contentRange),
+                span.count == bytes.readableBytes
+            else { throw Failure(method: "GET", key: key, status: 206, body: "unexpected Content-Range") }
+            return .bytes(bytes, span, total: total)
+        case .ok:
+            let bytes = try await response.body.collect(upTo: Self.maxObjectBytes)
+            guard let span = range.resolve(length: bytes.readableBytes) else {
+                return .unsatisfiable(total: bytes.readableBytes)
+            }
+            return .bytes(
+                bytes.getSlice(at: span.lowerBound, length: span.count) ?? bytes, span, total: bytes.readableBytes)
+        case .rangeNotSatisfiable:
+            let total = response.headers.first(name: "content-range").flatMap { value -> Int? in
+                value.hasPrefix("bytes */") ? Int(value.dropFirst("bytes */".count)) : nil
+            }
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return .unsatisfiable(total: total ?? 0)
+        case .notFound:
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return .missing
+        default: throw await failure(response, method: "GET", key: key)
+        }
+    }
+
+    /// `bytes first-last/total` → (first...last, total).
+    static func contentRange(_ value: String) -> (ClosedRange<Int>, Int)? {
+        guard value.hasPrefix("bytes ") else { return nil }
+        let parts = value.dropFirst("bytes ".count).split(separator: "/")
+        guard parts.count == 2, let total = Int(parts[1]) else { return nil }
+        let bounds = parts[0].split(separator: "-")
+        guard bounds.count == 2, let first = Int(bounds[0]), let last = Int(bounds[1]), first <= last else {
+            return nil
+        }
+        return (first...last, total)
+    }
+
+    /// The largest object read into memory (a transcoded video is capped well below).
+    static let maxObjectBytes = 512 * 1024 * 1024
+
+    /// S3 takes the file in one PUT (up to 5 GB), read into memory first.
+    func put(_ key: String, file path: String, contentType: String) async throws {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CocoaError(.fileReadUnknown) }
+        try await put(key, bytes: [UInt8](data), contentType: contentType)
+    }
+
+    func get(_ key: String, into path: String) async throws -> Bool {
+        let response = try await client.execute(try signedRequest(.GET, key: key), timeout: timeout)
+        switch response.status {
+        case .ok:
+            let bytes = try await response.body.collect(upTo: Self.maxObjectBytes)
+            guard FileManager.default.createFile(atPath: path, contents: Data(buffer: bytes)) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+            return true
+        case .notFound: return false
         default: throw await failure(response, method: "GET", key: key)
         }
     }

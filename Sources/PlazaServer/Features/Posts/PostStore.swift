@@ -40,14 +40,14 @@ struct PostStore: Sendable {
             INSERT INTO posts (id, author_id, kind, title, body, link_url, link_title, link_description, link_image_url, link_site_name,
                 link_fetched_at, latitude, longitude, location_name,
                 activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, media, created_at,
-                audience)
+                audience, processing)
             VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
                 \(bind: draft.linkURL), \(bind: preview?.title), \(bind: preview?.description), \(bind: preview?.imageURL),
                 \(bind: preview?.siteName), \(bind: preview?.fetchedAt), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
                 \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
                 \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
                 \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: MediaRecord.text(media)), \(bind: now),
-                \(bind: audience.rawValue))
+                \(bind: audience.rawValue), \(bind: Self.isProcessing(media)))
             RETURNING \(Self.authorColumns)
             """
         }
@@ -70,10 +70,10 @@ struct PostStore: Sendable {
             if !spaces.isEmpty {
                 try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
             }
-            try await NotificationStore.notify(
-                mentionedIDs.map { .mention(of: $0, by: author, post: id, comment: nil) }, ids: ids, on: db)
-            try await EventLog.append(
-                .init(kind: .postCreated, actor: author, post: id), to: .foundWhenRead, on: db)
+            // A post with a video still processing is its author's alone until the video is ready.
+            if !Self.isProcessing(media) {
+                try await Self.announce(post: id, author: author, mentioned: mentionedIDs, ids: ids, on: db)
+            }
             return (row, media, spaces, preview, audience)
         }
         searchWindows.clear()
@@ -86,6 +86,20 @@ struct PostStore: Sendable {
             activity: draft.activity, price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil,
             counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false),
             audience: audience)
+    }
+
+    /// Whether a post showing `media` waits for a video: it is then `processing`.
+    static func isProcessing(_ media: [MediaRecord]) -> Bool { media.contains { $0.state != .ready } }
+
+    /// What makes a new post known: its mentions' notifications and the event that shows it in
+    /// streams. At its creation, or, for a post with videos, when the last of them is ready
+    /// (`VideoStore.finish`). `mentioned` are locked already, in order with the author.
+    static func announce(post id: Int64, author: Int64, mentioned: [Int64], ids: IDGenerator, on db: Connection)
+        async throws
+    {
+        try await NotificationStore.notify(
+            mentioned.map { .mention(of: $0, by: author, post: id, comment: nil) }, ids: ids, on: db)
+        try await EventLog.append(.init(kind: .postCreated, actor: author, post: id), to: .foundWhenRead, on: db)
     }
 
     private static func link(_ url: String, _ preview: LinkPreviewStore.Preview?) -> LinkPreview {
