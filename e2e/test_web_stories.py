@@ -6,6 +6,7 @@ story's own steps go through the pages and their scripts. Every browser is a sep
 from __future__ import annotations
 
 import re
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -406,3 +407,50 @@ def test_food_a_photo_with_a_place_is_found_near_me(plaza: PlazaServer, browser_
     screenshots(ivan, "food-search-far")
 
     no_console_errors(hana, ivan)
+
+
+def test_food_a_recipe_video_plays_once_processed(plaza: PlazaServer, browser_factory, tmp_path: Path):
+    """A video goes through the composer like a photo; its author sees it processed, then
+    everyone can play it in the feed, seeking through Range requests."""
+    plaza.register("vera")
+    plaza.register("walt")
+    clip = tmp_path / "recipe.mov"
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
+         "testsrc=size=640x360:rate=25", "-f", "lavfi", "-i", "sine=frequency=330", "-t", "3", "-c:v", "libx264",
+         "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-y", str(clip)],
+        check=True)
+
+    vera = browser_factory()
+    sign_in(vera, plaza.url, "vera")
+    vera.get(plaza.url + "/compose")
+    click(vera, "input[name=kind][value=photo]")
+    wait_for(vera, "input[name=photo]").send_keys(str(clip))
+    wait_for(vera, "video[data-preview]")
+    fill(vera, "textarea[name=body]", "Shakshuka in three seconds")
+    click(vera, "#compose button[type=submit]")
+    post_id = post_id_from_url(vera)
+    # Processing, then the card is swapped for the playable one by the page's script.
+    video = wait_for(vera, f"#post-{post_id} video.video", timeout=60)
+    WebDriverWait(vera, 20).until(
+        lambda d: d.execute_script("return arguments[0].readyState >= 1 && arguments[0].duration > 2", video),
+        "the video's metadata did not load")
+    screenshots(vera, "food-video-post")
+
+    walt = browser_factory()
+    sign_in(walt, plaza.url, "walt")
+    walt.get(plaza.url + "/explore")
+    video = wait_for(walt, f"#post-{post_id} video.video")
+    WebDriverWait(walt, 20).until(
+        lambda d: d.execute_script("return arguments[0].readyState >= 1", video), "metadata did not load")
+    # Seek near the end: the browser asks for a span of the file and gets it.
+    walt.execute_script("arguments[0].currentTime = 2.5", video)
+    WebDriverWait(walt, 20).until(
+        lambda d: d.execute_script("return !arguments[0].seeking && arguments[0].currentTime >= 2.4", video),
+        "seeking did not complete")
+    screenshots(walt, "food-video-explore")
+    source = video.get_attribute("src")
+    span = requests.get(source, headers={"Range": "bytes=0-15"}, timeout=10)
+    assert span.status_code == 206 and span.headers["Content-Range"].startswith("bytes 0-15/"), span.status_code
+
+    no_console_errors(vera, walt)

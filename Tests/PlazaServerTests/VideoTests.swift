@@ -219,6 +219,12 @@ struct VideoTests {
             #expect(try await api.page("/users/ana/posts", as: ana, of: Post.self).items.map(\.id) == [post.id])
             #expect(try await api.page("/me/notifications", as: ben, of: PlazaAPI.Notification.self).items.isEmpty)
             #expect(try await api.fetch(video.variants.medium, as: ben).status == .notFound)
+            // The web app shows Ana her video's progress, over its poster.
+            let processingPage = try await api.page(.get, "/p/\(post.id)", cookie: ana.cookie)
+            #expect(processingPage.text.contains("data-processing=\"\(video.id)\""))
+            #expect(processingPage.text.contains("Only you see this post"))
+            #expect(!processingPage.text.contains("<video"))
+            #expect(try await api.page(.get, "/p/\(post.id)", cookie: ben.cookie).status == .notFound)
 
             #expect(try await Self.runWorker(api))
             #expect(try await Self.runWorker(api) == false, "nothing left to do")
@@ -234,6 +240,13 @@ struct VideoTests {
             #expect(try await api.page("/feed/global", of: Post.self).items.map(\.id) == [post.id])
             let notifications = try await api.page("/me/notifications", as: ben, of: PlazaAPI.Notification.self)
             #expect(notifications.items.map(\.kind) == [.mention])
+            // Ben's feed plays it in place, with its poster; the page's policy lets it play.
+            let feed = try await api.page(.get, "/", cookie: ben.cookie)
+            #expect(
+                feed.text.contains(
+                    "<video class=\"video\" controls preload=\"metadata\" playsinline poster=\"\(media.variants.medium)\" src=\"\(media.url)\""
+                ), "\(feed.text)")
+            #expect(feed.headers[.contentSecurityPolicy]?.contains("media-src 'self'") == true)
         }
     }
 

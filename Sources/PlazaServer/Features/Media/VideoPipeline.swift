@@ -80,7 +80,8 @@ struct VideoProbe: Sendable, Equatable {
         let rotation =
             video.sideDataList?.compactMap(\.rotation).first
             ?? video.tags?["rotate"].flatMap(Double.init) ?? 0
-        let quarterTurns = Int((rotation / 90).rounded()) & 3
+        // Any angle a file may claim, folded to quarter turns (no conversion of a huge value to Int).
+        let quarterTurns = rotation.isFinite ? Int((rotation / 90).rounded().truncatingRemainder(dividingBy: 4)) & 3 : 0
         let turned = quarterTurns == 1 || quarterTurns == 3
         return VideoProbe(
             width: turned ? height : width, height: turned ? width : height,

@@ -359,10 +359,14 @@ enum OpenAPIDocument {
                 Operation(
                     method: .post,
                     summary: """
-                        Upload an image (JPEG, PNG, WebP, GIF, HEIC): re-encoded, metadata stripped, variants made. \
-                        413 storage_quota_exceeded past the storage quota; 429 daily_upload_limit past the daily cap
+                        Upload a photo (JPEG, PNG, WebP, GIF, HEIC: re-encoded, metadata stripped, variants made; 201) \
+                        or a video (MP4, MOV, WebM: probed, its poster made, then transcoded in the background to \
+                        H.264/AAC MP4 at most 720p, metadata stripped; 202 with state processing, see GET \
+                        /me/media/{id}). 422 no_video, unreadable_video, video_too_large (past 4K), video_too_long; \
+                        413 past the size cap or storage_quota_exceeded past the storage quota; 429 daily_upload_limit \
+                        past the daily cap
                         """,
-                    auth: .required, status: 201, response: ref("Media"), upload: true)
+                    auth: .required, status: 201, alsoStatus: [202], response: ref("Media"), upload: true)
             ),
             (
                 "\(v1)/me/media",
@@ -371,21 +375,31 @@ enum OpenAPIDocument {
                     response: pageOf("Media"))
             ),
             (
-                "/media/{id}/{variant}",
+                "\(v1)/me/media/{id}",
                 Operation(
                     method: .get,
-                    summary: """
-                        The bytes of a media variant (thumbnail, medium, original), at the URL Media gives (with its \
-                        key k). An upload nothing uses yet is its owner's alone (Cache-Control: private); media in use \
-                        are cached for a year; a post's media are 404 to whoever may not see the post
-                        """,
-                    auth: .optional, query: [Params.mediaKey], image: true)
+                    summary:
+                        "One of my uploads: a video's state (processing, ready, failed) and progress while processing",
+                    auth: .required, response: ref("Media"))
             ),
             (
                 "/media/{id}/{variant}",
                 Operation(
-                    method: .head, summary: "The headers of a media variant", auth: .optional, query: [Params.mediaKey],
-                    image: true)
+                    method: .get,
+                    summary: """
+                        The bytes of a media variant (thumbnail, medium, original; a video's original is its MP4, \
+                        thumbnail and medium its poster), at the URL Media gives (with its key k). An upload nothing \
+                        uses yet is its owner's alone (Cache-Control: private); media in use are cached for a year; \
+                        a post's media are 404 to whoever may not see the post. One span of bytes=… in Range gets \
+                        206 (416 past the end); anything else in Range gets the whole file
+                        """,
+                    auth: .optional, query: [Params.mediaKey, Params.range], image: true)
+            ),
+            (
+                "/media/{id}/{variant}",
+                Operation(
+                    method: .head, summary: "The headers of a media variant", auth: .optional,
+                    query: [Params.mediaKey, Params.range], image: true)
             ),
             (
                 "\(v1)/me/sessions",
@@ -874,8 +888,9 @@ enum OpenAPIDocument {
                 content: [.eventStream: .b(.init(schema: .string))])
         }
         if op.image {
+            let bytes = OpenAPI.Content(schema: .string(format: .other("binary")))
             success = OpenAPI.Response(
-                description: "The image", content: [.anyImage: .b(.init(schema: .string(format: .other("binary"))))])
+                description: "The image or video", content: [.anyImage: .b(bytes), .mp4: .b(bytes)])
         }
         for link in op.links {
             let value = OpenAPI.RuntimeExpression.response(.body(.path(link.pointer)))
@@ -889,6 +904,11 @@ enum OpenAPIDocument {
         if op.body != nil || op.upload { errors.formUnion([413, 415]) }
         if op.image {
             responses[.status(code: 304)] = .b(OpenAPI.Response(description: "Not modified (If-None-Match)"))
+            var span = success
+            span.description = "The span asked for in Range (Content-Range says which)"
+            responses[.status(code: 206)] = .b(span)
+            responses[.status(code: 416)] = .b(
+                OpenAPI.Response(description: "The span lies past the end (Content-Range: bytes */length)"))
         }
         if path.contains("{") { errors.insert(404) }
         for code in errors.sorted() {
@@ -948,6 +968,11 @@ enum OpenAPIDocument {
             .query(
                 name: "k", required: true, schema: .string(pattern: "^[A-Za-z0-9_-]{16,64}$"),
                 description: "The media's access key, as in the URLs of Media; a wrong or missing key is 404")
+        }
+        static var range: OpenAPI.Parameter {
+            .header(
+                name: "Range", schema: .string(maxLength: 100),
+                description: "One span of bytes (bytes=first-last, bytes=first-, bytes=-suffix), for players to seek")
         }
         static var next: OpenAPI.Parameter {
             .query(name: "next", schema: .string(maxLength: 2000), description: "a path on this site to go to after")

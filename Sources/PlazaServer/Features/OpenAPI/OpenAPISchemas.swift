@@ -72,6 +72,9 @@ extension OpenAPIDocument {
                     "id": id, "contentType": string(), "width": integer, "height": integer,
                     "blurhash": nullable(string()), "url": string(),
                     "variants": object(["thumbnail": string(), "medium": string(), "original": string()]),
+                    "state": enumeration(MediaState.allCases.map(\.rawValue)),
+                    "duration": nullable(number(minimum: 0, maximum: 86_400)),
+                    "progress": nullable(integer(minimum: 0, maximum: 100)),
                 ]),
                 "UserStatus": object(["kind": string(), "text": string(), "updatedAt": timestamp]),
                 "UserSummary": object([

@@ -38,9 +38,9 @@ struct WebRenderer: Sendable {
             assets[name] = Asset(body: ByteBuffer(data: data), contentType: contentType(of: name))
         }
         let version = ByteText.hex(hasher.finalize().prefix(6))
-        // Media is served by Plaza itself (from disk or S3), so images are same-origin too; blob: is the upload preview.
+        // Media is served by Plaza itself (from disk or S3), so images and videos are same-origin too; blob: is the upload preview.
         let csp =
-            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; "
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; font-src 'self'; "
             + "manifest-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         return WebRenderer(library: library, assets: assets, assetVersion: version, contentSecurityPolicy: csp)
     }

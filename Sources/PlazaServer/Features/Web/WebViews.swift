@@ -11,6 +11,42 @@ import PlazaAPI
 // - a view leaves out the names its templates look up in an outer context (`alt` inside
 //   `cover` is the post's; `username` inside `viewer` is the user's).
 
+/// A photo or a video in a post (`media-item.mustache`): a video plays in `<video>` with its
+/// poster, or shows its processing (to its author, the only one who sees it then).
+struct MediaView: Sendable {
+    struct Video: Sendable {
+        let ready: Bool
+        let processing: Bool
+        let failed: Bool
+        let progress: Int
+        /// `1:05`.
+        let length: String?
+    }
+    let id: String
+    let url: String
+    let variants: Media.Variants
+    let width: Int
+    let height: Int
+    let video: Video?
+
+    init(_ media: Media) {
+        id = media.id
+        url = media.url
+        variants = media.variants
+        width = media.width
+        height = media.height
+        video =
+            media.isVideo
+            ? Video(
+                ready: media.state == .ready, processing: media.state == .processing, failed: media.state == .failed,
+                progress: media.progress ?? 0,
+                length: media.duration.map { seconds in
+                    let whole = Int(seconds.rounded())
+                    return "\(whole / 60):" + (whole % 60 < 10 ? "0" : "") + "\(whole % 60)"
+                }) : nil
+    }
+}
+
 /// A post as cards, the post page, the photo grid and the edit form show it.
 struct PostView: Sendable {
     let id: String
@@ -23,9 +59,9 @@ struct PostView: Sendable {
     let title: String?
     let body: String?
     let spaces: [SpaceSummary]
-    let media: [Media]
-    /// The first photo: the card's and the grid's picture.
-    let cover: Media?
+    let media: [MediaView]
+    /// The first photo or video: the card's and the grid's picture.
+    let cover: MediaView?
     /// More than one photo: the post page shows a gallery.
     let multiple: Bool
     let link: LinkView?
@@ -63,8 +99,8 @@ struct PostView: Sendable {
         title = post.title.nonEmpty
         body = post.body.nonEmpty
         spaces = post.spaces
-        media = post.media
-        cover = post.media.first
+        media = post.media.map(MediaView.init)
+        cover = media.first
         multiple = post.media.count > 1
         link = post.link.map(LinkView.init)
         location = post.location.map(LocationView.init)

@@ -29,7 +29,7 @@ export async function api(method, path, body) {
   return data;
 }
 
-/** Uploads an image to /me/media, reporting progress on a <progress> element. */
+/** Uploads a photo or video to /me/media, reporting progress on a <progress> element. */
 export function upload(file, progress) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -245,6 +245,27 @@ export function enhance(root = document) {
     if (/^#[0-9a-fA-F]{6}$/.test(el.dataset.color)) el.style.setProperty('--accent', el.dataset.color);
   });
   root.querySelectorAll('a[data-more]').forEach((link) => moreObserver.observe(link));
+  root.querySelectorAll('[data-processing]').forEach(followProcessing);
+}
+
+// A video of mine still processing: its progress, then the card again once it plays.
+const followed = new Set();
+async function followProcessing(box) {
+  const id = box.dataset.processing;
+  if (followed.has(id)) return;
+  followed.add(id);
+  const bar = box.querySelector('progress');
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    let media;
+    try { media = await api('GET', `/api/v1/me/media/${id}`); } catch { continue; }
+    if (media.state === 'processing') { bar.value = media.progress ?? 0; continue; }
+    followed.delete(id);
+    const article = box.closest('article[data-post]');
+    const fresh = article && await card(article.dataset.post);
+    if (fresh) { article.replaceWith(fresh); enhance(fresh); } else location.reload();
+    return;
+  }
 }
 
 // Infinite scroll: the "Older posts" link fetches the next page's cards and replaces itself.

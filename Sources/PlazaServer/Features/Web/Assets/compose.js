@@ -1,5 +1,6 @@
-// Compose: one form for every kind of post. Photos are uploaded first (previews, then one
-// progress bar per photo), then the post is created with their media ids, in order.
+// Compose: one form for every kind of post. Photos and videos are uploaded first (previews,
+// then one progress bar per file), then the post is created with their media ids, in order.
+// A video is processed on the server after its upload; the post shows once it is ready.
 export default function ({ api, upload, busy, showError }) {
   const form = document.querySelector('[data-compose]');
   const previews = form.querySelector('[data-previews]');
@@ -17,14 +18,16 @@ export default function ({ api, upload, busy, showError }) {
   if (preselect) form.querySelectorAll('input[name=spaces]').forEach((box) => { box.checked = box.value === preselect; });
 
   form.elements.photo.addEventListener('change', () => {
-    previews.querySelectorAll('img').forEach((img) => URL.revokeObjectURL(img.src));
+    previews.querySelectorAll('img, video').forEach((item) => URL.revokeObjectURL(item.src));
     previews.replaceChildren(...[...form.elements.photo.files].map((file, i) => {
-      const img = document.createElement('img');
-      img.className = 'preview';
-      img.dataset.preview = '';
-      img.alt = `Preview of photo ${i + 1}`;
-      img.src = URL.createObjectURL(file);
-      return img;
+      const video = file.type.startsWith('video/');
+      const item = document.createElement(video ? 'video' : 'img');
+      item.className = 'preview';
+      item.dataset.preview = '';
+      if (video) { item.muted = true; item.preload = 'metadata'; item.setAttribute('aria-label', `Preview of video ${i + 1}`); }
+      else item.alt = `Preview of photo ${i + 1}`;
+      item.src = URL.createObjectURL(file);
+      return item;
     }));
   });
 
@@ -59,8 +62,8 @@ export default function ({ api, upload, busy, showError }) {
       try {
         if (post.kind === 'photo') {
           const files = [...f.photo.files];
-          if (!files.length) throw Object.assign(new Error('Choose a photo to post.'), { field: 'photo' });
-          if (files.length > 10) throw Object.assign(new Error('A post shows at most 10 photos.'), { field: 'photo' });
+          if (!files.length) throw Object.assign(new Error('Choose a photo or video to post.'), { field: 'photo' });
+          if (files.length > 10) throw Object.assign(new Error('A post shows at most 10 photos and videos.'), { field: 'photo' });
           post.mediaIds = [];
           for (const file of files) post.mediaIds.push((await upload(file, form.querySelector('[data-upload-progress]'))).id);
         }
