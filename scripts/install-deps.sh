@@ -20,10 +20,11 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 
 # Package lists, space-separated. Plaza loads libvips (images) at the first upload; libvips-dev
-# is the package name that stays the same across Debian and Ubuntu releases. SQLite and
-# BoringSSL come with the Swift packages.
-apt_build="libvips-dev"
-brew_build="vips"
+# is the package name that stays the same across Debian and Ubuntu releases. ffmpeg (with
+# ffprobe) processes videos, run as a child process. SQLite and BoringSSL come with the Swift
+# packages.
+apt_build="libvips-dev ffmpeg"
+brew_build="vips ffmpeg"
 apt_test="postgresql openssl curl fonts-dejavu-core fonts-noto-color-emoji"
 brew_test="postgresql@16"
 # The browser tests (e2e/, selenium): Debian's Chromium and its driver, Homebrew's casks. With

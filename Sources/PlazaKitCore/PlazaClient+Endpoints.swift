@@ -540,7 +540,10 @@ extension PlazaClient {
 
     // MARK: media
 
-    /// Uploads an image (JPEG, PNG, WebP, HEIC or GIF) as multipart `file`; `progress` gets 0…1 as it is sent.
+    /// Uploads a photo (JPEG, PNG, WebP, HEIC or GIF) or a video (MP4, MOV, WebM) as multipart
+    /// `file`; `progress` gets 0…1 as it is sent. A photo comes back ready; a video comes back
+    /// `processing` (its poster ready) and is transcoded on the server: it can go on a post at
+    /// once (the post shows when the video is ready), and `waitUntilProcessed` follows it.
     public func upload(
         _ data: Data, filename: String = "image", contentType: String = "application/octet-stream",
         progress: (@Sendable (Double) -> Void)? = nil
@@ -560,6 +563,25 @@ extension PlazaClient {
     }
     public func myMedia(page: PageOptions = .init()) async throws -> Page<Media> {
         try await call("GET", "/me/media", query: page.query)
+    }
+
+    /// One of my uploads as it is now: a video's state and progress.
+    public func media(_ id: String) async throws -> Media {
+        try await call("GET", "/me/media/\(Self.segment(id))")
+    }
+
+    /// Follows a video until it is no longer processing (ready or failed), reporting its
+    /// progress (0–100); a photo returns at once. Ends with the task's cancellation.
+    public func waitUntilProcessed(
+        _ media: Media, every interval: Duration = .seconds(2), progress: (@Sendable (Int) -> Void)? = nil
+    ) async throws -> Media {
+        var current = media
+        while current.state == .processing {
+            try await Task.sleep(for: interval)
+            current = try await self.media(media.id)
+            if let percent = current.progress { progress?(percent) }
+        }
+        return current
     }
 }
 

@@ -288,6 +288,53 @@ struct PlazaKitTests {
     }
 }
 
+extension PlazaKitTests {
+    /// A one-second clip made by ffmpeg (a test pattern and a tone, H.264/AAC in a MOV).
+    static func clip() throws -> Data {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("plazakit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("clip.mov")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-f",
+            "lavfi", "-i", "sine", "-t", "1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+            "-c:a", "aac", "-shortest", output.path,
+        ]
+        try process.run()
+        process.waitUntilExit()
+        return try Data(contentsOf: output)
+    }
+
+    @Test func aVideoIsUploadedPostedAndFollowedUntilItPlays() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let ben = try await signedUp("ben", on: server)
+            let uploaded = try await ana.upload(try Self.clip(), filename: "clip.mov", contentType: "video/quicktime")
+            #expect(uploaded.state == .processing && uploaded.isVideo)
+            #expect(uploaded.duration.map { $0 > 0.5 } == true)
+            let post = try await ana.createPost(
+                CreatePostRequest(kind: .photo, body: "a clip", mediaIds: [uploaded.id]))
+            let ready = try await ana.waitUntilProcessed(uploaded, every: .milliseconds(100))
+            #expect(ready.state == .ready)
+            let seen = try await ben.post(post.id)
+            #expect(seen.media.first?.state == .ready)
+            let response = try await ben.transport.send(
+                HTTPRequestData(
+                    method: "GET", url: ben.mediaURL(ready.path(.original)), headers: ["Range": "bytes=0-7"]))
+            #expect(response.status == 206 && response.headers["content-type"] == "video/mp4")
+            #expect(response.body.count == 8)
+            do {
+                _ = try await ben.media(uploaded.id)
+                Issue.record("someone else's upload is not mine to follow")
+            } catch let error as PlazaClientError {
+                #expect(error.status == 404)
+            }
+        }
+    }
+}
+
 /// What a test's event listener has seen.
 actor Received {
     var posts: [String] = []

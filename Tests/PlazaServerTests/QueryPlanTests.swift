@@ -14,6 +14,7 @@ struct QueryPlanTests {
 
     static let queries: [(String, SQLQueryString)] = [
         ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
+        ("video queue", VideoStore.queueSQL(now: 1_000)),
         ("a person's push devices", PushDeviceStore.listSQL(user: viewer)),
         ("global feed", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20)), viewer: nil)),
         (

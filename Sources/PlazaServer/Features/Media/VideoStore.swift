@@ -27,8 +27,7 @@ struct VideoStore: Sendable {
         let row = try await db.write(
             """
             UPDATE media SET lease_until = \(bind: now + leaseMillis), attempts = attempts + 1, progress = 0
-            WHERE id IN (SELECT id FROM media WHERE state = 'processing'
-                AND (lease_until IS NULL OR lease_until < \(bind: now)) ORDER BY created_at LIMIT 1\(skipLocked))
+            WHERE id IN (\(Self.queueSQL(now: now))\(skipLocked))
             RETURNING id, owner_id, width, height, duration_ms, attempts
             """
         ).first
@@ -40,6 +39,14 @@ struct VideoStore: Sendable {
                 height: try row.decode(column: "height", as: Int.self),
                 durationMillis: try row.decode(column: "duration_ms", as: Int64?.self) ?? 0, hasAudio: true),
             attempts: try row.decode(column: "attempts", as: Int.self))
+    }
+
+    /// The next video no live worker holds (`media_processing`).
+    static func queueSQL(now: Int64) -> SQLQueryString {
+        """
+        SELECT id FROM media WHERE state = 'processing' AND (lease_until IS NULL OR lease_until < \(bind: now))
+        ORDER BY created_at LIMIT 1
+        """
     }
 
     /// Records how far the transcoding is; the lease is extended with it.
