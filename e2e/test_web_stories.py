@@ -309,7 +309,7 @@ def test_crates_save_a_link_move_it_and_find_it(plaza: PlazaServer, browser_fact
 
 def test_memes_a_photo_is_liked_found_and_in_the_grid(plaza: PlazaServer, browser_factory, tmp_path: Path):
     plaza.register("finn")
-    plaza.register("gus")
+    _, gus_api = plaza.register("gus")
     picture = write_png(tmp_path, "meme.png", (255, 120, 0))
 
     finn = browser_factory()
@@ -347,6 +347,13 @@ def test_memes_a_photo_is_liked_found_and_in_the_grid(plaza: PlazaServer, browse
     click(gus, "form[data-search] button[type=submit]")
     wait_for(gus, f".posts #post-{post_id}")
     screenshots(gus, "memes-search")
+    # Opening it from the results is a click, which Recommended ranks by.
+    click(gus, f".posts #post-{post_id} a.when")
+    wait_for(gus, f"[data-post-page='{post_id}']")
+    WebDriverWait(gus, 10).until(
+        lambda _: any(item["post"]["id"] == post_id and item["clicks"] == 1
+                      for item in expect(gus_api.get(f"{API}/me/history"), 200)["items"]),
+        "the click from the search results was not recorded")
     visitor = requests.get(plaza.url + "/search?q=flamingo", timeout=10)  # signed out, too
     assert visitor.status_code == 200 and f'id="post-{post_id}"' in visitor.text, visitor.status_code
 

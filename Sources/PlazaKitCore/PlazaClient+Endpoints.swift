@@ -475,11 +475,16 @@ extension PlazaClient {
     public func recordClick(on postID: String) async throws {
         try await send("POST", "/me/history/\(Self.segment(postID))/click")
     }
-    public func history(sort: HistorySort = .viewedAt, text: String? = nil, page: PageOptions = .init()) async throws
-        -> Page<HistoryItem>
-    {
+    /// My reading history; `text` filters it, in the post's field `field` (all, title, body,
+    /// author, space).
+    public func history(
+        sort: HistorySort = .viewedAt, text: String? = nil, in field: PostSearch.Field = .all,
+        page: PageOptions = .init()
+    ) async throws -> Page<HistoryItem> {
         try await call(
-            "GET", "/me/history", query: (["sort": sort.rawValue, "q": text] as [String: String?]).merging(page))
+            "GET", "/me/history",
+            query: (["sort": sort.rawValue, "q": text, "in": field == .all ? nil : field.rawValue] as [String: String?])
+                .merging(page))
     }
     public func recommended(limit: Int? = nil) async throws -> Page<HistoryItem> {
         try await call("GET", "/me/recommended", query: ["limit": limit.map(String.init)])

@@ -307,6 +307,19 @@ extension PlazaKitTests {
         return try Data(contentsOf: output)
     }
 
+    @Test func historyIsFilteredByField() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let titled = try await ana.createPost(CreatePostRequest(kind: .text, title: "Recursion", body: "base case"))
+            let other = try await ana.createPost(
+                CreatePostRequest(kind: .text, title: "Loops", body: "recursion is not"))
+            for post in [titled, other] { try await ana.recordView(of: post.id) }
+            #expect(try await ana.history(text: "recursion").items.count == 2)
+            #expect(try await ana.history(text: "recursion", in: .title).items.map(\.post.id) == [titled.id])
+            #expect(try await ana.history(text: "recursion", in: .body).items.map(\.post.id) == [other.id])
+        }
+    }
+
     @Test func aVideoIsUploadedPostedAndFollowedUntilItPlays() async throws {
         try await withServer { server in
             let ana = try await signedUp("ana", on: server)

@@ -39,6 +39,14 @@ struct HistoryTests {
                     old.id
                 ])
             #expect(try await api.page("/me/history?q=tips&in=title", as: ana, of: HistoryItem.self).items.isEmpty)
+            // The web page filters by field too, and keeps the field chosen.
+            let page = try await api.page(.get, "/history?q=old&in=title", cookie: ana.cookie)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("id=\"post-\(old.id)\"") && !page.text.contains("id=\"post-\(new.id)\""))
+            #expect(page.text.contains("<option value=\"title\" selected>"))
+            #expect(page.text.contains("data-record-clicks"), "opening a post from history counts as a click")
+            let byBody = try await api.page(.get, "/history?q=old&in=body", cookie: ana.cookie)
+            #expect(!byBody.text.contains("id=\"post-\(old.id)\""))
             #expect(try await api.get("/me/history?sort=random", as: ana).status == .unprocessableContent)
 
             // Private: Bob's history is his own, and empty.

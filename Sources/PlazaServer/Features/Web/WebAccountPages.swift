@@ -71,7 +71,7 @@ extension WebPages {
         let body = HistoryPage(
             entries: page.items.map { HistoryEntryView($0, viewer: context.user.userID) },
             next: Self.next(request, cursor: page.nextCursor), sort: Choice(query.get("sort") ?? "viewedAt"),
-            q: query.get("q") ?? "", recommended: false)
+            searchIn: Choice(query.get("in") ?? "all"), q: query.get("q") ?? "", recommended: false)
         return try await web.page(
             "history", title: "History", nav: .history, body, request: request, context: context.base)
     }
@@ -80,7 +80,7 @@ extension WebPages {
         let page = try await api.history.recommended(request, context: context)
         let body = HistoryPage(
             entries: page.items.map { HistoryEntryView($0, viewer: context.user.userID) }, next: nil, sort: Choice(""),
-            q: "", recommended: true)
+            searchIn: Choice("all"), q: "", recommended: true)
         return try await web.page(
             "history", title: "Recommended", nav: .history, body, request: request, context: context.base)
     }

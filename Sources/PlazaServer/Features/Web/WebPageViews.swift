@@ -239,6 +239,8 @@ struct HistoryPage: Sendable {
     let entries: [HistoryEntryView]
     let next: String?
     let sort: Choice
+    /// Which field the filter searches (`in=`).
+    let searchIn: Choice
     let q: String
     let recommended: Bool
 }

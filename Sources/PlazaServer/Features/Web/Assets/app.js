@@ -380,6 +380,13 @@ document.querySelector('[data-near-me]')?.addEventListener('click', () => {
   }, () => { status.textContent = 'Location is not available. Type a place as lat,lon.'; }, { timeout: 10000 });
 });
 
+// A post opened from search results or from my history is a click, which ranks it higher in
+// Recommended: marked here, sent by the post page after its view (post.js).
+document.addEventListener('click', (event) => {
+  const link = event.target.closest('[data-record-clicks] article[data-post] a[href^="/p/"]');
+  if (link) sessionStorage.setItem(`plaza-click:${link.closest('article[data-post]').dataset.post}`, '1');
+});
+
 // Range inputs show their value.
 document.addEventListener('input', (event) => {
   const range = event.target.closest('input[type=range]');

@@ -7,7 +7,15 @@ export default function ({ api, enhance }) {
   const list = page.querySelector('[data-comments]');
   let after = page.dataset.after;
   let loading = null;
-  if (document.body.dataset.signedIn) api('POST', `/api/v1/posts/${postId}/view`).catch(() => {});
+  // A post opened from search results or history (app.js marks it) is a click too, counted
+  // once the view is (a click ranks a post in my history).
+  if (document.body.dataset.signedIn) {
+    const clicked = sessionStorage.getItem(`plaza-click:${postId}`);
+    sessionStorage.removeItem(`plaza-click:${postId}`);
+    api('POST', `/api/v1/posts/${postId}/view`)
+      .then(() => (clicked ? api('POST', `/api/v1/me/history/${postId}/click`) : null))
+      .catch(() => {});
+  }
 
   async function refresh() {
     if (loading) return loading;
