@@ -33,6 +33,33 @@ struct S3MediaStorageTests {
         #expect(try await storage.get("42/original") == nil)
     }
 
+    /// A video through the bucket: its upload and its MP4 are objects; spans are asked of S3.
+    @Test func aVideoIsProcessedAndServedInSpansThroughTheBucket() async throws {
+        let settings = Self.settings()
+        try await S3MediaStorage(settings: settings, client: .shared).createBucket()
+        let clip = try VideoFixtures.mov(seconds: 1)
+        try await withApp({ $0.mediaS3 = settings }) { api async throws in
+            let ana = try await api.register("ana")
+            let uploaded = try await VideoTests.uploadVideo(api, clip, as: ana)
+            let ready = try await VideoTests.processed(api, uploaded, as: ana)
+            #expect(ready.state == .ready)
+            let storage = S3MediaStorage(settings: settings, client: .shared)
+            let whole = try #require(try await storage.get("\(ready.id)/original"))
+            #expect(try await storage.get("\(ready.id)/source") == nil, "the upload is gone once transcoded")
+            let total = whole.readableBytes
+            let span = try await api.fetch(ready.url, as: ana, headers: [.range: "bytes=10-19"])
+            #expect(span.status == .partialContent)
+            #expect(span.headers[.contentRange] == "bytes 10-19/\(total)")
+            #expect(Array(span.body.readableBytesView) == Array(whole.readableBytesView.dropFirst(10).prefix(10)))
+            let past = try await api.fetch(ready.url, as: ana, headers: [.range: "bytes=\(total)-"])
+            #expect(
+                past.status == .rangeNotSatisfiable && past.headers[.contentRange] == "bytes */\(total)",
+                "\(past.status) \(past.headers) \(past.text.prefix(300))")
+            let all = try await api.fetch(ready.url, as: ana)
+            #expect(all.status == .ok && all.body.readableBytes == total)
+        }
+    }
+
     @Test func uploadsServeAndDeleteThroughTheBucket() async throws {
         let settings = Self.settings()
         try await S3MediaStorage(settings: settings, client: .shared).createBucket()

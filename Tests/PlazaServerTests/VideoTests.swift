@@ -160,6 +160,11 @@ struct VideoTests {
                 #expect(response.headers[.contentRange] == contentRange, "\(range)")
                 if let body { #expect(Array(response.body.readableBytesView) == Array(body), "\(range)") }
             }
+            // HEAD describes the whole file whatever the Range; a span past the end is not cached.
+            let head = try await api.fetch(ready.url, as: ana, headers: [.range: "bytes=0-9"], method: .head)
+            #expect(head.status == .ok && head.headers[.contentLength] == String(total))
+            let past = try await api.fetch(ready.url, as: ana, headers: [.range: "bytes=\(total + 5)-"])
+            #expect(past.headers[.cacheControl] == "no-store")
             // Someone who may not see the upload gets no span of it either.
             let ben = try await api.register("ben")
             #expect(try await api.fetch(ready.url, as: ben, headers: [.range: "bytes=0-9"]).status == .notFound)
@@ -279,6 +284,33 @@ struct VideoTests {
             #expect(again.status == .unprocessableContent)
         }
     }
+
+    @Test func aVideoThatRunsOutOfTimeFailsAndItsUploadLeavesTheOwnersStorage() async throws {
+        let clip = try VideoFixtures.mov(seconds: 2)
+        try await withApp({
+            $0.video.worker = false
+            $0.video.timeout = .milliseconds(1)
+        }) { api async throws in
+            let ana = try await api.register("ana")
+            let video = try await Self.uploadVideo(api, clip, as: ana)
+            @Sendable func used() async throws -> Int64 {
+                try await api.withDatabase { db in
+                    try await db.read { try await $0.first("SELECT media_bytes FROM users WHERE username = 'ana'") }?
+                        .decode(column: "media_bytes", as: Int64.self) ?? -1
+                }
+            }
+            let before = try await used()
+            #expect(try await Self.runWorker(api))
+            let after = try await api.get("/me/media/\(video.id)", as: ana).decode(Media.self)
+            #expect(after.state == .failed)
+            #expect(try await used() == before - Int64(clip.count), "the upload is deleted and no longer counted")
+            let files = try FileManager.default.subpathsOfDirectory(atPath: api.config.dataDir + "/media")
+                .filter { $0.contains("\(video.id)-") }.sorted()
+            #expect(files == ["\(video.id)-medium", "\(video.id)-thumbnail"].map { "\(Self.folder(video.id))/\($0)" })
+        }
+    }
+
+    static func folder(_ id: String) -> String { String(format: "%02x", Int((UInt64(id) ?? 0) % 256)) }
 
     @Test func aVideoDeletedWhileProcessingLeavesNoFiles() async throws {
         try await withApp({ $0.video.worker = false }) { api async throws in

@@ -2,7 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOPosix
 
-/// Runs a program (ffmpeg) as a child process on NIO's blocking thread pool, with a deadline
+/// Runs a program (ffmpeg) as a child process on a thread pool of its own, with a deadline
 /// after which it is killed. Its standard output is handed over line by line; its standard
 /// error goes to a file, so a chatty child can never block on a full pipe, and its last lines
 /// come back for the log.
@@ -14,8 +14,16 @@ enum ChildProcess {
         var errorTail: String
     }
 
+    /// The threads that wait for children: separate from NIO's shared pool (files, images), which
+    /// a long transcoding would otherwise hold a thread of. Its callers cap how many run at once.
+    static let threadPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 8)
+        pool.start()
+        return pool
+    }()
+
     static func run(
-        _ command: [String], timeout: Duration, errorLog: String, threadPool: NIOThreadPool = .singleton,
+        _ command: [String], timeout: Duration, errorLog: String, threadPool: NIOThreadPool = threadPool,
         onLine: @escaping @Sendable (Substring) -> Void = { _ in }
     ) async throws -> Outcome {
         try await threadPool.runIfActive {

@@ -89,25 +89,22 @@ struct MediaController {
         }
         let file = "\(id)/\(variant.rawValue)"
         headers[.acceptRanges] = "bytes"
-        // A span (a player starting or seeking), when one span of bytes is asked for.
-        if let range = request.headers[.range].flatMap(ByteRange.parse) {
-            switch try await storage.get(file, range: range) {
-            case .missing:
-                throw PlazaError.notFound("Media")
-            case .unsatisfiable(let total):
-                headers[.contentRange] = "bytes */\(total)"
-                return Response(status: .rangeNotSatisfiable, headers: headers)
-            case .bytes(let bytes, let span, let total):
-                headers[.contentRange] = "bytes \(span.lowerBound)-\(span.upperBound)/\(total)"
-                headers[.contentLength] = String(bytes.readableBytes)
-                return Response(
-                    status: .partialContent, headers: headers,
-                    body: request.method == .head ? .init() : .init(byteBuffer: bytes))
-            }
+        // One span (a player starting or seeking) when one span of bytes is asked for; ranges
+        // are for GET alone (RFC 9110, 14.2): HEAD describes the whole file.
+        let range = request.method == .get ? request.headers[.range].flatMap(ByteRange.parse) : nil
+        switch try await storage.open(file, range: range, context: context) {
+        case .missing:
+            throw PlazaError.notFound("Media")
+        case .unsatisfiable(let total):
+            headers[.contentRange] = "bytes */\(total)"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        case .body(let body, let span, let total):
+            headers[.contentLength] = String(total == 0 ? 0 : span.count)
+            if range != nil { headers[.contentRange] = "bytes \(span.lowerBound)-\(span.upperBound)/\(total)" }
+            return Response(
+                status: range == nil ? .ok : .partialContent, headers: headers,
+                body: request.method == .head ? ResponseBody() : body)
         }
-        guard let bytes = try await storage.get(file) else { throw PlazaError.notFound("Media") }
-        headers[.contentLength] = String(bytes.readableBytes)
-        return Response(
-            status: .ok, headers: headers, body: request.method == .head ? .init() : .init(byteBuffer: bytes))
     }
 }

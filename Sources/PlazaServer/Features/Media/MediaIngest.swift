@@ -83,9 +83,12 @@ struct MediaIngest: Sendable {
         logger: Logger
     ) async throws -> MediaRecord {
         guard let video else { throw Self.videosUnavailable }
-        let probe = try await video.probe(path, format: format, workDirectory: workDirectory)
         let png = workDirectory + "/poster.png"
-        try await video.poster(path, format: format, probe: probe, to: png, workDirectory: workDirectory)
+        let probe = try await video.withUploadPermit {
+            let probe = try await video.probe(path, format: format, workDirectory: workDirectory)
+            try await video.poster(path, format: format, probe: probe, to: png, workDirectory: workDirectory)
+            return probe
+        }
         let poster = try await pipeline.process(path: png, format: .png)
         let sourceBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let files = poster.variants.filter { $0.key != .original }.map { ($0.key.rawValue, $0.value) }

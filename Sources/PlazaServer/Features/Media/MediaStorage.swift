@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Logging
 import NIOCore
 import NIOPosix
@@ -11,8 +12,8 @@ protocol MediaStorage: Sendable {
     func get(_ key: String) async throws -> ByteBuffer?
     /// Deleting a missing key is not an error.
     func delete(_ keys: [String]) async throws
-    /// One span of an object (`.missing` when there is no such object).
-    func get(_ key: String, range: ByteRange) async throws -> StoredSpan
+    /// An object to send, whole or one span of it, streamed rather than held in memory.
+    func open(_ key: String, range: ByteRange?, context: some RequestContext) async throws -> StoredObject
     /// Stores the file at `path` (a video's upload), without holding it in memory where the
     /// storage allows.
     func put(_ key: String, file path: String, contentType: String) async throws
@@ -20,10 +21,11 @@ protocol MediaStorage: Sendable {
     func get(_ key: String, into path: String) async throws -> Bool
 }
 
-/// A span of a stored object.
-enum StoredSpan: Sendable {
-    case bytes(ByteBuffer, ClosedRange<Int>, total: Int)
-    /// The object is `total` bytes long and the span lies beyond it.
+/// A stored object to send.
+enum StoredObject: Sendable {
+    /// The bytes of `span` (the whole object when no range was asked) of an object of `total` bytes.
+    case body(ResponseBody, span: ClosedRange<Int>, total: Int)
+    /// The object is `total` bytes long and the span asked for lies beyond it.
     case unsatisfiable(total: Int)
     case missing
 }
@@ -96,19 +98,23 @@ struct LocalMediaStorage: MediaStorage {
         }
     }
 
-    /// Reads only the span, so a player seeking in a video does not load the whole file.
-    func get(_ key: String, range: ByteRange) async throws -> StoredSpan {
+    /// Streams the file (or the span) from disk in chunks, so a video is never held in memory.
+    func open(_ key: String, range: ByteRange?, context: some RequestContext) async throws -> StoredObject {
         let path = path(for: key)
-        return try await threadPool.runIfActive {
-            guard let file = FileHandle(forReadingAtPath: path) else { return .missing }
-            defer { try? file.close() }
-            let total = Int(try file.seekToEnd())
-            guard let span = range.resolve(length: total) else { return .unsatisfiable(total: total) }
-            try file.seek(toOffset: UInt64(span.lowerBound))
-            let data = try file.read(upToCount: span.count) ?? Data()
-            guard data.count == span.count else { throw CocoaError(.fileReadUnknown) }
-            return .bytes(ByteBuffer(data: data), span, total: total)
+        let size = try await threadPool.runIfActive { () -> Int? in
+            (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
         }
+        guard let size else { return .missing }
+        let span: ClosedRange<Int>
+        if let range {
+            guard let resolved = range.resolve(length: size) else { return .unsatisfiable(total: size) }
+            span = resolved
+        } else {
+            guard size > 0 else { return .body(ResponseBody(), span: 0...0, total: 0) }
+            span = 0...(size - 1)
+        }
+        let body = try await FileIO(threadPool: threadPool).loadFile(path: path, range: span, context: context)
+        return .body(body, span: span, total: size)
     }
 
     func put(_ key: String, file source: String, contentType: String) async throws {

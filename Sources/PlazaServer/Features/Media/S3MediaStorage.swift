@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import Hummingbird
 import NIOCore
 import NIOHTTP1
 
@@ -59,30 +60,47 @@ struct S3MediaStorage: MediaStorage {
         }
     }
 
-    /// A ranged GET: S3 answers 206 with the span, or 416 when it lies beyond the object.
-    func get(_ key: String, range: ByteRange) async throws -> StoredSpan {
-        let response = try await client.execute(
-            try signedRequest(.GET, key: key, headers: ["range": range.header]), timeout: timeout)
+    /// A GET whose body is passed on as it arrives. For a span, the object's size comes first
+    /// (HEAD), so the span asked of S3 always lies inside it (S3 and its clones differ in how
+    /// they answer a span past the end).
+    func open(_ key: String, range: ByteRange?, context: some RequestContext) async throws -> StoredObject {
+        var span: ClosedRange<Int>?
+        if let range {
+            let head = try await client.execute(try signedRequest(.HEAD, key: key), timeout: timeout)
+            switch head.status {
+            case .ok:
+                guard let total = head.headers.first(name: "content-length").flatMap(Int.init) else {
+                    throw Failure(method: "HEAD", key: key, status: 200, body: "no Content-Length")
+                }
+                guard let resolved = range.resolve(length: total) else { return .unsatisfiable(total: total) }
+                span = resolved
+            case .notFound: return .missing
+            default: throw Failure(method: "HEAD", key: key, status: head.status.code, body: "")
+            }
+        }
+        let headers = span.map { ["range": "bytes=\($0.lowerBound)-\($0.upperBound)"] } ?? [:]
+        let response = try await client.execute(try signedRequest(.GET, key: key, headers: headers), timeout: timeout)
+        let length = response.headers.first(name: "content-length").flatMap(Int.init)
         switch response.status {
         case .partialContent:
-            let bytes = try await response.body.collect(upTo: Self.maxObjectBytes)
-            guard let (span, total) = response.headers.first(name: "content-range").flatMap(Self.contentRange),
-                span.count == bytes.readableBytes
-            else { throw Failure(method: "GET", key: key, status: 206, body: "unexpected Content-Range") }
-            return .bytes(bytes, span, total: total)
+            guard let (served, total) = response.headers.first(name: "content-range").flatMap(Self.contentRange),
+                served == span, length == served.count
+            else {
+                _ = try? await response.body.collect(upTo: 64 * 1024)
+                throw Failure(method: "GET", key: key, status: 206, body: "unexpected Content-Range")
+            }
+            return .body(ResponseBody(asyncSequence: response.body), span: served, total: total)
         case .ok:
+            guard let length else { throw Failure(method: "GET", key: key, status: 200, body: "no Content-Length") }
+            guard let span else {
+                return .body(ResponseBody(asyncSequence: response.body), span: 0...max(0, length - 1), total: length)
+            }
+            // The store ignored the range: the span is cut from the whole object.
             let bytes = try await response.body.collect(upTo: Self.maxObjectBytes)
-            guard let span = range.resolve(length: bytes.readableBytes) else {
-                return .unsatisfiable(total: bytes.readableBytes)
+            guard let slice = bytes.getSlice(at: span.lowerBound, length: span.count) else {
+                throw Failure(method: "GET", key: key, status: 200, body: "shorter than its HEAD said")
             }
-            return .bytes(
-                bytes.getSlice(at: span.lowerBound, length: span.count) ?? bytes, span, total: bytes.readableBytes)
-        case .rangeNotSatisfiable:
-            let total = response.headers.first(name: "content-range").flatMap { value -> Int? in
-                value.hasPrefix("bytes */") ? Int(value.dropFirst("bytes */".count)) : nil
-            }
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            return .unsatisfiable(total: total ?? 0)
+            return .body(ResponseBody(byteBuffer: slice), span: span, total: bytes.readableBytes)
         case .notFound:
             _ = try? await response.body.collect(upTo: 64 * 1024)
             return .missing

@@ -123,6 +123,13 @@ struct VideoPipeline: Sendable {
     let ffprobe: String
     /// The programs that wrap each run: `unshare --net` (when it works here) and `nice`.
     let wrapper: [String]
+    /// Uploads probed and given a poster at the same time (each runs ffprobe and ffmpeg); more wait.
+    let uploadPermits = ResourcePool(Array(0..<2))
+
+    /// Runs `body` (an upload's probe and poster) when fewer than two others are running.
+    func withUploadPermit<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await uploadPermits.withResource { _ in try await body() }
+    }
 
     /// What a transcoded video is served as.
     static let contentType = "video/mp4"

@@ -44,13 +44,13 @@ struct VideoService: Service {
         defer { try? FileManager.default.removeItem(atPath: work) }
         do {
             guard job.attempts <= VideoStore.maxAttempts else {
-                try await end(job, .failure("Processing the video stopped \(job.attempts - 1) times."))
+                try await end(job, .failure("Processing the video stopped \(job.attempts - 1) times.", source: nil))
                 return
             }
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
             let source = work + "/source"
             guard try await storage.get("\(job.id)/\(MediaFile.source)", into: source) else {
-                try await end(job, .failure("The uploaded file is missing."))
+                try await end(job, .failure("The uploaded file is missing.", source: nil))
                 return
             }
             let format = VideoFormat.sniff(try MediaIngest.firstBytes(of: source)) ?? .mov
@@ -64,9 +64,11 @@ struct VideoService: Service {
                     ? "Processing the video took longer than \(pipeline.settings.timeout.components.seconds) seconds."
                     : "The video could not be processed; it may be truncated or corrupt."
                 logger.notice("Video \(job.id) failed: \(outcome.errorTail)")
-                try await end(job, .failure(reason))
+                try await end(job, .failure(reason, source: source))
                 return
             }
+            // A worker that stalled past its lease leaves the video to the one that took it over.
+            guard try await store.holds(job) else { return }
             try await storage.put(
                 "\(job.id)/\(ImagePipeline.Variant.original.rawValue)", file: output,
                 contentType: VideoPipeline.contentType)
@@ -80,7 +82,8 @@ struct VideoService: Service {
 
     private enum Result {
         case transcoded(bytesChange: Int64)
-        case failure(String)
+        /// `source`: the upload's copy here, whose size leaves the owner's storage with it.
+        case failure(String, source: String?)
     }
 
     /// Records the end; the upload goes, and everything goes when the video was deleted meanwhile.
@@ -89,8 +92,9 @@ struct VideoService: Service {
         switch result {
         case .transcoded(let change):
             ending = try await store.finish(job.id, bytesChange: change)
-        case .failure(let reason):
-            ending = try await store.fail(job.id, reason: reason)
+        case .failure(let reason, let source):
+            let size = source.flatMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int } ?? 0
+            ending = try await store.fail(job.id, reason: reason, bytesChange: -Int64(size))
         }
         if ending == .gone {
             await storage.deleteFiles(ofMedia: [job.id], logger: logger)

@@ -76,9 +76,21 @@ struct VideoStore: Sendable {
         try await end(id, state: .ready, failure: nil, bytesChange: bytesChange)
     }
 
-    /// Marks the video failed (`reason` for its owner); its post stays its author's alone.
-    func fail(_ id: Int64, reason: String) async throws -> Ending {
-        try await end(id, state: .failed, failure: String(reason.prefix(500)), bytesChange: nil)
+    /// Marks the video failed (`reason` for its owner), its size changed by `bytesChange` (the
+    /// upload is deleted); its post stays its author's alone.
+    func fail(_ id: Int64, reason: String, bytesChange: Int64) async throws -> Ending {
+        try await end(id, state: .failed, failure: String(reason.prefix(500)), bytesChange: bytesChange)
+    }
+
+    /// Whether `job`'s claim is still the latest (no other worker took the video over after
+    /// this one's lease ran out), so its file may be stored.
+    func holds(_ job: Job) async throws -> Bool {
+        try await db.read { db in
+            try await db.first(
+                """
+                SELECT id FROM media WHERE id = \(bind: job.id) AND state = 'processing' AND attempts = \(bind: job.attempts)
+                """)
+        } != nil
     }
 
     private func end(_ id: Int64, state: MediaState, failure: String?, bytesChange: Int64?) async throws -> Ending {
@@ -91,11 +103,16 @@ struct VideoStore: Sendable {
                 }
                 let owner = try video.decode(column: "owner_id", as: Int64.self)
                 let postID = try video.decode(column: "post_id", as: Int64?.self)
-                // The owner (the post's author) and the people the post mentions, locked first.
+                // The lock order of the house (PostStore.delete): the post, then people (the
+                // owner, who is its author, and those it mentions), then the media row.
+                let lock = db.dialect.rowLock(.noKeyUpdate) ?? ""
+                var post: Row?
+                if let postID {
+                    post = try await db.first(
+                        "SELECT title, body, media, processing FROM posts WHERE id = \(bind: postID)\(lock)")
+                }
                 var mentioned: [Int64] = []
-                if let postID, state == .ready,
-                    let post = try await db.first("SELECT title, body FROM posts WHERE id = \(bind: postID)")
-                {
+                if let post, state == .ready {
                     mentioned = try await NotificationStore.users(
                         named: Mentions.usernames(
                             in: try post.decode(column: "title", as: String?.self),
@@ -123,12 +140,7 @@ struct VideoStore: Sendable {
                         ? nil : .ended(published: false)
                 }
                 let record = try MediaRecord(row: row)
-                guard let postID else { return .ended(published: false) }
-                let lock = db.dialect.rowLock(.noKeyUpdate) ?? ""
-                guard
-                    let post = try await db.first(
-                        "SELECT media, processing FROM posts WHERE id = \(bind: postID)\(lock)")
-                else { return .ended(published: false) }
+                guard let postID, let post else { return .ended(published: false) }
                 let media = MediaRecord.list(try post.decode(column: "media", as: String?.self)).map {
                     $0.id == id ? record : $0
                 }
