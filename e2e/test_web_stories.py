@@ -185,7 +185,9 @@ def test_activity_friends_see_progress_live_and_done_on_the_heatmap(plaza: Plaza
     dan.get(plaza.url + "/compose")
     click(dan, "input[name=kind][value=activity]")
     wait_for(dan, "input[name=activityType]")
-    assert not dan.find_element(By.CSS_SELECTOR, "[data-for=photo]").is_displayed()
+    # An activity may carry a photo; a link's field stays hidden.
+    assert dan.find_element(By.CSS_SELECTOR, "[data-for='photo activity']").is_displayed()
+    assert not dan.find_element(By.CSS_SELECTOR, "[data-for=link]").is_displayed()
     fill(dan, "input[name=activityType]", "Running")
     set_value(dan, "input[name=emoji]", "🏃")
     set_value(dan, "input[name=color]", "#e4572e")

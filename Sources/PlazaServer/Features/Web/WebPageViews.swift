@@ -99,10 +99,15 @@ struct FeedPage: Sendable {
     let live: String
     let posts: [PostView]
     let next: String?
+    /// Explore's tabs: everything, or photos and videos only as a grid (`photos`).
+    var tabs = false
+    var photos = false
 
-    init(heading: String, live: String, _ list: PostList) {
+    init(heading: String, live: String, _ list: PostList, tabs: Bool = false, photos: Bool = false) {
         self.heading = heading
         self.live = live
+        self.tabs = tabs
+        self.photos = photos
         posts = list.posts
         next = list.next
     }

@@ -79,8 +79,12 @@ struct WebPages {
     @Sendable func explore(_ request: Request, context: PlazaContext) async throws -> Response {
         let page = try await api.feeds.global(request, context: context)
         let list = Self.postList(page, request: request, context: context)
-        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
-        let body = FeedPage(heading: "Everyone", live: "global", list)
+        // `?kind=photo`: the photos and videos alone, as a grid (the meme feed's explore).
+        let photos = request.uri.queryParameters.get("kind") == PostKind.photo.rawValue
+        if Self.wantsFragment(request) { return web.fragment(photos ? "photo-tiles" : "post-list", list) }
+        let body = FeedPage(
+            heading: photos ? "Photos" : "Everyone", live: "global", list, tabs: request.uri.path == "/explore",
+            photos: photos)
         return try await web.page("feed", title: "Explore", nav: .explore, body, request: request, context: context)
     }
 
@@ -178,10 +182,10 @@ struct WebPages {
         let posts = try await api.feeds.userPosts(request, context: context)
         let heatmap = try await api.people.activity(request, context: context)
         let list = Self.postList(posts, request: request, context: context)
-        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        let grid = request.uri.queryParameters.get("kind") == PostKind.photo.rawValue
+        if Self.wantsFragment(request) { return web.fragment(grid ? "photo-tiles" : "post-list", list) }
         let body = ProfilePage(
-            user: UserView(user, viewer: context.viewerID), heatmap: HeatmapView(heatmap),
-            grid: request.uri.queryParameters.get("kind") == "photo", list,
+            user: UserView(user, viewer: context.viewerID), heatmap: HeatmapView(heatmap), grid: grid, list,
             reportUser: context.viewerID.flatMap { String($0) == user.id ? nil : ReportFormView(.user, id: user.id) })
         let nav: Layout.Nav? = user.id == context.viewerID.map(String.init) ? .profile : nil
         let title = "\(user.displayName) (@\(user.username))"

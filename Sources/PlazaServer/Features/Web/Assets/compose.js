@@ -8,7 +8,7 @@ export default function ({ api, upload, busy, showError }) {
   const kind = () => form.elements.kind.value;
 
   function show() {
-    form.querySelectorAll('[data-for]').forEach((section) => { section.hidden = section.dataset.for !== kind(); });
+    form.querySelectorAll('[data-for]').forEach((section) => { section.hidden = !section.dataset.for.split(' ').includes(kind()); });
     bodyLabel.textContent = kind() === 'photo' ? 'Caption' : kind() === 'link' ? 'Why share it?' : 'Text';
   }
   form.addEventListener('change', (event) => { if (event.target.name === 'kind') show(); });
@@ -16,6 +16,15 @@ export default function ({ api, upload, busy, showError }) {
 
   const preselect = document.querySelector('template[data-preselect]')?.content.textContent.trim();
   if (preselect) form.querySelectorAll('input[name=spaces]').forEach((box) => { box.checked = box.value === preselect; });
+
+  // The camera (phones open it for `capture`) adds what it took to the chosen files.
+  form.elements.camera.addEventListener('change', () => {
+    const all = new DataTransfer();
+    [...form.elements.photo.files, ...form.elements.camera.files].forEach((file) => all.items.add(file));
+    form.elements.photo.files = all.files;
+    form.elements.camera.value = '';
+    form.elements.photo.dispatchEvent(new Event('change'));
+  });
 
   form.elements.photo.addEventListener('change', () => {
     previews.querySelectorAll('img, video').forEach((item) => URL.revokeObjectURL(item.src));
@@ -60,9 +69,9 @@ export default function ({ api, upload, busy, showError }) {
     error.hidden = true;
     await busy(form, async () => {
       try {
-        if (post.kind === 'photo') {
+        if (post.kind === 'photo' || post.kind === 'activity') {
           const files = [...f.photo.files];
-          if (!files.length) throw Object.assign(new Error('Choose a photo or video to post.'), { field: 'photo' });
+          if (!files.length && post.kind === 'photo') throw Object.assign(new Error('Choose a photo or video to post.'), { field: 'photo' });
           if (files.length > 10) throw Object.assign(new Error('A post shows at most 10 photos and videos.'), { field: 'photo' });
           post.mediaIds = [];
           for (const file of files) post.mediaIds.push((await upload(file, form.querySelector('[data-upload-progress]'))).id);

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+/// The web app's pieces of the seed apps' stories that a browser test would only repeat:
+/// rendered pages, checked as HTML.
+@Suite("Web app: seed stories")
+struct WebSeedStoriesTests {
+    /// The meme feed's explore: photos and videos alone, as a grid of thumbnails, which scrolls on.
+    @Test func exploreHasAPhotosOnlyGrid() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            var photos: [Post] = []
+            for i in 0..<3 {
+                let media = try await api.uploaded(try MediaFixtures.sample(.jpeg, width: 64 + i, height: 64), as: ana)
+                photos.append(
+                    try await api.post(ana, CreatePostRequest(kind: .photo, body: "meme \(i)", mediaIds: [media.id])))
+            }
+            let text = try await api.textPost(ana, "no picture here")
+            let grid = try await api.page(.get, "/explore?kind=photo&limit=2")
+            #expect(grid.status == .ok)
+            #expect(grid.text.contains("<div class=\"photo-grid\">"))
+            #expect(grid.text.contains("aria-current=\"page\">Photos</a>"))
+            for post in photos.suffix(2) {
+                #expect(grid.text.contains("href=\"/p/\(post.id)\" class=\"tile\""))
+                #expect(grid.text.contains(try #require(post.media.first).variants.thumbnail))
+            }
+            #expect(!grid.text.contains("/p/\(text.id)"))
+            #expect(!grid.text.contains("/p/\(photos[0].id)"), "on the next page")
+            // The next page comes as tiles, for the page's infinite scroll.
+            let more = try #require(
+                grid.text.range(of: #"href="([^"]+)" data-more"#, options: .regularExpression).map {
+                    String(grid.text[$0].dropFirst(6).prefix { $0 != "\"" })
+                })
+            let next = try await api.page(.get, more.replacingOccurrences(of: "&amp;", with: "&") + "&fragment=1")
+            #expect(next.text.contains("href=\"/p/\(photos[0].id)\" class=\"tile\""), "\(more): \(next.text)")
+            #expect(!next.text.contains("<article"))
+            // Everything is the default tab, with cards.
+            let all = try await api.page(.get, "/explore")
+            #expect(
+                all.text.contains("aria-current=\"page\">Everything</a>") && all.text.contains("id=\"post-\(text.id)\"")
+            )
+        }
+    }
+
+    /// The activity tracker: an activity may carry a photo, shown on its card.
+    @Test func anActivityCardShowsItsPhoto() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let media = try await api.uploaded(try MediaFixtures.sample(.jpeg, width: 80, height: 60), as: ana)
+            let post = try await api.post(
+                ana,
+                CreatePostRequest(
+                    kind: .activity, body: "Morning run", mediaIds: [media.id],
+                    activity: ActivityInput(type: "Running", emoji: "🏃", progress: 100)))
+            let page = try await api.page(.get, "/p/\(post.id)", cookie: ana.cookie)
+            #expect(page.text.contains("<img src=\"\(post.media[0].variants.medium)\""))
+            let compose = try await api.page(.get, "/compose?kind=activity", cookie: ana.cookie)
+            #expect(compose.text.contains("data-for=\"photo activity\""))
+            #expect(compose.text.contains("capture=\"environment\""), "phones open the camera")
+        }
+    }
+}
