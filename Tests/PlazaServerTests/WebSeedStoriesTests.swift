@@ -63,3 +63,36 @@ struct WebSeedStoriesTests {
         }
     }
 }
+
+extension WebSeedStoriesTests {
+    /// Signs in through the web form (a fresh browser), optionally with `next`; the answer.
+    static func signInThroughTheForm(_ api: TestAPI, _ login: String, next: String? = nil) async throws -> TestResponse {
+        let loginPage = try await api.page(.get, "/login")
+        let nonceCookie = try #require(loginPage.setCookie(WebSession.nonceCookie))
+        let nonce = String(nonceCookie.dropFirst(WebSession.nonceCookie.count + 1).prefix { $0 != ";" })
+        var fields = ["login": login, "password": "correct horse battery", "_csrf": try #require(loginPage.pageCSRF)]
+        if let next { fields["next"] = next }
+        return try await api.page(
+            .post, "/login", cookie: "\(WebSession.nonceCookie)=\(nonce)", form: formEncode(fields))
+    }
+
+    /// The course Q&A: upon signing in, a student lands in the course they viewed last.
+    @Test func signingInOpensTheLastCourse() async throws {
+        try await withApp { api async throws in
+            let teacher = try await api.register("teacher")
+            let ana = try await api.register("ana")
+            #expect(
+                try await api.call(
+                    .post, "/spaces", as: teacher, json: CreateSpaceRequest(slug: "cs101", name: "CS 101")
+                ).status == .created)
+            // No course viewed yet: home.
+            #expect(try await Self.signInThroughTheForm(api, "ana").headers[.location] == "/")
+            #expect(try await api.get("/spaces/cs101", as: ana).status == .ok)
+            #expect(try await Self.signInThroughTheForm(api, "ana").headers[.location] == "/s/cs101")
+            // A page that sent the person to sign in still wins.
+            #expect(
+                try await Self.signInThroughTheForm(api, "ana", next: "/collections").headers[.location]
+                    == "/collections")
+        }
+    }
+}

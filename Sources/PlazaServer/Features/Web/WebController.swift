@@ -196,7 +196,7 @@ struct WebController {
             let auth = try await api.accounts.signIn(
                 LoginRequest(login: form.login ?? "", password: form.password ?? ""), request: request, context: context
             )
-            return try await signedIn(auth, context: context, next: next)
+            return try await signedIn(auth, context: context, next: Self.afterSignIn(next, auth))
         } catch let error as PlazaError where error.challenge != nil {
             let body = LoginPage(login: form.login ?? "", next: next, challenge: error.challenge)
             return try await page("login", title: "Sign in", nav: .login, body, request: request, context: context)
@@ -216,7 +216,7 @@ struct WebController {
         do {
             let auth = try await api.accounts.completeSignIn(
                 SecondFactorRequest(challenge: challenge, code: form.code ?? ""), request: request, context: context)
-            return try await signedIn(auth, context: context, next: next)
+            return try await signedIn(auth, context: context, next: Self.afterSignIn(next, auth))
         } catch let error as PlazaError {
             // Asked again unless the challenge is gone (then the password form).
             let expired = error.code == AccountsController.challengeGone.code
@@ -248,6 +248,12 @@ struct WebController {
                 "signup", title: "Create your account", nav: .signup, page, request: request, context: context,
                 status: error.status)
         }
+    }
+
+    /// Where a sign-in goes: `next` when the sign-in page was given one, else the space the
+    /// person viewed last (a student lands in their course), else home.
+    static func afterSignIn(_ next: String, _ auth: AuthResponse) -> String {
+        next == "/" ? WebPages.lastSpacePath(auth.user.preferences) ?? next : next
     }
 
     /// The browser's new session, and on to `next`. Signing in again from a browser that still
