@@ -199,6 +199,8 @@ def test_activity_friends_see_progress_live_and_done_on_the_heatmap(plaza: Plaza
     post_id = post_id_from_url(dan)
     wait_text(dan, f"#post-{post_id} .activity", "Running")
     assert dan.find_element(By.CSS_SELECTOR, f"#post-{post_id} .activity progress").get_attribute("value") == "60"
+    ring = dan.find_element(By.CSS_SELECTOR, f"#post-{post_id} .activity .ring")
+    assert dan.execute_script("return getComputedStyle(arguments[0]).getPropertyValue('--p').trim()", ring) == "60"
     assert dan.find_elements(By.CSS_SELECTOR, f"#post-{post_id} .activity .done") == []
 
     # It appears at the top of Cleo's home feed without a reload.
