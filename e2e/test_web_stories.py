@@ -465,3 +465,35 @@ def test_food_a_recipe_video_plays_once_processed(plaza: PlazaServer, browser_fa
     assert span.status_code == 206 and span.headers["Content-Range"].startswith("bytes 0-15/"), span.status_code
 
     no_console_errors(vera, walt)
+
+
+def test_crates_save_into_a_new_collection_in_one_step(plaza: PlazaServer, browser_factory):
+    """A post, then a pasted link, saved with the collection picked or made in the same form."""
+    _, gil = plaza.register("gil")
+    _, fay_api = plaza.register("fay")
+    post_id = expect(gil.post(f"{API}/posts", json={"kind": "text", "body": "A crate-worthy find"}), 201)["id"]
+    fay = browser_factory()
+    sign_in(fay, plaza.url, "fay")
+    fay.get(plaza.url + f"/p/{post_id}")
+    # No collection yet: the form asks for the new one's name.
+    wait_for(fay, "form[data-save] [data-new-collection]:not([hidden])")
+    fill(fay, "form[data-save] input[name=newName]", "Inspiration")
+    click(fay, "form[data-save] button[type=submit]")
+    wait_text(fay, "#toast", "Saved to Inspiration")
+    collections = expect(fay_api.get(f"{API}/collections"), 200)["items"]
+    assert [c["name"] for c in collections] == ["Inspiration"], collections
+    crate = collections[0]["id"]
+    items = expect(fay_api.get(f"{API}/collections/{crate}/items"), 200)["items"]
+    assert [i["post"]["id"] for i in items if i.get("post")] == [post_id], items
+
+    # A pasted link from Saved, into the collection just made (picked by default).
+    fay.get(plaza.url + "/collections")
+    wait_for(fay, "form[data-save] input[name=url]")
+    assert not fay.find_element(By.CSS_SELECTOR, "form[data-save] [data-new-collection]").is_displayed()
+    fill(fay, "form[data-save] input[name=url]", "http://127.0.0.1:9/some/record")
+    click(fay, "form[data-save] button[type=submit]")
+    wait_text(fay, "#toast", "Saved to Inspiration")
+    items = expect(fay_api.get(f"{API}/collections/{crate}/items"), 200)["items"]
+    assert len(items) == 2 and any(i.get("link", {}) and i["link"]["url"] == "http://127.0.0.1:9/some/record" for i in items), items
+    screenshots(fay, "crates-save-in-one-step")
+    no_console_errors(fay)

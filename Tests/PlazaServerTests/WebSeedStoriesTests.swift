@@ -66,7 +66,8 @@ struct WebSeedStoriesTests {
 
 extension WebSeedStoriesTests {
     /// Signs in through the web form (a fresh browser), optionally with `next`; the answer.
-    static func signInThroughTheForm(_ api: TestAPI, _ login: String, next: String? = nil) async throws -> TestResponse {
+    static func signInThroughTheForm(_ api: TestAPI, _ login: String, next: String? = nil) async throws -> TestResponse
+    {
         let loginPage = try await api.page(.get, "/login")
         let nonceCookie = try #require(loginPage.setCookie(WebSession.nonceCookie))
         let nonce = String(nonceCookie.dropFirst(WebSession.nonceCookie.count + 1).prefix { $0 != ";" })
@@ -93,6 +94,28 @@ extension WebSeedStoriesTests {
             #expect(
                 try await Self.signInThroughTheForm(api, "ana", next: "/collections").headers[.location]
                     == "/collections")
+        }
+    }
+}
+
+extension WebSeedStoriesTests {
+    /// The crate: a post is saved from its page, into a collection picked or made in the same
+    /// form; Saved has the same form for a pasted link.
+    @Test func theSaveFormOffersMyCollectionsAndANewOne() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let post = try await api.textPost(ana, "worth keeping")
+            let first = try await api.page(.get, "/p/\(post.id)", cookie: ana.cookie)
+            #expect(first.text.contains("<input type=\"hidden\" name=\"postId\" value=\"\(post.id)\">"))
+            #expect(
+                first.text.contains("<label class=\"grow\" data-new-collection >"), "no collection yet: the name shows")
+            #expect(try await api.call(.post, "/collections", as: ana, json: ["name": "Crate"]).status == .created)
+            let again = try await api.page(.get, "/p/\(post.id)", cookie: ana.cookie)
+            #expect(again.text.contains(">Crate</option>") && again.text.contains("data-new-collection hidden"))
+            let saved = try await api.page(.get, "/collections", cookie: ana.cookie)
+            #expect(saved.text.contains("name=\"url\" required") && saved.text.contains(">Crate</option>"))
+            #expect(
+                try await api.page(.get, "/p/\(post.id)").text.contains("data-save") == false, "signed out: no form")
         }
     }
 }

@@ -153,6 +153,9 @@ struct PostPage: Sendable {
     let myCollections: [SavedCollection]
     let hasCollections: Bool
     let reportPost: ReportFormView?
+    /// `save-form.mustache` saves this post (and not a link). Stored: templates read stored
+    /// properties only.
+    let savePostId: String
 }
 
 /// `edit.mustache`.
@@ -204,6 +207,17 @@ struct FollowRequestsPage: Sendable {
 struct CollectionsPage: Sendable {
     let collections: [SavedCollection]
     let next: String?
+    /// For `save-form.mustache`, which saves a pasted link into one of them or a new one
+    /// (stored: templates read stored properties only).
+    let myCollections: [SavedCollection]
+    let hasCollections: Bool
+
+    init(collections: [SavedCollection], next: String?) {
+        self.collections = collections
+        self.next = next
+        myCollections = collections
+        hasCollections = !collections.isEmpty
+    }
 }
 
 /// `collection.mustache`.

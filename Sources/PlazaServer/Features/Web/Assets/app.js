@@ -390,6 +390,37 @@ document.addEventListener('click', (event) => {
   if (link) sessionStorage.setItem(`plaza-click:${link.closest('article[data-post]').dataset.post}`, '1');
 });
 
+// Saving a post or a link into a collection, or into a new one made in the same step.
+document.addEventListener('change', (event) => {
+  const select = event.target.closest('[data-save-collection]');
+  if (select) select.form.querySelector('[data-new-collection]').hidden = select.value !== '';
+});
+document.addEventListener('submit', async (event) => {
+  const form = event.target.closest('form[data-save]');
+  if (!form) return;
+  event.preventDefault();
+  const f = form.elements;
+  form.querySelector('.error').hidden = true;
+  await busy(form, async () => {
+    try {
+      let id = f.collection.value;
+      let name = f.collection.selectedOptions[0]?.textContent;
+      if (!id) {
+        name = f.newName.value.trim();
+        if (!name) throw Object.assign(new Error('Name the new collection.'), { field: 'newName' });
+        id = (await api('POST', '/api/v1/collections', { name })).id;
+        f.collection.add(new Option(name, id, true, true), 0);
+        form.querySelector('[data-new-collection]').hidden = true;
+        f.newName.value = '';
+      }
+      const item = f.postId ? { postId: f.postId.value } : { url: f.url.value.trim() };
+      await api('POST', `/api/v1/collections/${id}/items`, item);
+      if (f.url) f.url.value = '';
+      toast(`Saved to ${name}`);
+    } catch (err) { showError(form, err); }
+  });
+});
+
 // Range inputs show their value.
 document.addEventListener('input', (event) => {
   const range = event.target.closest('input[type=range]');
