@@ -409,3 +409,13 @@ public struct Health: Codable, Sendable, Hashable {
     public var status: String
     public init(status: String) { self.status = status }
 }
+
+/// People and spaces to follow (`GET /me/suggestions`), best first.
+public struct Suggestions: Codable, Sendable, Hashable {
+    public var people: [User]
+    public var spaces: [Space]
+    public init(people: [User], spaces: [Space]) {
+        self.people = people
+        self.spaces = spaces
+    }
+}

@@ -566,6 +566,9 @@ extension PlazaClient {
             "POST", "/me/media", raw: (body, "multipart/form-data; boundary=\(boundary)"), uploadProgress: progress)
         return try Self.decoder.decode(Media.self, from: response.body)
     }
+    /// People and spaces to follow, for a new person's empty home (best first).
+    public func suggestions() async throws -> Suggestions { try await call("GET", "/me/suggestions") }
+
     public func myMedia(page: PageOptions = .init()) async throws -> Page<Media> {
         try await call("GET", "/me/media", query: page.query)
     }

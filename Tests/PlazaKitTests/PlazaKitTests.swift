@@ -307,6 +307,19 @@ extension PlazaKitTests {
         return try Data(contentsOf: output)
     }
 
+    @Test func suggestionsNamePeopleFollowedByMine() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let ben = try await signedUp("ben", on: server)
+            _ = try await signedUp("cat", on: server)
+            _ = try await ana.follow("ben")
+            _ = try await ben.follow("cat")
+            let suggestions = try await ana.suggestions()
+            #expect(suggestions.people.first?.username == "cat")
+            #expect(!suggestions.people.contains { $0.username == "ben" || $0.username == "ana" })
+        }
+    }
+
     @Test func historyIsFilteredByField() async throws {
         try await withServer { server in
             let ana = try await signedUp("ana", on: server)

@@ -229,6 +229,7 @@ struct AuthorizationMatrixTests {
             row(
                 "GET \(v1)/me/media/{id}", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404,
                 url: { _, world in "/api/v1/me/media/\(try world.uploads().unattached.id)" }))
+        rows.append(row("GET \(v1)/me/suggestions", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/me/sessions", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("DELETE \(v1)/me/sessions/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
         // Media: an unused upload is its owner's alone; a post's media follow the post.

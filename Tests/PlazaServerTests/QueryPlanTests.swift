@@ -15,6 +15,8 @@ struct QueryPlanTests {
     static let queries: [(String, SQLQueryString)] = [
         ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
         ("video queue", VideoStore.queueSQL(now: 1_000)),
+        ("people to follow", SuggestionStore.peopleSQL(for: viewer)),
+        ("spaces to join", SuggestionStore.spacesSQL(for: viewer)),
         ("a person's push devices", PushDeviceStore.listSQL(user: viewer)),
         ("global feed", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20)), viewer: nil)),
         (
@@ -208,7 +210,11 @@ struct QueryPlanTests {
     /// the page (`h`, `k`, `r`, `q`, `t`, `x`, and the home feed's `by_source`), or by a window
     /// of the event log (`i`, the recipients of its events), and a constant row. Any other `SCAN` names a table (or a table's alias, whatever it is),
     /// so a new alias cannot slip past the check.
-    static let smallSources: Set<String> = ["h", "k", "r", "q", "t", "x", "i", "by_source", "CONSTANT"]
+    static let smallSources: Set<String> = [
+        "h", "k", "r", "q", "t", "x", "i", "by_source", "CONSTANT",
+        // The suggestions' slices, each cut by a LIMIT from an index walk, and their sums.
+        "recent_follows", "space_posts", "recent_posts", "candidates", "scored",
+    ]
 
     /// SQLite: `SCAN t` of a table without an index (a `SCAN t USING INDEX` walk in index order
     /// reads only the rows the page needs; a virtual table's scan with constraints after its

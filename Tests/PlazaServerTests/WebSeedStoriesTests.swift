@@ -119,3 +119,43 @@ extension WebSeedStoriesTests {
         }
     }
 }
+
+extension WebSeedStoriesTests {
+    /// A new person's home: people and spaces to follow, and the newest posts meanwhile.
+    @Test func anEmptyHomeSuggestsPeopleAndSpacesAndShowsWhatIsNew() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            let cat = try await api.register("cat")
+            _ = try await api.register("dan")
+            let eve = try await api.register("eve")
+            #expect(
+                try await api.call(.post, "/spaces", as: ben, json: CreateSpaceRequest(slug: "cs101", name: "CS 101"))
+                    .status == .created)
+            // Ana follows Ben; Ben follows Cat and Dan; Eve blocked Ana.
+            for (who, whom) in [(ana, "ben"), (ben, "cat"), (ben, "dan")] {
+                #expect(try await api.call(.put, "/users/\(whom)/follow", as: who).status == .ok)
+            }
+            #expect(try await api.call(.put, "/users/ana/block", as: eve).status == .ok)
+            let news = try await api.textPost(eve, "eve posts lately")
+            let catPost = try await api.textPost(cat, "cat posts lately")
+            let suggestions = try await api.get("/me/suggestions", as: ana).decode(Suggestions.self)
+            let names = suggestions.people.map(\.username)
+            #expect(names.prefix(2).sorted() == ["cat", "dan"], "followed by Ben, whom Ana follows: \(names)")
+            #expect(!names.contains("ana") && !names.contains("ben") && !names.contains("eve"), "\(names)")
+            #expect(suggestions.spaces.map(\.slug) == ["cs101"], "Ben, whom Ana follows, is in it")
+            #expect(try await api.get("/me/suggestions").status == .unauthorized)
+
+            // The page: Ana's home has Ben's nothing, so it welcomes her.
+            let home = try await api.page(.get, "/", cookie: ana.cookie)
+            #expect(home.text.contains("People to follow") && home.text.contains("data-follow=\"cat\""))
+            #expect(home.text.contains("href=\"/s/cs101\""))
+            #expect(home.text.contains("Newest on Plaza") && home.text.contains("id=\"post-\(catPost.id)\""))
+            #expect(!home.text.contains("id=\"post-\(news.id)\""), "Eve blocked Ana")
+            // Once the home has posts, it is the home alone.
+            for i in 0..<3 { _ = try await api.textPost(ben, "ben \(i)") }
+            let full = try await api.page(.get, "/", cookie: ana.cookie)
+            #expect(!full.text.contains("People to follow") && !full.text.contains("Newest on Plaza"))
+        }
+    }
+}

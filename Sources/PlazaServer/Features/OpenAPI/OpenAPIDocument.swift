@@ -457,6 +457,17 @@ enum OpenAPIDocument {
                 Operation(method: .delete, summary: "Unmute (idempotent)", auth: .required, status: 204, errors: [404])
             ),
             (
+                "\(v1)/me/suggestions",
+                Operation(
+                    method: .get,
+                    summary: """
+                        People and spaces to follow, best first (up to 10 and 5): followed by people I follow, posting \
+                        in my spaces or lately; spaces my people are in or lately posted to. Never me, anyone I follow \
+                        or asked to, anyone hidden from me, or a space I am in
+                        """,
+                    auth: .required, response: ref("Suggestions"))
+            ),
+            (
                 "\(v1)/me/follow-requests",
                 Operation(
                     method: .get, summary: "People asking to follow me, newest first", auth: .required, query: page,

@@ -193,6 +193,7 @@ extension OpenAPIDocument {
                         """),
                 "NotificationPage": page("Notification"),
                 "MarkNotificationsReadRequest": object(["ids": .array(maxItems: 100, items: id)], required: []),
+                "Suggestions": object(["people": array(ref("User")), "spaces": array(ref("Space"))]),
                 "SpacePage": page("Space"), "SavedCollectionPage": page("SavedCollection"),
                 "CollectionItemPage": page("CollectionItem"), "PostPage": page("Post"), "UserPage": page("User"),
                 "CommentPage": page("Comment"), "SessionPage": page("Session"), "MediaPage": page("Media"),

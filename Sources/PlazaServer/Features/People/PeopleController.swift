@@ -8,6 +8,7 @@ extension JoinRequest: ResponseEncodable {}
 /// Profiles, follows and follow requests, friends, blocks and mutes.
 struct PeopleController {
     let people: PeopleStore
+    var suggestions: SuggestionStore { SuggestionStore(db: people.db, people: people) }
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("users/{username}", use: profile)
@@ -25,6 +26,12 @@ struct PeopleController {
         signedIn.get("me/follow-requests", use: followRequests)
         signedIn.put("me/follow-requests/{username}", use: approveRequest)
         signedIn.delete("me/follow-requests/{username}", use: denyRequest)
+        signedIn.get("me/suggestions", use: suggest)
+    }
+
+    /// People and spaces to follow, for a new person's empty home.
+    @Sendable func suggest(_ request: Request, context: SignedInContext) async throws -> Suggestions {
+        try await suggestions.suggestions(for: context.user.userID)
     }
 
     /// The user in the path; 404 when a block hides them from the viewer (`hiding`).

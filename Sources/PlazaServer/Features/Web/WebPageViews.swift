@@ -102,6 +102,8 @@ struct FeedPage: Sendable {
     /// Explore's tabs: everything, or photos and videos only as a grid (`photos`).
     var tabs = false
     var photos = false
+    /// An empty home: people and spaces to follow, and Explore's newest posts meanwhile.
+    var welcome: WelcomeView?
 
     init(heading: String, live: String, _ list: PostList, tabs: Bool = false, photos: Bool = false) {
         self.heading = heading
@@ -262,6 +264,25 @@ struct HistoryPage: Sendable {
     let searchIn: Choice
     let q: String
     let recommended: Bool
+}
+
+/// What an empty home shows a new person (`feed.mustache`).
+struct WelcomeView: Sendable {
+    let people: [UserView]
+    let hasPeople: Bool
+    let spaces: [SpaceView]
+    let hasSpaces: Bool
+    let newest: [PostView]
+    let hasNewest: Bool
+
+    init(_ suggestions: Suggestions, newest: [PostView], viewer: Int64?) {
+        people = suggestions.people.map { UserView($0, viewer: viewer) }
+        hasPeople = !people.isEmpty
+        spaces = suggestions.spaces.map(SpaceView.init)
+        hasSpaces = !spaces.isEmpty
+        self.newest = newest
+        hasNewest = !newest.isEmpty
+    }
 }
 
 /// `notifications.mustache`.

@@ -57,6 +57,13 @@ struct WebPages {
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 
+    /// `request` with its query replaced by `limit` (to read another list's first page).
+    static func firstPage(of request: Request, limit: Int) -> Request {
+        var head = request.head
+        head.path = "\(request.uri.path)?limit=\(limit)"
+        return Request(head: head, body: .init(buffer: ByteBuffer()))
+    }
+
     /// `?fragment=1`: only the list part of the page, for infinite scroll and live updates.
     static func wantsFragment(_ request: Request) -> Bool { request.uri.queryParameters.get("fragment") != nil }
 
@@ -69,10 +76,19 @@ struct WebPages {
 
     @Sendable func home(_ request: Request, context: PlazaContext) async throws -> Response {
         guard context.identity != nil else { return try await explore(request, context: context) }
-        let page = try await api.feeds.home(request, context: SignedInContext(context: context))
+        let signedIn = try SignedInContext(context: context)
+        let page = try await api.feeds.home(request, context: signedIn)
         let list = Self.postList(page, request: request, context: context)
         if Self.wantsFragment(request) { return web.fragment("post-list", list) }
-        let body = FeedPage(heading: "Home", live: "home", list)
+        var body = FeedPage(heading: "Home", live: "home", list)
+        // A new person's home: whom to follow, and what is new everywhere until theirs fills.
+        if page.items.count < 3, request.uri.queryParameters.get("cursor") == nil {
+            let suggestions = try await api.people.suggest(request, context: signedIn)
+            let newest = try await api.feeds.global(Self.firstPage(of: request, limit: 10), context: context).items
+                .filter { post in !page.items.contains { $0.id == post.id } }
+            body.welcome = WelcomeView(
+                suggestions, newest: newest.map { PostView($0, viewer: context.viewerID) }, viewer: context.viewerID)
+        }
         return try await web.page("feed", title: "Home", nav: .home, body, request: request, context: context)
     }
 
