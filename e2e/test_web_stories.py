@@ -497,3 +497,21 @@ def test_crates_save_into_a_new_collection_in_one_step(plaza: PlazaServer, brows
     assert len(items) == 2 and any(i.get("link", {}) and i["link"]["url"] == "http://127.0.0.1:9/some/record" for i in items), items
     screenshots(fay, "crates-save-in-one-step")
     no_console_errors(fay)
+
+
+def test_course_a_space_is_created_with_its_picture(plaza: PlazaServer, browser_factory, tmp_path: Path):
+    plaza.register("tara")
+    picture = write_png(tmp_path, "course.png", (30, 90, 200), size=200)
+    tara = browser_factory()
+    sign_in(tara, plaza.url, "tara")
+    tara.get(plaza.url + "/spaces")
+    fill(tara, "form[data-api='POST /api/v1/spaces'] input[name=name]", "Biology 201")
+    fill(tara, "form[data-api='POST /api/v1/spaces'] input[name=slug]", "bio201")
+    wait_for(tara, "form[data-api='POST /api/v1/spaces'] input[type=file]").send_keys(str(picture))
+    click(tara, "form[data-api='POST /api/v1/spaces'] button[type=submit]")
+    WebDriverWait(tara, 15).until(lambda d: d.current_url.endswith("/s/bio201"), "not on the new space")
+    image_loaded(tara, "img.space-image")
+    tara.get(plaza.url + "/spaces")
+    image_loaded(tara, ".space-row img.space-thumb")
+    screenshots(tara, "course-space-with-picture")
+    no_console_errors(tara)

@@ -149,10 +149,16 @@ document.addEventListener('submit', async (event) => {
   event.preventDefault();
   const [method, template] = form.dataset.api.split(' ');
   const body = formJSON(form, method);
-  const path = template.replace(/\{(\w+)\}/g, (_, key) => { const value = body[key]; delete body[key]; return encodeURIComponent(value ?? ''); });
   clearError(form);
   await busy(form, async () => {
-    try { await after(form, form.dataset.then, await api(method, path, body), body); } catch (error) { showError(form, error); }
+    try {
+      // `data-upload-field="imageId"` on a file input: the file is uploaded first, its id sent in that field.
+      for (const input of form.querySelectorAll('input[type=file][data-upload-field]')) {
+        if (input.files[0]) body[input.dataset.uploadField] = (await upload(input.files[0], form.querySelector('[data-upload-progress]'))).id;
+      }
+      const path = template.replace(/\{(\w+)\}/g, (_, key) => { const value = body[key]; delete body[key]; return encodeURIComponent(value ?? ''); });
+      await after(form, form.dataset.then, await api(method, path, body), body);
+    } catch (error) { showError(form, error); }
   });
 });
 
