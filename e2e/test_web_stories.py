@@ -330,6 +330,16 @@ def test_memes_a_photo_is_liked_found_and_in_the_grid(plaza: PlazaServer, browse
     post_id = post_id_from_url(finn)
     image_loaded(finn, f"#post-{post_id} .photo img")
     wait_text(finn, f"#post-{post_id} .body", "flamingo")
+    # Its BlurHash, the placeholder painted while it loads, decodes to the picture's colour
+    # (away from the picture's white diagonal: the top right corner).
+    colour = finn.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const img = document.querySelector(arguments[0]);
+        import(document.querySelector('script[type=module]').src).then((app) => {
+          const p = app.blurhashPixels(img.dataset.blurhash, 4, 4);
+          done(p ? [p[12], p[13], p[14]] : null);
+        });""", f"#post-{post_id} .photo img")
+    assert colour and abs(colour[0] - 255) < 30 and abs(colour[1] - 120) < 30 and colour[2] < 80, colour
     screenshots(finn, "memes-post")
 
     # Gus likes it from Explore.

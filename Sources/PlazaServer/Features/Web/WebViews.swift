@@ -27,6 +27,8 @@ struct MediaView: Sendable {
     let variants: Media.Variants
     let width: Int
     let height: Int
+    /// Painted behind the picture while it loads (`app.js`).
+    let blurhash: String?
     let video: Video?
 
     init(_ media: Media) {
@@ -35,6 +37,7 @@ struct MediaView: Sendable {
         variants = media.variants
         width = media.width
         height = media.height
+        blurhash = media.blurhash
         video =
             media.isVideo
             ? Video(

@@ -247,6 +247,7 @@ export function enhance(root = document) {
     const [unit, size] = units.find(([, s]) => Math.abs(seconds) >= s) ?? ['second', 1];
     time.textContent = Math.abs(seconds) < 45 ? 'just now' : relative.format(Math.round(seconds / size), unit);
   });
+  root.querySelectorAll('[data-blurhash]').forEach(paintBlurhash);
   root.querySelectorAll('[data-ring]').forEach((ring) => {
     ring.style.setProperty('--p', String(Math.max(0, Math.min(100, Number(ring.dataset.ring) || 0))));
   });
@@ -255,6 +256,58 @@ export function enhance(root = document) {
   });
   root.querySelectorAll('a[data-more]').forEach((link) => moreObserver.observe(link));
   root.querySelectorAll('[data-processing]').forEach(followProcessing);
+}
+
+// Placeholders: a picture's BlurHash painted behind it (at the size its width and height
+// attributes already reserve) until it has loaded. https://blurha.sh describes the format.
+const base83 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~';
+const decode83 = (text) => [...text].reduce((value, c) => value * 83 + base83.indexOf(c), 0);
+const toLinear = (v) => { const x = v / 255; return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
+const toSRGB = (v) => { const x = Math.max(0, Math.min(1, v)); return Math.round((x <= 0.0031308 ? x * 12.92 : 1.055 * x ** (1 / 2.4) - 0.055) * 255); };
+export function blurhashPixels(hash, width, height) {
+  if (hash.length < 6 || [...hash].some((c) => !base83.includes(c))) return null;
+  const size = decode83(hash[0]);
+  const nx = (size % 9) + 1;
+  const ny = Math.floor(size / 9) + 1;
+  if (hash.length !== 4 + 2 * nx * ny) return null;
+  const maxAC = (decode83(hash[1]) + 1) / 166;
+  const colors = [];
+  const dc = decode83(hash.slice(2, 6));
+  colors.push([toLinear(dc >> 16), toLinear((dc >> 8) & 255), toLinear(dc & 255)]);
+  const signed = (q) => { const v = (q - 9) / 9; return Math.sign(v) * v * v * maxAC; };
+  for (let i = 1; i < nx * ny; i++) {
+    const v = decode83(hash.slice(4 + i * 2, 6 + i * 2));
+    colors.push([signed(Math.floor(v / 361)), signed(Math.floor(v / 19) % 19), signed(v % 19)]);
+  }
+  const pixels = new Uint8ClampedArray(width * height * 4);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const rgb = [0, 0, 0];
+      for (let j = 0; j < ny; j++) {
+        for (let i = 0; i < nx; i++) {
+          const basis = Math.cos((Math.PI * x * i) / width) * Math.cos((Math.PI * y * j) / height);
+          const c = colors[i + j * nx];
+          rgb[0] += c[0] * basis; rgb[1] += c[1] * basis; rgb[2] += c[2] * basis;
+        }
+      }
+      pixels.set([toSRGB(rgb[0]), toSRGB(rgb[1]), toSRGB(rgb[2]), 255], 4 * (x + y * width));
+    }
+  }
+  return pixels;
+}
+function paintBlurhash(element) {
+  if (element.dataset.painted || (element.complete && element.naturalWidth > 0)) return;
+  element.dataset.painted = 'true';
+  const pixels = blurhashPixels(element.dataset.blurhash, 32, 32);
+  if (!pixels) return;
+  const canvas = document.createElement('canvas');
+  canvas.width = 32;
+  canvas.height = 32;
+  canvas.getContext('2d').putImageData(new ImageData(pixels, 32, 32), 0, 0);
+  element.style.backgroundImage = `url(${canvas.toDataURL()})`;
+  element.style.backgroundSize = '100% 100%';
+  // Transparent pictures would show it through: it goes once the picture is there.
+  element.addEventListener('load', () => { element.style.backgroundImage = ''; }, { once: true });
 }
 
 // A video of mine still processing: its progress, then the card again once it plays.
