@@ -171,10 +171,24 @@ public struct ActivityHeatmap: Codable, Sendable, Hashable {
         public var completed: Int
         /// Activity posts made that day.
         public var posted: Int
-        public init(date: String, completed: Int, posted: Int) {
+        /// Activity posts made that day that have not reached 100% yet.
+        public var unfinished: Int
+        public init(date: String, completed: Int, posted: Int, unfinished: Int = 0) {
             self.date = date
             self.completed = completed
             self.posted = posted
+            self.unfinished = unfinished
+        }
+
+        private enum CodingKeys: String, CodingKey { case date, completed, posted, unfinished }
+
+        /// A server from before `unfinished` sends none: 0.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                date: try c.decode(String.self, forKey: .date), completed: try c.decode(Int.self, forKey: .completed),
+                posted: try c.decode(Int.self, forKey: .posted),
+                unfinished: try c.decodeIfPresent(Int.self, forKey: .unfinished) ?? 0)
         }
     }
     public var days: [Day]

@@ -67,17 +67,24 @@ struct ActivityTests {
 
             let heatmap = try await api.get("/users/ana/activity?days=7").decode(ActivityHeatmap.self)
             #expect(heatmap.days.count == 7)
-            #expect(heatmap.days.last == ActivityHeatmap.Day(date: Timestamp.now.day, completed: 2, posted: 2))
+            #expect(
+                heatmap.days.last
+                    == ActivityHeatmap.Day(date: Timestamp.now.day, completed: 2, posted: 2, unfinished: 0))
             #expect(heatmap.days.dropLast().allSatisfy { $0.completed == 0 && $0.posted == 0 })
             #expect(heatmap.days.map(\.date) == heatmap.days.map(\.date).sorted(), "oldest first")
             #expect(try await api.get("/users/ana/activity").decode(ActivityHeatmap.self).days.count == 365)
-            // Dropping below 100 takes the completion back out.
+            // Dropping below 100 takes the completion back out: it is unfinished again.
             try await api.call(
                 .patch, "/posts/\(a.id)", as: ana, json: UpdatePostRequest(activity: ActivityInput(progress: 50)))
             #expect(
                 try await api.get("/users/ana/activity?days=1", as: bob).decode(ActivityHeatmap.self).days == [
-                    .init(date: Timestamp.now.day, completed: 1, posted: 2)
+                    .init(date: Timestamp.now.day, completed: 1, posted: 2, unfinished: 1)
                 ])
+            let profile = try await api.page(.get, "/u/ana")
+            #expect(profile.text.contains("<span data-unfinished>1</span> unfinished"))
+            #expect(
+                profile.text.contains("1 posted") == false
+                    && profile.text.contains("2 posted, 1 completed, 1 unfinished"))
             for days in ["0", "367", "abc"] {
                 let response = try await api.get("/users/ana/activity?days=\(days)")
                 #expect(response.status == .unprocessableContent && response.error?.field == "days")

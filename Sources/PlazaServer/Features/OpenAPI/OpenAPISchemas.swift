@@ -173,7 +173,11 @@ extension OpenAPIDocument {
                         and URL); unavailable when the saved post is gone or hidden
                         """),
                 "ActivityHeatmap": object([
-                    "days": array(object(["date": string(format: .date), "completed": integer, "posted": integer]))
+                    "days": array(
+                        object([
+                            "date": string(format: .date), "completed": integer, "posted": integer,
+                            "unfinished": integer,
+                        ]))
                 ]),
                 "HistoryItem": object([
                     "post": ref("Post"), "firstViewedAt": timestamp, "viewedAt": timestamp, "views": integer,

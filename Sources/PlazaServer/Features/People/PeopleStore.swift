@@ -244,7 +244,7 @@ struct PeopleStore: Sendable {
     static let dayMillis: Int64 = 86_400_000
 
     /// Per UTC day over the last `days` days (today included): the activity posts `viewer` may
-    /// read, made and completed. Read from two partial indexes, so the cost follows the person's
+    /// read, made, completed, and made but not finished yet. Read from two partial indexes, so the cost follows the person's
     /// activity in the window, not the size of `posts`. 404 when the profile is hidden from `viewer`.
     func activity(of userID: Int64, days: Int, viewer: Int64?, now: Timestamp = .now) async throws -> ActivityHeatmap {
         let today = now.milliseconds / Self.dayMillis
@@ -257,18 +257,18 @@ struct PeopleStore: Sendable {
             else { throw PlazaError.notFound("User") }
             return try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis, viewer: viewer))
         }
-        var posted: [Int64: Int] = [:]
-        var completed: [Int64: Int] = [:]
+        // Counts by kind of figure (1 posted, 2 completed, 3 unfinished), then day.
+        var counts: [Int: [Int64: Int]] = [:]
         for row in rows {
             let day = try row.decode(column: "day", as: Int64.self)
-            let count = try row.decode(column: "n", as: Int.self)
-            if try row.decode(column: "what", as: Int.self) == 1 { posted[day] = count } else { completed[day] = count }
+            counts[try row.decode(column: "what", as: Int.self), default: [:]][day] = try row.decode(
+                column: "n", as: Int.self)
         }
         return ActivityHeatmap(
             days: (first...today).map { day in
                 ActivityHeatmap.Day(
                     date: Timestamp(milliseconds: day * Self.dayMillis).day,
-                    completed: completed[day] ?? 0, posted: posted[day] ?? 0)
+                    completed: counts[2]?[day] ?? 0, posted: counts[1]?[day] ?? 0, unfinished: counts[3]?[day] ?? 0)
             })
     }
 
@@ -284,6 +284,11 @@ struct PeopleStore: Sendable {
         WHERE p.author_id = \(bind: userID) AND p.activity_completed_at IS NOT NULL
         AND p.activity_completed_at >= \(bind: start) AND \(Visibility.post(readableBy: viewer))
         GROUP BY p.activity_completed_at / \(unsafeRaw: String(dayMillis))
+        UNION ALL
+        SELECT 3 AS what, p.created_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts p
+        WHERE p.author_id = \(bind: userID) AND p.kind = 'activity' AND p.created_at >= \(bind: start)
+        AND p.activity_completed_at IS NULL AND \(Visibility.post(readableBy: viewer))
+        GROUP BY p.created_at / \(unsafeRaw: String(dayMillis))
         """
     }
 }

@@ -432,6 +432,8 @@ struct HeatmapView: Sendable {
     /// "12 active days".
     let activeLabel: String
     let completed: Int
+    /// Activities started in the window and not finished yet.
+    let unfinished: Int
 
     init(_ map: ActivityHeatmap) {
         var cells: [Cell] = []
@@ -440,17 +442,21 @@ struct HeatmapView: Sendable {
         }
         var active = 0
         var completed = 0
+        var unfinished = 0
         for day in map.days {
             let total = day.completed + day.posted
             if total > 0 { active += 1 }
             completed += day.completed
             let level = total == 0 ? 0 : min(4, day.completed > 0 ? 2 + day.completed : 1)
-            let label = "\(day.date): \(day.posted) posted, \(day.completed) completed"
+            unfinished += day.unfinished
+            let label =
+                "\(day.date): \(day.posted) posted, \(day.completed) completed, \(day.unfinished) unfinished"
             cells.append(Cell(pad: false, date: day.date, level: level, label: label))
         }
         self.cells = cells
         activeLabel = active == 1 ? "1 active day" : "\(active) active days"
         self.completed = completed
+        self.unfinished = unfinished
     }
 
     /// 0 for Sunday … 6 for Saturday, from `yyyy-mm-dd`.
