@@ -24,15 +24,24 @@ public enum FeedSource: Sendable, Hashable, Codable {
     }
 }
 
-/// Filters of a feed page: kind, and a date range (`since` exclusive, `until` exclusive).
+/// Filters of a feed page: kind, and a date range (`since` exclusive, `until` exclusive); for
+/// activities, a type (as written) and done or still going.
 public struct FeedFilter: Sendable, Hashable {
+    public enum Progress: String, Sendable { case done, ongoing }
     public var kind: PostKind?
     public var since: Timestamp?
     public var until: Timestamp?
-    public init(kind: PostKind? = nil, since: Timestamp? = nil, until: Timestamp? = nil) {
+    public var activityType: String?
+    public var progress: Progress?
+    public init(
+        kind: PostKind? = nil, since: Timestamp? = nil, until: Timestamp? = nil, activityType: String? = nil,
+        progress: Progress? = nil
+    ) {
         self.kind = kind
         self.since = since
         self.until = until
+        self.activityType = activityType
+        self.progress = progress
     }
 }
 
@@ -350,6 +359,7 @@ extension PlazaClient {
     {
         let query: [String: String?] = [
             "kind": filter.kind?.rawValue, "since": filter.since?.description, "until": filter.until?.description,
+            "activity": filter.activityType, "progress": filter.progress?.rawValue,
         ]
         return try await call("GET", source.path, query: query.merging(page))
     }

@@ -320,6 +320,20 @@ extension PlazaKitTests {
         }
     }
 
+    @Test func activitiesAreFilteredByTypeAndProgress() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let run = try await ana.createPost(
+                CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Running", progress: 100)))
+            let read = try await ana.createPost(
+                CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Reading", progress: 20)))
+            let done = try await ana.feed(.user("ana"), filter: FeedFilter(progress: .done))
+            #expect(done.items.map(\.id) == [run.id])
+            let reading = try await ana.feed(.user("ana"), filter: FeedFilter(activityType: "Reading"))
+            #expect(reading.items.map(\.id) == [read.id])
+        }
+    }
+
     @Test func historyIsFilteredByField() async throws {
         try await withServer { server in
             let ana = try await signedUp("ana", on: server)

@@ -52,6 +52,42 @@ struct ActivityTests {
         }
     }
 
+    @Test func feedsFilterActivitiesByTypeAndProgress() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            #expect(try await api.call(.put, "/users/ana/follow", as: ben).status == .ok)
+            let run = try await api.post(
+                ana, CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Running", progress: 100)))
+            let read = try await api.post(
+                ana, CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Reading", progress: 40)))
+            let longRun = try await api.post(
+                ana, CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Running", progress: 10)))
+            _ = try await api.textPost(ana, "Running late")
+            func ids(_ path: String, as account: Account? = nil) async throws -> [String] {
+                try await api.page(path, as: account, of: Post.self).items.map(\.id)
+            }
+            #expect(try await ids("/users/ana/posts?activity=Running") == [longRun.id, run.id])
+            #expect(try await ids("/users/ana/posts?progress=done") == [run.id])
+            #expect(try await ids("/users/ana/posts?progress=ongoing") == [longRun.id, read.id])
+            #expect(try await ids("/users/ana/posts?activity=Running&progress=ongoing") == [longRun.id])
+            #expect(try await ids("/feed/home?activity=Reading", as: ben) == [read.id])
+            #expect(try await ids("/feed/global?activity=Running&progress=done") == [run.id])
+            #expect(try await ids("/users/ana/posts?activity=running").isEmpty, "types match as written")
+            #expect(try await api.get("/users/ana/posts?progress=half").status == .unprocessableContent)
+            let long = String(repeating: "x", count: 41)
+            #expect(try await api.get("/users/ana/posts?activity=\(long)").status == .unprocessableContent)
+            // The web app's log of my activities filters the same way.
+            let page = try await api.page(.get, "/activities?activity=Running&progress=ongoing", cookie: ana.cookie)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("id=\"post-\(longRun.id)\"") && !page.text.contains("id=\"post-\(run.id)\""))
+            #expect(
+                page.text.contains("href=\"/activities?activity=Reading&amp;progress=ongoing\""),
+                "my types to pick from, keeping the progress chosen")
+            #expect(try await api.page(.get, "/activities").status == .seeOther)
+        }
+    }
+
     @Test func theHeatmapCountsPostedAndCompletedPerDay() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")

@@ -15,6 +15,22 @@ struct QueryPlanTests {
     static let queries: [(String, SQLQueryString)] = [
         ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
         ("video queue", VideoStore.queueSQL(now: 1_000)),
+        (
+            "a person's activities of one type",
+            PostStore.feedSQL(
+                .init(source: .author(3), activityType: "Running", page: PageRequest(limit: 20)), viewer: viewer)
+        ),
+        (
+            "everyone's activities of one type, done",
+            PostStore.feedSQL(
+                .init(source: .global, activityType: "Running", progress: .done, page: PageRequest(limit: 20)),
+                viewer: viewer)
+        ),
+        (
+            "a person's unfinished activities",
+            PostStore.feedSQL(
+                .init(source: .author(3), progress: .ongoing, page: PageRequest(limit: 20)), viewer: viewer)
+        ),
         ("people to follow", SuggestionStore.peopleSQL(for: viewer)),
         ("spaces to join", SuggestionStore.spacesSQL(for: viewer)),
         ("a person's push devices", PushDeviceStore.listSQL(user: viewer)),

@@ -48,6 +48,7 @@ enum Migrations {
         Migration013.migration,
         Migration014.migration,
         Migration015.migration,
+        Migration016.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

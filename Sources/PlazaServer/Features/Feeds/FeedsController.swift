@@ -1,7 +1,8 @@
 import Hummingbird
 import PlazaAPI
 
-/// Home, global, per-user and per-space feeds: newest first, keyset cursors, `since`/`until`, `kind`.
+/// Home, global, per-user and per-space feeds: newest first, keyset cursors, `since`/`until`, `kind`,
+/// and for activities `activity=` (a type) and `progress=done|ongoing`.
 struct FeedsController {
     let posts: PostStore
     let people: PeopleStore
@@ -16,8 +17,13 @@ struct FeedsController {
     }
 
     private func query(_ source: PostStore.FeedQuery.Source, _ request: Request) throws -> PostStore.FeedQuery {
-        PostStore.FeedQuery(
-            source: source, kind: try request.enumParameter("kind", as: PostKind.self),
+        let type = request.query("activity")?.trimmingCharacters(in: .whitespaces)
+        if let type, type.isEmpty || type.count > 40 {
+            throw PlazaError.invalid("activity", "An activity type is 1 to 40 characters.")
+        }
+        return PostStore.FeedQuery(
+            source: source, kind: try request.enumParameter("kind", as: PostKind.self), activityType: type,
+            progress: try request.enumParameter("progress", as: PostStore.ActivityProgressFilter.self),
             since: try request.timestampParameter("since"), until: try request.timestampParameter("until"),
             page: try request.pageRequest())
     }
@@ -25,6 +31,14 @@ struct FeedsController {
     @Sendable func home(_ request: Request, context: SignedInContext) async throws -> Page<Post> {
         let me = context.user
         return try await posts.feed(query(.home(me.userID), request), viewer: me.userID)
+    }
+
+    /// My activity posts, with the feeds' filters (the web app's "My activities").
+    func myActivities(_ request: Request, context: SignedInContext) async throws -> Page<Post> {
+        let me = context.user
+        var query = try query(.author(me.userID), request)
+        query.kind = .activity
+        return try await posts.feed(query, viewer: me.userID)
     }
 
     @Sendable func global(_ request: Request, context: PlazaContext) async throws -> Page<Post> {

@@ -81,7 +81,7 @@ enum OpenAPIDocument {
 
     static var operations: [(String, Operation)] {
         let page = [Params.limit, Params.cursor]
-        let feed = page + [Params.since, Params.until, Params.kind]
+        let feed = page + [Params.since, Params.until, Params.kind, Params.activityType, Params.activityProgress]
         return [
             (
                 "/healthz",
@@ -1055,6 +1055,16 @@ enum OpenAPIDocument {
                     The deviceToken of an earlier sign-in to this account: this client then has its own failure \
                     budget and is not locked out by other people's wrong guesses
                     """)
+        }
+        static var activityType: OpenAPI.Parameter {
+            .query(
+                name: "activity", schema: .string(maxLength: 40),
+                description: "activities of this type only (as written, e.g. Running)")
+        }
+        static var activityProgress: OpenAPI.Parameter {
+            .query(
+                name: "progress", schema: .string(allowedValues: ["done", "ongoing"]),
+                description: "activities done (100%) or still going")
         }
         static var kind: OpenAPI.Parameter {
             .query(name: "kind", schema: .string(allowedValues: ["text", "photo", "link", "activity"]))

@@ -280,6 +280,22 @@ struct PostStore: Sendable {
 
     // MARK: feeds
 
+    enum ActivityProgressFilter: String, Sendable, CaseIterable {
+        case done, ongoing
+    }
+
+    /// The activity types `author` used, in order (at most 30; `posts_author_activity_type`).
+    func activityTypes(of author: Int64) async throws -> [String] {
+        try await db.read { db in
+            try await db.rows(
+                """
+                SELECT DISTINCT activity_type FROM posts
+                WHERE author_id = \(bind: author) AND kind = 'activity' AND activity_type IS NOT NULL
+                ORDER BY activity_type LIMIT 30
+                """)
+        }.map { try $0.decode(column: "activity_type", as: String.self) }
+    }
+
     struct FeedQuery: Sendable {
         enum Source: Sendable {
             case global
@@ -290,6 +306,10 @@ struct PostStore: Sendable {
         }
         var source: Source
         var kind: PostKind?
+        /// Activities of this type alone (`activity=`, as written).
+        var activityType: String?
+        /// Activities done (100%) or still going (`progress=done|ongoing`).
+        var progress: ActivityProgressFilter?
         var since: Timestamp?
         var until: Timestamp?
         var page: PageRequest
@@ -377,6 +397,13 @@ struct PostStore: Sendable {
     ) -> SQLQueryString {
         var sql: SQLQueryString = ""
         if let kind = query.kind { sql += " AND p.kind = \(bind: kind.rawValue)" }
+        if query.activityType != nil || query.progress != nil, query.kind == nil { sql += " AND p.kind = 'activity'" }
+        if let type = query.activityType { sql += " AND p.activity_type = \(bind: type)" }
+        switch query.progress {
+        case .done: sql += " AND p.activity_completed_at IS NOT NULL"
+        case .ongoing: sql += " AND p.activity_completed_at IS NULL"
+        case nil: break
+        }
         if let since = query.since { sql += " AND \(time) >= \(bind: since.milliseconds)" }
         if let until = query.until { sql += " AND \(time) < \(bind: until.milliseconds)" }
         if let cursor = query.page.cursor {

@@ -76,6 +76,19 @@ extension WebPages {
             "history", title: "History", nav: .history, body, request: request, context: context.base)
     }
 
+    /// My activities, by type and progress (the activity tracker's log).
+    @Sendable func activities(_ request: Request, context: SignedInContext) async throws -> Response {
+        let page = try await api.feeds.myActivities(request, context: context)
+        let list = Self.postList(page, request: request, context: context.base)
+        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        let types = try await api.posts.posts.activityTypes(of: context.user.userID)
+        let query = request.uri.queryParameters
+        let body = ActivitiesPage(
+            list, types: types, type: query.get("activity"), progress: query.get("progress"))
+        return try await web.page(
+            "activities", title: "My activities", nav: .activities, body, request: request, context: context.base)
+    }
+
     @Sendable func recommended(_ request: Request, context: SignedInContext) async throws -> Response {
         let page = try await api.history.recommended(request, context: context)
         let body = HistoryPage(

@@ -7,7 +7,8 @@ import PlazaAPI
 struct Layout: Sendable {
     /// The entries of the main navigation, as the layout names them (`{{#nav.home}}`).
     enum Nav: String, Sendable {
-        case home, explore, spaces, compose, search, notifications, collections, history, profile, settings, admin
+        case home, explore, spaces, compose, search, notifications, collections, history, activities, profile, settings
+        case admin
         /// Signed out.
         case login, signup
     }
@@ -264,6 +265,40 @@ struct HistoryPage: Sendable {
     let searchIn: Choice
     let q: String
     let recommended: Bool
+}
+
+/// `activities.mustache`: my activity posts, by type and progress.
+struct ActivitiesPage: Sendable {
+    struct Filter: Sendable {
+        let label: String
+        let href: String
+        let current: Bool
+    }
+    let posts: [PostView]
+    let next: String?
+    let types: [Filter]
+    let progress: [Filter]
+
+    init(_ list: PostList, types names: [String], type: String?, progress chosen: String?) {
+        posts = list.posts
+        next = list.next
+        func href(_ type: String?, _ progress: String?) -> String {
+            var components = URLComponents()
+            components.path = "/activities"
+            let items = [
+                type.map { URLQueryItem(name: "activity", value: $0) },
+                progress.map { URLQueryItem(name: "progress", value: $0) },
+            ].compactMap { $0 }
+            components.queryItems = items.isEmpty ? nil : items
+            return components.string ?? "/activities"
+        }
+        types =
+            [Filter(label: "All types", href: href(nil, chosen), current: type == nil)]
+            + names.map { Filter(label: $0, href: href($0, chosen), current: $0 == type) }
+        progress = [("All", nil), ("In progress", "ongoing"), ("Done", "done")].map { label, value in
+            Filter(label: label, href: href(type, value), current: value == chosen)
+        }
+    }
 }
 
 /// What an empty home shows a new person (`feed.mustache`).

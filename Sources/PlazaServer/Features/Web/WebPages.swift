@@ -32,6 +32,7 @@ struct WebPages {
         signedIn.get("collections", use: collections)
         signedIn.get("collections/{id}", use: collection)
         signedIn.get("history", use: history)
+        signedIn.get("activities", use: activities)
         signedIn.get("recommended", use: recommended)
         signedIn.get("notifications", use: notifications)
         signedIn.get("follow-requests", use: followRequests)
