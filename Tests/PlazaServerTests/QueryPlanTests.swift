@@ -31,8 +31,11 @@ struct QueryPlanTests {
             PostStore.feedSQL(
                 .init(source: .author(3), progress: .ongoing, page: PageRequest(limit: 20)), viewer: viewer)
         ),
-        ("people to follow", SuggestionStore.peopleSQL(for: viewer)),
-        ("spaces to join", SuggestionStore.spacesSQL(for: viewer)),
+        (
+            "people to follow",
+            SuggestionStore.peopleSQL(for: viewer, .init(followees: [3, 4], spaces: [5, 6]))
+        ),
+        ("spaces to join", SuggestionStore.spacesSQL(for: viewer, .init(followees: [3, 4], spaces: [5]))),
         ("a person's push devices", PushDeviceStore.listSQL(user: viewer)),
         ("global feed", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20)), viewer: nil)),
         (
@@ -228,8 +231,8 @@ struct QueryPlanTests {
     /// so a new alias cannot slip past the check.
     static let smallSources: Set<String> = [
         "h", "k", "r", "q", "t", "x", "i", "by_source", "CONSTANT",
-        // The suggestions' slices, each cut by a LIMIT from an index walk, and their sums.
-        "recent_follows", "space_posts", "recent_posts", "candidates", "scored",
+        // The suggestions' candidates (branches each cut by a LIMIT from an index walk) and their sums.
+        "candidates", "scored",
     ]
 
     /// SQLite: `SCAN t` of a table without an index (a `SCAN t USING INDEX` walk in index order

@@ -145,6 +145,10 @@ extension WebSeedStoriesTests {
             #expect(!names.contains("ana") && !names.contains("ben") && !names.contains("eve"), "\(names)")
             #expect(suggestions.spaces.map(\.slug) == ["cs101"], "Ben, whom Ana follows, is in it")
             #expect(try await api.get("/me/suggestions").status == .unauthorized)
+            // Someone Ana muted is not suggested.
+            #expect(try await api.call(.put, "/users/dan/mute", as: ana).status == .noContent)
+            let afterMute = try await api.get("/me/suggestions", as: ana).decode(Suggestions.self)
+            #expect(!afterMute.people.map(\.username).contains("dan"))
 
             // The page: Ana's home has Ben's nothing, so it welcomes her.
             let home = try await api.page(.get, "/", cookie: ana.cookie)

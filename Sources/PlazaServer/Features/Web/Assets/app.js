@@ -247,7 +247,7 @@ export function enhance(root = document) {
     const [unit, size] = units.find(([, s]) => Math.abs(seconds) >= s) ?? ['second', 1];
     time.textContent = Math.abs(seconds) < 45 ? 'just now' : relative.format(Math.round(seconds / size), unit);
   });
-  root.querySelectorAll('[data-blurhash]').forEach(paintBlurhash);
+  root.querySelectorAll('img[data-blurhash]').forEach(paintBlurhash);
   root.querySelectorAll('[data-ring]').forEach((ring) => {
     ring.style.setProperty('--p', String(Math.max(0, Math.min(100, Number(ring.dataset.ring) || 0))));
   });
