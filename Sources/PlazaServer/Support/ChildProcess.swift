@@ -58,8 +58,7 @@ enum ChildProcess {
                 kill(pid, SIGKILL)
             }
         }
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: killer)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeout.milliseconds)), execute: killer)
         var pending = [UInt8]()
         let reader = output.fileHandleForReading
         while true {

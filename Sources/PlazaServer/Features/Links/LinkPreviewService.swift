@@ -75,9 +75,9 @@ struct LinkPreviewService: Service {
             try await store.finish(job.url, with: preview)
         } catch let failure as SafeFetcher.Failure where failure.mayPass && job.attempts + 1 < settings.attempts {
             let delay = settings.retryDelay * (1 << job.attempts)
-            let millis = delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000
             logger.info("Link preview of \(job.url) failed (\(failure)); retrying in \(delay)")
-            try? await store.retry(job.url, at: Timestamp.now.milliseconds + millis, error: failure.description)
+            try? await store.retry(
+                job.url, at: Timestamp.now.milliseconds + delay.milliseconds, error: failure.description)
         } catch {
             logger.info("Link preview of \(job.url) failed: \(error)")
             try? await store.finish(

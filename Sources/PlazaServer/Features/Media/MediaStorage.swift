@@ -72,13 +72,19 @@ struct LocalMediaStorage: MediaStorage {
     }
 
     func put(_ key: String, bytes: [UInt8], contentType: String) async throws {
+        try await write(key) { try Data(bytes).write(to: URL(fileURLWithPath: $0)) }
+    }
+
+    /// Writes the file of `key` under a temporary name and renames it, so a reader never sees
+    /// half a file; its folder is made as needed.
+    private func write(_ key: String, _ body: @escaping @Sendable (_ temporary: String) throws -> Void) async throws {
         let path = path(for: key)
         try await threadPool.runIfActive {
             let directory = (path as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            // Written under a temporary name and renamed, so a reader never sees half a file.
             let temporary = path + ".partial"
-            try Data(bytes).write(to: URL(fileURLWithPath: temporary))
+            unlink(temporary)
+            try body(temporary)
             guard rename(temporary, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
         }
     }
@@ -118,15 +124,7 @@ struct LocalMediaStorage: MediaStorage {
     }
 
     func put(_ key: String, file source: String, contentType: String) async throws {
-        let path = path(for: key)
-        try await threadPool.runIfActive {
-            let directory = (path as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let temporary = path + ".partial"
-            unlink(temporary)
-            try FileManager.default.copyItem(atPath: source, toPath: temporary)
-            guard rename(temporary, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
-        }
+        try await write(key) { try FileManager.default.copyItem(atPath: source, toPath: $0) }
     }
 
     func get(_ key: String, into destination: String) async throws -> Bool {

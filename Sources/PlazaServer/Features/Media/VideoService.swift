@@ -138,7 +138,3 @@ struct VideoService: Service {
         }
     }
 }
-
-extension Duration {
-    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
-}
