@@ -77,6 +77,7 @@ extension UserSummary: JSONWritable {
             w.field("username", username)
             w.field("displayName", displayName)
             w.field("avatar", avatar)
+            w.field("status", status)
         }
     }
 }

@@ -118,11 +118,14 @@ public struct UserSummary: Codable, Sendable, Hashable {
     public var username: String
     public var displayName: String
     @Nullable public var avatar: Media?
-    public init(id: String, username: String, displayName: String, avatar: Media?) {
+    /// What the person says of themselves now ("safe", "busy", …), shown beside their name.
+    @Nullable public var status: UserStatus?
+    public init(id: String, username: String, displayName: String, avatar: Media?, status: UserStatus? = nil) {
         self.id = id
         self.username = username
         self.displayName = displayName
         self.avatar = avatar
+        self.status = status
     }
 }
 

@@ -45,6 +45,38 @@ struct WebSeedStoriesTests {
         }
     }
 
+    /// The activity tracker: a person's status ("safe", …) goes with them onto their cards and
+    /// comments, in the API and the web app, and leaves them when cleared.
+    @Test func aPersonsStatusShowsOnTheirCards() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bea = try await api.register("bea")
+            let me = try await api.call(
+                .patch, "/me", as: ana,
+                json: UpdateMeRequest(status: .set(StatusInput(kind: "safe", text: "Home by 8"))))
+            #expect(me.status == .ok)
+            let post = try await api.post(
+                ana,
+                CreatePostRequest(
+                    kind: .activity, body: "Evening hike", activity: ActivityInput(type: "Hiking", progress: 40)))
+            #expect(post.author.status?.kind == "safe", "the created post's author")
+            _ = try await api.call(
+                .post, "/posts/\(post.id)/comments", as: ana, json: CreateCommentRequest(body: "Halfway"))
+            let feed: Page<Post> = try await api.page("/users/ana/posts", as: bea)
+            #expect(feed.items.first?.author.status?.text == "Home by 8")
+            let comments: Page<PlazaAPI.Comment> = try await api.page("/posts/\(post.id)/comments", as: bea)
+            #expect(comments.items.first?.author.status?.kind == "safe")
+            let card = try await api.page(.get, "/p/\(post.id)", cookie: bea.cookie)
+            #expect(card.text.contains(#"<span class="status" data-status="safe">Safe: Home by 8</span>"#))
+            #expect(card.text.components(separatedBy: "data-status=\"safe\"").count == 3, "card and comment")
+
+            _ = try await api.call(.patch, "/me", as: ana, raw: #"{"status": null}"#)
+            let cleared: Page<Post> = try await api.page("/users/ana/posts", as: bea)
+            #expect(cleared.items.first?.author.status == nil)
+            #expect(!(try await api.page(.get, "/p/\(post.id)", cookie: bea.cookie)).text.contains("data-status="))
+        }
+    }
+
     /// The activity tracker: an activity may carry a photo, shown on its card.
     @Test func anActivityCardShowsItsPhoto() async throws {
         try await withApp { api async throws in

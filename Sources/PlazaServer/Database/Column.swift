@@ -22,7 +22,14 @@ struct Column<Value: ColumnValue>: Sendable, SelectedColumn {
 
 /// A column of any type, as it appears in a select list.
 protocol SelectedColumn: Sendable {
+    var expression: String { get }
+    var name: String { get }
     var selection: String { get }
+}
+
+extension SelectedColumn {
+    /// The column's own name, without its table's alias (`u.avatar` → `avatar`).
+    var unqualified: Substring { expression.split(separator: ".").last ?? Substring(expression) }
 }
 
 extension SQLQueryString {

@@ -43,11 +43,8 @@ struct UserRecord: Sendable {
         displayName = try row.decode(C.displayName)
         bio = try row.decode(C.bio)
         avatar = MediaRecord.list(try row.decode(C.avatar)).first
-        if let kind = try row.decode(C.statusKind) {
-            status = UserStatus(
-                kind: kind, text: try row.decode(C.statusText) ?? "",
-                updatedAt: Timestamp(milliseconds: try row.decode(C.statusUpdatedAt) ?? 0))
-        }
+        status = try UserStatus.stored(
+            kind: row.decode(C.statusKind), text: row.decode(C.statusText), updatedAt: row.decode(C.statusUpdatedAt))
         counts = User.Counts(
             posts: try row.decode(C.postsCount), followers: try row.decode(C.followersCount),
             following: try row.decode(C.followingCount))
@@ -62,13 +59,23 @@ struct UserRecord: Sendable {
     }
 }
 
+extension UserStatus {
+    /// The status kept in a user's three `status_*` columns; none without a kind.
+    static func stored(kind: String?, text: String?, updatedAt: Int64?) -> UserStatus? {
+        kind.map { UserStatus(kind: $0, text: text ?? "", updatedAt: Timestamp(milliseconds: updatedAt ?? 0)) }
+    }
+}
+
 extension UserSummary {
     /// The author columns a post or comment query selects (author `u`) as `author_*`.
     enum Columns {
         static let username = Column<String>("u.username", as: "author_username")
         static let displayName = Column<String>("u.display_name", as: "author_display_name")
         static let avatar = Column<String?>("u.avatar", as: "author_avatar")
-        static let all: [any SelectedColumn] = [username, displayName, avatar]
+        static let statusKind = Column<String?>("u.status_kind", as: "author_status_kind")
+        static let statusText = Column<String?>("u.status_text", as: "author_status_text")
+        static let statusUpdatedAt = Column<Int64?>("u.status_updated_at", as: "author_status_updated_at")
+        static let all: [any SelectedColumn] = [username, displayName, avatar, statusKind, statusText, statusUpdatedAt]
     }
 
     static let columns: SQLQueryString = .select(Columns.all)
@@ -77,6 +84,9 @@ extension UserSummary {
         self.init(
             id: String(id), username: try row.decode(Columns.username),
             displayName: try row.decode(Columns.displayName),
-            avatar: MediaRecord.list(try row.decode(Columns.avatar)).first?.media)
+            avatar: MediaRecord.list(try row.decode(Columns.avatar)).first?.media,
+            status: try UserStatus.stored(
+                kind: row.decode(Columns.statusKind), text: row.decode(Columns.statusText),
+                updatedAt: row.decode(Columns.statusUpdatedAt)))
     }
 }

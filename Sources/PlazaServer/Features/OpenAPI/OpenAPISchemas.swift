@@ -79,6 +79,7 @@ extension OpenAPIDocument {
                 "UserStatus": object(["kind": string(), "text": string(), "updatedAt": timestamp]),
                 "UserSummary": object([
                     "id": id, "username": string(), "displayName": string(), "avatar": nullable(ref("Media")),
+                    "status": nullable(ref("UserStatus")),
                 ]),
                 "User": object(
                     [

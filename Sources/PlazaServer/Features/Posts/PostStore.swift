@@ -272,11 +272,10 @@ struct PostStore: Sendable {
     }
 
     /// The author's summary columns of a row that has `author_id`, for a RETURNING clause.
-    static let authorColumns: SQLQueryString = """
-        (SELECT username FROM users WHERE users.id = author_id) AS author_username, \
-        (SELECT display_name FROM users WHERE users.id = author_id) AS author_display_name, \
-        (SELECT avatar FROM users WHERE users.id = author_id) AS author_avatar
-        """
+    static let authorColumns = SQLQueryString(
+        UserSummary.Columns.all.map {
+            "(SELECT \($0.unqualified) FROM users WHERE users.id = author_id) AS \($0.name)"
+        }.joined(separator: ", "))
 
     // MARK: feeds
 

@@ -129,11 +129,16 @@ struct AuthorView: Sendable {
     let username: String
     let displayName: String
     let avatar: Media?
+    let status: UserStatus?
+    /// "Safe: home by 8", shown beside the name on their cards.
+    let statusLabel: String?
 
     init(_ author: UserSummary) {
         username = author.username
         displayName = author.displayName
         avatar = author.avatar
+        status = author.status
+        statusLabel = author.status.map(UserView.statusLabel)
     }
 }
 
