@@ -15,6 +15,8 @@ public enum NotificationKind: String, Codable, Sendable, Hashable, CaseIterable 
     case followRequest = "follow_request"
     /// A moderator resolved a report I made; `actor` is the moderator.
     case reportResolved = "report_resolved"
+    /// Someone I follow recommended a post to me (grouped per post while unread).
+    case recommendation
 }
 
 public struct Notification: Codable, Sendable, Hashable {

@@ -161,6 +161,13 @@ public struct CreateCommentRequest: Codable, Sendable {
 // MARK: two-factor sign-in
 
 /// The current password, for `POST` and `DELETE /me/two-factor` and new recovery codes.
+/// POST /posts/{id}/recommend: send a post to people who follow me.
+public struct RecommendPostRequest: Codable, Sendable {
+    /// Their usernames, 1 to 20.
+    public var to: [String]
+    public init(to: [String]) { self.to = to }
+}
+
 public struct CurrentPasswordRequest: Codable, Sendable {
     public var currentPassword: String
     public init(currentPassword: String) { self.currentPassword = currentPassword }

@@ -347,6 +347,11 @@ extension PlazaClient {
     public func unlike(_ postID: String) async throws -> LikeState {
         try await call("DELETE", "/posts/\(Self.segment(postID))/like")
     }
+    /// Sends a post to people who follow me, who get a `recommendation` notification; all of
+    /// them or none (422 `cannot_recommend`).
+    public func recommend(_ postID: String, to usernames: [String]) async throws {
+        try await send("POST", "/posts/\(Self.segment(postID))/recommend", body: RecommendPostRequest(to: usernames))
+    }
     public func likers(of postID: String, page: PageOptions = .init()) async throws -> Page<User> {
         try await call("GET", "/posts/\(Self.segment(postID))/likes", query: page.query)
     }

@@ -354,6 +354,12 @@ struct AuthorizationMatrixTests {
         rows.append(row("PUT \(v1)/posts/{id}/like", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("DELETE \(v1)/posts/{id}/like", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("GET \(v1)/posts/{id}/likes", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        // Recommending the owner's post to their follower: only from someone the follower follows.
+        rows.append(
+            row(
+                "POST \(v1)/posts/{id}/recommend", "to the owner's follower", anon: 401, owner: 204, other: 422,
+                blocked: 404, admin: 422, follower: 422, member: 422,
+                body: { .json(#"{"to":["\#($0.follower.username)"]}"#) }))
         // Feeds: the blocked person's show nothing of the owner (checked by the markers).
         rows.append(row("GET \(v1)/feed/home", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/feed/global", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))

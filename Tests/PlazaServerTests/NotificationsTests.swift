@@ -61,6 +61,82 @@ struct NotificationsTests {
         }
     }
 
+    /// "Recommend an activity to a friend": a post goes to people who follow the sender and may
+    /// read it, all of them or none; two people recommending one post make one group.
+    @Test func aRecommendationReachesFollowersWhoCanReadThePost() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            let cat = try await api.register("cat")
+            let dan = try await api.register("dan")
+            try await api.follow(ben, "ana")
+            try await api.follow(ben, "dan")
+            let run = try await api.post(
+                cat,
+                CreatePostRequest(kind: .activity, body: "10k", activity: ActivityInput(type: "Running", progress: 100))
+            )
+            let path = "/posts/\(run.id)/recommend"
+            // MUT
+            #expect(try await api.call(.post, path, json: RecommendPostRequest(to: ["ben"])).status == .unauthorized)
+            let refused = try await api.call(
+                .post, path, as: ana, json: RecommendPostRequest(to: ["ben", "cat", "ghost"]))
+            #expect(refused.status == .unprocessableContent)
+            let error = try refused.decode(ErrorBody.self).error
+            #expect(error.code == "cannot_recommend" && error.field == "to")
+            #expect(error.message.hasSuffix("not cat, ghost."), "\(error.message)")
+            #expect(try await notifications(api, ben).isEmpty, "all or none")
+            #expect(
+                try await api.call(.post, path, as: ana, json: RecommendPostRequest(to: [])).status
+                    == .unprocessableContent)
+            #expect(
+                try await api.call(.post, "/posts/999/recommend", as: ana, json: RecommendPostRequest(to: ["ben"]))
+                    .status
+                    == .notFound)
+            #expect(
+                try await api.call(.post, path, as: ana, json: RecommendPostRequest(to: ["@BEN"])).status
+                    == .unprocessableContent)
+            #expect(
+                try await api.call(.post, path, as: ana, json: RecommendPostRequest(to: ["BEN", "ben"])).status
+                    == .noContent)
+            #expect(
+                try await api.call(.post, path, as: dan, json: RecommendPostRequest(to: ["ben"])).status == .noContent)
+            let got = try await notifications(api, ben)
+            #expect(got.count == 1)
+            let first = try #require(got.first)
+            #expect(first.kind == .recommendation && first.post?.id == run.id)
+            #expect(first.actorCount == 2 && Set(first.actors.map(\.username)) == ["ana", "dan"])
+            #expect(try await unreadCount(api, ben) == 1)
+            #expect(try await notifications(api, cat).isEmpty, "the author is not told")
+            let inbox = try await api.page(.get, "/notifications", cookie: ben.cookie)
+            #expect(inbox.text.contains("and 1 other recommended a post to you"), "\(inbox.text)")
+            let form = "data-api=\"POST /api/v1/posts/\(run.id)/recommend\""
+            #expect(try await api.page(.get, "/p/\(run.id)", cookie: ana.cookie).text.contains(form))
+            #expect(!(try await api.page(.get, "/p/\(run.id)")).text.contains(form), "not for the signed-out")
+
+            // A post for the author's followers cannot be sent to someone who cannot read it.
+            let mine = try await api.post(
+                dan, CreatePostRequest(kind: .text, body: "for my followers", audience: .followers))
+            #expect(
+                try await api.call(
+                    .post, "/posts/\(mine.id)/recommend", as: dan, json: RecommendPostRequest(to: ["ben"])
+                )
+                .status == .noContent)
+            try await api.follow(cat, "ana")
+            let hidden = try await api.call(
+                .post, "/posts/\(mine.id)/recommend", as: ana, json: RecommendPostRequest(to: ["cat"]))
+            #expect(hidden.status == .notFound, "Ana cannot read it herself")
+            try await api.follow(ana, "dan")
+            let unread = try await api.call(
+                .post, "/posts/\(mine.id)/recommend", as: ana, json: RecommendPostRequest(to: ["cat"]))
+            #expect(unread.status == .unprocessableContent, "Cat does not follow Dan")
+            // A block ends the follow, and with it the way in.
+            #expect(try await api.call(.put, "/users/ana/block", as: ben).status == .ok)
+            #expect(
+                try await api.call(.post, path, as: ana, json: RecommendPostRequest(to: ["ben"])).status
+                    == .unprocessableContent)
+        }
+    }
+
     @Test func likesAndFollowsGroupWhileUnread() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")

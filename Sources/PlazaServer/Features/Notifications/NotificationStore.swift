@@ -28,6 +28,11 @@ struct NotificationStore: Sendable {
             New(kind: .followRequest, recipient: recipient, actor: actor, groupKey: followRequestGroup)
         }
         static let followRequestGroup = "follow_request"
+        static func recommendation(of post: Int64, to recipient: Int64, by actor: Int64) -> New {
+            New(
+                kind: .recommendation, recipient: recipient, actor: actor, post: post,
+                groupKey: "recommendation:\(post)")
+        }
         static func mention(of recipient: Int64, by actor: Int64, post: Int64, comment: Int64?) -> New {
             New(
                 kind: .mention, recipient: recipient, actor: actor, post: post, comment: comment,

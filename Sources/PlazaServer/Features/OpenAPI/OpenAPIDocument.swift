@@ -567,6 +567,14 @@ enum OpenAPIDocument {
                     errors: [404])
             ),
             (
+                "\(v1)/posts/{id}/recommend",
+                Operation(
+                    method: .post,
+                    summary:
+                        "Recommend the post to people who follow me (a notification each; all or none: 422 cannot_recommend names who cannot get it)",
+                    auth: .required, body: "RecommendPostRequest", status: 204, errors: [404, 422])
+            ),
+            (
                 "\(v1)/posts/{id}/likes",
                 Operation(
                     method: .get, summary: "Who liked the post, newest first", auth: .optional, query: page,

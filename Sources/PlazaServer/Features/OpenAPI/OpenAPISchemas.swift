@@ -295,6 +295,7 @@ extension OpenAPIDocument {
                         members whatever is asked
                         """),
                 "CreateCommentRequest": object(["body": string(maxLength: 5000)]),
+                "RecommendPostRequest": object(["to": .array(minItems: 1, maxItems: 20, items: string())]),
                 "CreateSpaceRequest": object(
                     [
                         "slug": pattern("^[A-Za-z0-9][A-Za-z0-9_-]{1,39}$"), "name": string(maxLength: 80),

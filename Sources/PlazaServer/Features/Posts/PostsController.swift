@@ -26,6 +26,7 @@ struct PostsController {
         signedIn.delete("comments/{id}", use: deleteComment)
         signedIn.put("posts/{id}/like", use: like)
         signedIn.delete("posts/{id}/like", use: unlike)
+        signedIn.post("posts/{id}/recommend", use: recommend)
     }
 
     /// The post named in the path if the viewer may see it, else 404.
@@ -42,6 +43,23 @@ struct PostsController {
         let post = try await posts.create(author: me.userID, draft)
         if post.link?.fetchedAt == nil, post.link != nil { previews.wake() }
         return EditedResponse(status: .created, response: post)
+    }
+
+    /// Sends the post to people who follow me, as a notification; all or none of them.
+    @Sendable func recommend(_ request: Request, context: SignedInContext) async throws -> HTTPResponse.Status {
+        let id = try context.parameters.id("id", "Post")
+        let body = try await request.decode(as: RecommendPostRequest.self, context: context)
+        guard (1...20).contains(body.to.count) else { throw PlazaError.invalid("to", "Name 1 to 20 people.") }
+        guard let refused = try await posts.recommend(post: id, by: context.user.userID, to: body.to) else {
+            throw PlazaError.notFound("Post")
+        }
+        guard refused.isEmpty else {
+            throw PlazaError(
+                .unprocessableContent, "cannot_recommend",
+                "Only people who follow you and can see this post can get it: not \(refused.joined(separator: ", ")).",
+                field: "to")
+        }
+        return .noContent
     }
 
     @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Post {

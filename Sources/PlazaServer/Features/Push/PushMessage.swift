@@ -32,6 +32,7 @@ struct PushMessage: Sendable, Equatable {
         case .mention: body = "\(who) mentioned you"
         case .followRequest: body = "\(who) asked to follow you"
         case .reportResolved: body = "A moderator resolved your report"
+        case .recommendation: body = "\(who) recommended a post to you"
         }
         if let quote, !quote.isEmpty, notification.kind != .follow, notification.kind != .followRequest {
             body += ": “\(quote)”"

@@ -371,7 +371,7 @@ struct SettingsPage: Sendable {
         static let labels: [(NotificationKind, String)] = [
             (.like, "Likes of my posts"), (.comment, "Comments on my posts"), (.reply, "Replies in threads I am in"),
             (.mention, "Mentions of me"), (.follow, "New followers"), (.followRequest, "Requests to follow me"),
-            (.reportResolved, "Reports I made, once resolved"),
+            (.reportResolved, "Reports I made, once resolved"), (.recommendation, "Posts recommended to me"),
         ]
 
         init(preferences: JSONValue, devices: [PushDevice]) {

@@ -355,6 +355,7 @@ struct NotificationView: Sendable {
             case .mention: "mentioned you"
             case .followRequest: "asked to follow you"
             case .reportResolved: "resolved your report"
+            case .recommendation: "recommended a post to you"
             }
         text = "\(who) \(what)"
         href =

@@ -115,6 +115,8 @@ export function formJSON(form, method) {
       else if (method === 'PATCH') set(el.name, null);
       continue;
     }
+    // `data-words`: a list of names, written "@bea cal, dan".
+    if ('words' in el.dataset) { set(el.name, value.split(/[\s,]+/).map((w) => w.replace(/^@/, '')).filter(Boolean)); continue; }
     if ('daysAhead' in el.dataset) { set(el.name, new Date(Date.now() + Number(value) * 86400000).toISOString()); continue; }
     set(el.name, el.type === 'range' || el.type === 'number' || 'number' in el.dataset ? Number(value) : value);
   }
@@ -138,7 +140,7 @@ async function after(element, then, data, body) {
   else if (action === 'toast') toast(argument);
   else element.dispatchEvent(new CustomEvent(`plaza:${action}`, { bubbles: true, detail: data }));
   if (element.matches('form') && action !== 'go' && action !== 'reload') {
-    element.querySelectorAll('textarea, input[type=url], input[type=password]').forEach((f) => { f.value = ''; });
+    element.querySelectorAll('textarea, input[type=url], input[type=password], input[data-words]').forEach((f) => { f.value = ''; });
   }
 }
 
