@@ -16,7 +16,7 @@ public actor FeedPager {
     public private(set) var reachedEnd = false
     private var nextCursor: String?
     private var loadedFirstPage = false
-    private let cacheFile: URL?
+    private let cache: DiskCache?
     /// At most this many posts are written to the disk cache (the newest).
     static let cachedPosts = 200
     /// A refresh that finds more new posts than this starts the feed over instead of growing it.
@@ -29,7 +29,7 @@ public actor FeedPager {
         self.source = source
         self.kind = kind
         self.pageSize = pageSize
-        self.cacheFile = cacheDirectory.map { $0.appendingPathComponent(Self.cacheName(source, kind)) }
+        self.cache = cacheDirectory.map { DiskCache(directory: $0, kind: "feed", name: Self.cacheName(source, kind)) }
     }
 
     static func cacheName(_ source: FeedSource, _ kind: PostKind?) -> String {
@@ -40,10 +40,7 @@ public actor FeedPager {
         case .user(let username): name = "user-\(username.lowercased())"
         case .space(let slug): name = "space-\(slug.lowercased())"
         }
-        let safe = name.unicodeScalars.map {
-            CharacterSet.alphanumerics.contains($0) || $0 == "-" ? Character($0) : "_"
-        }
-        return "plaza-feed-\(String(safe))\(kind.map { "-\($0.rawValue)" } ?? "").json"
+        return name + (kind.map { "-\($0.rawValue)" } ?? "")
     }
 
     struct Snapshot: Codable {
@@ -55,9 +52,7 @@ public actor FeedPager {
     /// The cached posts from disk (empty without a cache or on a first launch).
     @discardableResult
     public func restore() -> [Post] {
-        guard let cacheFile, let data = try? Data(contentsOf: cacheFile),
-            let snapshot = try? JSONDecoder().decode(Snapshot.self, from: data)
-        else { return [] }
+        guard let snapshot = cache?.load(Snapshot.self) else { return [] }
         posts = snapshot.posts
         nextCursor = snapshot.nextCursor
         reachedEnd = snapshot.reachedEnd
@@ -66,15 +61,13 @@ public actor FeedPager {
     }
 
     private func save() {
-        guard let cacheFile else { return }
+        guard let cache else { return }
         let kept = Array(posts.prefix(Self.cachedPosts))
         // A cut list cannot continue from the server's cursor: it restarts from its oldest kept post on the next load.
         let snapshot = Snapshot(
             posts: kept, nextCursor: kept.count == posts.count ? nextCursor : nil,
             reachedEnd: kept.count == posts.count && reachedEnd)
-        try? FileManager.default.createDirectory(
-            at: cacheFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? JSONEncoder().encode(snapshot).write(to: cacheFile, options: .atomic)
+        cache.store(snapshot)
     }
 
     /// Loads the newest page, replacing what was there.

@@ -307,6 +307,50 @@ extension PlazaKitTests {
         return try Data(contentsOf: output)
     }
 
+    /// Course Q&A caches comments as well as posts: a thread pages on, takes my comment and a
+    /// live one, and opens from disk with no server.
+    @Test func aCommentThreadPagesTakesCommentsAndOpensOffline() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let ben = try await signedUp("ben", on: server)
+            let post = try await ana.createPost(CreatePostRequest(kind: .text, title: "Recursion?", body: "Why?"))
+            var written: [String] = []
+            for i in 0..<7 { written.append(try await ben.comment(on: post.id, "answer \(i)").id) }
+            let cache = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "plazakit-comments-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: cache) }
+            let thread = CommentThread(client: ana, postID: post.id, pageSize: 3, cacheDirectory: cache)
+            #expect(try await thread.reload().map(\.id) == Array(written.prefix(3)))
+            #expect(await thread.post?.title == "Recursion?")
+            #expect(try await thread.loadMore().map(\.id) == Array(written[3..<6]))
+            // A comment written while I read lands after the ones before it, not twice.
+            written.append(try await ben.comment(on: post.id, "late").id)
+            while try await !thread.loadMore().isEmpty {}
+            #expect(await thread.reachedEnd)
+            let mine = try await thread.add("Thanks all")
+            written.append(mine.id)
+            #expect(await thread.comments.map(\.id) == written)
+            #expect(await thread.post?.counts.comments == 9)
+            // A live comment once the thread is read to its end; a repeat of one shown is ignored.
+            let live = try await ben.comment(on: post.id, "one more")
+            await thread.apply(.commentCreated(live))
+            await thread.apply(.commentCreated(live))
+            written.append(live.id)
+            await thread.apply(.likeChanged(LikeChange(postId: post.id, userId: "1", liked: true, likes: 4)))
+            try await thread.delete(written[0])
+            written.removeFirst()
+            #expect(await thread.comments.map(\.id) == written)
+
+            let offline = PlazaClient(baseURL: URL(string: "http://127.0.0.1:1")!)
+            let reopened = CommentThread(client: offline, postID: post.id, cacheDirectory: cache)
+            let restored = try #require(await reopened.restore())
+            #expect(restored.comments.map(\.id) == written)
+            #expect(restored.post.counts.comments == 9 && restored.post.counts.likes == 4)
+            await reopened.apply(.postDeleted(id: post.id))
+            #expect(await CommentThread(client: offline, postID: post.id, cacheDirectory: cache).restore() == nil)
+        }
+    }
+
     @Test func suggestionsNamePeopleFollowedByMine() async throws {
         try await withServer { server in
             let ana = try await signedUp("ana", on: server)
