@@ -45,6 +45,8 @@ def plaza_env() -> dict[str, str]:
     env["PLAZA_LINK_PREVIEW_ALLOW"] = "127.0.0.0/8"
     # Pushes likewise: only to loopback push services, no name looked up.
     env["PLAZA_PUSH_PUBLIC"] = "off"
+    # Maps draw their markers without tiles: the browser fetches nothing from a tile server.
+    env["PLAZA_MAP_TILES"] = "off"
     return env
 
 

@@ -22,6 +22,7 @@ API = "/api/v1"
 PASSWORD = "correct horse battery"
 LISBON = (38.7223, -9.1393)
 NEAR_LISBON = (38.7313, -9.1393)  # 1.0 km north
+CHIADO = (38.71, -9.1393)  # 1.4 km south
 BERLIN = "52.52,13.40"
 
 
@@ -31,6 +32,18 @@ def write_png(folder: Path, name: str, colour: tuple[int, int, int], size: int =
     path = folder / name
     path.write_bytes(png(size, size, colour))
     return path
+
+
+def pin_offset(driver, css: str) -> tuple[int, int]:
+    """Where the pin of marker `css` points (its bottom centre), from the centre of its map, in
+    whole pixels."""
+    return tuple(driver.execute_script("""
+        const marker = document.querySelector(arguments[0]).closest('.marker');
+        const map = marker.closest('.map').getBoundingClientRect();
+        const pin = marker.getBoundingClientRect();
+        return [Math.round(pin.left + pin.width / 2 - (map.left + map.width / 2)),
+                Math.round(pin.bottom - (map.top + map.height / 2))];
+    """, css))
 
 
 def post_id_from_url(driver) -> str:
@@ -406,7 +419,23 @@ def test_food_a_photo_with_a_place_is_found_near_me(plaza: PlazaServer, browser_
     post_id = post_id_from_url(hana)
     wait_text(hana, f"#post-{post_id} .place", "Manteigaria")
     image_loaded(hana, f"#post-{post_id} .photo img")
+    # The post's place on its map: the pin sits at the centre of the drawn map.
+    wait_for(hana, ".map.drawn")
+    assert pin_offset(hana, ".map .marker") == (0, 0), pin_offset(hana, ".map .marker")
     screenshots(hana, "food-post")
+
+    # Editing the post moves it: a place name needs a location, then it is saved with it.
+    hana.get(f"{plaza.url}/p/{post_id}/edit")
+    click(hana, "[data-place] [data-unlocate]")
+    fill(hana, "input[name='location.name']", "Manteigaria Chiado")
+    click(hana, "form[data-edit] button[type=submit]")
+    wait_text(hana, "form[data-edit] .error", "Use my location")
+    grant_location(hana, plaza.url, *CHIADO)
+    click(hana, "[data-place] [data-locate]")
+    wait_text(hana, "[data-place] [data-location-status]", "Location added")
+    click(hana, "form[data-edit] button[type=submit]")
+    wait_text(hana, f"#post-{post_id} .place", "Manteigaria Chiado")
+    assert hana.find_element(By.CSS_SELECTOR, ".map").get_attribute("data-lat") == "38.71"
 
     # Ivan, a kilometre away, looks near himself.
     ivan = browser_factory()
@@ -417,7 +446,23 @@ def test_food_a_photo_with_a_place_is_found_near_me(plaza: PlazaServer, browser_
     wait_for(ivan, f".posts #post-{post_id}", timeout=15)
     assert "near=38.73130%2C-9.13930" in ivan.current_url, ivan.current_url
     assert ivan.find_element(By.CSS_SELECTOR, "input[data-near]").get_attribute("value") == "38.73130,-9.13930"
+    # The results on a map around him: he is at its centre, the place 2.4 km (20 pixels) south.
+    wait_for(ivan, ".map.drawn")
+    assert pin_offset(ivan, ".map .marker.here") == (0, 0)
+    dx, dy = pin_offset(ivan, f".map .marker a[href='/p/{post_id}']")
+    assert abs(dx) <= 1 and 15 < dy < 25, (dx, dy)
     screenshots(ivan, "food-search-near")
+
+    # Among people he follows only: nobody yet, then Hana once he follows her.
+    click(ivan, "input[name=followed]")
+    click(ivan, "form[data-search] button[type=submit]")
+    wait_text(ivan, ".empty", "No results")
+    assert "followed=true" in ivan.current_url
+    ivan.get(f"{plaza.url}/u/hana")
+    click(ivan, "[data-follow]")
+    wait_text(ivan, "[data-follow]", "Unfollow")
+    ivan.get(f"{plaza.url}/search?type=posts&near=38.7313,-9.1393&followed=true")
+    wait_for(ivan, f".posts #post-{post_id}")
 
     # Far away (Berlin), it is not found.
     fill(ivan, "input[data-near]", BERLIN)

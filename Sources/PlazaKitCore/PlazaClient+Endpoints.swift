@@ -47,18 +47,21 @@ public struct FeedFilter: Sendable, Hashable {
 
 /// `GET /search/posts` parameters.
 public struct PostSearch: Sendable {
-    public enum Field: String, Sendable { case all, title, body, author, space }
+    public enum Field: String, Sendable { case all, title, body, author, space, place }
     public var text: String?
     public var field: Field
     public var space: String?
     public var kind: PostKind?
     public var near: (latitude: Double, longitude: Double)?
     public var radiusKm: Double?
+    /// Only posts by the people I follow ("near me among people I follow").
+    public var followed: Bool
 
     public init(
         text: String? = nil, in field: Field = .all, space: String? = nil, kind: PostKind? = nil,
-        near: (latitude: Double, longitude: Double)? = nil, radiusKm: Double? = nil
+        near: (latitude: Double, longitude: Double)? = nil, radiusKm: Double? = nil, followed: Bool = false
     ) {
+        self.followed = followed
         self.text = text
         self.field = field
         self.space = space
@@ -474,7 +477,7 @@ extension PlazaClient {
             "q": search.text, "in": search.field == .all ? nil : search.field.rawValue, "space": search.space,
             "kind": search.kind?.rawValue,
             "near": search.near.map { "\($0.latitude),\($0.longitude)" },
-            "radiusKm": search.radiusKm.map { String($0) },
+            "radiusKm": search.radiusKm.map { String($0) }, "followed": search.followed ? "true" : nil,
         ]
         return try await call("GET", "/search/posts", query: query.merging(page))
     }

@@ -247,6 +247,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
             collections: services.collections, moderation: services.moderation, linkPreviews: services.linkPreviews,
             pushDevices: services.pushDevices),
         instanceName: config.instanceName,
+        map: config.map,
         sessionDays: config.sessionIdleDays,
         rateLimiter: rateLimiter
     ).register(to: router)
@@ -261,7 +262,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
     var app = Application(
-        router: buildRouter(services, hub: hub, web: try await WebRenderer.load(), config: config),
+        router: buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config),
         // Slow clients cannot hold connections: one that sends nothing for the idle timeout, in
         // its headers and body too, is closed; headers are capped.
         server: .http1(

@@ -69,6 +69,8 @@ public struct PlazaConfig: Sendable {
     public var push = PushSettings()
     /// Video uploads: ffmpeg's location and the caps (`PLAZA_VIDEO_*`, `PLAZA_FFMPEG`, `PLAZA_FFPROBE`).
     public var video = VideoSettings()
+    /// The web app's maps (`PLAZA_MAP_TILES`, `PLAZA_MAP_ATTRIBUTION`).
+    public var map = MapSettings()
 
     public init() {}
 
@@ -193,6 +195,8 @@ public struct PlazaConfig: Sendable {
         if let from = mail.from { _ = try MailAddress.parse(from) }
         try readPush(reader)
         try readVideo(reader)
+        map.tiles = try MapSettings.tiles(reader.string(forKey: "plaza.map.tiles", default: MapSettings.openStreetMap))
+        map.attribution = reader.string(forKey: "plaza.map.attribution", default: map.attribution)
 
         rateLimits = try Self.onOff(reader.string(forKey: "plaza.rate.limits", default: "on"), key: "rate-limits")
         do {

@@ -16,7 +16,7 @@ struct OpenAPITests {
             let services = try AppServices(config: config, db: db)
             let router = buildRouter(
                 services, hub: services.eventHub(config: config, logger: .init(label: "test")),
-                web: try await WebRenderer.load(), config: config)
+                web: try await WebRenderer.load(map: config.map), config: config)
             let all = router.routes.map {
                 (method: $0.method.rawValue.lowercased(), path: Self.normalise($0.path.description))
             }

@@ -331,6 +331,53 @@ struct SearchTests {
         "ünïcödé", "中文 搜索", String(repeating: "x", count: 1_000), String(repeating: "ab ", count: 333),
     ]
 
+    /// The food app: "near me among people I follow", and places found by their names, which
+    /// follow edits of the place; `in=place` and `in=space` stay apart on both databases.
+    @Test func nearAmongPeopleIFollowAndPlacesByName() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let ben = try await api.register("ben")
+            let cat = try await api.register("cat")
+            try await api.call(.post, "/spaces", as: ben, json: CreateSpaceRequest(slug: "tokyo", name: "Tokyo eats"))
+            try await api.follow(ana, "ben")
+            let ramen = try await api.post(
+                ben,
+                CreatePostRequest(
+                    kind: .text, title: "Best bowl",
+                    location: Location(latitude: 35.6595, longitude: 139.7005, name: "Ichiran Shibuya")))
+            _ = try await api.post(
+                cat,
+                CreatePostRequest(
+                    kind: .text, title: "Gyoza",
+                    location: Location(latitude: 35.6600, longitude: 139.7010, name: "Harajuku")))
+            _ = try await api.post(
+                ben, CreatePostRequest(kind: .text, title: "Soba", body: "shibuya", spaces: ["tokyo"]))
+            func titles(_ query: String, as account: Account? = nil) async throws -> [String] {
+                try await api.page("/search/posts?" + query, as: account, of: Post.self).items.compactMap(\.title)
+            }
+            let near = "near=35.6590,139.7000&radiusKm=2"
+            #expect(try await titles(near, as: ana).sorted() == ["Best bowl", "Gyoza"])
+            #expect(try await titles(near + "&followed=true", as: ana) == ["Best bowl"])
+            #expect(try await titles(near + "&followed=true&q=gyoza", as: ana).isEmpty)
+            #expect(try await titles(near + "&followed=false", as: ana).count == 2)
+            #expect(try await api.get("/search/posts?" + near + "&followed=true").status == .unauthorized)
+            let bad = try await api.get("/search/posts?" + near + "&followed=yes", as: ana)
+            #expect(bad.status == .unprocessableContent && bad.error?.field == "followed")
+
+            #expect(try await titles("q=ichiran") == ["Best bowl"], "a place's name is searched with everything")
+            #expect(try await titles("q=shibuya&in=place") == ["Best bowl"])
+            #expect(try await titles("q=shibuya&in=body") == ["Soba"])
+            #expect(try await titles("q=tokyo&in=place").isEmpty, "a space's name is not a place")
+            #expect(try await titles("q=tokyo&in=space") == ["Soba"])
+            _ = try await api.call(
+                .patch, "/posts/\(ramen.id)", as: ben,
+                json: UpdatePostRequest(location: .set(Location(latitude: 35.6595, longitude: 139.7005, name: "Afuri")))
+            )
+            #expect(try await titles("q=ichiran").isEmpty, "the old name leaves the index")
+            #expect(try await titles("q=afuri&in=place") == ["Best bowl"])
+        }
+    }
+
     @Test(arguments: hostile)
     func noStringBreaksTheQuery(q: String) async throws {
         try await withApp { api async throws in

@@ -77,6 +77,66 @@ struct WebSeedStoriesTests {
         }
     }
 
+    /// The food app's maps: a post's place and the results around a search point, pinned by
+    /// their coordinates; tiles come from the configured server, which the page policy allows,
+    /// and with tiles off the markers stay (as the browser tests run).
+    @Test(arguments: [MapSettings.openStreetMap, "off"])
+    func placesAreOnAMapFromTheConfiguredTileServer(tiles: String) async throws {
+        try await withApp({ $0.map.tiles = try? MapSettings.tiles(tiles) }) { api async throws in
+            let ana = try await api.register("ana")
+            let nata = try await api.post(
+                ana,
+                CreatePostRequest(
+                    kind: .text, title: "Nata",
+                    location: Location(latitude: 38.7139, longitude: -9.1394, name: "Manteigaria")))
+            let belem = try await api.post(
+                ana,
+                CreatePostRequest(
+                    kind: .text, title: "Belém", location: Location(latitude: 38.6975, longitude: -9.2063)))
+            _ = try await api.textPost(ana, "nowhere")
+            let page = try await api.page(.get, "/p/\(nata.id)")
+            #expect(page.text.contains(#"data-map data-lat="38.7139" data-lon="-9.1394" data-zoom="15""#))
+            #expect(
+                page.text.contains(
+                    #"<li class="marker" data-lat="38.7139" data-lon="-9.1394"><span>Manteigaria</span>"#))
+            let policy = page.headers[.contentSecurityPolicy] ?? ""
+            if tiles == "off" {
+                #expect(!page.text.contains("data-tiles") && !page.text.contains("OpenStreetMap"))
+                #expect(policy.contains("img-src 'self' data: blob:;"))
+            } else {
+                #expect(page.text.contains(#"data-tiles="https://tile.openstreetmap.org/{z}/{x}/{y}.png""#))
+                #expect(page.text.contains("© OpenStreetMap contributors"))
+                #expect(policy.contains("img-src 'self' data: blob: https://tile.openstreetmap.org;"))
+            }
+            #expect(!(try await api.page(.get, "/p/\(belem.id)")).text.contains("Manteigaria"))
+
+            let near = try await api.page(.get, "/search?type=posts&near=38.7223,-9.1393&radiusKm=10")
+            #expect(near.text.contains(#"data-map data-lat="38.7223" data-lon="-9.1393" data-zoom="10""#))
+            #expect(near.text.contains(#"<li class="marker here" data-lat="38.7223" data-lon="-9.1393">"#))
+            #expect(
+                near.text.contains(#"data-lat="38.7139" data-lon="-9.1394"><a href="/p/\#(nata.id)">Manteigaria</a>"#))
+            #expect(near.text.contains(#"data-lat="38.6975" data-lon="-9.2063"><a href="/p/\#(belem.id)">Belém</a>"#))
+            #expect(!(try await api.page(.get, "/search?type=posts&q=nowhere")).text.contains("data-map"))
+        }
+    }
+
+    @Test func mapSettingsTakeATileTemplateOrOff() throws {
+        #expect(try MapSettings.tiles("off") == nil)
+        var settings = MapSettings()
+        settings.tiles = try MapSettings.tiles("http://127.0.0.1:8081/tiles/{z}/{x}/{y}.png")
+        #expect(settings.origin == "http://127.0.0.1:8081")
+        for bad in [
+            "ftp://tiles.example/{z}/{x}/{y}", "https://tiles.example/{z}/{x}.png", "{z}/{x}/{y}",
+            "https://tiles.example/{z}/{x}/{y}.png' data:", "https:///{z}/{x}/{y}",
+        ] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try MapSettings.tiles(bad) }
+        }
+        #expect(MapView.zoom(showing: 10, at: 38.7) == 10)
+        #expect(MapView.zoom(showing: 500, at: 0) == 5)
+        #expect(MapView.zoom(showing: 0.1, at: 89.9) == 13, "the poles are clamped to 85°")
+        #expect(MapView.zoom(showing: 0.01, at: 0) == 17)
+    }
+
     /// The activity tracker: an activity may carry a photo, shown on its card.
     @Test func anActivityCardShowsItsPhoto() async throws {
         try await withApp { api async throws in

@@ -11,8 +11,29 @@ extension Dialect {
         case .sqlite:
             "\(unsafeRaw: alias).id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH \(bind: text.fts5(in: field)))"
         case .postgres:
-            "\(unsafeRaw: alias).search @@ to_tsquery('plaza_search', \(bind: text.tsquery(in: field)))"
+            """
+            \(unsafeRaw: alias).search @@ to_tsquery('plaza_search', \(bind: text.tsquery(in: field)))\
+            \(postgresFieldCheck(alias, text, field))
+            """
         }
+    }
+
+    /// On PostgreSQL spaces and place share weight D: a search in one of them also checks that
+    /// field's own text, on the rows the index found (empty for the other fields).
+    private func postgresFieldCheck(_ alias: String, _ text: SearchText, _ field: SearchText.Field) -> SQLQueryString {
+        let source: SQLQueryString
+        switch field {
+        case .place: source = "\(unsafeRaw: alias).location_name"
+        case .space:
+            source = """
+                (SELECT string_agg(s.name || ' ' || s.slug, ' ') FROM post_spaces ps JOIN spaces s ON s.id = ps.space_id \
+                WHERE ps.post_id = \(unsafeRaw: alias).id)
+                """
+        case .all, .title, .body, .author: return ""
+        }
+        return """
+             AND to_tsvector('plaza_search', coalesce(\(source), '')) @@ to_tsquery('plaza_search', \(bind: text.tsquery(in: .all)))
+            """
     }
 
     /// A filter: post `alias` lies in `box` (through the index; the exact distance is checked apart).
@@ -41,20 +62,21 @@ extension Dialect {
         switch kind {
         case .sqlite:
             // FTS5 walks the matches newest first and stops after the window; posts are read
-            // only for filters. Column weights: title, body, author, spaces.
+            // only for filters. Column weights: title, body, author, spaces, place.
             let join: SQLQueryString = filtersReadPosts ? " JOIN posts p ON p.id = posts_search.rowid" : ""
             return """
-                SELECT posts_search.rowid AS id, bm25(posts_search, 8.0, 1.0, 4.0, 2.0) AS score FROM posts_search\(join)
+                SELECT posts_search.rowid AS id, bm25(posts_search, 8.0, 1.0, 4.0, 2.0, 2.0) AS score FROM posts_search\(join)
                 WHERE posts_search MATCH \(bind: text.fts5(in: field))\(filters)
                 ORDER BY posts_search.rowid DESC LIMIT \(unsafeRaw: String(window))
                 """
         case .postgres:
             // The window's edge first, so that only its posts are ranked.
             let tsquery: SQLQueryString = "to_tsquery('plaza_search', \(bind: text.tsquery(in: field)))"
+            let check = postgresFieldCheck("p", text, field)
             return """
                 SELECT p.id, (-ts_rank(p.search, \(tsquery)))::float8 AS score FROM posts p
-                WHERE p.search @@ \(tsquery)\(filters) AND p.id >= coalesce((
-                    SELECT p.id FROM posts p WHERE p.search @@ \(tsquery)\(filters) ORDER BY p.id DESC \
+                WHERE p.search @@ \(tsquery)\(check)\(filters) AND p.id >= coalesce((
+                    SELECT p.id FROM posts p WHERE p.search @@ \(tsquery)\(check)\(filters) ORDER BY p.id DESC \
                 OFFSET \(unsafeRaw: String(window - 1)) LIMIT 1), 0)
                 """
         }

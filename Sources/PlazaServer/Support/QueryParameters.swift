@@ -36,6 +36,15 @@ extension Request {
         return value
     }
 
+    /// `true` or `false`; absent is false.
+    func boolParameter(_ name: String) throws -> Bool {
+        switch uri.queryParameters.get(name) {
+        case nil, "false": return false
+        case "true": return true
+        default: throw PlazaError.invalid(name, "\(name) must be true or false.")
+        }
+    }
+
     func enumParameter<T: RawRepresentable & CaseIterable>(_ name: String, as: T.Type) throws -> T?
     where T.RawValue == String {
         guard let text = query(name) else { return nil }

@@ -49,6 +49,7 @@ enum Migrations {
         Migration014.migration,
         Migration015.migration,
         Migration016.migration,
+        Migration017.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

@@ -14,13 +14,8 @@ struct NotificationsController {
 
     @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<PlazaAPI.Notification> {
         let me = context.user
-        let unread: Bool
-        switch request.uri.queryParameters.get("unread") {
-        case nil, "false": unread = false
-        case "true": unread = true
-        default: throw PlazaError.invalid("unread", "unread must be true or false.")
-        }
-        return try await notifications.list(recipient: me.userID, unreadOnly: unread, page: try request.pageRequest())
+        return try await notifications.list(
+            recipient: me.userID, unreadOnly: try request.boolParameter("unread"), page: try request.pageRequest())
     }
 
     /// `{"ids": [...]}` marks those; an empty body or `{}` marks all. Unknown ids, and other

@@ -727,11 +727,13 @@ enum OpenAPIDocument {
                     method: .get,
                     summary: """
                         Full-text search over posts: every word must match, the last as a prefix, "quoted phrases" \
-                        in order; ranked by relevance, then newest; near= limits to a circle (nearest first without q)
+                        in order; ranked by relevance, then newest; near= limits to a circle (nearest first without q); \
+                        followed=true to the people I follow; in=place searches place names
                         """,
                     auth: .optional,
                     query: page + [
                         Params.postQ, Params.searchIn, Params.space, Params.kind, Params.near, Params.radiusKm,
+                        Params.followed,
                     ],
                     response: pageOf("Post"))
             ),
@@ -1035,6 +1037,9 @@ enum OpenAPIDocument {
         static var near: OpenAPI.Parameter {
             .query(name: "near", schema: .string(pattern: "^-?[0-9.]+,-?[0-9.]+$"), description: "latitude,longitude")
         }
+        static var followed: OpenAPI.Parameter {
+            .query(name: "followed", schema: .boolean, description: "true: only people I follow (sign-in required)")
+        }
         static var radiusKm: OpenAPI.Parameter {
             .query(
                 name: "radiusKm",
@@ -1047,7 +1052,8 @@ enum OpenAPIDocument {
         }
         static var historyQ: OpenAPI.Parameter { .query(name: "q", schema: .string(maxLength: 1000)) }
         static var searchIn: OpenAPI.Parameter {
-            .query(name: "in", schema: .string(allowedValues: ["all", "title", "body", "author", "space"]))
+            .query(
+                name: "in", schema: .string(allowedValues: SearchText.Field.allCases.map { AnyCodable($0.rawValue) }))
         }
         static var space: OpenAPI.Parameter { .query(name: "space", schema: .string, description: "a space's slug") }
         static var unread: OpenAPI.Parameter { .query(name: "unread", schema: .boolean) }

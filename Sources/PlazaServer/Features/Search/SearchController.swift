@@ -34,6 +34,10 @@ struct SearchController {
         var query = SearchStore.PostQuery(
             text: text, field: try request.enumParameter("in", as: SearchText.Field.self) ?? .all,
             kind: try request.enumParameter("kind", as: PostKind.self), near: near, page: page)
+        if try request.boolParameter("followed") {
+            guard let viewer = context.viewerID else { throw PlazaError.unauthorized }
+            query.followedBy = viewer
+        }
         if let slug = request.query("space") {
             do {
                 query.space = try await spaces.key(slug: slug, viewer: context.viewerID).id

@@ -17,6 +17,8 @@ struct SearchStore: Sendable {
         var space: Int64?
         var kind: PostKind?
         var near: Near?
+        /// Only posts by the people this person follows (`followed=true`).
+        var followedBy: Int64?
         var page: PageRequest
     }
 
@@ -105,6 +107,7 @@ struct SearchStore: Sendable {
         if let near = query.near {
             key += "\u{1}\(near.latitude.bitPattern),\(near.longitude.bitPattern),\(near.radiusKm.bitPattern)"
         }
+        if let follower = query.followedBy { key += "\u{1}followed:\(follower)" }
         return key
     }
 
@@ -133,6 +136,10 @@ struct SearchStore: Sendable {
             filters += " AND \(dialect.postInBox("p", near.box)) AND \(distance) <= \(bind: near.radiusKm)"
         }
         if let kind = query.kind { filters += " AND p.kind = \(bind: kind.rawValue)" }
+        if let follower = query.followedBy {
+            filters +=
+                " AND EXISTS (SELECT 1 FROM follows ff WHERE ff.follower_id = \(bind: follower) AND ff.followee_id = p.author_id)"
+        }
         if let space = query.space {
             filters +=
                 " AND EXISTS (SELECT 1 FROM post_spaces fs WHERE fs.post_id = p.id AND fs.space_id = \(bind: space))"
@@ -144,7 +151,7 @@ struct SearchStore: Sendable {
     /// blocks), with their scores, best first. Ties go to the newer post (ids are time-ordered).
     static func windowSQL(_ text: SearchText, _ query: PostQuery, dialect: Dialect) -> SQLQueryString {
         let (filters, _) = Self.filters(query, dialect: dialect)
-        let readsPosts = query.kind != nil || query.space != nil || query.near != nil
+        let readsPosts = query.kind != nil || query.space != nil || query.near != nil || query.followedBy != nil
         let hits = dialect.rankedPosts(
             text, in: query.field, filters: filters, filtersReadPosts: readsPosts, window: rankedWindow)
         return "SELECT h.id, h.score FROM (\(hits)) AS h ORDER BY h.score, h.id DESC"

@@ -72,7 +72,7 @@ struct SearchText: Sendable, Equatable {
 
     /// The fields a search may be limited to (`in=`).
     enum Field: String, Sendable, CaseIterable {
-        case all, title, body, author, space
+        case all, title, body, author, space, place
     }
 
     /// An FTS5 MATCH expression: every term required, each word quoted.
@@ -84,11 +84,12 @@ struct SearchText: Sendable, Equatable {
         case .all: return expression
         case .title, .body, .author: return "{\(field.rawValue)} : (\(expression))"
         case .space: return "{spaces} : (\(expression))"
+        case .place: return "{place} : (\(expression))"
         }
     }
 
     /// A `to_tsquery('plaza_search', …)` expression; a field is a weight label (A title, B body,
-    /// C author, D spaces).
+    /// C author, D spaces and place, which `Dialect.postgresFieldCheck` tells apart).
     func tsquery(in field: Field) -> String {
         let label: String =
             switch field {
@@ -96,7 +97,7 @@ struct SearchText: Sendable, Equatable {
             case .title: "A"
             case .body: "B"
             case .author: "C"
-            case .space: "D"
+            case .space, .place: "D"
             }
         return terms.map { term in
             let words = term.words.enumerated().map { index, word in

@@ -65,12 +65,9 @@ struct SpacesController {
         if let q = request.uri.queryParameters.get("q") {
             query.text = try Validate.text(q, field: "q", max: 100)?.lowercased()
         }
-        switch request.uri.queryParameters.get("member") {
-        case nil, "false": break
-        case "true":
+        if try request.boolParameter("member") {
             guard let me = context.identity else { throw PlazaError.unauthorized }
             query.memberOf = me.userID
-        default: throw PlazaError.invalid("member", "member must be true or false.")
         }
         return try await spaces.list(query, viewer: context.viewerID)
     }

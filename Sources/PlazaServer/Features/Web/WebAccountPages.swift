@@ -37,7 +37,8 @@ extension WebPages {
         let kind = query.get("kind") ?? ""
         var body = SearchPage(
             q: q, qParam: WebPages.encoded(q), tab: Choice(type), searchIn: Choice(query.get("in") ?? "all"),
-            kind: Choice(kind), anyKind: kind.isEmpty, near: request.query("near"))
+            kind: Choice(kind), anyKind: kind.isEmpty, near: request.query("near"),
+            followed: query.get("followed") == "true")
         let asked = !q.trimmingCharacters(in: .whitespaces).isEmpty || (type == "posts" && request.query("near") != nil)
         if asked {
             switch type {
@@ -59,6 +60,11 @@ extension WebPages {
                 body.posts = list.posts
                 body.next = list.next
                 body.empty = page.items.isEmpty
+                if let near = try SearchController.near(request.query("near"), radius: request.query("radiusKm")) {
+                    body.map = MapView(
+                        near: near.latitude, near.longitude, radiusKm: near.radiusKm, posts: page.items,
+                        settings: web.map)
+                }
             }
         }
         let title = q.isEmpty ? "Search" : "Search: \(q)"

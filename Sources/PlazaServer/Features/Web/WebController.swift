@@ -12,6 +12,8 @@ struct WebController {
     let stores: Stores
     /// The name the installed app goes by.
     let instanceName: String
+    /// Where maps get their tiles.
+    let map: MapSettings
     let sessionDays: Int
     /// The same limits as the API's (sign-up counts as a registration); nil when turned off.
     let rateLimiter: RateLimiter?

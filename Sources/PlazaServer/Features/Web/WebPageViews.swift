@@ -159,6 +159,8 @@ struct PostPage: Sendable {
     /// `save-form.mustache` saves this post (and not a link). Stored: templates read stored
     /// properties only.
     let savePostId: String
+    /// The post's place on a map, when it has one.
+    let map: MapView?
 }
 
 /// `edit.mustache`.
@@ -248,6 +250,10 @@ struct SearchPage: Sendable {
     let kind: Choice
     let anyKind: Bool
     let near: String?
+    /// Only people I follow (`followed=true`).
+    let followed: Bool
+    /// The results around the `near` point.
+    var map: MapView?
     var posts: [PostView] = []
     var users: [UserView] = []
     var items: [ItemView] = []

@@ -19,7 +19,8 @@ struct WebRenderer: Sendable {
     let assetVersion: String
     let contentSecurityPolicy: String
 
-    static func load() async throws -> WebRenderer {
+    /// The templates and assets; `map`'s tile server is allowed as an image source.
+    static func load(map: MapSettings = MapSettings()) async throws -> WebRenderer {
         guard let root = Bundle.module.resourcePath else {
             throw ConfigurationError("The web app's resources are missing.")
         }
@@ -38,9 +39,11 @@ struct WebRenderer: Sendable {
             assets[name] = Asset(body: ByteBuffer(data: data), contentType: contentType(of: name))
         }
         let version = ByteText.hex(hasher.finalize().prefix(6))
-        // Media is served by Plaza itself (from disk or S3), so images and videos are same-origin too; blob: is the upload preview.
+        // Media is served by Plaza itself (from disk or S3), so images and videos are same-origin too; blob: is the upload
+        // preview. Map tiles come from their server.
+        let tiles = map.origin.map { " " + $0 } ?? ""
         let csp =
-            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; font-src 'self'; "
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:\(tiles); media-src 'self' blob:; connect-src 'self'; font-src 'self'; "
             + "manifest-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         return WebRenderer(library: library, assets: assets, assetVersion: version, contentSecurityPolicy: csp)
     }

@@ -165,11 +165,15 @@ struct LinkView: Sendable {
 struct LocationView: Sendable {
     let latitude: String
     let longitude: String
+    /// The name the author gave, for the edit form.
+    let name: String?
+    /// The name, else "Pinned place".
     let placeName: String
 
     init(_ location: Location) {
         latitude = location.latitude.jsonText
         longitude = location.longitude.jsonText
+        name = location.name
         placeName = location.name ?? "Pinned place"
     }
 }

@@ -432,6 +432,79 @@ document.querySelector('form[data-search]')?.addEventListener('formdata', (event
   for (const name of ['near', 'kind']) if (!String(event.formData.get(name) ?? '').trim()) event.formData.delete(name);
 });
 
+// A post's place (compose and edit, `[data-place]`): "Use my location" asks the browser, with the
+// person's consent, and fills the hidden latitude and longitude; "Remove" clears them. A place
+// name needs a location: the form says so rather than drop the name.
+document.addEventListener('click', (event) => {
+  const place = event.target.closest('[data-place]');
+  const button = event.target.closest('[data-locate], [data-unlocate]');
+  if (!place || !button) return;
+  const status = place.querySelector('[data-location-status]');
+  const latitude = place.querySelector('[data-latitude]');
+  const longitude = place.querySelector('[data-longitude]');
+  if ('unlocate' in button.dataset) {
+    latitude.value = ''; longitude.value = '';
+    place.querySelectorAll('input[name$="name" i], input[name=placeName]').forEach((f) => { f.value = ''; });
+    status.textContent = 'No location.';
+    return;
+  }
+  if (!navigator.geolocation) { status.textContent = 'This browser cannot share its location.'; return; }
+  status.textContent = 'Finding you…';
+  navigator.geolocation.getCurrentPosition((position) => {
+    latitude.value = position.coords.latitude.toFixed(6);
+    longitude.value = position.coords.longitude.toFixed(6);
+    status.textContent = `Location added (${latitude.value}, ${longitude.value}).`;
+  }, () => { status.textContent = 'Your location is not available.'; }, { timeout: 10000 });
+});
+document.addEventListener('submit', (event) => {
+  const place = event.target.querySelector('[data-place]');
+  const name = place?.querySelector('input[name$="name" i], input[name=placeName]');
+  if (!name?.value.trim() || place.querySelector('[data-latitude]').value) return;
+  event.preventDefault();
+  event.stopPropagation();
+  showError(event.target, { message: 'Add the location with “Use my location”, or leave the place empty.', field: name.name });
+}, true);
+
+// Maps (`map.mustache`): the tiles around the centre from the tile server (none when tiles are
+// off), and each marker pinned at its place (Web Mercator, 256-pixel tiles); drawn again when
+// the map's size changes.
+function mercator(latitude, longitude, zoom) {
+  const size = 256 * 2 ** zoom;
+  const sin = Math.min(Math.max(Math.sin(latitude * Math.PI / 180), -0.9999), 0.9999);
+  return [(longitude + 180) / 360 * size, (0.5 - Math.log((1 + sin) / (1 - sin)) / (4 * Math.PI)) * size];
+}
+function drawMap(map) {
+  map.classList.add('drawn');
+  map.querySelectorAll('.map-tile').forEach((tile) => tile.remove());
+  const zoom = Number(map.dataset.zoom);
+  const [x, y] = mercator(Number(map.dataset.lat), Number(map.dataset.lon), zoom);
+  const left = x - map.clientWidth / 2;
+  const top = y - map.clientHeight / 2;
+  const template = map.dataset.tiles;
+  if (template) {
+    const count = 2 ** zoom;
+    const tiles = [];
+    for (let ty = Math.floor(top / 256); ty <= Math.floor((top + map.clientHeight) / 256); ty++) {
+      for (let tx = Math.floor(left / 256); ty >= 0 && ty < count && tx <= Math.floor((left + map.clientWidth) / 256); tx++) {
+        const tile = document.createElement('img');
+        tile.className = 'map-tile';
+        tile.alt = '';
+        tile.src = template.replace('{z}', zoom).replace('{x}', ((tx % count) + count) % count).replace('{y}', ty);
+        tile.style.left = `${tx * 256 - left}px`;
+        tile.style.top = `${ty * 256 - top}px`;
+        tiles.push(tile);
+      }
+    }
+    map.prepend(...tiles);
+  }
+  for (const marker of map.querySelectorAll('.marker')) {
+    const [mx, my] = mercator(Number(marker.dataset.lat), Number(marker.dataset.lon), zoom);
+    marker.style.left = `${mx - left}px`;
+    marker.style.top = `${my - top}px`;
+  }
+}
+document.querySelectorAll('[data-map]').forEach((map) => new ResizeObserver(() => drawMap(map)).observe(map));
+
 // "Near me" on the search page.
 document.querySelector('[data-near-me]')?.addEventListener('click', () => {
   const status = document.querySelector('[data-near-status]');

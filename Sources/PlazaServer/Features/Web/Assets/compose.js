@@ -40,17 +40,6 @@ export default function ({ api, upload, busy, showError }) {
     }));
   });
 
-  const status = form.querySelector('[data-location-status]');
-  form.querySelector('[data-locate]').addEventListener('click', () => {
-    if (!navigator.geolocation) { status.textContent = 'This browser cannot share its location.'; return; }
-    status.textContent = 'Finding you…';
-    navigator.geolocation.getCurrentPosition((position) => {
-      form.elements.latitude.value = position.coords.latitude.toFixed(6);
-      form.elements.longitude.value = position.coords.longitude.toFixed(6);
-      status.textContent = `Location added (${form.elements.latitude.value}, ${form.elements.longitude.value}).`;
-    }, () => { status.textContent = 'Your location is not available.'; }, { timeout: 10000 });
-  });
-
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const f = form.elements;
