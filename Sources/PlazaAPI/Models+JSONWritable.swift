@@ -176,6 +176,7 @@ extension LinkPreview: JSONWritable {
             w.field("imageURL", imageURL)
             w.field("siteName", siteName)
             w.field("fetchedAt", fetchedAt)
+            w.field("embedURL", embedURL)
         }
     }
 }

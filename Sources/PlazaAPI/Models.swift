@@ -260,6 +260,9 @@ public struct LinkPreview: Codable, Sendable, Hashable {
     @Nullable public var imageURL: String?
     @Nullable public var siteName: String?
     @Nullable public var fetchedAt: Timestamp?
+    /// A player for the link's video that a page may show in an `iframe` (YouTube's
+    /// privacy-enhanced player or Vimeo's; `VideoEmbed`), read from `url`.
+    @Nullable public var embedURL: String?
     public init(
         url: String, title: String? = nil, description: String? = nil, imageURL: String? = nil, siteName: String? = nil,
         fetchedAt: Timestamp? = nil
@@ -270,6 +273,7 @@ public struct LinkPreview: Codable, Sendable, Hashable {
         self.imageURL = imageURL
         self.siteName = siteName
         self.fetchedAt = fetchedAt
+        self.embedURL = VideoEmbed.playerURL(for: url)
     }
 }
 

@@ -510,10 +510,43 @@ import Testing
             #"{"title":1,"thumbnail_url":["x"]}"#)
         Fuzz.run("oembed json", seeds: oEmbed, dictionary: ["null", "\"\\ud800\"", "1e999", "{", "[", ","]) {
             input, _ in
-            let merged = LinkMetadata().merging(oEmbedJSON: input, pageURL: page)
+            let merged = LinkMetadata().merging(oEmbedJSON: input, pageURL: page, textInHTML: true)
             if let url = merged.imageURL, !url.hasPrefix("http://") && !url.hasPrefix("https://") {
                 Issue.record("\(url) from \(input)")
             }
+            if (merged.description?.count ?? 0) > LinkMetadata.descriptionLimit {
+                Issue.record("description of \(merged.description?.count ?? 0) from \(input)")
+            }
+        }
+        // Links to the known sites: the oEmbed request and the player stay on the sites' own
+        // hosts, and what reaches their URLs is only what the patterns let through.
+        let links = Fuzz.seeds(
+            "https://www.youtube.com/watch?v=eiHXASgRTcA&t=1m5s", "https://youtu.be/eiHXASgRTcA",
+            "https://vimeo.com/814385915/06fc1c0a52", "https://player.vimeo.com/video/1?h=ab",
+            "https://www.instagram.com/natgeo/p/CARbvuYDm3Q/", "https://www.tiktok.com/@a/video/1",
+            "https://www.tumblr.com/blog/1/slug", "https://blog.tumblr.com/post/1", "https://x.com/a/status/1",
+            "https://old.reddit.com/r/a/comments/b/c/d/")
+        let endpoints = Set(OEmbedProvider.known.map(\.endpoint))
+        Fuzz.run(
+            "video and oembed links", seeds: links, dictionary: ["%2F", "%22", "\"", "<", "?", "#", "@", "/", ".."]
+        ) {
+            input, _ in
+            let link = String(decoding: input, as: UTF8.self)
+            if let player = VideoEmbed.playerURL(for: link) {
+                let allowed = player.unicodeScalars.allSatisfy {
+                    $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ":/.?=_-".unicodeScalars.contains($0))
+                }
+                if !VideoEmbed.origins.contains(where: { player.hasPrefix($0 + "/") }) || !allowed {
+                    Issue.record("player \(player) from \(link)")
+                }
+            }
+            if let request = OEmbedProvider.request(for: link) {
+                let endpoint = String(request.url.prefix { $0 != "?" })
+                if !endpoints.contains(endpoint) || request.url.contains("#") || request.url.contains(" ") {
+                    Issue.record("oEmbed \(request.url) from \(link)")
+                }
+            }
+            _ = LinkMetadata.textOutsideTags(link)
         }
     }
 

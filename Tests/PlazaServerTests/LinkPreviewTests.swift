@@ -76,6 +76,122 @@ struct LinkPreviewTests {
         }
     }
 
+    /// The big sites whose pages say little to a server are previewed from their oEmbed
+    /// endpoints, known by the link's host and path (served here from loopback with the sites'
+    /// recorded answers; their pages, on the sites' real hosts, are never fetched in tests).
+    @Test(
+        arguments: [
+            (
+                "https://m.youtube.com/watch?v=eiHXASgRTcA&t=1m5s", "YouTube",
+                "https://www.youtube.com/watch?v=eiHXASgRTcA", "Noisy kittens waiting for dinner!", "YouTube", true,
+                nil
+            ),
+            (
+                "https://vimeo.com/235352744", "Vimeo", "https://vimeo.com/235352744", "Vimeo Live is here", "Vimeo",
+                true, nil
+            ),
+            (
+                "https://www.instagram.com/natgeo/p/CARbvuYDm3Q/?igsh=x", "Instagram",
+                "https://www.instagram.com/p/CARbvuYDm3Q/", "natgeo", "Instagram", true, nil
+            ),
+            (
+                "https://www.tiktok.com/@a3noticias/video/6806030056956251397?lang=es", "TikTok",
+                "https://www.tiktok.com/@a3noticias/video/6806030056956251397",
+                "Nuestro #AplausoSanitario más sincero. Para todos. Y recuerda, #QuédateEnCasa", "TikTok", true, nil
+            ),
+            (
+                "https://www.tumblr.com/he-who-photographs-rather-ok/165326273724/a-slug", "Tumblr",
+                "https://he-who-photographs-rather-ok.tumblr.com/post/165326273724", "He-who-photographs-rather-OK",
+                "Tumblr", false, nil
+            ),
+            (
+                "https://x.com/pepephone/status/436461658601713664?s=20", "X",
+                "https://twitter.com/pepephone/status/436461658601713664", "Pepephone", "Twitter", false,
+                "RT @PabloHerreros Pepephone rompe la baraja - http://t.co/mFn7mcB1vy — Pepephone (@pepephone) February 20, 2014"
+            ),
+            (
+                "https://old.reddit.com/r/investing/comments/7pfpeq/buffett_on_cyrptocurrencies_i_can_say_almost_with/",
+                "Reddit", "https://www.reddit.com/r/investing/comments/7pfpeq/",
+                "Buffett on cyrptocurrencies: 'I can say almost with certainty that they will come to a bad ending'",
+                "reddit", false, nil
+            ),
+        ] as [(String, String, String, String, String, Bool, String?)])
+    func knownSitesArePreviewedFromTheirOEmbedEndpoints(
+        link: String, site: String, asked: String, title: String, siteName: String, image: Bool, description: String?
+    ) async throws {
+        try await FixtureServer.run { base, _ in
+            try await withApp({
+                Self.configure(&$0)
+                $0.linkPreviews.oEmbedEndpoints = FixtureServer.knownEndpoints(base)
+            }) { api async throws in
+                let ana = try await api.register("ana")
+                let item = try await Self.savedLink(api, ana, link)
+                #expect(FixtureServer.asked.withLockedValue { $0[site.lowercased()] } == asked)
+                #expect(item.state == .ready, "\(site): \(item)")
+                #expect(item.link?.title == title)
+                #expect(item.link?.siteName == siteName)
+                #expect(item.link?.description == description)
+                #expect(
+                    (item.link?.imageURL?.hasPrefix("/media/") ?? false) == image, "\(item.link?.imageURL ?? "none")")
+            }
+        }
+    }
+
+    @Test func linksToOtherPagesOfTheKnownSitesAreNotAskedAbout() {
+        for link in [
+            "https://www.youtube.com/", "https://www.youtube.com/@smshdchrb", "https://youtu.be/short",
+            "https://vimeo.com/about", "https://www.instagram.com/natgeo/", "https://www.tiktok.com/@a3noticias",
+            "https://www.tiktok.com/@a3/video/12ab", "https://www.tumblr.com/dashboard", "https://x.com/pepephone",
+            "https://x.com/i/../status/1", "https://www.reddit.com/r/investing/",
+            "https://evil.example/watch?v=eiHXASgRTcA",
+            "https://www.youtube.com.evil.example/watch?v=eiHXASgRTcA", "ftp://www.youtube.com/watch?v=eiHXASgRTcA",
+            "https://x.com/pepe%2Fphone/status/1", "https://notreddit.com/r/a/comments/b/",
+        ] {
+            #expect(OEmbedProvider.request(for: link) == nil, "\(link)")
+        }
+        let youtube = OEmbedProvider.request(for: "https://youtu.be/eiHXASgRTcA?si=abc")
+        #expect(youtube?.provider.name == "YouTube")
+        #expect(
+            youtube?.url
+                == "https://www.youtube.com/oembed?format=json&url=https%3A%2F%2Fwww.youtube.com%2Fwatch%3Fv%3DeiHXASgRTcA"
+        )
+    }
+
+    /// YouTube and Vimeo videos play in the page, from the sites' own players only.
+    @Test func videoLinksHaveAPlayerOnTheSitesOwnDomains() {
+        let players: [(String, String?)] = [
+            ("https://www.youtube.com/watch?v=eiHXASgRTcA", "https://www.youtube-nocookie.com/embed/eiHXASgRTcA"),
+            ("https://youtu.be/eiHXASgRTcA?t=76", "https://www.youtube-nocookie.com/embed/eiHXASgRTcA?start=76"),
+            (
+                "https://m.youtube.com/watch?v=eiHXASgRTcA&t=1m16s",
+                "https://www.youtube-nocookie.com/embed/eiHXASgRTcA?start=76"
+            ),
+            ("https://www.youtube.com/shorts/eiHXASgRTcA", "https://www.youtube-nocookie.com/embed/eiHXASgRTcA"),
+            ("https://www.youtube.com/watch?v=eiHXASgRTc", nil),
+            ("https://www.youtube.com/watch?v=eiHXASgRTcA%22%3E", nil),
+            ("https://www.youtube.com/watch?v=eiHXASg\"TcA", nil),
+            ("https://www.youtube.com/playlist?list=PL4qTakKkQATKOyZPJG_cAMnRtF7fAIdST", nil),
+            ("https://vimeo.com/235352744", "https://player.vimeo.com/video/235352744"),
+            ("https://vimeo.com/814385915/06fc1c0a52", "https://player.vimeo.com/video/814385915?h=06fc1c0a52"),
+            (
+                "https://player.vimeo.com/video/814385915?h=06fc1c0a52",
+                "https://player.vimeo.com/video/814385915?h=06fc1c0a52"
+            ),
+            ("https://vimeo.com/channels/staffpicks/235352744", "https://player.vimeo.com/video/235352744"),
+            ("https://vimeo.com/235352744/a%22b", nil),
+            ("https://vimeo.evil.example/235352744", nil),
+            ("javascript:alert(1)//youtu.be/eiHXASgRTcA", nil),
+            ("https://youtu.be/eiHXASgRTcA/extra", nil),
+        ]
+        for (link, player) in players {
+            #expect(VideoEmbed.playerURL(for: link) == player, "\(link)")
+        }
+        #expect(LinkPreview(url: "https://vimeo.com/235352744").embedURL == "https://player.vimeo.com/video/235352744")
+        #expect(
+            VideoEmbed.seconds("1h2m3s") == 3723 && VideoEmbed.seconds("m") == nil
+                && VideoEmbed.seconds("99999999") == nil)
+    }
+
     @Test func linkPostsGetTheirPreviewAndLaterSavesReuseIt() async throws {
         try await FixtureServer.run { base, hits in
             try await withApp(Self.configure) { api async throws in

@@ -120,6 +120,35 @@ struct WebSeedStoriesTests {
         }
     }
 
+    /// The crate: a saved YouTube or Vimeo video plays in the post page, from the site's own
+    /// player, which only that page's policy lets in; other pages and links frame nothing.
+    @Test func aVideoLinkPlaysInItsPostPageOnly() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let video = try await api.post(
+                ana,
+                CreatePostRequest(
+                    kind: .link, body: "Kittens", link: LinkInput(url: "https://youtu.be/eiHXASgRTcA?t=30")))
+            #expect(video.link?.embedURL == "https://www.youtube-nocookie.com/embed/eiHXASgRTcA?start=30")
+            let other = try await api.post(
+                ana, CreatePostRequest(kind: .link, body: "Read", link: LinkInput(url: "https://example.com/a")))
+            #expect(other.link?.embedURL == nil)
+            let page = try await api.page(.get, "/p/\(video.id)")
+            #expect(page.text.contains(#"data-embed="https://www.youtube-nocookie.com/embed/eiHXASgRTcA?start=30""#))
+            #expect(
+                page.headers[.contentSecurityPolicy]?.hasSuffix(
+                    "; frame-src https://www.youtube-nocookie.com https://player.vimeo.com") == true)
+            let plain = try await api.page(.get, "/p/\(other.id)")
+            #expect(
+                !plain.text.contains("data-embed")
+                    && plain.headers[.contentSecurityPolicy]?.contains("frame-src") == false)
+            let feed = try await api.page(.get, "/explore")
+            #expect(
+                !feed.text.contains("data-embed")
+                    && feed.headers[.contentSecurityPolicy]?.contains("frame-src") == false)
+        }
+    }
+
     @Test func mapSettingsTakeATileTemplateOrOff() throws {
         #expect(try MapSettings.tiles("off") == nil)
         var settings = MapSettings()

@@ -26,6 +26,15 @@ enum FixtureServer {
         func count(_ path: String) -> Int { counts.withLockedValue { $0[path] ?? 0 } }
     }
 
+    /// The URL each known site's endpoint was last asked about, by the site's lower-cased name.
+    static let asked = NIOLockedValueBox<[String: String]>([:])
+
+    /// `LinkPreviewSettings.oEmbedEndpoints` that send every known site to this server.
+    static func knownEndpoints(_ base: String) -> [String: String] {
+        Dictionary(
+            uniqueKeysWithValues: OEmbedProvider.known.map { ($0.name, "\(base)/known/\($0.name.lowercased())") })
+    }
+
     static func run(_ body: @Sendable (_ base: String, _ hits: Hits) async throws -> Void) async throws {
         let hits = Hits()
         let router = Router()
@@ -40,6 +49,18 @@ enum FixtureServer {
                 status: .ok, headers: [.contentType: type], body: .init(byteBuffer: rewrite(data, request: request)))
         }
         router.get("oembed") { request, _ in try oEmbed(request) }
+        // The known sites' endpoints (`LinkPreviewSettings.oEmbedEndpoints`), with the URL asked about kept.
+        router.get("known/{site}") { request, context -> Response in
+            let site = context.parameters.get("site") ?? ""
+            asked.withLockedValue { $0[site] = request.uri.queryParameters.get("url").map { String($0) } }
+            guard site.allSatisfy({ $0.isLetter }),
+                let data = FileManager.default.contents(
+                    atPath: directory.deletingLastPathComponent().appendingPathComponent("oembed/\(site).json").path)
+            else { return Response(status: .notFound) }
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: rewrite(data, request: request)))
+        }
         router.get("remote/**") { request, _ -> Response in
             let path = request.uri.path
             if path.contains("tiktok.com/oembed") {

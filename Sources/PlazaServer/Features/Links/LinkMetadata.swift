@@ -1,5 +1,12 @@
 import Foundation
 
+extension LinkMetadata {
+    /// What an oEmbed response says, alone.
+    init(oEmbedJSON: [UInt8], pageURL: URL, textInHTML: Bool) {
+        self = LinkMetadata().merging(oEmbedJSON: oEmbedJSON, pageURL: pageURL, textInHTML: textInHTML)
+    }
+}
+
 /// What a page says about itself, read from its HTML head.
 struct LinkMetadata: Sendable, Equatable {
     var title: String?
@@ -41,7 +48,8 @@ struct LinkMetadata: Sendable, Equatable {
     }
 
     /// Fills the gaps from an oEmbed JSON response, keeping whatever the page itself said; unchanged on invalid JSON.
-    func merging(oEmbedJSON: [UInt8], pageURL: URL) -> LinkMetadata {
+    /// With `textInHTML` (a tweet), the text of the embed's `html` is the description.
+    func merging(oEmbedJSON: [UInt8], pageURL: URL, textInHTML: Bool = false) -> LinkMetadata {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(oEmbedJSON))) as? [String: Any] else {
             return self
         }
@@ -56,7 +64,42 @@ struct LinkMetadata: Sendable, Equatable {
         merged.imageURL =
             imageURL
             ?? (object["thumbnail_url"] as? String).flatMap { Self.resolve(Array($0.unicodeScalars), against: pageURL) }
+        if textInHTML, merged.description == nil, let html = object["html"] as? String {
+            merged.description = Self.cleanText(
+                Self.decodeEntities(Self.textOutsideTags(html)), limit: Self.descriptionLimit)
+        }
         return merged
+    }
+
+    /// These values, with the gaps filled from `other`.
+    func filling(from other: LinkMetadata) -> LinkMetadata {
+        LinkMetadata(
+            title: title ?? other.title, description: description ?? other.description,
+            imageURL: imageURL ?? other.imageURL, siteName: siteName ?? other.siteName,
+            oEmbedURL: oEmbedURL ?? other.oEmbedURL)
+    }
+
+    /// The text of an HTML fragment: its tags (and what `<script>` and `<style>` hold) left out,
+    /// each tag read as a space.
+    static func textOutsideTags(_ html: String) -> String {
+        var text = ""
+        var skipping: String?
+        var rest = Substring(html)
+        while let open = rest.firstIndex(of: "<") {
+            if skipping == nil { text += rest[..<open] }
+            guard let close = rest[open...].firstIndex(of: ">") else { return text }
+            let tag = rest[rest.index(after: open)..<close].lowercased()
+            let name = String(tag.prefix { $0.isLetter || $0 == "/" })
+            if let element = skipping {
+                if name == "/" + element { skipping = nil }
+            } else if name == "script" || name == "style" {
+                skipping = name
+            }
+            text += " "
+            rest = rest[rest.index(after: close)...]
+        }
+        if skipping == nil { text += rest }
+        return text
     }
 
     /// The `<meta>` keys read, by lowercased `property` or `name`.
@@ -95,11 +138,13 @@ struct LinkMetadata: Sendable, Equatable {
     /// The named references real pages use in titles and descriptions.
     private static let namedReferences: [String: Unicode.Scalar] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{A0}", "AMP": "&", "LT": "<", "GT": ">",
-        "QUOT": "\"",
+        "QUOT": "\"", "mdash": "\u{2014}", "ndash": "\u{2013}", "hellip": "\u{2026}", "lsquo": "\u{2018}",
+        "rsquo": "\u{2019}", "ldquo": "\u{201C}", "rdquo": "\u{201D}", "laquo": "\u{AB}", "raquo": "\u{BB}",
+        "middot": "\u{B7}", "bull": "\u{2022}", "copy": "\u{A9}", "reg": "\u{AE}", "trade": "\u{2122}",
     ]
 
     /// Replaces the character references real pages use; unknown ones stay as typed, invalid code points are dropped.
-    private static func decodeEntities(_ text: String) -> [Unicode.Scalar] {
+    static func decodeEntities(_ text: String) -> [Unicode.Scalar] {
         let input = Array(text.unicodeScalars)
         var output: [Unicode.Scalar] = []
         output.reserveCapacity(input.count)
@@ -156,7 +201,7 @@ struct LinkMetadata: Sendable, Equatable {
 
     /// Collapses whitespace, drops control characters and caps the length on a Character boundary;
     /// nil when nothing is left.
-    private static func cleanText(_ scalars: some Sequence<Unicode.Scalar>, limit: Int) -> String? {
+    static func cleanText(_ scalars: some Sequence<Unicode.Scalar>, limit: Int) -> String? {
         var view = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in scalars {

@@ -109,6 +109,9 @@ extension OpenAPIDocument {
                 "LinkPreview": object([
                     "url": string(), "title": nullable(string()), "description": nullable(string()),
                     "imageURL": nullable(string()), "siteName": nullable(string()), "fetchedAt": nullable(timestamp),
+                    "embedURL": nullable(string()).with(
+                        description: "a YouTube (youtube-nocookie.com) or Vimeo (player.vimeo.com) player for an iframe"
+                    ),
                 ]),
                 "Location": object(
                     [

@@ -161,7 +161,9 @@ struct WebPages {
             hasCollections: !mine.isEmpty, reportPost: ReportFormView.post(post, viewer: context.viewerID),
             savePostId: post.id, map: post.location == nil ? nil : MapView(post: post, settings: web.map))
         let title = post.title ?? "Post by \(post.author.displayName)"
-        return try await web.page("post", title: title, body, request: request, context: context)
+        return try await web.page(
+            "post", title: title, body, request: request, context: context,
+            frameSources: post.link?.embedURL == nil ? [] : VideoEmbed.origins)
     }
 
     @Sendable func edit(_ request: Request, context: SignedInContext) async throws -> Response {

@@ -61,11 +61,15 @@ struct WebRenderer: Sendable {
 
     /// An HTML response from `template` showing `view` (a page's view, see WebPageViews.swift),
     /// with the headers every page carries.
-    func html(_ template: String, _ view: some Sendable, status: HTTPResponse.Status = .ok) -> Response {
+    /// `frameSources`: origins the page may show in frames (a video player), none by default.
+    func html(
+        _ template: String, _ view: some Sendable, status: HTTPResponse.Status = .ok, frameSources: [String] = []
+    ) -> Response {
         let text = library.render(view, withTemplate: template) ?? "Template \(template) is missing."
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
-        headers[.contentSecurityPolicy] = contentSecurityPolicy
+        headers[.contentSecurityPolicy] =
+            contentSecurityPolicy + (frameSources.isEmpty ? "" : "; frame-src " + frameSources.joined(separator: " "))
         headers[.cacheControl] = "no-store"
         headers[.xContentTypeOptions] = "nosniff"
         headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"

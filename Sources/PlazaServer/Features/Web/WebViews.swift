@@ -151,9 +151,12 @@ struct LinkView: Sendable {
     let linkTitle: String
     /// The host a post's card names, else the URL.
     let linkHost: String
+    /// YouTube's or Vimeo's player, which the post page loads when asked to play.
+    let embedURL: String?
 
     init(_ link: LinkPreview) {
         url = link.url
+        embedURL = link.embedURL
         imageURL = link.imageURL.nonEmpty
         description = link.description.nonEmpty
         linkTitle = link.title ?? link.url

@@ -505,6 +505,24 @@ function drawMap(map) {
 }
 document.querySelectorAll('[data-map]').forEach((map) => new ResizeObserver(() => drawMap(map)).observe(map));
 
+// A YouTube or Vimeo link plays in the post page once asked to (the site is not contacted
+// before): its player in a sandboxed frame, which the page's policy allows from those sites only.
+document.addEventListener('click', (event) => {
+  const button = event.target.closest('[data-embed]');
+  if (!button) return;
+  const frame = document.createElement('iframe');
+  const url = new URL(button.dataset.embed);
+  url.searchParams.set('autoplay', '1');
+  frame.src = url.href;
+  frame.title = button.dataset.title;
+  frame.className = 'embed-frame';
+  frame.allow = 'autoplay; encrypted-media; picture-in-picture; fullscreen';
+  frame.allowFullscreen = true;
+  frame.referrerPolicy = 'strict-origin-when-cross-origin';
+  frame.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-presentation allow-popups');
+  button.replaceWith(frame);
+});
+
 // "Near me" on the search page.
 document.querySelector('[data-near-me]')?.addEventListener('click', () => {
   const status = document.querySelector('[data-near-status]');
