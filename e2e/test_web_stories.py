@@ -12,6 +12,7 @@ from pathlib import Path
 
 import requests
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from conftest import LocalSite, PlazaServer, expect, png
@@ -327,22 +328,38 @@ def test_crates_save_a_link_move_it_and_find_it(plaza: PlazaServer, browser_fact
 def test_memes_a_photo_is_liked_found_and_in_the_grid(plaza: PlazaServer, browser_factory, tmp_path: Path):
     plaza.register("finn")
     _, gus_api = plaza.register("gus")
-    picture = write_png(tmp_path, "meme.png", (255, 120, 0))
 
     finn = browser_factory()
     sign_in(finn, plaza.url, "finn")
     finn.get(plaza.url + "/compose")
     click(finn, "input[name=kind][value=photo]")
     wait_text(finn, "[data-body-label]", "Caption")
-    wait_for(finn, "input[name=photo]").send_keys(str(picture))
+    wide = tmp_path / "wide.png"
+    wide.write_bytes(png(160, 80, (255, 120, 0)))
+    wait_for(finn, "input[name=photo]").send_keys(str(wide))
     preview = image_loaded(finn, "img[data-preview]")
-    assert finn.execute_script("return arguments[0].naturalWidth", preview) == 64
+    assert finn.execute_script("return arguments[0].naturalWidth", preview) == 160
+    # Cropped square before it goes up: the frame starts as the middle square, the keyboard
+    # moves it to the left edge, and the photo that replaces the chosen one is 80 × 80.
+    click(finn, "[data-crop='0']")
+    canvas = wait_for(finn, "dialog[open] canvas")
+    wait_text(finn, "dialog[open] [data-crop-size]", "80 × 80 pixels")
+    for _ in range(30):
+        canvas.send_keys(Keys.ARROW_LEFT)
+    screenshots(finn, "memes-crop")
+    click(finn, "dialog[open] [data-crop-apply]")
+    WebDriverWait(finn, 10).until(lambda d: d.execute_script(
+        "const f = document.querySelector('input[name=photo]').files[0]; return f && f.size && f.type === 'image/png' "
+        "&& document.querySelector('img[data-preview]').naturalWidth === 80"))
+    assert finn.execute_script("return document.querySelector('img[data-preview]').naturalHeight") == 80
     fill(finn, "textarea[name=body]", "When the build is green on Friday flamingo")
     screenshots(finn, "memes-compose")
     click(finn, "#compose button[type=submit]")
     post_id = post_id_from_url(finn)
     image_loaded(finn, f"#post-{post_id} .photo img")
     wait_text(finn, f"#post-{post_id} .body", "flamingo")
+    stored = requests.get(f"{plaza.url}/api/v1/posts/{post_id}", timeout=10).json()["media"][0]
+    assert (stored["width"], stored["height"]) == (80, 80), stored
     # Its BlurHash, the placeholder painted while it loads, decodes to the picture's colour
     # (away from the picture's white diagonal: the top right corner).
     colour = finn.execute_async_script("""

@@ -26,9 +26,11 @@ export default function ({ api, upload, busy, showError }) {
     form.elements.photo.dispatchEvent(new Event('change'));
   });
 
+  // Photos the browser can redraw (not GIFs, which would lose their motion) can be cropped first.
+  const croppable = ['image/jpeg', 'image/png', 'image/webp'];
   form.elements.photo.addEventListener('change', () => {
     previews.querySelectorAll('img, video').forEach((item) => URL.revokeObjectURL(item.src));
-    previews.replaceChildren(...[...form.elements.photo.files].map((file, i) => {
+    previews.replaceChildren(...[...form.elements.photo.files].flatMap((file, i) => {
       const video = file.type.startsWith('video/');
       const item = document.createElement(video ? 'video' : 'img');
       item.className = 'preview';
@@ -36,8 +38,30 @@ export default function ({ api, upload, busy, showError }) {
       if (video) { item.muted = true; item.preload = 'metadata'; item.setAttribute('aria-label', `Preview of video ${i + 1}`); }
       else item.alt = `Preview of photo ${i + 1}`;
       item.src = URL.createObjectURL(file);
-      return item;
+      if (!croppable.includes(file.type)) return [item];
+      const crop = document.createElement('button');
+      crop.type = 'button';
+      crop.className = 'crop';
+      crop.dataset.crop = String(i);
+      crop.textContent = 'Crop';
+      crop.setAttribute('aria-label', `Crop photo ${i + 1}`);
+      return [item, crop];
     }));
+  });
+  previews.addEventListener('click', async (event) => {
+    const button = event.target.closest('[data-crop]');
+    if (!button) return;
+    const { cropImage } = await import(`./crop.js${new URL(import.meta.url).search}`);
+    const index = Number(button.dataset.crop);
+    const files = [...form.elements.photo.files];
+    const cropped = await cropImage(files[index]);
+    if (!cropped) return;
+    files[index] = cropped;
+    const all = new DataTransfer();
+    files.forEach((file) => all.items.add(file));
+    form.elements.photo.files = all.files;
+    form.elements.photo.dispatchEvent(new Event('change'));
+    previews.querySelector(`[data-crop="${index}"]`)?.focus();
   });
 
   form.addEventListener('submit', async (event) => {

@@ -8,7 +8,7 @@ const version = new URL(self.location).searchParams.get('v') || 'dev';
 const shellCache = `plaza-shell-${version}`;
 const pageCache = 'plaza-pages';
 const keptPages = 30;
-const shell = ['plaza.css', 'app.js', 'compose.js', 'post.js', 'settings.js', 'icon.svg', 'icon-192.png']
+const shell = ['plaza.css', 'app.js', 'compose.js', 'post.js', 'settings.js', 'crop.js', 'icon.svg', 'icon-192.png']
   .map((name) => `/assets/${name}?v=${version}`);
 
 self.addEventListener('install', (event) => {
