@@ -69,6 +69,7 @@ struct WebSeedStoriesTests {
             let card = try await api.page(.get, "/p/\(post.id)", cookie: bea.cookie)
             #expect(card.text.contains(#"<span class="status" data-status="safe">Safe: Home by 8</span>"#))
             #expect(card.text.components(separatedBy: "data-status=\"safe\"").count == 3, "card and comment")
+            #expect(card.text.contains(#"stroke-dasharray="40 100""#), "the progress ring, drawn without a script")
 
             _ = try await api.call(.patch, "/me", as: ana, raw: #"{"status": null}"#)
             let cleared: Page<Post> = try await api.page("/users/ana/posts", as: bea)
@@ -215,6 +216,13 @@ extension WebSeedStoriesTests {
             #expect(
                 try await Self.signInThroughTheForm(api, "ana", next: "/collections").headers[.location]
                     == "/collections")
+            // A course she may no longer open (made private, and she is no member) is not where she lands.
+            #expect(
+                try await api.call(
+                    .patch, "/spaces/cs101", as: teacher, json: UpdateSpaceRequest(visibility: .private)
+                ).status == .ok)
+            #expect(try await Self.signInThroughTheForm(api, "ana").headers[.location] == "/")
+            #expect(try await api.page(.get, "/spaces/last", cookie: ana.cookie).headers[.location] == "/spaces")
         }
     }
 }

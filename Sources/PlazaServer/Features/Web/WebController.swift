@@ -199,7 +199,7 @@ struct WebController {
             let auth = try await api.accounts.signIn(
                 LoginRequest(login: form.login ?? "", password: form.password ?? ""), request: request, context: context
             )
-            return try await signedIn(auth, context: context, next: Self.afterSignIn(next, auth))
+            return try await signedIn(auth, context: context, next: await afterSignIn(next, auth))
         } catch let error as PlazaError where error.challenge != nil {
             let body = LoginPage(login: form.login ?? "", next: next, challenge: error.challenge)
             return try await page("login", title: "Sign in", nav: .login, body, request: request, context: context)
@@ -219,7 +219,7 @@ struct WebController {
         do {
             let auth = try await api.accounts.completeSignIn(
                 SecondFactorRequest(challenge: challenge, code: form.code ?? ""), request: request, context: context)
-            return try await signedIn(auth, context: context, next: Self.afterSignIn(next, auth))
+            return try await signedIn(auth, context: context, next: await afterSignIn(next, auth))
         } catch let error as PlazaError {
             // Asked again unless the challenge is gone (then the password form).
             let expired = error.code == AccountsController.challengeGone.code
@@ -255,8 +255,19 @@ struct WebController {
 
     /// Where a sign-in goes: `next` when the sign-in page was given one, else the space the
     /// person viewed last (a student lands in their course), else home.
-    static func afterSignIn(_ next: String, _ auth: AuthResponse) -> String {
-        next == "/" ? WebPages.lastSpacePath(auth.user.preferences) ?? next : next
+    func afterSignIn(_ next: String, _ auth: AuthResponse) async -> String {
+        guard next == "/", let viewer = Int64(auth.user.user.id) else { return next }
+        return await lastSpacePath(auth.user.preferences, viewer: viewer) ?? next
+    }
+
+    /// `/s/{slug}` of the space in the `lastSpace` preference, when it is one the person may
+    /// still open (not deleted, nor private and left).
+    func lastSpacePath(_ preferences: JSONValue, viewer: Int64) async -> String? {
+        guard case .object(let prefs) = preferences, case .string(let slug)? = prefs["lastSpace"], !slug.isEmpty,
+            slug.utf8.count <= 64, slug.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }),
+            (try? await stores.spaces.key(slug: slug, viewer: viewer)) != nil
+        else { return nil }
+        return "/s/\(slug)"
     }
 
     /// The browser's new session, and on to `next`. Signing in again from a browser that still

@@ -63,7 +63,7 @@ struct WebEmailPages {
             let auth = try await accounts.reset(
                 ResetPasswordRequest(token: token, newPassword: form.newPassword ?? ""), request: request,
                 context: context)
-            return try await web.signedIn(auth, context: context, next: WebController.afterSignIn("/", auth))
+            return try await web.signedIn(auth, context: context, next: await web.afterSignIn("/", auth))
         } catch let error as PlazaError where error.challenge != nil {
             // Two-factor sign-in is on: the password is changed, and the code form finishes signing in.
             let body = LoginPage(error: error.message, next: "/", challenge: error.challenge)

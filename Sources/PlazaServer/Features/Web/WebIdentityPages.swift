@@ -85,7 +85,7 @@ struct WebIdentityPages {
                 provider: context.parameters.string("id"), code: code, state: state, request: request, context: context)
             {
             case .signedIn(let auth, let next):
-                response = try await web.signedIn(auth, context: context, next: WebController.afterSignIn(next, auth))
+                response = try await web.signedIn(auth, context: context, next: await web.afterSignIn(next, auth))
             case .linked(let next):
                 response = WebController.redirect(to: next)
             }

@@ -116,16 +116,8 @@ struct WebPages {
     /// Reopens the space the signed-in person last opened (their `lastSpace` preference).
     @Sendable func lastSpace(_ request: Request, context: PlazaContext) async throws -> Response {
         guard let me = context.identity else { return WebController.redirect(to: "/spaces") }
-        return WebController.redirect(
-            to: Self.lastSpacePath(try await stores.accounts.me(userID: me.userID).preferences) ?? "/spaces")
-    }
-
-    /// `/s/{slug}` of the space in the `lastSpace` preference, when it is one.
-    static func lastSpacePath(_ preferences: JSONValue) -> String? {
-        guard case .object(let prefs) = preferences, case .string(let slug)? = prefs["lastSpace"], !slug.isEmpty,
-            slug.utf8.count <= 64, slug.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
-        else { return nil }
-        return "/s/\(slug)"
+        let preferences = try await stores.accounts.me(userID: me.userID).preferences
+        return WebController.redirect(to: await web.lastSpacePath(preferences, viewer: me.userID) ?? "/spaces")
     }
 
     @Sendable func space(_ request: Request, context: PlazaContext) async throws -> Response {

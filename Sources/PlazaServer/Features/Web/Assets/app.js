@@ -250,9 +250,6 @@ export function enhance(root = document) {
     time.textContent = Math.abs(seconds) < 45 ? 'just now' : relative.format(Math.round(seconds / size), unit);
   });
   root.querySelectorAll('img[data-blurhash]').forEach(paintBlurhash);
-  root.querySelectorAll('[data-ring]').forEach((ring) => {
-    ring.style.setProperty('--p', String(Math.max(0, Math.min(100, Number(ring.dataset.ring) || 0))));
-  });
   root.querySelectorAll('[data-color]').forEach((el) => {
     if (/^#[0-9a-fA-F]{6}$/.test(el.dataset.color)) el.style.setProperty('--accent', el.dataset.color);
   });
