@@ -282,6 +282,11 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
             eventRetentionMillis: Int64(config.eventRetentionDays) * 86_400_000, limits: services.sharedLimits,
             limitAges: (
                 buckets: config.rateLimitPolicy.longestRefillMillis, throttle: config.loginThrottle.staleAfterMillis
+            ),
+            // Past the longest a transcode or an upload's body may run, twice over, and at least an hour.
+            scratch: (
+                services.uploadDirectory,
+                max(.seconds(3600), config.video.timeout * 2, .seconds(config.bodyTimeoutSeconds * 2))
             ), logger: logger),
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),

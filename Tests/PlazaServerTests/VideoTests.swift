@@ -343,6 +343,27 @@ struct VideoTests {
         #expect(ByteRange.parse(header) == nil)
     }
 
+    /// A server killed mid-transcode (or mid-upload) leaves its work folder behind; the hourly
+    /// clean-up removes what is older than any work still running could be, and nothing newer.
+    @Test func leftoverWorkFilesAreSweptOnceStale() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-scratch-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = FileManager.default
+        for name in ["video-1", "upload-2", "video-3"] {
+            try files.createDirectory(atPath: "\(directory)/\(name)", withIntermediateDirectories: true)
+            #expect(files.createFile(atPath: "\(directory)/\(name)/source", contents: Data([1, 2, 3])))
+        }
+        #expect(files.createFile(atPath: "\(directory)/preview-4", contents: Data([1])))
+        let old = Date(timeIntervalSinceNow: -7200)
+        for name in ["video-1", "upload-2", "preview-4"] {
+            try files.setAttributes([.modificationDate: old], ofItemAtPath: "\(directory)/\(name)")
+        }
+        let cutoff = Timestamp.now.milliseconds - 3_600_000
+        #expect(MaintenanceService.sweep(directory, olderThan: cutoff) == 3)
+        #expect(try files.contentsOfDirectory(atPath: directory) == ["video-3"], "the one still being worked on")
+        #expect(MaintenanceService.sweep(directory + "/missing", olderThan: cutoff) == 0)
+    }
+
     @Test func videoSizesStayWithin720pAndEven() {
         #expect(VideoProbe(width: 3840, height: 2160, durationMillis: 1, hasAudio: true).outputSize == (1280, 720))
         #expect(VideoProbe(width: 1080, height: 1920, durationMillis: 1, hasAudio: true).outputSize == (720, 1280))

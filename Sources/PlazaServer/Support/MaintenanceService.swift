@@ -1,10 +1,12 @@
+import Foundation
 import Logging
 import PlazaAPI
 import ServiceLifecycle
 
 /// Periodic clean-up: sessions idle past their lifetime, uploads nothing used within a day,
 /// link-preview images nothing shows, past days' usage counts, events older than the log's
-/// retention, mail sent or given up on more than 30 days ago, and pushes finished a week ago.
+/// retention, mail sent or given up on more than 30 days ago, pushes finished a week ago, and
+/// work files a stopped process left in the uploads folder (a killed server's transcode, say).
 struct MaintenanceService: Service {
     let accounts: AccountStore
     let media: MediaStore
@@ -16,6 +18,8 @@ struct MaintenanceService: Service {
     /// PostgreSQL's shared rate buckets and throttle entries, and the ages past which they no longer matter.
     var limits: PostgresLimitStore? = nil
     var limitAges: (buckets: Int64, throttle: Int64) = (3_600_000, 3_600_000)
+    /// The uploads folder, and the age past which nothing there is still being worked on.
+    var scratch: (directory: String, lifetime: Duration)? = nil
     let logger: Logger
     var interval: Duration = .seconds(3600)
     static let unusedMediaLifetime: Int64 = 24 * 3_600_000
@@ -73,5 +77,24 @@ struct MaintenanceService: Service {
         } catch {
             logger.warning("Rate limit clean-up failed: \(error)")
         }
+        if let scratch {
+            let removed = Self.sweep(scratch.directory, olderThan: now - scratch.lifetime.milliseconds)
+            if removed > 0 { logger.info("Removed \(removed) leftover work files from \(scratch.directory)") }
+        }
+    }
+
+    /// Removes the entries of `directory` last changed before `cutoff` (milliseconds); how many.
+    static func sweep(_ directory: String, olderThan cutoff: Int64) -> Int {
+        let files = FileManager.default
+        guard let names = try? files.contentsOfDirectory(atPath: directory) else { return 0 }
+        var removed = 0
+        for name in names {
+            let path = (directory as NSString).appendingPathComponent(name)
+            guard let changed = (try? files.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+                Int64(changed.timeIntervalSince1970 * 1000) < cutoff, (try? files.removeItem(atPath: path)) != nil
+            else { continue }
+            removed += 1
+        }
+        return removed
     }
 }
