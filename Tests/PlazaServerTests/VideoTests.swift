@@ -343,6 +343,32 @@ struct VideoTests {
         #expect(ByteRange.parse(header) == nil)
     }
 
+    /// Two servers' workers on one queue: each takes a different video (PostgreSQL's `SKIP
+    /// LOCKED`, SQLite's one writer), and each video is transcoded once.
+    @Test func twoServersWorkersShareTheQueueWithoutDoingAVideoTwice() async throws {
+        try await withApp({ $0.video.worker = false }) { api async throws in
+            let ana = try await api.register("ana")
+            var videos: [Media] = []
+            for _ in 0..<2 {
+                videos.append(try await Self.uploadVideo(api, try VideoFixtures.mov(seconds: 1), as: ana))
+            }
+            async let first = Self.runWorker(api)
+            async let second = Self.runWorker(api)
+            #expect(try await [first, second] == [true, true], "each took one")
+            #expect(try await Self.runWorker(api) == false, "nothing left")
+            for video in videos {
+                #expect(try await api.get("/me/media/\(video.id)", as: ana).decode(Media.self).state == .ready)
+            }
+            let ids = videos.compactMap { Int64($0.id) }
+            let attempts = try await api.withDatabase { db in
+                try await db.read { db in
+                    try await db.rows("SELECT attempts FROM media WHERE id IN (\(binds: ids))")
+                }.map { try $0.decode(column: "attempts", as: Int.self) }
+            }
+            #expect(attempts == [1, 1])
+        }
+    }
+
     /// A server killed mid-transcode (or mid-upload) leaves its work folder behind; the hourly
     /// clean-up removes what is older than any work still running could be, and nothing newer.
     @Test func leftoverWorkFilesAreSweptOnceStale() throws {
