@@ -214,7 +214,10 @@ def test_activity_friends_see_progress_live_and_done_on_the_heatmap(plaza: Plaza
     wait_text(dan, f"#post-{post_id} .activity", "Running")
     assert dan.find_element(By.CSS_SELECTOR, f"#post-{post_id} .activity progress").get_attribute("value") == "60"
     ring = dan.find_element(By.CSS_SELECTOR, f"#post-{post_id} .activity .ring")
-    assert dan.execute_script("return getComputedStyle(arguments[0]).getPropertyValue('--p').trim()", ring) == "60"
+    # The ring's dash is the progress, drawn by the server; its colour is the activity's.
+    fill_circle = ring.find_element(By.CSS_SELECTOR, ".ring-fill")
+    assert fill_circle.get_attribute("stroke-dasharray") == "60 100"
+    assert dan.execute_script("return getComputedStyle(arguments[0]).stroke", fill_circle) == "rgb(228, 87, 46)"
     assert dan.find_elements(By.CSS_SELECTOR, f"#post-{post_id} .activity .done") == []
 
     # It appears at the top of Cleo's home feed without a reload.

@@ -295,15 +295,16 @@ extension PlazaKitTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let output = folder.appendingPathComponent("clip.mov")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-f",
-            "lavfi", "-i", "sine", "-t", "1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-            "-c:a", "aac", "-shortest", output.path,
-        ]
-        try process.run()
-        process.waitUntilExit()
+        let log = folder.appendingPathComponent("ffmpeg.log").path
+        #expect(FileManager.default.createFile(atPath: log, contents: nil))
+        let ffmpeg = try ChildProcess(
+            "/usr/bin/env",
+            arguments: [
+                "ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-f",
+                "lavfi", "-i", "sine", "-t", "1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                "-c:a", "aac", "-shortest", output.path,
+            ], environment: ProcessInfo.processInfo.environment, output: log)
+        ffmpeg.waitUntilExit()
         return try Data(contentsOf: output)
     }
 

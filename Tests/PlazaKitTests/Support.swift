@@ -168,6 +168,14 @@ final class ChildProcess: @unchecked Sendable {
         return !exited
     }
 
+    /// Blocks until the child has exited.
+    func waitUntilExit() {
+        guard !exited else { return }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+        exited = true
+    }
+
     /// SIGTERM, then waits for the child to exit; SIGKILL if it has not within 10 s.
     func terminate() {
         guard isRunning else { return }

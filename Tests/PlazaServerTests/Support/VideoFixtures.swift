@@ -128,13 +128,11 @@ enum VideoFixtures {
         )
     }
 
+    /// Through the server's own `ChildProcess` (posix_spawn: Foundation's `Process` can crash the test process).
     private static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(executable) \(arguments.joined(separator: " "))")
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-fixture-\(UUID()).log").path
+        defer { unlink(log) }
+        let outcome = try ChildProcess.runBlocking([executable] + arguments, timeout: .seconds(120), errorLog: log)
+        #expect(outcome.status == 0, "\(executable) \(arguments.joined(separator: " ")): \(outcome.errorTail)")
     }
 }

@@ -169,14 +169,9 @@ struct VideoPipeline: Sendable {
     /// Whether this process may make a network namespace (root, or unprivileged user
     /// namespaces): tried once at start.
     private static func isolatedNetworkWorks(_ unshare: String) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: unshare)
-        process.arguments = ["--net", "--", "true"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let outcome = try? ChildProcess.runBlocking(
+            [unshare, "--net", "--", "true"], timeout: .seconds(10), errorLog: "/dev/null")
+        return outcome?.status == 0 && outcome?.timedOut == false
     }
 
     /// The options that make ffmpeg or ffprobe read `path` as `format` and nothing else.
