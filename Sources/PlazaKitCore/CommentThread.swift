@@ -5,7 +5,8 @@ import PlazaAPI
 /// comments with `loadMore()` (keyset cursor), my own with `add(_:)`, others' live with
 /// `apply(_:)`. Comments are kept once each. With a cache directory the post and the comments
 /// loaded so far are saved as a Codable file, so the screen opens on them (`restore()`) before
-/// the network answers, and offline.
+/// the network answers, and offline. The file is named by the post alone: give each signed-in
+/// account (and server) a cache directory of its own, and delete it at sign-out, as for `FeedPager`.
 public actor CommentThread {
     public let client: PlazaClient
     public let postID: String
@@ -93,13 +94,12 @@ public actor CommentThread {
         return comment
     }
 
-    /// Deletes a comment (mine, or any on my post) and takes it out.
+    /// Deletes a comment (mine, or any on my post) and takes it out; the post counts one fewer,
+    /// loaded or not.
     public func delete(_ commentID: String) async throws {
         try await client.deleteComment(commentID)
-        if comments.contains(where: { $0.id == commentID }) {
-            comments.removeAll { $0.id == commentID }
-            post?.counts.comments -= 1
-        }
+        comments.removeAll { $0.id == commentID }
+        if let count = post?.counts.comments { post?.counts.comments = max(0, count - 1) }
         save()
     }
 

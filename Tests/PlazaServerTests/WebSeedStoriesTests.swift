@@ -158,6 +158,8 @@ struct WebSeedStoriesTests {
         for bad in [
             "ftp://tiles.example/{z}/{x}/{y}", "https://tiles.example/{z}/{x}.png", "{z}/{x}/{y}",
             "https://tiles.example/{z}/{x}/{y}.png' data:", "https:///{z}/{x}/{y}",
+            "https://{s}.tile.example/{z}/{x}/{y}.png", "https://{z}.tile.example/{x}/{y}.png",
+            "https://tile.example/{z}/{x}/{y}/{r}.png",
         ] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try MapSettings.tiles(bad) }
         }

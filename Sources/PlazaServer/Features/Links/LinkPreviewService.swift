@@ -102,7 +102,12 @@ struct LinkPreviewService: Service {
             do {
                 let json = try await fetcher.fetch(
                     request.url, maxBytes: Self.maxOEmbedBytes, accept: "application/json")
-                known = LinkMetadata(oEmbedJSON: json.body, pageURL: linkURL, textInHTML: request.provider.textInHTML)
+                let answer = LinkMetadata(
+                    oEmbedJSON: json.body, pageURL: linkURL, textInHTML: request.provider.textInHTML)
+                // An answer that says nothing (not JSON, no fields) leaves the page's own oEmbed to try.
+                if answer != LinkMetadata() { known = answer }
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 logger.info("oEmbed of \(job.url) from \(request.provider.name) failed: \(error)")
             }
@@ -125,7 +130,7 @@ struct LinkPreviewService: Service {
             host = page.url.host
         } catch {
             // Sign-in walls and bot checks: the site's own answer is preview enough.
-            guard let known, known.title != nil else { throw error }
+            guard let known, known.title != nil, !(error is CancellationError) else { throw error }
             logger.info("Link page \(job.url) not read (\(error)); previewed from its oEmbed")
             metadata = known
             host = nil

@@ -571,7 +571,7 @@ enum OpenAPIDocument {
                 Operation(
                     method: .post,
                     summary:
-                        "Recommend the post to people who follow me (a notification each; all or none: 422 cannot_recommend names who cannot get it)",
+                        "Recommend the post to people who follow me (a notification each; 422 cannot_recommend names any who do not follow me, and then nobody is sent it; those who may not read the post are passed over silently)",
                     auth: .required, body: "RecommendPostRequest", status: 204, errors: [404, 422])
             ),
             (

@@ -271,28 +271,32 @@ struct PostStore: Sendable {
             users.map { .mention(of: $0, by: author, post: post, comment: nil) }, ids: ids, on: db)
     }
 
-    /// Sends post `post` to the people named `usernames`, as `sender`: each must follow the
-    /// sender, read the post and have no block with them. Returns the names that do not (and so
-    /// were sent nothing); nil when the sender may not read the post.
+    /// Sends post `post` to the people named `usernames`, as `sender`. Each must follow the
+    /// sender with no block between them (what the sender can see for themselves); otherwise
+    /// nobody is sent anything and their names come back. Of those, the ones who may not read the
+    /// post are passed over without a word, so the answer says nothing of their blocks or spaces.
+    /// Nil when the sender may not read the post.
     func recommend(post: Int64, by sender: Int64, to usernames: [String]) async throws -> [String]? {
         let keys = Array(Set(usernames.map { $0.lowercased() }))
         let ids = ids
         return try await events.write { db -> [String]? in
             guard try await db.first("SELECT 1 AS ok WHERE \(Visibility.post(id: post, readableBy: sender))") != nil
             else { return nil }
-            let recipients = try await db.rows(
+            let followers = try await db.rows(
                 """
-                SELECT u.id, u.username_key FROM users u
+                SELECT u.id, u.username_key,
+                    EXISTS (SELECT 1 FROM posts p WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: "u.id"))) AS reads
+                FROM users u
                 WHERE u.username_key IN (\(binds: keys)) AND u.id <> \(bind: sender)
                 AND EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = u.id AND f.followee_id = \(bind: sender))
                 AND \(Visibility.person("u.id", seenBy: sender))
-                AND EXISTS (SELECT 1 FROM posts p WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: "u.id")))
                 """)
-            let reached = Set(try recipients.map { try $0.decode(column: "username_key", as: String.self) })
+            let reached = Set(try followers.map { try $0.decode(column: "username_key", as: String.self) })
             let refused = keys.filter { !reached.contains($0) }.sorted()
             guard refused.isEmpty else { return refused }
+            let readers = try followers.filter { try $0.decode(column: "reads", as: Bool.self) }
             try await NotificationStore.notify(
-                try recipients.map {
+                try readers.map {
                     .recommendation(of: post, to: try $0.decode(column: "id", as: Int64.self), by: sender)
                 }, ids: ids, on: db)
             return []

@@ -45,7 +45,8 @@ struct PostsController {
         return EditedResponse(status: .created, response: post)
     }
 
-    /// Sends the post to people who follow me, as a notification; all or none of them.
+    /// Sends the post to people who follow me, as a notification: all or none of them (those who
+    /// may not read it are passed over silently).
     @Sendable func recommend(_ request: Request, context: SignedInContext) async throws -> HTTPResponse.Status {
         let id = try context.parameters.id("id", "Post")
         let body = try await request.decode(as: RecommendPostRequest.self, context: context)
@@ -56,7 +57,7 @@ struct PostsController {
         guard refused.isEmpty else {
             throw PlazaError(
                 .unprocessableContent, "cannot_recommend",
-                "Only people who follow you and can see this post can get it: not \(refused.joined(separator: ", ")).",
+                "Only people who follow you can get it: not \(refused.joined(separator: ", ")).",
                 field: "to")
         }
         return .noContent

@@ -11,13 +11,18 @@ public struct MapSettings: Sendable, Equatable {
     public var attribution = "© OpenStreetMap contributors"
     public init() {}
 
-    /// `tiles` checked: http(s), a host, and the three placeholders; "off" is none.
+    /// `tiles` checked: http(s), a host, and the three placeholders in its path or query; "off" is none.
     static func tiles(_ value: String) throws -> String? {
         guard value.lowercased() != "off" else { return nil }
         let filled = value.replacingOccurrences(of: "{z}", with: "0").replacingOccurrences(of: "{x}", with: "0")
             .replacingOccurrences(of: "{y}", with: "0")
-        guard ["{z}", "{x}", "{y}"].allSatisfy(value.contains), let url = URL(string: filled),
-            ["https", "http"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false,
+        // Exactly the three placeholders, none in the host (no `{s}` subdomains: the page fills in only these).
+        guard ["{z}", "{x}", "{y}"].allSatisfy(value.contains), !filled.contains("{"), !filled.contains("}"),
+            let url = URL(string: filled), ["https", "http"].contains(url.scheme?.lowercased() ?? ""),
+            let host = url.host, !host.isEmpty,
+            URL(
+                string: value.replacingOccurrences(of: "{", with: "")
+                    .replacingOccurrences(of: "}", with: ""))?.host == host,
             !value.contains("\""), !value.contains("'"), !value.contains(" ")
         else {
             throw ConfigurationError(

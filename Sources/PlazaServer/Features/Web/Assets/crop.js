@@ -137,8 +137,11 @@ export function cropImage(file) {
       const type = file.type === 'image/png' || file.type === 'image/webp' ? file.type : 'image/jpeg';
       out.toBlob((blob) => {
         if (!blob) { finish(null); return; }
-        const name = type === file.type ? file.name : file.name.replace(/\.[^.]*$/, '') + '.jpg';
-        finish(new File([blob], name, { type, lastModified: Date.now() }));
+        // What the browser made, which may not be what was asked (Safari writes PNG for WebP).
+        const made = blob.type || 'image/png';
+        const extension = { 'image/jpeg': '.jpg', 'image/png': '.png', 'image/webp': '.webp' }[made] ?? '';
+        const name = made === file.type ? file.name : file.name.replace(/\.[^.]*$/, '') + extension;
+        finish(new File([blob], name, { type: made, lastModified: Date.now() }));
       }, type, 0.92);
     });
   });
