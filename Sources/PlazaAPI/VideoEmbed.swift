@@ -10,21 +10,41 @@ public enum VideoEmbed {
     /// `https://www.youtube-nocookie.com/embed/ID[?start=S]` or
     /// `https://player.vimeo.com/video/ID[?h=HASH]` for a video page's URL; else nil.
     public static func playerURL(for link: String) -> String? {
-        guard link.utf8.count <= 2048, let url = URLComponents(string: link),
-            let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-            let host = url.host?.lowercased()
-        else { return nil }
-        let path = url.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true)
-        let query = url.queryItems ?? []
-        func parameter(_ name: String) -> String? { query.first { $0.name == name }?.value }
-        if let id = youTubeID(host: host, path: path, v: parameter("v")) {
-            let start = parameter("t").flatMap(seconds) ?? parameter("start").flatMap(seconds)
+        guard let link = Link(link) else { return nil }
+        if let id = youTubeID(link) {
+            let start = link.parameter("t").flatMap(seconds) ?? link.parameter("start").flatMap(seconds)
             return "https://www.youtube-nocookie.com/embed/\(id)" + (start.map { "?start=\($0)" } ?? "")
         }
-        if let (id, hash) = vimeoID(host: host, path: path, h: parameter("h")) {
+        if let (id, hash) = vimeoID(host: link.host, path: link.path, h: link.parameter("h")) {
             return "https://player.vimeo.com/video/\(id)" + (hash.map { "?h=\($0)" } ?? "")
         }
         return nil
+    }
+
+    /// The id of the YouTube video a link names (`watch`, `youtu.be`, `shorts`, `live`, `embed`).
+    public static func youTubeID(in link: String) -> String? { Link(link).flatMap(youTubeID) }
+
+    /// An http(s) link's parts.
+    private struct Link {
+        let host: String
+        let path: [Substring]
+        let query: [URLQueryItem]
+
+        init?(_ text: String) {
+            guard text.utf8.count <= 2048, let url = URLComponents(string: text),
+                let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+                let host = url.host?.lowercased()
+            else { return nil }
+            self.host = host
+            path = url.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true)
+            query = url.queryItems ?? []
+        }
+
+        func parameter(_ name: String) -> String? { query.first { $0.name == name }?.value }
+    }
+
+    private static func youTubeID(_ link: Link) -> String? {
+        youTubeID(host: link.host, path: link.path, v: link.parameter("v"))
     }
 
     private static let youTubeHosts: Set<String> = [

@@ -41,12 +41,7 @@ struct OEmbedProvider: Sendable {
         OEmbedProvider(
             name: "YouTube", endpoint: "https://www.youtube.com/oembed", parameters: "format=json&", textInHTML: false
         ) { _, _, link in
-            // The video's id as the player reads it (watch, youtu.be, shorts, live).
-            guard let player = link.string.flatMap(VideoEmbed.playerURL(for:)),
-                player.hasPrefix("https://www.youtube-nocookie.com/embed/"),
-                let id = URLComponents(string: player)?.path.split(separator: "/").last
-            else { return nil }
-            return "https://www.youtube.com/watch?v=\(id)"
+            link.string.flatMap(VideoEmbed.youTubeID(in:)).map { "https://www.youtube.com/watch?v=\($0)" }
         },
         OEmbedProvider(
             name: "Vimeo", endpoint: "https://vimeo.com/api/oembed.json", parameters: "", textInHTML: false

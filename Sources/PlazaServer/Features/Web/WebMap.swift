@@ -63,9 +63,9 @@ struct MapView: Sendable {
     let markers: [Marker]
     let label: String
 
-    /// A post's place, close up.
-    init(post: Post, settings: MapSettings) {
-        let location = post.location ?? Location(latitude: 0, longitude: 0)
+    /// A post's place, close up; none without one.
+    init?(post: Post, settings: MapSettings) {
+        guard let location = post.location else { return nil }
         self.init(
             latitude: location.latitude, longitude: location.longitude, zoom: 15, settings: settings,
             markers: [

@@ -151,7 +151,7 @@ struct WebPages {
             comments: comments.items.map { CommentView($0, viewer: context.viewerID, postAuthor: post.author.id) },
             moreComments: Self.next(request, cursor: comments.nextCursor), after: after, myCollections: mine,
             hasCollections: !mine.isEmpty, reportPost: ReportFormView.post(post, viewer: context.viewerID),
-            savePostId: post.id, map: post.location == nil ? nil : MapView(post: post, settings: web.map))
+            savePostId: post.id, map: MapView(post: post, settings: web.map))
         let title = post.title ?? "Post by \(post.author.displayName)"
         return try await web.page(
             "post", title: title, body, request: request, context: context,
