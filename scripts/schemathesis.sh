@@ -69,8 +69,9 @@ schema="${SCHEMATHESIS_SCHEMA:-$base/api/v1/openapi.json}"
 checks="not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
 # Signing out, or deleting sessions (the stateful phase may find ours), would revoke the token
 # that every later request relies on. The event stream never ends, so it is tested by the
-# Swift and e2e suites instead (Tests/PlazaServerTests/RealtimeTests.swift, e2e/test_realtime.py).
-exclude='/auth/logout$|/me/sessions/\{[^}]+\}$|/stream$'
+# Swift and e2e suites instead (Tests/PlazaServerTests/RealtimeTests.swift, e2e/test_realtime.py), and
+# so are Mastodon's streams (MastodonTests.swift, e2e/test_mastodon.py).
+exclude='/auth/logout$|/me/sessions/\{[^}]+\}$|/stream$|/streaming/(user|public)'
 
 log "schemathesis $version against $schema"
 args=(run "$schema" --checks "$checks" --max-examples "$max_examples" --workers 2

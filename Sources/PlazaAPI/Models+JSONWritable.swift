@@ -275,6 +275,8 @@ extension Session: JSONWritable {
             w.field("userAgent", userAgent)
             w.field("ip", ip)
             w.field("current", current)
+            w.field("app", app)
+            w.field("scopes", scopes)
         }
     }
 }

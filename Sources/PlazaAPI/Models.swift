@@ -398,10 +398,16 @@ public struct Session: Codable, Sendable, Hashable {
     @Nullable public var userAgent: String?
     @Nullable public var ip: String?
     public var current: Bool
+    /// The app a person let in with OAuth (a Mastodon app), by the name it registered.
+    @Nullable public var app: String?
+    /// What that app may do: its OAuth scopes, space-separated (`read write`).
+    @Nullable public var scopes: String?
     public init(
         id: String, createdAt: Timestamp, lastUsedAt: Timestamp, expiresAt: Timestamp, userAgent: String?, ip: String?,
-        current: Bool
+        current: Bool, app: String? = nil, scopes: String? = nil
     ) {
+        self.app = app
+        self.scopes = scopes
         self.id = id
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt

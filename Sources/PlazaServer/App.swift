@@ -36,6 +36,7 @@ struct AppServices: Sendable {
     let pushes: PushOutbox
     let pushDevices: PushDeviceStore
     let vapid: VAPID.Source
+    let oauth: OAuthStore
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
@@ -80,6 +81,7 @@ struct AppServices: Sendable {
         pushes = PushOutbox(db: db)
         pushDevices = PushDeviceStore(db: db, ids: ids)
         vapid = VAPID.Source(keys: ServerKeyStore(db: db), subject: config.vapidSubject)
+        oauth = OAuthStore(db: db, ids: ids)
     }
 
     /// Makes the folder uploads and fetched preview images wait in, when serving starts (building
@@ -219,11 +221,11 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     if let rateLimiter {
         mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication))
     }
-    MediaController(
+    let mediaController = MediaController(
         media: services.media, storage: services.mediaStorage, ingest: services.ingest, ids: services.ids,
         uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes,
-        maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes, quotas: config.quotas
-    ).register(api: api, files: mediaFiles)
+        maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes, quotas: config.quotas)
+    mediaController.register(api: api, files: mediaFiles)
     controllers.feeds.register(to: api)
     controllers.spaces.register(to: api)
     SpaceMembersController(
@@ -240,12 +242,31 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     ).register(to: api)
     controllers.moderation.register(to: api)
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
+    // Mastodon's client API, at Mastodon's paths, with its own errors and tokens (`Features/Mastodon`).
+    let mastodon = router.group("api")
+    if let rateLimiter {
+        mastodon.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication))
+    }
+    mastodon.add(middleware: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth))
+    if let rateLimiter {
+        mastodon.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication))
+    }
+    OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: config.baseURL)
+        .register(mastodon: mastodon.group("v1"), router: router)
+    MastodonController(
+        services: services, mapper: MastodonMapper(baseURL: config.baseURL), mediaController: mediaController,
+        config: .init(
+            name: config.instanceName, baseURL: config.baseURL, registrations: true,
+            maxMediaBytes: config.mediaMaxBytes, maxVideoBytes: mediaController.maxVideoBytes,
+            contactEmail: config.mailSender.address)
+    ).register(v1: mastodon.group("v1"), v2: mastodon.group("v2"))
+    MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)).register(v1: mastodon.group("v1"))
     WebController(
         renderer: web, api: controllers,
         stores: .init(
             accounts: services.accounts, spaces: services.spaces, members: services.spaceMembers,
             collections: services.collections, moderation: services.moderation, linkPreviews: services.linkPreviews,
-            pushDevices: services.pushDevices),
+            pushDevices: services.pushDevices, oauth: services.oauth),
         instanceName: config.instanceName,
         map: config.map,
         sessionDays: config.sessionIdleDays,

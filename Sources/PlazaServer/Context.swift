@@ -8,12 +8,27 @@ public struct Identity: Sendable {
     public let userID: Int64
     public let sessionID: Int64
     public let isAdmin: Bool
+    /// A token an app got through OAuth (`/oauth/token`) may do only what its scopes grant; nil
+    /// for Plaza's own sessions, which may do everything.
+    let scopes: OAuthScopes?
+
+    init(userID: Int64, sessionID: Int64, isAdmin: Bool, scopes: OAuthScopes? = nil) {
+        self.userID = userID
+        self.sessionID = sessionID
+        self.isAdmin = isAdmin
+        self.scopes = scopes
+    }
+
+    /// True when this identity may do what `scope` names (always, for Plaza's own sessions).
+    func allows(_ scope: String) -> Bool { scopes?.allows(scope) ?? true }
 }
 
 /// The request context: the signed-in identity (if any) and the client address.
 public struct PlazaContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: Identity?
+    /// An OAuth app acting on its own (Mastodon's `client_credentials` tokens), on Mastodon's routes.
+    var appCredential: AppCredential?
     /// The client's address as text ("local" when unknown): the TCP peer, or behind trusted
     /// proxies the address they forwarded for (`ClientAddressMiddleware`).
     public private(set) var remoteAddress: String

@@ -20,10 +20,19 @@ public struct PlazaRequestDecoder: RequestDecoder {
         try Self.decode(type, from: try await Self.body(of: request, context: context))
     }
 
-    /// The JSON body's bytes (empty when there is none): 415 for another content type, 413 past the limit.
-    static func body(of request: Request, context: some RequestContext) async throws -> ByteBuffer {
-        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
-            throw PlazaError(.unsupportedMediaType, "unsupported_media_type", "Send the body as application/json.")
+    /// The JSON body's bytes (empty when there is none): 415 for another content type (but a
+    /// URL-encoded form `allowingForms`, as the Mastodon API takes), 413 past the limit.
+    static func body(of request: Request, context: some RequestContext, allowingForms: Bool = false) async throws
+        -> ByteBuffer
+    {
+        if let contentType = request.headers[.contentType]?.lowercased(), !contentType.hasPrefix("application/json"),
+            !(allowingForms && contentType.hasPrefix("application/x-www-form-urlencoded"))
+        {
+            throw PlazaError(
+                .unsupportedMediaType, "unsupported_media_type",
+                allowingForms
+                    ? "Send the body as application/json or application/x-www-form-urlencoded."
+                    : "Send the body as application/json.")
         }
         do {
             return try await request.body.collect(upTo: context.maxUploadSize)

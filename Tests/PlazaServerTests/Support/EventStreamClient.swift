@@ -21,8 +21,10 @@ final class EventStreamClient: Sendable {
 
     private init(status: Int) { self.status = status }
 
-    static func connect(port: Int, token: String?, lastEventID: String? = nil) async throws -> EventStreamClient {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/api/v1/stream")
+    static func connect(port: Int, token: String?, lastEventID: String? = nil, path: String = "/api/v1/stream")
+        async throws -> EventStreamClient
+    {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))

@@ -50,6 +50,7 @@ enum Migrations {
         Migration015.migration,
         Migration016.migration,
         Migration017.migration,
+        Migration018.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

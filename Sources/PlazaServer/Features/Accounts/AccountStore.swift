@@ -116,17 +116,21 @@ struct AccountStore: Sendable {
 
     // MARK: sessions
 
-    /// Starts a session and returns its token (shown once; only its hash is stored).
-    func createSession(userID: Int64, userAgent: String?, ip: String?) async throws -> String {
+    /// Starts a session and returns its token (shown once; only its hash is stored). An app's
+    /// session (OAuth) names the app and the scopes it was granted.
+    func createSession(
+        userID: Int64, userAgent: String?, ip: String?, app: (id: Int64, scopes: OAuthScopes)? = nil
+    ) async throws -> String {
         let token = SessionToken.make()
         let now = Timestamp.now.milliseconds
         let id = ids.next()
         try await db.write { db in
             try await db.exec(
                 """
-                INSERT INTO sessions (id, user_id, token_hash, created_at, last_used_at, user_agent, ip)
+                INSERT INTO sessions (id, user_id, token_hash, created_at, last_used_at, user_agent, ip, app_id, scopes)
                 VALUES (\(bind: id), \(bind: userID), \(bind: SessionToken.hash(token)), \(bind: now), \(bind: now),
-                        \(bind: userAgent.map { String($0.prefix(300)) }), \(bind: ip))
+                        \(bind: userAgent.map { String($0.prefix(300)) }), \(bind: ip), \(bind: app?.id),
+                        \(bind: app?.scopes.description))
                 """)
         }
         return token
@@ -146,7 +150,7 @@ struct AccountStore: Sendable {
             let row = try await db.read({ db in
                 try await db.first(
                     """
-                    SELECT s.id, s.user_id, s.created_at, s.last_used_at, u.is_admin FROM sessions s JOIN users u ON u.id = s.user_id
+                    SELECT s.id, s.user_id, s.created_at, s.last_used_at, s.scopes, u.is_admin FROM sessions s JOIN users u ON u.id = s.user_id
                     WHERE s.token_hash = \(bind: hash) AND u.suspended_at IS NULL
                     """)
             })
@@ -164,7 +168,8 @@ struct AccountStore: Sendable {
         }
         let identity = Identity(
             userID: try row.decode(column: "user_id", as: Int64.self), sessionID: sessionID,
-            isAdmin: try row.decode(column: "is_admin", as: Bool.self))
+            isAdmin: try row.decode(column: "is_admin", as: Bool.self),
+            scopes: try row.decode(column: "scopes", as: String?.self).map { OAuthScopes($0) ?? .defaultScopes })
         sessionCache.put(hash, .init(identity: identity, lastUsed: used, createdAt: createdAt, cachedAt: now))
         return identity
     }
@@ -173,8 +178,11 @@ struct AccountStore: Sendable {
         let (idle, max) = (sessionIdleMillis, sessionMaxMillis)
         let rows = try await db.read { db in
             try await db.rows(
-                "SELECT id, created_at, last_used_at, user_agent, ip FROM sessions WHERE user_id = \(bind: userID) ORDER BY id DESC LIMIT 200"
-            )
+                """
+                SELECT s.id, s.created_at, s.last_used_at, s.user_agent, s.ip, s.scopes, a.name AS app_name
+                FROM sessions s LEFT JOIN oauth_apps a ON a.id = s.app_id
+                WHERE s.user_id = \(bind: userID) ORDER BY s.id DESC LIMIT 200
+                """)
         }
         return try rows.map { row in
             let id = try row.decode(column: "id", as: Int64.self)
@@ -186,8 +194,16 @@ struct AccountStore: Sendable {
                 expiresAt: Timestamp(milliseconds: min(lastUsed + idle, createdAt + max)),
                 userAgent: try row.decode(column: "user_agent", as: String?.self),
                 ip: try row.decode(column: "ip", as: String?.self),
-                current: id == current)
+                current: id == current, app: try row.decode(column: "app_name", as: String?.self),
+                scopes: try row.decode(column: "scopes", as: String?.self))
         }
+    }
+
+    /// The OAuth app a session was given to, if any.
+    func app(ofSession id: Int64) async throws -> Int64? {
+        try await db.read { db in
+            try await db.first("SELECT app_id FROM sessions WHERE id = \(bind: id)")
+        }.flatMap { try $0.decode(column: "app_id", as: Int64?.self) }
     }
 
     /// Ends one of the user's sessions; false when it is not theirs or does not exist.

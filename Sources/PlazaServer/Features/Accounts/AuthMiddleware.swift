@@ -19,6 +19,12 @@ struct AuthMiddleware: RouterMiddleware {
             guard let identity = try await accounts.identity(token: try Self.bearerToken(header)) else {
                 throw Self.invalidToken
             }
+            // An app's token (OAuth) reads Plaza's own API with `read` and changes things with `write`.
+            if identity.scopes != nil,
+                !identity.allows(request.method == .get || request.method == .head ? "read" : "write")
+            {
+                throw PlazaError(.forbidden, "insufficient_scope", "This app's token does not allow this request.")
+            }
             context.identity = identity
         } else if let token = WebSession.sessionToken(request, secure: context.isHTTPS),
             let identity = try await accounts.identity(token: token)

@@ -32,6 +32,28 @@ struct CollectionStore: Sendable {
             id: String(id), name: name, counts: .init(items: 0), createdAt: Timestamp(milliseconds: now))
     }
 
+    /// The owner's (first) collection called `name`, made when missing if `creating`.
+    func named(_ name: String, owner: Int64, creating: Bool) async throws -> Int64? {
+        let row = try await db.read { db in
+            try await db.first(
+                "SELECT id FROM collections WHERE owner_id = \(bind: owner) AND name = \(bind: name) ORDER BY id LIMIT 1"
+            )
+        }
+        if let row { return try row.decode(column: "id", as: Int64.self) }
+        guard creating else { return nil }
+        return Int64(try await create(owner: owner, name: name).id)
+    }
+
+    /// Takes the post out of the owner's collection (nothing when it is not there).
+    func unsave(post: Int64, collection: Int64, owner: Int64) async throws {
+        try await db.write(
+            """
+            DELETE FROM collection_items
+            WHERE collection_id = \(bind: collection) AND owner_id = \(bind: owner) AND post_id = \(bind: post)
+            RETURNING id
+            """)
+    }
+
     /// The owner's collection `id`; 404 for anyone else's or none.
     func collection(id: Int64, owner: Int64) async throws -> SavedCollection {
         let row = try await db.read { db in

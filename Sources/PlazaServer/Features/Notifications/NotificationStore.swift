@@ -273,6 +273,18 @@ struct NotificationStore: Sendable {
         }
         try await db.write(sql)
     }
+
+    /// Deletes the recipient's notifications: those in `ids`, or all (Mastodon's dismiss and
+    /// clear). Unread counts follow (triggers).
+    func dismiss(recipient: Int64, ids: [Int64]?) async throws {
+        var sql: SQLQueryString = "DELETE FROM notifications WHERE recipient_id = \(bind: recipient)"
+        if let ids {
+            guard !ids.isEmpty else { return }
+            sql += " AND id IN (\(binds: ids))"
+        }
+        let statement = sql
+        try await db.write { db in try await db.exec(statement) }
+    }
 }
 
 extension Row {

@@ -57,6 +57,10 @@ enum OpenAPIDocument {
         /// `pointer` in this response's body (lets clients and fuzzers follow a created object to
         /// what can be done with it).
         var links: [Link] = []
+        /// Mastodon's API: errors are `{"error": "…"}` (`MastodonError`).
+        var mastodon = false
+        /// A Mastodon body: JSON or a form, Mastodon's parameters.
+        var mastodonBody = false
     }
 
     typealias Link = (operationID: String, parameter: String, pointer: JSONReference<JSONSchema>.Path)
@@ -870,7 +874,7 @@ enum OpenAPIDocument {
                 Operation(
                     method: .delete, summary: "Remove my item", auth: .required, status: 204, errors: [404])
             ),
-        ] + moderationOperations
+        ] + moderationOperations + mastodonOperations
     }
 
     static var paths: OpenAPI.PathItem.Map {
@@ -894,6 +898,10 @@ enum OpenAPIDocument {
         var requestBody: OpenAPI.Request?
         if let body = op.body {
             requestBody = OpenAPI.Request(content: [.json: .b(.init(schema: ref(body)))], required: op.bodyRequired)
+        }
+        if op.mastodonBody {
+            let free = OpenAPI.Content(schema: .object)
+            requestBody = OpenAPI.Request(content: [.json: .b(free), .form: .b(free)], required: false)
         }
         if op.upload {
             let form = Schemas.object(["file": .string(format: .other("binary"))])
@@ -922,7 +930,7 @@ enum OpenAPIDocument {
         for code in op.alsoStatus { responses[.status(code: code)] = .b(success) }
         var errors = Set(op.errors + [400, 422, 429])
         if op.auth != .none || path.hasPrefix(v1) { errors.insert(401) }
-        if op.body != nil || op.upload { errors.formUnion([413, 415]) }
+        if op.body != nil || op.upload || op.mastodonBody { errors.formUnion([413, 415]) }
         if op.image {
             responses[.status(code: 304)] = .b(OpenAPI.Response(description: "Not modified (If-None-Match)"))
             var span = success
@@ -935,7 +943,9 @@ enum OpenAPIDocument {
         for code in errors.sorted() {
             var error = OpenAPI.Response(
                 description: errorDescription(code),
-                content: op.page ? [.html: .b(.init(schema: .string))] : [.json: .b(.init(schema: ref("Error")))])
+                content: op.page
+                    ? [.html: .b(.init(schema: .string))]
+                    : [.json: .b(.init(schema: ref(op.mastodon ? "MastodonError" : "Error")))])
             if code == 429 {
                 error.headers = ["Retry-After": .b(OpenAPI.Header(schema: .integer, description: "Seconds to wait"))]
             }

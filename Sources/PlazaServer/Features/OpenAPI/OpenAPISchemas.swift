@@ -53,7 +53,9 @@ extension OpenAPIDocument {
         static var components: OpenAPI.ComponentDictionary<JSONSchema> {
             get throws {
                 var result: OpenAPI.ComponentDictionary<JSONSchema> = [:]
-                for (name, schema) in all.sorted(by: { $0.key < $1.key }) {
+                for (name, schema) in all.merging(mastodonSchemas, uniquingKeysWith: { a, _ in a }).sorted(by: {
+                    $0.key < $1.key
+                }) {
                     result[try OpenAPI.ComponentKey.forceInit(rawValue: name)] = schema
                 }
                 return result
@@ -138,6 +140,9 @@ extension OpenAPIDocument {
                 "Session": object([
                     "id": id, "createdAt": timestamp, "lastUsedAt": timestamp, "expiresAt": timestamp,
                     "userAgent": nullable(string()), "ip": nullable(string()), "current": boolean,
+                    "app": nullable(string()).with(
+                        description: "The app let in with OAuth (a Mastodon app), by its name"),
+                    "scopes": nullable(string()).with(description: "What that app may do: its OAuth scopes"),
                 ]),
                 "AuthResponse": object([
                     "user": ref("Me"), "token": string(),

@@ -50,6 +50,17 @@ struct PeopleStore: Sendable {
         return try await users([UserRecord(row: row)], viewer: viewer)[0]
     }
 
+    /// The profiles among `ids` the viewer may see, in one read (and one for the relations).
+    func profiles(ids: [Int64], viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> [User] {
+        guard !ids.isEmpty else { return [] }
+        let rows = try await db.read { db in
+            try await db.rows(
+                "SELECT \(UserRecord.columns) FROM users u WHERE u.id IN (\(binds: ids)) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))"
+            )
+        }
+        return try await users(rows.map(UserRecord.init(row:)), viewer: viewer)
+    }
+
     /// Renders users with the viewer's relation to each, in one batched look-up.
     func users(_ records: [UserRecord], viewer: Int64?) async throws -> [User] {
         guard let viewer, !records.isEmpty else { return records.map { $0.user(viewer: nil) } }

@@ -26,9 +26,15 @@ final class EventHub: Service, Sendable {
     }
 
     private struct Subscriber {
-        let session: Int64
+        /// nil for the public stream, which needs no one signed in.
+        let session: Int64?
         let continuation: AsyncStream<Frame>.Continuation
     }
+
+    /// The key of the public stream's subscribers: every new post's event, whoever may read
+    /// it, for a reader that shows only the public ones (Mastodon's `public` stream). User ids
+    /// are positive, so no person has this key.
+    static let everyone: Int64 = 0
 
     private struct State {
         var streams: [Int64: [Int: Subscriber]] = [:]
@@ -70,7 +76,7 @@ final class EventHub: Service, Sendable {
     /// half-closed socket is only found dead by writing to it (the second write fails once the
     /// peer has answered the first with a reset), so a few heartbeats over up to ~0.6 s free
     /// those places before the request is refused.
-    func subscribe(user: Int64, session: Int64) async throws -> Subscription {
+    func subscribe(user: Int64, session: Int64?) async throws -> Subscription {
         for attempt in 0...6 {
             if let subscription = try add(user: user, session: session) { return subscription }
             guard attempt < 6 else { break }
@@ -82,7 +88,7 @@ final class EventHub: Service, Sendable {
     }
 
     /// The new subscription, or nil when the user is at the per-user cap.
-    private func add(user: Int64, session: Int64) throws -> Subscription? {
+    private func add(user: Int64, session: Int64?) throws -> Subscription? {
         let (frames, continuation) = AsyncStream.makeStream(
             of: Frame.self, bufferingPolicy: .bufferingOldest(limits.buffer))
         let id = try state.withLockedValue { state -> Int? in
@@ -90,7 +96,7 @@ final class EventHub: Service, Sendable {
                 throw PlazaError(.serviceUnavailable, "shutting_down", "The server is shutting down.")
             }
             guard state.count < limits.total else { throw Self.tooManyStreams }
-            guard (state.streams[user]?.count ?? 0) < limits.perUser else { return nil }
+            guard user == Self.everyone || (state.streams[user]?.count ?? 0) < limits.perUser else { return nil }
             state.nextID += 1
             state.count += 1
             state.streams[user, default: [:]][state.nextID] = Subscriber(session: session, continuation: continuation)
@@ -151,7 +157,17 @@ final class EventHub: Service, Sendable {
             let head = try await feed.bounds().head
             while position < head {
                 let (entries, through) = try await feed.entries(after: position, through: head)
-                let local = state.withLockedValue { state in entries.filter { state.streams[$0.recipient] != nil } }
+                var local = state.withLockedValue { state in entries.filter { state.streams[$0.recipient] != nil } }
+                // The public stream gets each new or deleted post once (its readers keep the public ones).
+                if state.withLockedValue({ $0.streams[Self.everyone] != nil }) {
+                    var seen = Set<Int64>()
+                    for var entry in entries
+                    where entry.kind == .postCreated || entry.kind == .postDeleted || entry.kind == .postUpdated {
+                        guard seen.insert(entry.seq).inserted else { continue }
+                        entry.recipient = Self.everyone
+                        local.append(entry)
+                    }
+                }
                 if !local.isEmpty {
                     for (entry, frame) in try await feed.frames(local) {
                         deliver(Frame(seq: entry.seq, bytes: frame), to: entry.recipient)
@@ -193,7 +209,7 @@ final class EventHub: Service, Sendable {
         while !Task.isCancelled {
             do { try await Task.sleep(for: limits.heartbeat) } catch { return }
             let subscribers = state.withLockedValue { state in state.streams.values.flatMap(\.values) }
-            let sessionIDs = Array(Set(subscribers.map(\.session)))
+            let sessionIDs = Array(Set(subscribers.compactMap(\.session)))
             var live = Set<Int64>()
             do {
                 for chunk in stride(from: 0, to: sessionIDs.count, by: 500) {
@@ -206,7 +222,7 @@ final class EventHub: Service, Sendable {
                 live = Set(sessionIDs)
             }
             for subscriber in subscribers {
-                if !live.contains(subscriber.session) {
+                if let session = subscriber.session, !live.contains(session) {
                     subscriber.continuation.finish()
                 } else if case .dropped = subscriber.continuation.yield(.heartbeat) {
                     subscriber.continuation.finish()

@@ -113,14 +113,26 @@ struct SpaceStore: Sendable {
     func key(slug: String, viewer: Int64?) async throws -> Key {
         let key = slug.lowercased()
         guard key.utf8.count <= SpaceRules.maxSlugLength,
+            let found = try await self.key("s.slug_key = \(bind: key)", viewer: viewer)
+        else { throw PlazaError.notFound("Space") }
+        return found
+    }
+
+    /// The space `id` as `viewer` may know it, or nil.
+    func key(id: Int64, viewer: Int64?) async throws -> Key? {
+        try await key("s.id = \(bind: id)", viewer: viewer)
+    }
+
+    private func key(_ condition: SQLQueryString, viewer: Int64?) async throws -> Key? {
+        guard
             let row = try await db.read({ db in
                 try await db.first(
                     """
                     SELECT s.id, s.owner_id, s.visibility, \(Self.role(of: viewer)) AS role FROM spaces s
-                    WHERE s.slug_key = \(bind: key) AND \(Self.listed(to: viewer))
+                    WHERE \(condition) AND \(Self.listed(to: viewer))
                     """)
             })
-        else { throw PlazaError.notFound("Space") }
+        else { return nil }
         return Key(
             id: try row.decode(column: "id", as: Int64.self), owner: try row.decode(column: "owner_id", as: Int64.self),
             visibility: SpaceVisibility(rawValue: try row.decode(column: "visibility", as: String.self)) ?? .private,

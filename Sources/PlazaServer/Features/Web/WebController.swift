@@ -27,6 +27,7 @@ struct WebController {
         let moderation: ModerationStore
         let linkPreviews: LinkPreviewStore
         let pushDevices: PushDeviceStore
+        let oauth: OAuthStore
     }
 
     /// The API's handlers, which the pages call with the page's own request.
@@ -67,6 +68,7 @@ struct WebController {
         WebAdminPage(web: self).register(to: web)
         WebEmailPages(web: self).register(to: web)
         WebIdentityPages(web: self).register(to: web)
+        WebOAuthPages(web: self, oauth: stores.oauth).register(to: web)
         WebInstallPages(web: self).register(router: router, web: web)
     }
 

@@ -421,8 +421,13 @@ struct SessionView: Sendable {
     let lastUsed: String
     /// This browser's.
     let current: Bool
+    /// The app let in with OAuth, and what it may do.
+    let app: String?
+    let scopes: String?
 
     init(_ session: Session) {
+        app = session.app
+        scopes = session.scopes
         id = session.id
         userAgent = session.userAgent.nonEmpty
         ip = session.ip

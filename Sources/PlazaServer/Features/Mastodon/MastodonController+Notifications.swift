@@ -1,0 +1,214 @@
+import Foundation
+import Hummingbird
+import PlazaAPI
+import SQLKit
+
+extension MastodonController {
+    // MARK: media
+
+    @Sendable func uploadMedia(_ request: Request, context: PlazaContext) async throws -> Response {
+        _ = try context.mastodonUser("write:media")
+        let uploaded = try await mediaController.upload(request, context: try SignedInContext(context: context))
+        let upload = uploaded.responseGenerator
+        let attachment = mapper.media(upload)
+        // Mastodon answers 202 (and no `url`) while a video is processed.
+        return try MastodonJSON.response(attachment, status: upload.state == .processing ? .accepted : .ok)
+    }
+
+    /// One of my uploads: 206 while it is processed, as Mastodon answers. `PUT` (a description or
+    /// focal point) changes nothing: Plaza keeps neither.
+    @Sendable func media(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser(request.method == .get ? "read:statuses" : "write:media")
+        let item: Media
+        do {
+            item = try await services.media.upload(id: try id(context), owner: me.userID)
+        } catch let error as PlazaError where error.status == .notFound {
+            throw MastodonError.notFound
+        }
+        return try MastodonJSON.response(mapper.media(item), status: item.state == .processing ? .partialContent : .ok)
+    }
+
+    // MARK: notifications
+
+    /// Plaza's kinds as Mastodon's types: a like is a favourite, a comment or reply a mention
+    /// (the comment is the status), a recommendation a `status` notification. A resolved report
+    /// has no Mastodon counterpart and is left out.
+    static func type(of kind: NotificationKind) -> String? {
+        switch kind {
+        case .like: "favourite"
+        case .comment, .reply, .mention: "mention"
+        case .follow: "follow"
+        case .followRequest: "follow_request"
+        case .recommendation: "status"
+        case .reportResolved: nil
+        }
+    }
+
+    func notificationEntity(_ notification: PlazaAPI.Notification) -> Mastodon.Notification? {
+        Self.notificationEntity(notification, mapper: mapper)
+    }
+
+    static func notificationEntity(_ notification: PlazaAPI.Notification, mapper: MastodonMapper)
+        -> Mastodon.Notification?
+    {
+        guard let type = Self.type(of: notification.kind) else { return nil }
+        var status: Mastodon.Status?
+        if let post = notification.post {
+            status = notification.comment.map { mapper.status($0, on: post) } ?? mapper.status(post)
+        }
+        return Mastodon.Notification(
+            id: notification.id, type: type, groupKey: "ungrouped-\(notification.id)",
+            createdAt: notification.createdAt.description, account: mapper.account(notification.actor),
+            status: status)
+    }
+
+    /// The sort key of my notification `id` (a cursor), nil when it is gone.
+    func notificationSortID(_ id: Int64, recipient: Int64) async throws -> Int64? {
+        try await services.db.read { db in
+            try await db.first(
+                "SELECT sort_id FROM notifications WHERE id = \(bind: id) AND recipient_id = \(bind: recipient)")
+        }.map { try $0.decode(column: "sort_id", as: Int64.self) }
+    }
+
+    @Sendable func notifications(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:notifications")
+        let params = try await MastodonParams.read(request, context: context)
+        let paging = try MastodonPaging(params, defaultLimit: 40, maxLimit: 80)
+        var page = PageRequest(limit: paging.limit)
+        if let maxID = paging.maxID {
+            let sortID = try await notificationSortID(maxID, recipient: me.userID) ?? maxID
+            page.cursor = Cursor(time: 0, id: sortID)
+        }
+        let list = try await services.notifications.list(recipient: me.userID, unreadOnly: false, page: page)
+        var items = list.items
+        if let newer = paging.newerThan {
+            let bound = try await notificationSortID(newer, recipient: me.userID) ?? newer
+            let sortIDs = try await services.db.read { db in
+                try await db.rows(
+                    "SELECT id, sort_id FROM notifications WHERE recipient_id = \(bind: me.userID) AND sort_id > \(bind: bound)"
+                )
+            }
+            let newerIDs = Set(try sortIDs.map { String(try $0.decode(column: "id", as: Int64.self)) })
+            items.removeAll { !newerIDs.contains($0.id) }
+        }
+        let types = Set(params.strings("types"))
+        let excluded = Set(params.strings("exclude_types"))
+        let entities = items.compactMap(notificationEntity).filter {
+            (types.isEmpty || types.contains($0.type)) && !excluded.contains($0.type)
+        }
+        return try MastodonJSON.response(
+            entities,
+            headers: MastodonPaging.link(
+                request, baseURL: config.baseURL, ids: items.map(\.id), hasMore: list.nextCursor != nil))
+    }
+
+    @Sendable func notification(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:notifications")
+        let id = try id(context)
+        guard let found = try await services.notifications.notifications(ids: [id], recipient: me.userID)[id],
+            let entity = notificationEntity(found)
+        else { throw MastodonError.notFound }
+        return try MastodonJSON.response(entity)
+    }
+
+    @Sendable func clearNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:notifications")
+        try await services.notifications.dismiss(recipient: me.userID, ids: nil)
+        return try MastodonJSON.response([String: String]())
+    }
+
+    @Sendable func dismissNotification(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:notifications")
+        try await services.notifications.dismiss(recipient: me.userID, ids: [try id(context)])
+        return try MastodonJSON.response([String: String]())
+    }
+
+    // MARK: search
+
+    @Sendable func search(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:search")
+        let params = try await MastodonParams.read(request, context: context)
+        let q = (params.string("q") ?? "").trimmingCharacters(in: .whitespaces)
+        let limit = try params.limit(default: 20, max: 40)
+        let offset = min(max(Int(params.string("offset") ?? "0") ?? 0, 0), 200)
+        let type = params.string("type")
+        var results = Mastodon.SearchResults(accounts: [], statuses: [], hashtags: [])
+        // A link to a post here is that post.
+        let postPrefix = config.baseURL + "/posts/"
+        if q.hasPrefix(postPrefix), let id = Int64(q.dropFirst(postPrefix.count).prefix { $0 != "#" && $0 != "?" }) {
+            if let status = try? await statusEntity(id, viewer: viewer) { results.statuses = [status] }
+            return try MastodonJSON.response(results)
+        }
+        guard let text = SearchText(String(q.prefix(200))) else { return try MastodonJSON.response(results) }
+        let search = SearchStore(db: services.db, cache: services.searchWindows, postStore: posts, people: people)
+        let page = PageRequest(limit: min(limit + offset, 240))
+        if type == nil || type == "accounts" {
+            var query = text
+            if q.hasPrefix("@"), let plain = SearchText(String(q.dropFirst().prefix(200))) { query = plain }
+            let users = try await search.users(query, page: page, viewer: viewer)
+            results.accounts = users.items.dropFirst(offset).map { mapper.account($0) }
+        }
+        if type == nil || type == "statuses" {
+            let found = try await search.posts(.init(text: text, page: page), viewer: viewer)
+            results.statuses = found.items.dropFirst(offset).map(mapper.status)
+        }
+        if type == nil || type == "hashtags", q.hasPrefix("#"), q.count > 1 {
+            let name = String(q.dropFirst()).lowercased()
+            results.hashtags = [.init(name: name, url: "\(config.baseURL)/search?q=%23\(name)")]
+        }
+        return try MastodonJSON.response(results)
+    }
+
+    // MARK: markers and preferences
+
+    /// Markers are kept in the person's preferences (`mastodonMarkers`).
+    @Sendable func markers(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:statuses")
+        let params = try await MastodonParams.read(request, context: context)
+        let stored = try await services.accounts.me(userID: me.userID).preferences["mastodonMarkers"]
+        var result: [String: Mastodon.Marker] = [:]
+        for timeline in params.strings("timeline") where ["home", "notifications"].contains(timeline) {
+            if let marker = stored?[timeline], let id = marker["lastReadId"]?.stringValue,
+                let updated = marker["updatedAt"]?.stringValue, case .number(let version)? = marker["version"]
+            {
+                result[timeline] = .init(lastReadId: id, version: Int(version), updatedAt: updated)
+            }
+        }
+        return try MastodonJSON.response(result)
+    }
+
+    @Sendable func saveMarkers(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:statuses")
+        let params = try await MastodonParams.read(request, context: context)
+        var stored = try await services.accounts.me(userID: me.userID).preferences["mastodonMarkers"] ?? .object([:])
+        var result: [String: Mastodon.Marker] = [:]
+        for timeline in ["home", "notifications"] {
+            guard let id = params.string("\(timeline)[last_read_id]") else { continue }
+            guard let value = Int64(id), value > 0 else { throw MastodonError.validation("last_read_id is not an id") }
+            var version = 0
+            if case .number(let old)? = stored[timeline]?["version"] { version = Int(old) }
+            let marker = Mastodon.Marker(
+                lastReadId: String(value), version: version + 1, updatedAt: Timestamp.now.description)
+            result[timeline] = marker
+            if case .object(var object) = stored {
+                object[timeline] = .object([
+                    "lastReadId": .string(marker.lastReadId), "version": .number(Double(marker.version)),
+                    "updatedAt": .string(marker.updatedAt),
+                ])
+                stored = .object(object)
+            }
+        }
+        try await services.accounts.setPreference("mastodonMarkers", to: stored, userID: me.userID)
+        return try MastodonJSON.response(result)
+    }
+
+    @Sendable func preferences(_ request: Request, context: PlazaContext) async throws -> Response {
+        _ = try context.mastodonUser("read:accounts")
+        let preferences: [String: JSONValue] = [
+            "posting:default:visibility": .string("public"), "posting:default:sensitive": .bool(false),
+            "posting:default:language": .null, "reading:expand:media": .string("default"),
+            "reading:expand:spoilers": .bool(false),
+        ]
+        return try MastodonJSON.response(preferences)
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PlazaAPI
+import SQLKit
+
+extension MastodonController {
+    // MARK: timelines
+
+    /// The creation time of the post `id` (a cursor's time), nil when it is gone.
+    func postTime(_ id: Int64) async throws -> Int64? {
+        try await services.db.read { db in
+            try await db.first("SELECT created_at FROM posts WHERE id = \(bind: id)")
+        }.map { try $0.decode(column: "created_at", as: Int64.self) }
+    }
+
+    /// A page of a Plaza feed as statuses, with Mastodon's paging and `Link` header.
+    func timeline(
+        _ source: PostStore.FeedQuery.Source, viewer: Int64?, request: Request, context: PlazaContext,
+        kind: PostKind? = nil
+    ) async throws -> Response {
+        let params = try await MastodonParams.read(request, context: context)
+        let paging = try MastodonPaging(params)
+        var query = PostStore.FeedQuery(
+            source: source, kind: params.bool("only_media") == true ? .photo : kind,
+            page: try await paging.page(time: postTime))
+        var newer: (time: Int64, id: Int64)?
+        if let id = paging.newerThan {
+            let time = try await postTime(id) ?? MastodonPaging.time(ofID: id)
+            query.since = Timestamp(milliseconds: time)
+            newer = (time, id)
+        }
+        let page = try await posts.feed(query, viewer: viewer)
+        var items = page.items
+        if let newer {
+            items.removeAll { post in
+                (post.createdAt.milliseconds, Int64(post.id) ?? 0) <= (newer.time, newer.id)
+            }
+        }
+        let statuses = items.map(mapper.status)
+        return try MastodonJSON.response(
+            statuses,
+            headers: MastodonPaging.link(
+                request, baseURL: config.baseURL, ids: statuses.map(\.id), hasMore: page.nextCursor != nil))
+    }
+
+    @Sendable func homeTimeline(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:statuses")
+        return try await timeline(.home(me.userID), viewer: me.userID, request: request, context: context)
+    }
+
+    /// A person's posts (`only_media`, `exclude_replies` and `pinned` as Mastodon: Plaza pins nothing).
+    @Sendable func accountStatuses(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:statuses")
+        let author = try await profile(try id(context), viewer: viewer)
+        if request.uri.queryParameters.get("pinned") == "true" { return try MastodonJSON.response([String]()) }
+        return try await timeline(.author(Int64(author.id) ?? 0), viewer: viewer, request: request, context: context)
+    }
+
+    /// Everyone's posts (Plaza has one community: `local` and `remote` change nothing).
+    @Sendable func publicTimeline(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:statuses")
+        if request.uri.queryParameters.get("remote") == "true" { return try MastodonJSON.response([String]()) }
+        return try await timeline(.global, viewer: viewer, request: request, context: context)
+    }
+
+    /// `#tag`: the posts found by searching for it, best first (Plaza keeps no hashtag index).
+    @Sendable func tagTimeline(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:statuses")
+        let params = try await MastodonParams.read(request, context: context)
+        let tag = try context.parameters.require("tag")
+        guard params.string("max_id") == nil, let text = SearchText(String(tag.prefix(100))) else {
+            return try MastodonJSON.response([String]())
+        }
+        let search = SearchStore(db: services.db, cache: services.searchWindows, postStore: posts, people: people)
+        let found = try await search.posts(
+            .init(text: text, page: .init(limit: try params.limit(default: 20, max: 40))), viewer: viewer)
+        return try MastodonJSON.response(found.items.map(mapper.status))
+    }
+
+    /// A list is a space: `timelines/list/{space id}` is the space's feed.
+    @Sendable func listTimeline(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:lists")
+        let spaceID = try id(context)
+        let space = try await services.spaces.key(id: spaceID, viewer: me.userID)
+        guard let space, space.visibility == .open || space.role != nil else { throw MastodonError.notFound }
+        return try await timeline(.space(space.id), viewer: me.userID, request: request, context: context)
+    }
+
+    // MARK: statuses
+
+    /// The post or comment `id` as the viewer may read it: a comment needs its post readable.
+    func statusEntity(_ id: Int64, viewer: Int64?) async throws -> Mastodon.Status {
+        if let record = try await posts.record(id: id, viewer: viewer) { return mapper.status(record.post) }
+        let comments = try await services.db.read { db in try await CommentStore.comments(ids: [id], on: db) }
+        guard let comment = comments[id], let postID = Int64(comment.postId),
+            let post = try await posts.record(id: postID, viewer: viewer)
+        else { throw MastodonError.notFound }
+        // A block between the viewer and the comment's author hides it.
+        if let viewer, try await services.comments.owners(comment: id, viewer: viewer) == nil {
+            throw MastodonError.notFound
+        }
+        return mapper.status(comment, on: post.post)
+    }
+
+    @Sendable func status(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:statuses")
+        return try MastodonJSON.response(try await statusEntity(try id(context), viewer: viewer))
+    }
+
+    /// Mastodon's visibilities as audiences: `public` and `unlisted` are public, `private` is
+    /// for followers; Plaza has no direct messages.
+    static func audience(_ visibility: String?) throws -> PostAudience {
+        switch visibility ?? "public" {
+        case "public", "unlisted", "": .public
+        case "private": .followers
+        default: throw MastodonError.validation("Visibility \(visibility ?? "") is not supported here")
+        }
+    }
+
+    @Sendable func createStatus(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:statuses")
+        let params = try await MastodonParams.read(request, context: context)
+        let key = request.headers[HTTPField.Name("Idempotency-Key")!].map { String($0.prefix(200)) }
+        if let key, let earlier = try await idempotentStatus(key: key, user: me.userID) {
+            return try MastodonJSON.response(try await statusEntity(earlier, viewer: me.userID))
+        }
+        var text = params.string("status") ?? ""
+        if let spoiler = params.string("spoiler_text"), !spoiler.isEmpty { text = spoiler + "\n\n" + text }
+        let mediaIDs = params.strings("media_ids")
+        let created: Int64
+        if let reply = try params.id("in_reply_to_id") {
+            let body = try Validate.requiredText(text, field: "status", max: PostRules.maxCommentLength)
+            // A reply to a comment is a comment on the same post.
+            var postID = reply
+            if try await posts.record(id: reply, viewer: me.userID) == nil {
+                let comments = try await services.db.read { db in try await CommentStore.comments(ids: [reply], on: db)
+                }
+                guard let comment = comments[reply], let post = Int64(comment.postId) else {
+                    throw MastodonError.notFound
+                }
+                postID = post
+            }
+            do {
+                created = Int64(try await services.comments.create(post: postID, author: me.userID, body: body).id) ?? 0
+            } catch let error as PlazaError where error.status == .notFound {
+                throw MastodonError.notFound
+            }
+        } else {
+            guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !mediaIDs.isEmpty else {
+                throw MastodonError.validation("Text can't be blank")
+            }
+            let body = CreatePostRequest(
+                kind: mediaIDs.isEmpty ? .text : .photo, body: text.isEmpty ? nil : text,
+                mediaIds: mediaIDs.isEmpty ? nil : mediaIDs, audience: try Self.audience(params.string("visibility")))
+            let post = try await posts.create(author: me.userID, try PostRules.draft(body))
+            created = Int64(post.id) ?? 0
+        }
+        if let key { try await rememberIdempotent(key: key, user: me.userID, status: created) }
+        return try MastodonJSON.response(try await statusEntity(created, viewer: me.userID))
+    }
+
+    /// The status an `Idempotency-Key` already made (kept an hour, as Mastodon does).
+    func idempotentStatus(key: String, user: Int64) async throws -> Int64? {
+        let since = Timestamp.now.milliseconds - 3_600_000
+        return try await services.db.read { db in
+            try await db.first(
+                """
+                SELECT status_id FROM mastodon_idempotency
+                WHERE user_id = \(bind: user) AND idempotency_key = \(bind: key) AND created_at > \(bind: since)
+                """)
+        }.map { try $0.decode(column: "status_id", as: Int64.self) }
+    }
+
+    func rememberIdempotent(key: String, user: Int64, status: Int64) async throws {
+        let now = Timestamp.now.milliseconds
+        try await services.db.write { db in
+            try await db.exec(
+                "DELETE FROM mastodon_idempotency WHERE user_id = \(bind: user) AND created_at < \(bind: now - 3_600_000)"
+            )
+            try await db.exec(
+                """
+                INSERT INTO mastodon_idempotency (user_id, idempotency_key, status_id, created_at)
+                VALUES (\(bind: user), \(bind: key), \(bind: status), \(bind: now))
+                ON CONFLICT (user_id, idempotency_key) DO UPDATE SET status_id = excluded.status_id, created_at = excluded.created_at
+                """)
+        }
+    }
+
+    @Sendable func deleteStatus(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:statuses")
+        let id = try id(context)
+        var status = try await statusEntity(id, viewer: me.userID)
+        if status.inReplyToId == nil {
+            guard status.account.id == String(me.userID), let record = try await posts.record(id: id, viewer: me.userID)
+            else { throw MastodonError.notFound }
+            status.text = record.post.body ?? ""
+            let media = try await posts.delete(id: id, author: me.userID)
+            await services.mediaStorage.deleteFiles(ofMedia: media, logger: context.logger)
+        } else {
+            guard let owners = try await services.comments.owners(comment: id, viewer: me.userID),
+                owners.commentAuthor == me.userID || owners.postAuthor == me.userID
+            else { throw MastodonError.notFound }
+            try await services.comments.delete(comment: id)
+        }
+        return try MastodonJSON.response(status)
+    }
+
+    /// Edits a post's text (Plaza's comments are not edited).
+    @Sendable func editStatus(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:statuses")
+        let id = try id(context)
+        guard let record = try await posts.record(id: id, viewer: me.userID), record.authorID == me.userID else {
+            throw MastodonError.notFound
+        }
+        let params = try await MastodonParams.read(request, context: context)
+        var update = UpdatePostRequest()
+        if let text = params.string("status") { update.body = text.isEmpty ? .clear : .set(text) }
+        try await posts.update(record, try PostRules.changes(update, to: record.post))
+        return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
+    }
+
+    /// A post's comments are its descendants; a comment's ancestor is its post, its siblings
+    /// are not shown. At most the first 200 comments.
+    @Sendable func context(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:statuses")
+        let status = try await statusEntity(try id(context), viewer: viewer)
+        if let postID = status.inReplyToId.flatMap({ Int64($0) }) {
+            return try MastodonJSON.response(
+                Mastodon.Context(ancestors: [try await statusEntity(postID, viewer: viewer)], descendants: []))
+        }
+        guard let record = try await posts.record(id: Int64(status.id) ?? 0, viewer: viewer) else {
+            throw MastodonError.notFound
+        }
+        let comments = try await services.comments.comments(post: record.id, page: .init(limit: 200), viewer: viewer)
+        return try MastodonJSON.response(
+            Mastodon.Context(ancestors: [], descendants: comments.items.map { mapper.status($0, on: record.post) }))
+    }
+
+    func favourite(_ liked: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:favourites")
+        let id = try id(context)
+        do {
+            _ = try await services.likes.set(post: id, user: me.userID, liked: liked)
+        } catch let error as PlazaError where error.status == .notFound {
+            throw MastodonError.notFound
+        }
+        return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
+    }
+
+    @Sendable func favouritedBy(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:accounts")
+        let params = try await MastodonParams.read(request, context: context)
+        guard let record = try await posts.record(id: try id(context), viewer: viewer) else {
+            throw MastodonError.notFound
+        }
+        let likers = try await services.likes.likers(
+            post: record.id, page: .init(limit: try params.limit(default: 40, max: 80)), viewer: viewer, people: people)
+        return try MastodonJSON.response(likers.items.map { mapper.account($0) })
+    }
+
+    /// Bookmarks are saves into the person's "Bookmarks" collection (made at the first one).
+    func bookmark(_ saved: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:bookmarks")
+        let id = try id(context)
+        guard try await posts.record(id: id, viewer: me.userID) != nil else { throw MastodonError.notFound }
+        let collection = try await services.collections.named("Bookmarks", owner: me.userID, creating: saved)
+        if let collection {
+            if saved {
+                do {
+                    _ = try await services.collections.save(
+                        .post(id), note: "", collection: collection, owner: me.userID)
+                } catch let error as PlazaError where error.status == .conflict {
+                    // Bookmarked already.
+                }
+            } else {
+                try await services.collections.unsave(post: id, collection: collection, owner: me.userID)
+            }
+        }
+        return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
+    }
+}

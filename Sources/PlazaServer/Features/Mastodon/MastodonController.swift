@@ -1,0 +1,459 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PlazaAPI
+import SQLKit
+
+/// Mastodon's client API over Plaza's stores (see `docs/mastodon.md` for what each endpoint
+/// does here). Every handler reads its parameters with `MastodonParams` (query, form or JSON)
+/// and answers Mastodon's entities (`MastodonMapper`).
+struct MastodonController {
+    let services: AppServices
+    let mapper: MastodonMapper
+    /// Uploads go through Plaza's own handler (same limits, quotas and processing).
+    let mediaController: MediaController
+    let config: InstanceSettings
+
+    /// What the instance entity says of this server.
+    struct InstanceSettings: Sendable {
+        var name: String
+        var baseURL: String
+        var registrations: Bool
+        var maxMediaBytes: Int
+        var maxVideoBytes: Int?
+        var contactEmail: String
+    }
+
+    var posts: PostStore { services.posts }
+    var people: PeopleStore { services.people }
+
+    func register(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
+        // The router matches `instance/` (Mastodon.py asks for it) too.
+        v1.get("instance", use: instanceV1)
+        v2.get("instance", use: instanceV2)
+        v1.get("accounts/verify_credentials", use: verifyCredentials)
+        v1.patch("accounts/update_credentials", use: updateCredentials)
+        v1.get("accounts/lookup", use: lookup)
+        v1.get("accounts/relationships", use: relationships)
+        v1.get("accounts/search", use: searchAccounts)
+        v1.get("accounts/{id}", use: account)
+        v1.get("accounts/{id}/statuses", use: accountStatuses)
+        v1.get("accounts/{id}/followers", use: followers)
+        v1.get("accounts/{id}/following", use: following)
+        for action in ["follow", "unfollow", "block", "unblock", "mute", "unmute"] {
+            v1.post(RouterPath("accounts/{id}/\(action)")) { request, context in
+                try await relate(action, request, context)
+            }
+        }
+        v1.get("timelines/home", use: homeTimeline)
+        v1.get("timelines/public", use: publicTimeline)
+        v1.get("timelines/tag/{tag}", use: tagTimeline)
+        v1.get("timelines/list/{id}", use: listTimeline)
+        v1.post("statuses", use: createStatus)
+        v1.get("statuses/{id}", use: status)
+        v1.delete("statuses/{id}", use: deleteStatus)
+        v1.put("statuses/{id}", use: editStatus)
+        v1.get("statuses/{id}/context", use: context)
+        v1.post("statuses/{id}/favourite") { request, context in try await favourite(true, request, context) }
+        v1.post("statuses/{id}/unfavourite") { request, context in try await favourite(false, request, context) }
+        v1.get("statuses/{id}/favourited_by", use: favouritedBy)
+        v1.get("statuses/{id}/reblogged_by") { request, context in
+            _ = try context.mastodonViewer("read:statuses")
+            return try MastodonJSON.response([Mastodon.Account]())
+        }
+        v1.post("statuses/{id}/bookmark") { request, context in try await bookmark(true, request, context) }
+        v1.post("statuses/{id}/unbookmark") { request, context in try await bookmark(false, request, context) }
+        v2.post("media", use: uploadMedia)
+        v1.post("media", use: uploadMedia)
+        v1.get("media/{id}", use: media)
+        v1.put("media/{id}", use: media)
+        v1.get("notifications", use: notifications)
+        v1.get("notifications/{id}", use: notification)
+        v1.post("notifications/clear", use: clearNotifications)
+        v1.post("notifications/{id}/dismiss", use: dismissNotification)
+        v2.get("search", use: search)
+        v1.get("markers", use: markers)
+        v1.post("markers", use: saveMarkers)
+        v1.get("preferences", use: preferences)
+        v1.get("follow_requests", use: followRequests)
+        v1.post("follow_requests/{id}/authorize") { request, context in
+            try await answerFollowRequest(true, request, context)
+        }
+        v1.post("follow_requests/{id}/reject") { request, context in
+            try await answerFollowRequest(false, request, context)
+        }
+        // Mastodon features Plaza has no counterpart for: valid, empty answers.
+        let empty: [(String, String)] = [
+            ("custom_emojis", ""), ("lists", "read:lists"), ("filters", "read:filters"),
+            ("followed_tags", "read:follows"),
+            ("announcements", ""), ("trends", ""), ("trends/tags", ""), ("trends/statuses", ""), ("trends/links", ""),
+            ("suggestions", "read"), ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
+            ("endorsements", "read:accounts"), ("featured_tags", "read:accounts"), ("domain_blocks", "read:blocks"),
+        ]
+        for (path, scope) in empty {
+            v1.get(RouterPath(path)) { _, context in
+                if !scope.isEmpty { _ = try context.mastodonUser(scope) }
+                return try MastodonJSON.response([String]())
+            }
+        }
+        v2.get("filters") { _, context in
+            _ = try context.mastodonUser("read:filters")
+            return try MastodonJSON.response([String]())
+        }
+        v2.get("suggestions") { _, context in
+            _ = try context.mastodonUser("read")
+            return try MastodonJSON.response([String]())
+        }
+    }
+
+    // MARK: instance
+
+    struct InstanceV1: Encodable {
+        struct URLs: Encodable { var streamingApi: String }
+        struct Stats: Encodable {
+            var userCount: Int
+            var statusCount: Int
+            var domainCount = 1
+        }
+        var uri: String
+        var title: String
+        var shortDescription: String
+        var description: String
+        var email: String
+        var version: String
+        var urls: URLs
+        var stats: Stats
+        @Nullable var thumbnail: String?
+        var languages = ["en"]
+        var registrations: Bool
+        var approvalRequired = false
+        var invitesEnabled = false
+        var configuration: Configuration
+        @Nullable var contactAccount: Mastodon.Account?
+        var rules: [String] = []
+    }
+
+    struct Configuration: Encodable {
+        struct URLs: Encodable {
+            var streaming: String
+            @Nullable var status: String?
+            @Nullable var about: String?
+            @Nullable var privacyPolicy: String?
+            @Nullable var termsOfService: String?
+        }
+        struct Accounts: Encodable {
+            var maxFeaturedTags = 0
+            var maxPinnedStatuses = 0
+        }
+        struct Statuses: Encodable {
+            var maxCharacters = PostRules.maxBodyLength
+            var maxMediaAttachments = PostRules.maxMedia
+            var charactersReservedPerUrl = 23
+        }
+        struct MediaAttachments: Encodable {
+            var supportedMimeTypes: [String]
+            var imageSizeLimit: Int
+            var imageMatrixLimit = 40_000_000
+            var videoSizeLimit: Int
+            var videoFrameRateLimit = 60
+            var videoMatrixLimit = 2_304_000
+            var descriptionLimit = 0
+        }
+        struct Polls: Encodable {
+            var maxOptions = 0
+            var maxCharactersPerOption = 0
+            var minExpiration = 0
+            var maxExpiration = 0
+        }
+        struct Translation: Encodable { var enabled = false }
+        var urls: URLs?
+        var accounts = Accounts()
+        var statuses = Statuses()
+        var mediaAttachments: MediaAttachments
+        var polls = Polls()
+        var translation = Translation()
+    }
+
+    /// Mastodon's version, as clients read it to decide what to use (v2 media, v2 search and filters).
+    static let version = "4.3.0 (compatible; Plaza 1.0)"
+
+    private var streamingURL: String {
+        config.baseURL.replacingOccurrences(of: "https://", with: "wss://").replacingOccurrences(
+            of: "http://", with: "ws://")
+    }
+
+    private func configuration(urls: Bool) -> Configuration {
+        var types = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/heic", "image/avif"]
+        if config.maxVideoBytes != nil { types += ["video/mp4", "video/quicktime", "video/webm"] }
+        return Configuration(
+            urls: urls
+                ? .init(streaming: streamingURL, status: nil, about: nil, privacyPolicy: nil, termsOfService: nil)
+                : nil,
+            mediaAttachments: .init(
+                supportedMimeTypes: types, imageSizeLimit: config.maxMediaBytes,
+                videoSizeLimit: config.maxVideoBytes ?? 0))
+    }
+
+    private func counts() async throws -> (users: Int, posts: Int) {
+        try await services.db.read { db in
+            let row = try await db.first(
+                "SELECT (SELECT count(*) FROM users WHERE suspended_at IS NULL) AS users, (SELECT count(*) FROM posts) AS posts"
+            )
+            return (
+                Int(try row?.decode(column: "users", as: Int64.self) ?? 0),
+                Int(try row?.decode(column: "posts", as: Int64.self) ?? 0)
+            )
+        }
+    }
+
+    @Sendable func instanceV1(_ request: Request, context: PlazaContext) async throws -> Response {
+        let (users, statuses) = try await counts()
+        let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
+        return try MastodonJSON.response(
+            InstanceV1(
+                uri: host, title: config.name, shortDescription: "A Plaza community.",
+                description: "A Plaza community.", email: config.contactEmail, version: Self.version,
+                urls: .init(streamingApi: streamingURL), stats: .init(userCount: users, statusCount: statuses),
+                thumbnail: config.baseURL + "/assets/icon-512.png", registrations: config.registrations,
+                configuration: configuration(urls: false), contactAccount: nil))
+    }
+
+    struct InstanceV2: Encodable {
+        struct Usage: Encodable {
+            struct Users: Encodable { var activeMonth: Int }
+            var users: Users
+        }
+        struct Thumbnail: Encodable {
+            var url: String
+            var description: String
+            @Nullable var blurhash: String?
+            var versions: [String: String]
+        }
+        struct Registrations: Encodable {
+            var enabled: Bool
+            var approvalRequired = false
+            var reasonRequired = false
+            @Nullable var minAge: Int?
+            @Nullable var message: String?
+            @Nullable var url: String?
+        }
+        struct Contact: Encodable {
+            var email: String
+            @Nullable var account: Mastodon.Account?
+        }
+        struct APIVersions: Encodable { var mastodon = 2 }
+        struct Icon: Encodable {
+            var src: String
+            var size: String
+        }
+        var domain: String
+        var title: String
+        var version: String
+        var sourceUrl = "https://github.com/plaza-social/plaza"
+        var description: String
+        var usage: Usage
+        var thumbnail: Thumbnail
+        var icon: [Icon]
+        var languages = ["en"]
+        var configuration: Configuration
+        var registrations: Registrations
+        var apiVersions = APIVersions()
+        var contact: Contact
+        var rules: [String] = []
+    }
+
+    @Sendable func instanceV2(_ request: Request, context: PlazaContext) async throws -> Response {
+        let (users, _) = try await counts()
+        let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
+        let icon = config.baseURL + "/assets/icon-512.png"
+        return try MastodonJSON.response(
+            InstanceV2(
+                domain: host, title: config.name, version: Self.version, description: "A Plaza community.",
+                usage: .init(users: .init(activeMonth: users)),
+                thumbnail: .init(
+                    url: icon, description: "\(config.name)'s icon", blurhash: nil,
+                    versions: ["@1x": icon, "@2x": icon]),
+                icon: [
+                    .init(src: config.baseURL + "/assets/icon-192.png", size: "192x192"),
+                    .init(src: icon, size: "512x512"),
+                ],
+                configuration: configuration(urls: true),
+                registrations: .init(enabled: config.registrations, minAge: nil, message: nil, url: nil),
+                contact: .init(email: config.contactEmail, account: nil)))
+    }
+
+    // MARK: accounts
+
+    func id(_ context: PlazaContext) throws -> Int64 {
+        guard let id = Int64(try context.parameters.require("id")), id > 0 else { throw MastodonError.notFound }
+        return id
+    }
+
+    /// A profile the viewer may see, or Mastodon's 404.
+    func profile(_ id: Int64, viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> User {
+        do {
+            return try await people.profile(userID: id, viewer: viewer, hiding: hiding)
+        } catch let error as PlazaError where error.status == .notFound {
+            throw MastodonError.notFound
+        }
+    }
+
+    @Sendable func verifyCredentials(_ request: Request, context: PlazaContext) async throws -> Response {
+        guard let me = context.identity else { throw MastodonError.unauthorized }
+        guard me.allows("read:accounts") || me.allows("profile") else { throw MastodonError.outsideScopes }
+        return try MastodonJSON.response(try await credentialAccount(me))
+    }
+
+    func credentialAccount(_ me: Identity) async throws -> Mastodon.Account {
+        let user = try await people.profile(userID: me.userID, viewer: me.userID)
+        let requests = try await people.followRequests(to: me.userID, page: .init(limit: 100)).items.count
+        return mapper.account(
+            user,
+            source: .init(
+                privacy: "public", sensitive: false, language: nil, note: user.bio, fields: [],
+                followRequestsCount: requests, discoverable: true, hideCollections: false, indexable: true))
+    }
+
+    @Sendable func updateCredentials(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:accounts")
+        let params = try await MastodonParams.read(request, context: context)
+        let displayName = try params.string("display_name").map {
+            try Validate.requiredText($0, field: "display_name", max: 50)
+        }
+        let note = try params.string("note").map { try Validate.text($0, field: "note", max: 500) ?? "" }
+        if displayName != nil || note != nil {
+            try await services.accounts.updateProfile(
+                userID: me.userID, displayName: displayName, bio: note, status: .keep)
+        }
+        if let locked = params.bool("locked") { try await people.setLocked(userID: me.userID, locked) }
+        return try MastodonJSON.response(try await credentialAccount(me))
+    }
+
+    @Sendable func account(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:accounts")
+        return try MastodonJSON.response(mapper.account(try await profile(try id(context), viewer: viewer)))
+    }
+
+    @Sendable func lookup(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:accounts")
+        var acct = request.uri.queryParameters.get("acct") ?? ""
+        if acct.hasPrefix("@") { acct.removeFirst() }
+        // `name@this.host` is the same person; another host's is not here.
+        if let at = acct.firstIndex(of: "@") {
+            let host = URLComponents(string: config.baseURL)?.host ?? ""
+            guard acct[acct.index(after: at)...].lowercased() == host.lowercased() else { throw MastodonError.notFound }
+            acct = String(acct[..<at])
+        }
+        guard !acct.isEmpty, acct.count <= 30 else { throw MastodonError.notFound }
+        let id: Int64
+        do {
+            id = try await people.userID(username: acct, viewer: viewer)
+        } catch let error as PlazaError where error.status == .notFound {
+            throw MastodonError.notFound
+        }
+        return try MastodonJSON.response(mapper.account(try await profile(id, viewer: viewer)))
+    }
+
+    static func relationship(_ user: User) -> Mastodon.Relationship {
+        let viewer = user.viewer
+        return Mastodon.Relationship(
+            id: user.id, following: viewer?.following ?? false, showingReblogs: viewer?.following ?? false,
+            notifying: false, languages: nil, followedBy: viewer?.followedBy ?? false,
+            blocking: viewer?.blocking ?? false, blockedBy: false, muting: viewer?.muting ?? false,
+            mutingExpiresAt: nil, mutingNotifications: viewer?.muting ?? false, requested: viewer?.requested ?? false,
+            requestedBy: false,
+            domainBlocking: false, endorsed: false, note: "")
+    }
+
+    @Sendable func relationships(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:follows")
+        let params = try await MastodonParams.read(request, context: context)
+        let ids = params.strings("id").prefix(40).compactMap { Int64($0) }
+        // In the order asked; someone hidden by their block is left out.
+        let users = Dictionary(
+            try await people.profiles(ids: Array(ids), viewer: me.userID, hiding: .theirBlock).map { ($0.id, $0) },
+            uniquingKeysWith: { a, _ in a })
+        return try MastodonJSON.response(ids.compactMap { users[String($0)].map(Self.relationship) })
+    }
+
+    @Sendable func relate(_ action: String, _ request: Request, _ context: PlazaContext) async throws -> Response {
+        let scope =
+            action.hasSuffix("follow") ? "write:follows" : action.hasSuffix("block") ? "write:blocks" : "write:mutes"
+        let me = try context.mastodonUser(scope).userID
+        let target = try id(context)
+        let hiding: Visibility.ProfileHiding = action.hasSuffix("block") ? .theirBlock : .eitherWay
+        _ = try await profile(target, viewer: me, hiding: hiding)
+        guard target != me else { throw MastodonError.validation("You cannot do that to yourself") }
+        switch action {
+        case "follow": try await people.follow(follower: me, followee: target)
+        case "unfollow": try await people.unfollow(follower: me, followee: target)
+        case "block": try await people.block(blocker: me, blocked: target)
+        case "unblock": try await people.unblock(blocker: me, blocked: target)
+        case "mute": try await people.mute(muter: me, muted: target)
+        default: try await people.unmute(muter: me, muted: target)
+        }
+        return try MastodonJSON.response(Self.relationship(try await profile(target, viewer: me, hiding: hiding)))
+    }
+
+    @Sendable func searchAccounts(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:accounts")
+        let params = try await MastodonParams.read(request, context: context)
+        guard let q = params.string("q"), let text = SearchText(String(q.prefix(200))) else {
+            return try MastodonJSON.response([Mastodon.Account]())
+        }
+        let search = SearchStore(db: services.db, cache: services.searchWindows, postStore: posts, people: people)
+        let users = try await search.users(
+            text, page: .init(limit: try params.limit(default: 40, max: 80)), viewer: viewer)
+        return try MastodonJSON.response(users.items.map { mapper.account($0) })
+    }
+
+    private func accountList(_ direction: PeopleStore.Direction, _ request: Request, _ context: PlazaContext)
+        async throws -> Response
+    {
+        let viewer = try context.mastodonViewer("read:accounts")
+        let params = try await MastodonParams.read(request, context: context)
+        let target = try await profile(try id(context), viewer: viewer)
+        var page = PageRequest(limit: try params.limit(default: 40, max: 80))
+        // Follows are paged by the time of the follow: the Link header carries Plaza's cursor.
+        if let cursor = params.string("max_id") {
+            guard let parsed = Cursor(encoded: cursor) else { throw MastodonError.validation("max_id is not valid") }
+            page.cursor = parsed
+        }
+        let users = try await people.follows(direction, of: Int64(target.id) ?? 0, page: page, viewer: viewer)
+        var headers: HTTPFields = [:]
+        if let next = users.nextCursor {
+            headers[HTTPField.Name("Link")!] =
+                "<\(config.baseURL)\(request.uri.path)?limit=\(page.limit)&max_id=\(next)>; rel=\"next\""
+        }
+        return try MastodonJSON.response(users.items.map { mapper.account($0) }, headers: headers)
+    }
+
+    @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Response {
+        try await accountList(.followers, request, context)
+    }
+
+    @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Response {
+        try await accountList(.following, request, context)
+    }
+
+    @Sendable func followRequests(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:follows")
+        let params = try await MastodonParams.read(request, context: context)
+        let requests = try await people.followRequests(
+            to: me.userID, page: .init(limit: try params.limit(default: 40, max: 80)))
+        let users = try await people.profiles(
+            ids: requests.items.compactMap { Int64($0.user.id) }, viewer: me.userID)
+        return try MastodonJSON.response(users.map { mapper.account($0) })
+    }
+
+    func answerFollowRequest(_ approve: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:follows").userID
+        let requester = try id(context)
+        if approve {
+            try await people.approveRequest(from: requester, to: me)
+        } else {
+            try await people.denyRequest(from: requester, to: me)
+        }
+        return try MastodonJSON.response(Self.relationship(try await profile(requester, viewer: me)))
+    }
+}

@@ -1,0 +1,263 @@
+import Foundation
+import Hummingbird
+import PlazaAPI
+
+// Mastodon's entities (docs.joinmastodon.org/entities), as Plaza fills them. Swift names are
+// Mastodon's in camel case; `MastodonJSON` writes them in snake case, with `null` where
+// Mastodon writes null (clients such as Ice Cubes fail on a missing key, not on a null).
+
+enum Mastodon {
+    struct Emoji: Codable, Sendable, Hashable {
+        var shortcode: String
+        var url: String
+        var staticUrl: String
+        var visibleInPicker: Bool
+    }
+
+    struct Field: Codable, Sendable, Hashable {
+        var name: String
+        var value: String
+        @Nullable var verifiedAt: String?
+    }
+
+    struct Account: Codable, Sendable, Hashable {
+        struct Source: Codable, Sendable, Hashable {
+            var privacy: String
+            var sensitive: Bool
+            @Nullable var language: String?
+            var note: String
+            var fields: [Field]
+            var followRequestsCount: Int
+            var discoverable: Bool
+            var hideCollections: Bool
+            var indexable: Bool
+        }
+        var id: String
+        var username: String
+        var acct: String
+        var displayName: String
+        var locked: Bool
+        var bot: Bool
+        var discoverable: Bool
+        var indexable: Bool
+        var group: Bool
+        var createdAt: String
+        var note: String
+        var url: String
+        var uri: String
+        var avatar: String
+        var avatarStatic: String
+        var header: String
+        var headerStatic: String
+        var followersCount: Int
+        var followingCount: Int
+        var statusesCount: Int
+        @Nullable var lastStatusAt: String?
+        var hideCollections: Bool
+        var noindex: Bool
+        var emojis: [Emoji]
+        var roles: [String]
+        var fields: [Field]
+        var avatarDescription = ""
+        var headerDescription = ""
+        var showMedia = true
+        var showMediaReplies = true
+        var showFeatured = true
+        /// `verify_credentials` only: the person's own settings.
+        var source: Source?
+    }
+
+    struct MediaAttachment: Codable, Sendable, Hashable {
+        struct Size: Codable, Sendable, Hashable {
+            var width: Int
+            var height: Int
+            var size: String
+            var aspect: Double
+            var duration: Double?
+        }
+        struct Focus: Codable, Sendable, Hashable {
+            var x: Double
+            var y: Double
+        }
+        struct Meta: Codable, Sendable, Hashable {
+            var original: Size
+            var small: Size
+            /// The focal point: Plaza keeps none, so the middle.
+            var focus = Focus(x: 0, y: 0)
+            var length: String?
+            var duration: Double?
+        }
+        var id: String
+        var type: String
+        var url: String?
+        var previewUrl: String
+        @Nullable var remoteUrl: String?
+        @Nullable var previewRemoteUrl: String?
+        @Nullable var textUrl: String?
+        var meta: Meta
+        @Nullable var description: String?
+        @Nullable var blurhash: String?
+    }
+
+    struct Mention: Codable, Sendable, Hashable {
+        var id: String
+        var username: String
+        var url: String
+        var acct: String
+    }
+
+    struct Tag: Codable, Sendable, Hashable {
+        var name: String
+        var url: String
+    }
+
+    struct Application: Codable, Sendable, Hashable {
+        var name: String
+        @Nullable var website: String?
+    }
+
+    struct PreviewCard: Codable, Sendable, Hashable {
+        var url: String
+        var title: String
+        var description: String
+        var type: String
+        var authorName: String
+        var authorUrl: String
+        var providerName: String
+        var providerUrl: String
+        var html: String
+        var width: Int
+        var height: Int
+        @Nullable var image: String?
+        @Nullable var embedUrl: String?
+        @Nullable var blurhash: String?
+        @Nullable var publishedAt: String?
+        var authors: [String] = []
+        var language: String?
+    }
+
+    /// A post, or a comment (a reply to its post). Plaza has no boosts or polls: `reblog` and
+    /// `poll` are always null.
+    struct Status: Codable, Sendable {
+        var id: String
+        var uri: String
+        var url: String
+        var createdAt: String
+        var account: Account
+        var content: String
+        var visibility: String
+        var sensitive = false
+        var spoilerText: String
+        var mediaAttachments: [MediaAttachment]
+        @Nullable var application: Application?
+        var mentions: [Mention]
+        var tags: [Tag]
+        var emojis: [Emoji] = []
+        var reblogsCount = 0
+        var quotesCount = 0
+        var favouritesCount: Int
+        var repliesCount: Int
+        @Nullable var inReplyToId: String?
+        @Nullable var inReplyToAccountId: String?
+        @Nullable var reblog: String?
+        @Nullable var quote: String?
+        @Nullable var poll: String?
+        @Nullable var card: PreviewCard?
+        @Nullable var language: String?
+        /// The text as written: only in the answer to a delete (to redraft).
+        var text: String?
+        @Nullable var editedAt: String?
+        var favourited: Bool
+        var reblogged = false
+        var muted = false
+        var bookmarked: Bool
+        var pinned = false
+        var filtered: [String] = []
+    }
+
+    struct Context: Codable, Sendable {
+        var ancestors: [Status]
+        var descendants: [Status]
+    }
+
+    struct Relationship: Codable, Sendable, Hashable {
+        var id: String
+        var following: Bool
+        var showingReblogs: Bool
+        var notifying: Bool
+        var languages: [String]?
+        var followedBy: Bool
+        var blocking: Bool
+        var blockedBy: Bool
+        var muting: Bool
+        @Nullable var mutingExpiresAt: String?
+        var mutingNotifications: Bool
+        var requested: Bool
+        var requestedBy: Bool
+        var domainBlocking: Bool
+        var endorsed: Bool
+        var note: String
+    }
+
+    struct Notification: Codable, Sendable {
+        var id: String
+        var type: String
+        var groupKey: String
+        var createdAt: String
+        var account: Account
+        @Nullable var status: Status?
+    }
+
+    struct Marker: Codable, Sendable, Hashable {
+        var lastReadId: String
+        var version: Int
+        var updatedAt: String
+    }
+
+    /// The answer of `POST /api/v1/apps` (with the secret) and of `GET /api/v1/apps/verify_credentials`.
+    struct CredentialApplication: Codable, Sendable, Hashable {
+        var id: String
+        var name: String
+        @Nullable var website: String?
+        var scopes: [String]
+        var redirectUri: String
+        var redirectUris: [String]
+        /// Mastodon's deprecated VAPID key field, kept by clients that still read it.
+        var vapidKey: String?
+        var clientId: String?
+        var clientSecret: String?
+        var clientSecretExpiresAt: Int?
+    }
+
+    struct Token: Codable, Sendable, Hashable {
+        var accessToken: String
+        var tokenType: String
+        var scope: String
+        var createdAt: Int64
+    }
+
+    struct SearchResults: Codable, Sendable {
+        var accounts: [Account]
+        var statuses: [Status]
+        var hashtags: [Tag]
+    }
+}
+
+/// Encodes Mastodon's JSON: snake-case keys.
+enum MastodonJSON {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func response(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws
+        -> Response
+    {
+        var headers = headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(
+            status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(data: try encoder.encode(value))))
+    }
+}

@@ -1,0 +1,51 @@
+import HTTPTypes
+import Hummingbird
+import PlazaAPI
+import SQLKit
+
+/// Mastodon's paging: `max_id` (older than), `since_id` and `min_id` (newer than), `limit`, and
+/// a `Link` header with the next (`max_id`) and previous (`min_id`) pages. Plaza's ids are
+/// time-ordered, and its lists are keyset-paged on (time, id), so an id is turned into the
+/// cursor of the row it names.
+///
+/// `min_id` is served like `since_id` (the newest page above the id): Plaza's feeds are read
+/// newest first only, so a gap of more than `limit` newer items is not walked upwards.
+struct MastodonPaging: Sendable {
+    var limit: Int
+    var maxID: Int64?
+    var newerThan: Int64?
+
+    init(_ params: MastodonParams, defaultLimit: Int = 20, maxLimit: Int = 40) throws {
+        limit = try params.limit(default: defaultLimit, max: maxLimit)
+        maxID = try params.id("max_id")
+        newerThan = try params.id("min_id") ?? params.id("since_id")
+    }
+
+    /// The keyset page for a list whose time column is read by `time(of:)` (the row's own time,
+    /// or the id's when the row is gone).
+    func page(time: (Int64) async throws -> Int64?) async throws -> PageRequest {
+        var page = PageRequest(limit: limit)
+        if let maxID {
+            page.cursor = Cursor(time: try await time(maxID) ?? Self.time(ofID: maxID), id: maxID)
+        }
+        return page
+    }
+
+    /// The time a Plaza id was made.
+    static func time(ofID id: Int64) -> Int64 { (id >> 22) + IDGenerator.epoch }
+
+    /// The `Link` header of a page of `ids` (newest first): next when `hasMore`, previous when not empty.
+    static func link(_ request: Request, baseURL: String, ids: [String], hasMore: Bool) -> HTTPFields {
+        guard let first = ids.first, let last = ids.last else { return [:] }
+        let kept = (request.uri.queryParameters.map { ($0.key, $0.value) } as [(Substring, Substring)])
+            .filter { !["max_id", "min_id", "since_id", "access_token"].contains(String($0.0)) }
+            .map { "\(WebOAuthPages.encoded(String($0.0)))=\(WebOAuthPages.encoded(String($0.1)))" }
+        func url(_ extra: String) -> String {
+            "<\(baseURL)\(request.uri.path)?\((kept + [extra]).joined(separator: "&"))>"
+        }
+        var links: [String] = []
+        if hasMore { links.append("\(url("max_id=\(last)")); rel=\"next\"") }
+        links.append("\(url("min_id=\(first)")); rel=\"prev\"")
+        return [HTTPField.Name("Link")!: links.joined(separator: ", ")]
+    }
+}

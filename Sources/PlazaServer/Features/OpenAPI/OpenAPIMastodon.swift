@@ -1,0 +1,234 @@
+import OpenAPIKit
+
+/// Mastodon's client API at Mastodon's paths (docs/mastodon.md). Its entities are Mastodon's, as
+/// documented at docs.joinmastodon.org; the schemas here hold the keys clients cannot do without.
+/// Bodies are JSON or forms; errors are `{"error": "…"}`.
+extension OpenAPIDocument {
+    static var mastodonOperations: [(String, Operation)] {
+        let v2 = "/api/v2"
+        let statusPage = [mastodonLimit(20, 40), maxID, sinceID, minID]
+        let accountPage = [mastodonLimit(40, 80), maxID]
+        func op(
+            _ method: OpenAPI.HttpMethod, _ summary: String, _ auth: Auth, _ response: JSONSchema? = nil,
+            query: [OpenAPI.Parameter] = [], body: Bool = false, status: Int = 200, also: [Int] = [],
+            errors: [Int] = [], upload: Bool = false, eventStream: Bool = false
+        ) -> Operation {
+            var operation = Operation(
+                method: method, summary: summary, auth: auth, query: query, eventStream: eventStream, status: status,
+                alsoStatus: also, response: response, errors: errors + (auth == .none ? [] : [403]), upload: upload)
+            operation.mastodon = true
+            operation.mastodonBody = body
+            return operation
+        }
+        let status = ref("MastodonStatus")
+        let account = ref("MastodonAccount")
+        let statuses = JSONSchema.array(items: status)
+        let accounts = JSONSchema.array(items: account)
+        let relationship = ref("MastodonRelationship")
+        let empty = JSONSchema.array(items: .object)
+        var operations: [(String, Operation)] = [
+            (
+                "\(v1)/apps",
+                op(.post, "Register an app (client_name, redirect_uris, scopes, website)", .none, .object, body: true)
+            ),
+            ("\(v1)/apps/verify_credentials", op(.get, "The app behind the token", .required, .object)),
+            ("\(v1)/instance", op(.get, "The instance (Mastodon v1 entity; version 4.3.0 compatible)", .none, .object)),
+            ("\(v2)/instance", op(.get, "The instance (Mastodon v2 entity)", .none, .object)),
+            ("\(v1)/accounts/verify_credentials", op(.get, "My account, with `source`", .required, account)),
+            (
+                "\(v1)/accounts/update_credentials",
+                op(.patch, "Change my display_name, note (bio) or locked", .required, account, body: true)
+            ),
+            (
+                "\(v1)/accounts/lookup",
+                op(
+                    .get, "An account by username (acct)", .optional, account,
+                    query: [.query(name: "acct", schema: .string)], errors: [404])
+            ),
+            (
+                "\(v1)/accounts/relationships",
+                op(
+                    .get, "My relationships to the accounts id[]", .required, .array(items: relationship),
+                    query: [idArray])
+            ),
+            (
+                "\(v1)/accounts/search",
+                op(.get, "Accounts whose name matches q", .optional, accounts, query: [q, mastodonLimit(40, 80)])
+            ),
+            ("\(v1)/accounts/{id}", op(.get, "An account", .optional, account)),
+            (
+                "\(v1)/accounts/{id}/statuses",
+                op(.get, "An account's posts, newest first", .optional, statuses, query: statusPage)
+            ),
+            (
+                "\(v1)/accounts/{id}/followers",
+                op(.get, "Who follows the account", .optional, accounts, query: accountPage)
+            ),
+            (
+                "\(v1)/accounts/{id}/following",
+                op(.get, "Whom the account follows", .optional, accounts, query: accountPage)
+            ),
+        ]
+        for action in ["follow", "unfollow", "block", "unblock", "mute", "unmute"] {
+            operations.append(
+                (
+                    "\(v1)/accounts/{id}/\(action)",
+                    op(.post, "\(action.capitalized) the account", .required, relationship, errors: [422])
+                ))
+        }
+        operations += [
+            ("\(v1)/timelines/home", op(.get, "My home feed", .required, statuses, query: statusPage)),
+            ("\(v1)/timelines/public", op(.get, "Everyone's public posts", .optional, statuses, query: statusPage)),
+            (
+                "\(v1)/timelines/tag/{tag}",
+                op(.get, "Posts found by searching for the tag", .optional, statuses, query: [mastodonLimit(20, 40)])
+            ),
+            (
+                "\(v1)/timelines/list/{id}",
+                op(.get, "A space's feed (a list is a space)", .required, statuses, query: statusPage)
+            ),
+            (
+                "\(v1)/statuses",
+                op(
+                    .post, "Post (status, media_ids[], visibility, spoiler_text), or comment (in_reply_to_id)",
+                    .required,
+                    status, body: true, errors: [404])
+            ),
+            ("\(v1)/statuses/{id}", op(.get, "A post or a comment", .optional, status)),
+            (
+                "\(v1)/statuses/{id}",
+                op(.delete, "Delete my post or comment; the answer has its text", .required, status)
+            ),
+            ("\(v1)/statuses/{id}", op(.put, "Edit my post's text", .required, status, body: true)),
+            ("\(v1)/statuses/{id}/context", op(.get, "A post's comments, or a comment's post", .optional, .object)),
+            ("\(v1)/statuses/{id}/favourite", op(.post, "Like", .required, status)),
+            ("\(v1)/statuses/{id}/unfavourite", op(.post, "Unlike", .required, status)),
+            (
+                "\(v1)/statuses/{id}/favourited_by",
+                op(.get, "Who liked it", .optional, accounts, query: [mastodonLimit(40, 80)])
+            ),
+            ("\(v1)/statuses/{id}/reblogged_by", op(.get, "Empty: Plaza has no boosts", .optional, accounts)),
+            ("\(v1)/statuses/{id}/bookmark", op(.post, "Save into my Bookmarks collection", .required, status)),
+            ("\(v1)/statuses/{id}/unbookmark", op(.post, "Take out of my Bookmarks collection", .required, status)),
+            (
+                "\(v2)/media",
+                op(
+                    .post, "Upload a photo or video (202 while a video is processed)", .required,
+                    ref("MastodonMediaAttachment"), also: [202], upload: true)
+            ),
+            (
+                "\(v1)/media",
+                op(
+                    .post, "Upload a photo or video", .required, ref("MastodonMediaAttachment"), also: [202],
+                    upload: true)
+            ),
+            (
+                "\(v1)/media/{id}",
+                op(.get, "My upload (206 while processed)", .required, ref("MastodonMediaAttachment"), also: [206])
+            ),
+            (
+                "\(v1)/media/{id}",
+                op(
+                    .put, "My upload (a description or focus is not kept)", .required, ref("MastodonMediaAttachment"),
+                    body: true, also: [206])
+            ),
+            (
+                "\(v1)/notifications",
+                op(
+                    .get, "My notifications, newest first", .required, .array(items: ref("MastodonNotification")),
+                    query: [mastodonLimit(40, 80), maxID, sinceID, minID])
+            ),
+            ("\(v1)/notifications/{id}", op(.get, "One of my notifications", .required, ref("MastodonNotification"))),
+            ("\(v1)/notifications/clear", op(.post, "Delete all my notifications", .required, .object)),
+            ("\(v1)/notifications/{id}/dismiss", op(.post, "Delete one of my notifications", .required, .object)),
+            (
+                "\(v2)/search",
+                op(
+                    .get, "Accounts, statuses (and the hashtag asked for) matching q", .optional, .object,
+                    query: [
+                        q, .query(name: "type", schema: .string(allowedValues: "accounts", "statuses", "hashtags")),
+                        mastodonLimit(20, 40),
+                    ])
+            ),
+            ("\(v1)/markers", op(.get, "Where I stopped reading (timeline[])", .required, .object)),
+            ("\(v1)/markers", op(.post, "Save where I stopped reading", .required, .object, body: true, errors: [422])),
+            ("\(v1)/preferences", op(.get, "My posting and reading preferences", .required, .object)),
+            (
+                "\(v1)/follow_requests",
+                op(.get, "Who asks to follow me", .required, accounts, query: [mastodonLimit(40, 80)])
+            ),
+            ("\(v1)/follow_requests/{id}/authorize", op(.post, "Accept a follow request", .required, relationship)),
+            ("\(v1)/follow_requests/{id}/reject", op(.post, "Refuse a follow request", .required, relationship)),
+            ("\(v2)/filters", op(.get, "Empty: Plaza has no filters", .required, empty)),
+            ("\(v2)/suggestions", op(.get, "Empty", .required, empty)),
+            ("\(v1)/streaming/health", op(.get, "OK when streaming works", .none)),
+        ]
+        for (path, auth) in [
+            ("custom_emojis", Auth.none), ("lists", .required), ("filters", .required), ("followed_tags", .required),
+            ("announcements", .none), ("trends", .none), ("trends/tags", .none), ("trends/statuses", .none),
+            ("trends/links", .none), ("suggestions", .required), ("conversations", .required),
+            ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),
+            ("domain_blocks", .required),
+        ] {
+            operations.append(("\(v1)/\(path)", op(.get, "Empty: no such feature in Plaza", auth, empty)))
+        }
+        for (path, auth) in [
+            ("user", Auth.required), ("user/notification", .required), ("public", .optional),
+            ("public/local", .optional),
+            ("public/media", .optional), ("public/local/media", .optional),
+        ] {
+            operations.append(
+                (
+                    "\(v1)/streaming/\(path)",
+                    op(.get, "Mastodon's \(path) stream as Server-Sent Events", auth, eventStream: true)
+                ))
+        }
+        return operations
+    }
+
+    static func mastodonLimit(_ fallback: Int, _ max: Int) -> OpenAPI.Parameter {
+        .query(name: "limit", schema: .integer(defaultValue: .init(fallback)), description: "At most \(max)")
+    }
+    static var maxID: OpenAPI.Parameter { .query(name: "max_id", schema: .string, description: "Older than this id") }
+    static var sinceID: OpenAPI.Parameter {
+        .query(name: "since_id", schema: .string, description: "Newer than this id")
+    }
+    static var minID: OpenAPI.Parameter {
+        .query(name: "min_id", schema: .string, description: "Newer than this id (served like since_id)")
+    }
+    static var q: OpenAPI.Parameter { .query(name: "q", schema: .string) }
+    static var idArray: OpenAPI.Parameter { .query(name: "id[]", schema: .array(items: .string)) }
+
+    /// The keys of Mastodon's entities every client reads (docs.joinmastodon.org/entities).
+    static var mastodonSchemas: [String: JSONSchema] {
+        func entity(_ keys: [String: JSONSchema]) -> JSONSchema { Schemas.object(keys) }
+        let string = JSONSchema.string
+        return [
+            "MastodonError": entity(["error": string]),
+            "MastodonAccount": entity([
+                "id": string, "username": string, "acct": string, "display_name": string, "locked": .boolean,
+                "bot": .boolean, "created_at": string, "note": string, "url": string, "avatar": string,
+                "header": string, "followers_count": .integer, "following_count": .integer, "statuses_count": .integer,
+                "emojis": .array(items: .object), "fields": .array(items: .object),
+            ]),
+            "MastodonStatus": entity([
+                "id": string, "created_at": string, "account": ref("MastodonAccount"), "content": string,
+                "visibility": .string(allowedValues: "public", "unlisted", "private", "direct"), "sensitive": .boolean,
+                "spoiler_text": string, "media_attachments": .array(items: ref("MastodonMediaAttachment")),
+                "mentions": .array(items: .object), "tags": .array(items: .object), "emojis": .array(items: .object),
+                "reblogs_count": .integer, "favourites_count": .integer, "replies_count": .integer,
+            ]),
+            "MastodonMediaAttachment": entity([
+                "id": string, "type": .string(allowedValues: "image", "gifv", "video", "audio", "unknown"),
+                "url": Schemas.nullable(string), "preview_url": string, "meta": .object,
+            ]),
+            "MastodonNotification": entity([
+                "id": string, "type": string, "created_at": string, "account": ref("MastodonAccount"),
+            ]),
+            "MastodonRelationship": entity([
+                "id": string, "following": .boolean, "followed_by": .boolean, "blocking": .boolean, "muting": .boolean,
+                "requested": .boolean,
+            ]),
+        ]
+    }
+}
