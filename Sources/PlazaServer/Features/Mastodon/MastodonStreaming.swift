@@ -35,6 +35,11 @@ struct MastodonStreaming: Sendable {
     }
 
     func register(v1: RouterGroup<PlazaContext>) {
+        // A WebSocket upgrade with a person's token never gets here (`MastodonWebSocket`).
+        v1.get("streaming") { request, _ -> Response in
+            if request.headers[.upgrade]?.lowercased() == "websocket" { throw MastodonError.unauthorized }
+            throw PlazaError(.badRequest, "bad_request", "Connect with a WebSocket (Upgrade: websocket)")
+        }
         v1.get("streaming/health") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "OK"))) }
         for (path, stream) in [
             ("streaming/user", Stream.user), ("streaming/user/notification", .userNotification),

@@ -162,6 +162,15 @@ extension OpenAPIDocument {
             ("\(v2)/filters", op(.get, "Empty: Plaza has no filters", .required, empty)),
             ("\(v2)/suggestions", op(.get, "Empty", .required, empty)),
             ("\(v1)/streaming/health", op(.get, "OK when streaming works", .none)),
+            (
+                "\(v1)/streaming",
+                op(
+                    .get,
+                    """
+                    Mastodon's streaming WebSocket (token as Bearer, access_token or Sec-WebSocket-Protocol); \
+                    without an upgrade 400, with a refused one 401
+                    """, .none)
+            ),
         ]
         for (path, auth) in [
             ("custom_emojis", Auth.none), ("lists", .required), ("filters", .required), ("followed_tags", .required),
