@@ -1,0 +1,180 @@
+"""Mastodon's client API, used by a real Mastodon client: Mastodon.py (PyPI) against the real
+binary. The app registers itself, the person signs in and allows it through Plaza's own sign-in
+and consent pages (the forms posted by the test, as a browser would), and the app then toots
+with a photo, pages timelines through Link headers, favourites, reads notifications, searches,
+and hears a new status on the streaming API (Server-Sent Events).
+
+The server runs with PLAZA_PUBLIC_URL set to its own loopback address, so the addresses it
+hands out (OAuth endpoints, streaming, Link headers) are the ones the client connects to.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+from pathlib import Path
+from urllib.parse import urljoin
+
+import pytest
+import requests
+from mastodon import Mastodon, StreamListener
+
+from conftest import PlazaServer, free_port, png
+
+OOB = "urn:ietf:wg:oauth:2.0:oob"
+SCOPES = ["read", "write", "follow", "push"]
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    port = free_port()
+    data = tmp_path / "data"
+    data.mkdir()
+    server = PlazaServer(data, tmp_path / "plaza.log", env={"PLAZA_PUBLIC_URL": PlazaServer.url_for(port)}, port=port)
+    server.start()
+    try:
+        yield server
+    finally:
+        if server.process is not None:
+            try:
+                server.stop()
+            finally:
+                server.kill()
+
+
+def hidden_fields(page: str) -> dict[str, str]:
+    return {html.unescape(name): html.unescape(value)
+            for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', page)}
+
+
+def authorize_in_browser(server: PlazaServer, url: str, login: str) -> str:
+    """What a person does in the browser: opens the app's authorization URL, signs in on Plaza's
+    page, allows the app on the consent page, and reads the code (out-of-band redirect)."""
+    browser = requests.Session()
+    first = browser.get(url, allow_redirects=False, timeout=30)
+    assert first.status_code == 303, first.text
+    sign_in_page = browser.get(urljoin(server.url, first.headers["Location"]), timeout=30)
+    fields = hidden_fields(sign_in_page.text)
+    assert fields["next"].startswith("/oauth/authorize?"), fields
+    signed_in = browser.post(server.url + "/login", data={**fields, "login": login, "password": PASSWORD},
+                             allow_redirects=False, timeout=30)
+    assert signed_in.status_code == 303 and signed_in.headers["Location"] == fields["next"], signed_in.text
+    consent = browser.get(server.url + fields["next"], timeout=30)
+    assert consent.status_code == 200 and "Authorize Mastodon.py e2e" in consent.text
+    allowed = browser.post(server.url + "/oauth/authorize", data={**hidden_fields(consent.text), "decision": "allow"},
+                           allow_redirects=False, timeout=30)
+    assert allowed.status_code == 200, allowed.text
+    code = re.search(r'id="oauth-code" class="code" readonly value="([^"]+)"', allowed.text)
+    assert code, allowed.text
+    return code.group(1)
+
+
+def signed_in_client(server: PlazaServer, login: str) -> Mastodon:
+    client_id, client_secret = Mastodon.create_app(
+        "Mastodon.py e2e", api_base_url=server.url, scopes=SCOPES, redirect_uris=OOB,
+        website="https://github.com/halcy/Mastodon.py")
+    app = Mastodon(client_id=client_id, client_secret=client_secret, api_base_url=server.url)
+    url = app.auth_request_url(scopes=SCOPES, redirect_uris=OOB, allow_http=True)
+    code = authorize_in_browser(server, url, login)
+    app.log_in(code=code, redirect_uri=OOB, scopes=SCOPES, allow_http=True)
+    return app
+
+
+class Collector(StreamListener):
+    def __init__(self):
+        self.updates: list = []
+        self.notifications: list = []
+        self.heartbeats = 0
+        self.arrived = threading.Condition()
+
+    def handle_heartbeat(self):
+        with self.arrived:
+            self.heartbeats += 1
+            self.arrived.notify_all()
+
+    def on_update(self, status):
+        with self.arrived:
+            self.updates.append(status)
+            self.arrived.notify_all()
+
+    def on_notification(self, notification):
+        with self.arrived:
+            self.notifications.append(notification)
+            self.arrived.notify_all()
+
+    def wait(self, condition, timeout: float = 60) -> bool:
+        """Waits for `condition`; the timeout only guards against a hang."""
+        with self.arrived:
+            return self.arrived.wait_for(condition, timeout=timeout)
+
+
+def test_mastodon_py_toots_pages_favourites_searches_and_streams(server: PlazaServer):
+    server.register("ana")
+    server.register("bea")
+    ana = signed_in_client(server, "ana")
+    bea = signed_in_client(server, "bea")
+
+    assert ana.retrieve_mastodon_version() == "4.3.0"
+    me = ana.account_verify_credentials()
+    assert me.acct == "ana" and me.username == "ana"
+
+    # Toot with a photo (POST /api/v2/media, then a status with its id).
+    media = ana.media_post(png(64, 48), mime_type="image/png", description="a test pattern")
+    photo = ana.status_post("A toot with a photo #pattern", media_ids=[media])
+    assert photo.media_attachments[0].type == "image"
+    assert photo.media_attachments[0].meta.original.width == 64
+    assert photo.visibility == "public"
+
+    # Bea follows Ana and reads her home feed two at a time, by the Link headers.
+    relationship = bea.account_follow(me.id)
+    assert relationship.following
+    posted = [photo.id] + [ana.status_post(f"Toot number {n}").id for n in range(1, 6)]
+    first = bea.timeline_home(limit=2)
+    assert len(first) == 2
+    everything = bea.fetch_remaining(first)
+    assert [status.id for status in everything] == list(reversed(posted))
+
+    # Favourite, and the notification it makes.
+    favourited = bea.status_favourite(photo.id)
+    assert favourited.favourited and favourited.favourites_count == 1
+    notifications = ana.notifications()
+    kinds = sorted(n.type for n in notifications)
+    assert kinds == ["favourite", "follow"], kinds
+    favourite = next(n for n in notifications if n.type == "favourite")
+    assert favourite.account.acct == "bea" and favourite.status.id == photo.id
+
+    # A reply is a comment, in the toot's context.
+    reply = bea.status_post("Lovely pattern", in_reply_to_id=photo.id)
+    context = ana.status_context(photo.id)
+    assert [status.id for status in context.descendants] == [reply.id]
+
+    # Search.
+    found = bea.search_v2("pattern", result_type="statuses")
+    assert photo.id in [status.id for status in found.statuses]
+    people = bea.search_v2("ana", result_type="accounts")
+    assert [account.acct for account in people.accounts] == ["ana"]
+
+    # The streaming API (Server-Sent Events): Bea hears Ana's next toot.
+    listener = Collector()
+    handle = bea.stream_user(listener, run_async=True, reconnect_async=False)
+    try:
+        # The server subscribes before it sends the opening comment: once that arrived,
+        # every later status reaches the stream.
+        assert listener.wait(lambda: listener.heartbeats >= 1), "the stream opened"
+        streamed = ana.status_post("Streamed toot")
+        assert listener.wait(lambda: any(status.id == streamed.id for status in listener.updates))
+        heard = next(status for status in listener.updates if status.id == streamed.id)
+        assert heard.account.acct == "ana"
+        assert heard.content == "<p>Streamed toot</p>"
+        assert heard.created_at == streamed.created_at
+    finally:
+        handle.close()
+
+    # Revoking the app's token ends it.
+    requests.post(server.url + "/oauth/revoke", timeout=30, data={
+        "client_id": bea.client_id, "client_secret": bea.client_secret, "token": bea.access_token,
+    }).raise_for_status()
+    with pytest.raises(Exception):
+        bea.account_verify_credentials()
