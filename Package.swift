@@ -117,6 +117,8 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 // A WebSocket client for Mastodon's streaming API.
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                // The receiving side of Web Push's legacy encryption.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             // Read from their paths by the tests, not bundled.
             exclude: ["Fixtures"],

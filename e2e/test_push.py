@@ -372,3 +372,54 @@ def test_installable_offline_and_share_target(plaza: PlazaServer, browser_factor
         wait_text(driver, "body", "You are offline")
     finally:
         plaza.start()
+
+
+def test_mastodon_apps_get_pushes_in_both_encodings(push_world, data_dir: Path):
+    """A Mastodon app's push subscription (`/api/v1/push/subscription`), made by Mastodon.py:
+    without `standard` the push is the legacy `aesgcm` coding that Ice Cubes decrypts, read
+    here by Mastodon.py's own decryption; with `subscription[standard]` it is `aes128gcm`."""
+    from test_mastodon import signed_in_client
+    import requests
+    plaza, service, _ = push_world
+    _, ana = plaza.register("ana")
+    _, bob = plaza.register("bob")
+    app = signed_in_client(plaza, "ana")
+    private, public = app.push_subscription_generate_keys()
+    subscription = app.push_subscription_set(
+        service.origin + "/wp/mastodon-ana", public, favourite_events=True, follow_events=False)
+    assert subscription.alerts.favourite and not subscription.alerts.follow
+    assert subscription.server_key == expect(plaza.client().get(f"{API}/push/web-push-key"), 200)["publicKey"]
+    assert app.push_subscription().endpoint == service.origin + "/wp/mastodon-ana"
+
+    post = expect(ana.post(f"{API}/posts", json={"kind": "text", "body": "pushed to an app"}), 201)
+    expect(bob.put(f"{API}/users/ana/follow"), 200)  # not among the app's alerts
+    expect(bob.put(f"{API}/posts/{post['id']}/like"), 200)
+    push = service.wait("/wp/mastodon-ana")[0]
+    headers = {k.lower(): v for k, v in push["headers"].items()}
+    assert headers["content-encoding"] == "aesgcm"
+    assert headers["authorization"].startswith("WebPush ")
+    message = app.push_subscription_decrypt_push(push["body"], private, headers["encryption"], headers["crypto-key"])
+    assert message.notification_type == "favourite"
+    assert message.body == "pushed to an app" and message.title == "bob liked your post: “pushed to an app”"
+    notification = app.notifications(id=message.notification_id)
+    assert notification.type == "favourite" and notification.account.acct == "bob"
+    wait_recorded(data_dir)
+    assert len(service.wait("/wp/mastodon-ana")) == 1, "the follow was not pushed"
+
+    # Standard (aes128gcm), by a client that asks for it.
+    browser = Subscription(service.origin + "/wp/mastodon-standard")
+    token = app.access_token
+    made = requests.post(plaza.url + "/api/v1/push/subscription", timeout=30, headers={"Authorization": f"Bearer {token}"},
+                         data={"subscription[endpoint]": browser.endpoint,
+                               "subscription[keys][p256dh]": b64url(browser.public),
+                               "subscription[keys][auth]": b64url(browser.auth), "subscription[standard]": "true",
+                               "data[alerts][follow]": "true", "data[policy]": "all"})
+    assert made.status_code == 200 and made.json()["standard"] is True, made.text
+    _, carl = plaza.register("carl")
+    expect(carl.put(f"{API}/users/ana/follow"), 200)
+    standard = service.wait("/wp/mastodon-standard")[0]
+    assert {k.lower(): v for k, v in standard["headers"].items()}["content-encoding"] == "aes128gcm"
+    assert browser.decrypt(standard["body"])["notification_type"] == "follow"
+    app.push_subscription_delete()
+    with pytest.raises(Exception):
+        app.push_subscription()

@@ -235,9 +235,10 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.history.register(to: api)
     controllers.collections.register(to: api)
     controllers.notifications.register(to: api)
+    let pushPolicy = (try? AddressPolicy.parse(allowList: config.push.allowList)) ?? AddressPolicy()
     PushController(
         devices: services.pushDevices, vapid: services.vapid,
-        policy: (try? AddressPolicy.parse(allowList: config.push.allowList)) ?? AddressPolicy(),
+        policy: pushPolicy,
         apnsConfigured: config.push.apns != nil
     ).register(to: api)
     controllers.moderation.register(to: api)
@@ -261,6 +262,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
             contactEmail: config.mailSender.address)
     ).register(v1: mastodon.group("v1"), v2: mastodon.group("v2"))
     MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)).register(v1: mastodon.group("v1"))
+    MastodonPushController(devices: services.pushDevices, vapid: services.vapid, policy: pushPolicy)
+        .register(v1: mastodon.group("v1"))
     WebController(
         renderer: web, api: controllers,
         stores: .init(

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -823,6 +824,79 @@ struct MastodonTests {
             let plain = try await api.mastodon(.get, "/api/v1/streaming", token: token)
             #expect(plain.status == .badRequest)
         }
+    }
+
+    @Test func aTokenHasOnePushSubscription() async throws {
+        try await withApp({ $0.push.allowList = "127.0.0.1" }) { api async throws in
+            let ana = try await api.register("ana")
+            let token = try await api.mastodonToken(ana)
+            let noPush = try await api.mastodonToken(ana, scopes: "read write")
+            let key = P256.KeyAgreement.PrivateKey().publicKey.x963Representation
+            let fields = [
+                ("subscription[endpoint]", "http://127.0.0.1:9/push"),
+                // Mastodon apps send plain base64, with padding.
+                ("subscription[keys][p256dh]", key.base64EncodedString()),
+                ("subscription[keys][auth]", Data(repeating: 7, count: 16).base64EncodedString()),
+                ("data[alerts][mention]", "1"), ("policy", "followed"),
+            ]
+            #expect(try await api.mastodon(.post, "/api/v1/push/subscription", form: fields).status == .unauthorized)
+            #expect(
+                try await api.mastodon(.post, "/api/v1/push/subscription", token: noPush, form: fields).status
+                    == .forbidden)
+            #expect(try await api.mastodon(.get, "/api/v1/push/subscription", token: token).status == .notFound)
+            let made = try await api.mastodon(.post, "/api/v1/push/subscription", token: token, form: fields)
+            #expect(made.status == .ok, "\(made.text)")
+            let subscription = try made.json()
+            #expect(subscription["alerts"]?["mention"]?.bool == true)
+            #expect(subscription["alerts"]?["favourite"]?.bool == false)
+            #expect(subscription["policy"]?.stringValue == "followed")
+            #expect(subscription["standard"]?.bool == false)
+            // A second one replaces the first; a PUT changes the alerts.
+            let again = try await api.mastodon(.post, "/api/v1/push/subscription", token: token, form: fields)
+            #expect(try again.json()["id"] != subscription["id"])
+            let changed = try await api.mastodon(
+                .put, "/api/v1/push/subscription", token: token, form: [("data[alerts][favourite]", "true")])
+            #expect(try changed.json()["alerts"]?["favourite"]?.bool == true)
+            #expect(try changed.json()["alerts"]?["mention"]?.bool == true)
+            let devices = try await api.get("/me/push-devices", as: ana).decode(Page<PushDevice>.self).items
+            #expect(devices.count == 1)
+            // Bad input: a clear 422, nothing stored.
+            for bad in [
+                [("subscription[endpoint]", "ftp://x")] + fields.dropFirst(),
+                [fields[0], ("subscription[keys][p256dh]", "short"), fields[2]],
+                fields + [("data[policy]", "friends")],
+            ] {
+                let refused = try await api.mastodon(.post, "/api/v1/push/subscription", token: token, form: Array(bad))
+                #expect(refused.status == .unprocessableContent, "\(bad)")
+            }
+            #expect(try await api.mastodon(.get, "/api/v1/push/subscription", token: token).status == .ok)
+            #expect(try await api.mastodon(.delete, "/api/v1/push/subscription", token: token).status == .ok)
+            #expect(try await api.mastodon(.get, "/api/v1/push/subscription", token: token).status == .notFound)
+        }
+    }
+
+    @Test func legacyWebPushEncryptionRoundTrips() throws {
+        // The receiver's side of aesgcm (draft-ietf-webpush-encryption-04), written out here.
+        let receiver = P256.KeyAgreement.PrivateKey()
+        let auth = [UInt8](repeating: 9, count: 16)
+        let sealed = try WebPushCrypto.encryptLegacy(
+            Array("hello".utf8), p256dh: Array(receiver.publicKey.x963Representation), auth: auth)
+        let shared = try receiver.sharedSecretFromKeyAgreement(
+            with: try P256.KeyAgreement.PublicKey(x963Representation: sealed.serverPublic))
+        let ikm = shared.hkdfDerivedSymmetricKey(
+            using: SHA256.self, salt: auth, sharedInfo: Array("Content-Encoding: auth".utf8) + [0], outputByteCount: 32)
+        let receiverPublic = Array(receiver.publicKey.x963Representation)
+        let context =
+            Array("P-256".utf8) + [0, 0, 65] + receiverPublic + [0, 65] + sealed.serverPublic
+        let prk = HKDF<SHA256>.extract(inputKeyMaterial: ikm, salt: sealed.salt)
+        let cek = HKDF<SHA256>.expand(
+            pseudoRandomKey: prk, info: Array("Content-Encoding: aesgcm".utf8) + [0] + context, outputByteCount: 16)
+        let nonce = HKDF<SHA256>.expand(
+            pseudoRandomKey: prk, info: Array("Content-Encoding: nonce".utf8) + [0] + context, outputByteCount: 12)
+        let box = try AES.GCM.SealedBox(
+            nonce: try AES.GCM.Nonce(data: nonce.withUnsafeBytes { Array($0) }),
+            ciphertext: sealed.body.dropLast(16), tag: sealed.body.suffix(16))
+        #expect(Array(try AES.GCM.open(box, using: cek)) == [0, 0] + Array("hello".utf8))
     }
 
     // MARK: parsing

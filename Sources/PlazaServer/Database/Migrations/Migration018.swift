@@ -43,6 +43,9 @@ enum Migration018 {
             "ALTER TABLE sessions ADD COLUMN app_id BIGINT REFERENCES oauth_apps(id) ON DELETE CASCADE",
             "ALTER TABLE sessions ADD COLUMN scopes TEXT",
             "CREATE INDEX sessions_app ON sessions (app_id) WHERE app_id IS NOT NULL",
+            // A Mastodon app's push subscription (`/api/v1/push/subscription`), one per token: its
+            // alerts, policy and encoding as JSON (`MastodonPushSettings`); NULL for Plaza's own devices.
+            "ALTER TABLE push_devices ADD COLUMN mastodon TEXT",
             // The statuses made under an `Idempotency-Key` in the last hour, so a retried post is made once.
             """
             CREATE TABLE mastodon_idempotency (

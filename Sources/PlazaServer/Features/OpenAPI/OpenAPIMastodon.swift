@@ -163,6 +163,21 @@ extension OpenAPIDocument {
             ("\(v2)/suggestions", op(.get, "Empty", .required, empty)),
             ("\(v1)/streaming/health", op(.get, "OK when streaming works", .none)),
             (
+                "\(v1)/push/subscription",
+                op(
+                    .post,
+                    """
+                    Subscribe this token to Web Push (subscription[endpoint], subscription[keys][p256dh|auth], \
+                    subscription[standard] for aes128gcm, else aesgcm; data[alerts][…], data[policy]); replaces its last
+                    """, .required, .object, body: true)
+            ),
+            ("\(v1)/push/subscription", op(.get, "This token's push subscription", .required, .object, errors: [404])),
+            (
+                "\(v1)/push/subscription",
+                op(.put, "Change its alerts or policy", .required, .object, body: true, errors: [404])
+            ),
+            ("\(v1)/push/subscription", op(.delete, "Unsubscribe this token", .required, .object)),
+            (
                 "\(v1)/streaming",
                 op(
                     .get,

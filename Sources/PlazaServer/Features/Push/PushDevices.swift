@@ -12,6 +12,8 @@ struct PushDeviceRegistration: Sendable, Equatable {
     var bundleID: String?
     var p256dh: String?
     var auth: String?
+    /// A Mastodon app's subscription: its settings (`MastodonPushSettings`, JSON).
+    var mastodon: String?
 
     static let maxEndpointLength = 2048
 
@@ -78,10 +80,11 @@ struct PushDeviceRegistration: Sendable, Equatable {
         }
     }
 
-    /// A subscription key as browsers give it: base64url, some clients padding it with `=`.
+    /// A subscription key as clients give it: base64url (browsers), some padding it with `=`,
+    /// or plain base64 (Mastodon apps).
     private static func key(_ text: String) -> [UInt8]? {
         guard text.utf8.count <= 200 else { return nil }
-        var text = Substring(text)
+        var text = Substring(text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_"))
         while text.last == "=" { text = text.dropLast() }
         return ByteText.bytes(base64url: text)
     }
@@ -138,7 +141,7 @@ struct PushDeviceStore: Sendable {
                     """
                     UPDATE push_devices SET user_id = \(bind: user), session_id = \(bind: session),
                         environment = \(bind: device.environment), bundle_id = \(bind: device.bundleID),
-                        p256dh = \(bind: device.p256dh), auth = \(bind: device.auth)
+                        p256dh = \(bind: device.p256dh), auth = \(bind: device.auth), mastodon = \(bind: device.mastodon)
                     WHERE id = \(bind: id)
                     """)
                 // What it was owed for its last owner is not for the new one.
@@ -148,9 +151,10 @@ struct PushDeviceStore: Sendable {
                 created = true
                 try await db.exec(
                     """
-                    INSERT INTO push_devices (id, user_id, session_id, platform, address, environment, bundle_id, p256dh, auth, created_at)
+                    INSERT INTO push_devices (id, user_id, session_id, platform, address, environment, bundle_id, p256dh, auth, mastodon, created_at)
                     VALUES (\(bind: id), \(bind: user), \(bind: session), \(bind: device.platform.rawValue), \(bind: device.address),
-                        \(bind: device.environment), \(bind: device.bundleID), \(bind: device.p256dh), \(bind: device.auth), \(bind: now))
+                        \(bind: device.environment), \(bind: device.bundleID), \(bind: device.p256dh), \(bind: device.auth),
+                        \(bind: device.mastodon), \(bind: now))
                     ON CONFLICT (platform, address) DO NOTHING
                     """)
             }
@@ -179,6 +183,38 @@ struct PushDeviceStore: Sendable {
 
     static func listSQL(user: Int64) -> SQLQueryString {
         "SELECT \(columns) FROM push_devices WHERE user_id = \(bind: user) ORDER BY id LIMIT \(bind: maxPerPerson)"
+    }
+
+    /// The Mastodon subscription of a token (session): its id, endpoint and settings.
+    func mastodonSubscription(session: Int64) async throws -> (id: Int64, endpoint: String, settings: String)? {
+        try await db.read { db in
+            try await db.first(
+                """
+                SELECT id, address, mastodon FROM push_devices WHERE session_id = \(bind: session) AND mastodon IS NOT NULL
+                ORDER BY id LIMIT 1
+                """)
+        }.map {
+            (
+                try $0.decode(column: "id", as: Int64.self), try $0.decode(column: "address", as: String.self),
+                try $0.decode(column: "mastodon", as: String.self)
+            )
+        }
+    }
+
+    /// Changes the settings of a token's Mastodon subscription; false when it has none.
+    func updateMastodon(session: Int64, settings: String) async throws -> Bool {
+        try await !db.write(
+            """
+            UPDATE push_devices SET mastodon = \(bind: settings) WHERE session_id = \(bind: session) AND mastodon IS NOT NULL
+            RETURNING id
+            """
+        ).isEmpty
+    }
+
+    /// Removes a token's Mastodon subscription (a new one replaces it: one per token).
+    func removeMastodon(session: Int64) async throws {
+        _ = try await db.write(
+            "DELETE FROM push_devices WHERE session_id = \(bind: session) AND mastodon IS NOT NULL RETURNING id")
     }
 
     /// Removes one of `user`'s devices; another person's is not found.

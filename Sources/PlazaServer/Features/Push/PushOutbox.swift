@@ -63,6 +63,8 @@ struct PushOutbox: Sendable {
         var auth: String?
         /// The device's owner now: not the recipient when it moved to someone else since.
         var owner: Int64
+        /// A Mastodon app's subscription: its settings (`MastodonPushSettings`, JSON).
+        var mastodon: String? = nil
         var preferences: String
         var unread: Int
     }
@@ -96,7 +98,7 @@ struct PushOutbox: Sendable {
                 SELECT q.notification_id, q.device_id, q.recipient_id, q.attempts, q.generation, q.claims, d.platform,
                     d.address,
                     d.environment,
-                    d.bundle_id, d.p256dh, d.auth, d.user_id AS owner_id, u.preferences, u.unread_notifications
+                    d.bundle_id, d.p256dh, d.auth, d.mastodon, d.user_id AS owner_id, u.preferences, u.unread_notifications
                 FROM push_deliveries q JOIN push_devices d ON d.id = q.device_id JOIN users u ON u.id = q.recipient_id
                 WHERE (q.notification_id, q.device_id) IN (VALUES \(keys.joined(separator: ", ")))
                 """)
@@ -115,6 +117,7 @@ struct PushOutbox: Sendable {
                     p256dh: try row.decode(column: "p256dh", as: String?.self),
                     auth: try row.decode(column: "auth", as: String?.self),
                     owner: try row.decode(column: "owner_id", as: Int64.self),
+                    mastodon: try row.decode(column: "mastodon", as: String?.self),
                     preferences: try row.decode(column: "preferences", as: String.self),
                     unread: try row.decode(column: "unread_notifications", as: Int.self))
             }

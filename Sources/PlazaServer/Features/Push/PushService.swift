@@ -104,6 +104,13 @@ struct PushService: Service {
         } else if let notification {
             let message = PushMessage(notification, instanceName: instanceName, badge: job.unread)
             switch job.platform {
+            case .webpush where job.mastodon != nil:
+                let settings = MastodonPushSettings(json: job.mastodon)
+                if let payload = settings.payload(notification, message: message) {
+                    outcome = await webPush.send(message, to: job, payload: payload, legacy: !settings.standard)
+                } else {
+                    outcome = .moot("not among the app's alerts")
+                }
             case .webpush: outcome = await webPush.send(message, to: job)
             case .apns:
                 if let apns {

@@ -46,6 +46,34 @@ enum WebPushCrypto {
         body += sealed.tag
         return body
     }
+
+    /// The legacy `aesgcm` content coding (draft-ietf-webpush-encryption-04), which Mastodon
+    /// apps such as Ice Cubes still decrypt: the salt and the server's public key travel in the
+    /// `Encryption` and `Crypto-Key` headers, the body is the record (2 bytes of padding length,
+    /// the plaintext) sealed with AES-128-GCM.
+    static func encryptLegacy(
+        _ plaintext: [UInt8], p256dh: [UInt8], auth: [UInt8],
+        serverKey: P256.KeyAgreement.PrivateKey = .init(), salt: [UInt8] = ByteText.randomBytes(16)
+    ) throws -> (body: [UInt8], salt: [UInt8], serverPublic: [UInt8]) {
+        guard plaintext.count <= maxPlaintext else { throw Failure(description: "payload too large") }
+        guard auth.count == 16, salt.count == 16 else { throw Failure(description: "bad auth secret or salt") }
+        let browserKey = try P256.KeyAgreement.PublicKey(x963Representation: p256dh)
+        let shared = try serverKey.sharedSecretFromKeyAgreement(with: browserKey)
+        let serverPublic = Array(serverKey.publicKey.x963Representation)
+        let ikm = shared.hkdfDerivedSymmetricKey(
+            using: SHA256.self, salt: auth, sharedInfo: Array("Content-Encoding: auth".utf8) + [0],
+            outputByteCount: 32)
+        func length(_ key: [UInt8]) -> [UInt8] { [UInt8(key.count >> 8), UInt8(key.count & 0xFF)] }
+        let context = Array("P-256".utf8) + [0] + length(p256dh) + p256dh + length(serverPublic) + serverPublic
+        let prk = HKDF<SHA256>.extract(inputKeyMaterial: ikm, salt: salt)
+        let cek = HKDF<SHA256>.expand(
+            pseudoRandomKey: prk, info: Array("Content-Encoding: aesgcm".utf8) + [0] + context, outputByteCount: 16)
+        let nonce = HKDF<SHA256>.expand(
+            pseudoRandomKey: prk, info: Array("Content-Encoding: nonce".utf8) + [0] + context, outputByteCount: 12)
+        let sealed = try AES.GCM.seal(
+            [0, 0] + plaintext, using: cek, nonce: try AES.GCM.Nonce(data: nonce.withUnsafeBytes { Array($0) }))
+        return (Array(sealed.ciphertext) + Array(sealed.tag), salt, serverPublic)
+    }
 }
 
 /// The server's VAPID identity (RFC 8292): a P-256 key pair made on first start and kept in
@@ -85,14 +113,19 @@ final class VAPID: Sendable {
     /// The uncompressed public key, base64url: the browser's `applicationServerKey`.
     var publicKey: String { ByteText.base64url(key.publicKey.x963Representation) }
 
-    /// The `Authorization` header for a push to `endpoint`'s origin.
+    /// The `Authorization` header for a push to `endpoint`'s origin (RFC 8292's `vapid` scheme).
     func authorization(for endpoint: URL, now: Date = Date()) async throws -> String {
+        "vapid t=\(try await token(for: endpoint, now: now)), k=\(publicKey)"
+    }
+
+    /// The JWT for a push to `endpoint`'s origin.
+    func token(for endpoint: URL, now: Date = Date()) async throws -> String {
         guard let scheme = endpoint.scheme, let host = endpoint.host else {
             throw WebPushCrypto.Failure(description: "endpoint has no origin")
         }
         let origin = "\(scheme)://\(host)" + (endpoint.port.map { ":\($0)" } ?? "")
         if let cached = tokens.withLockedValue({ $0[origin] }), cached.expires.timeIntervalSince(now) > 12 * 3600 {
-            return "vapid t=\(cached.token), k=\(publicKey)"
+            return cached.token
         }
         let expires = now.addingTimeInterval(24 * 3600 - 60)
         let keys = await JWTKeyCollection().add(ecdsa: try ES256PrivateKey(backing: key))
@@ -104,7 +137,7 @@ final class VAPID: Sendable {
             if tokens.count > 1000 { tokens.removeAll() }
             tokens[origin] = (token, expires)
         }
-        return "vapid t=\(token), k=\(publicKey)"
+        return token
     }
 
     struct Claims: JWTPayload {
@@ -122,22 +155,39 @@ struct WebPushSender: Sendable {
     let vapid: VAPID.Source
     let fetcher: SafeFetcher
 
-    func send(_ message: PushMessage, to job: PushOutbox.Job) async -> PushOutbox.Outcome {
+    /// Sends Plaza's push (`PushMessage.webPushPayload`), or `payload` instead (a Mastodon
+    /// app's), encrypted with `aes128gcm`, or with the legacy `aesgcm` when `legacy`.
+    func send(_ message: PushMessage, to job: PushOutbox.Job, payload: [UInt8]? = nil, legacy: Bool = false) async
+        -> PushOutbox.Outcome
+    {
         guard let endpoint = URL(string: job.address),
             let p256dh = job.p256dh.flatMap({ ByteText.bytes(base64url: $0) }),
             let auth = job.auth.flatMap({ ByteText.bytes(base64url: $0) })
         else { return .gone("the subscription is not usable") }
         do {
-            let body = try WebPushCrypto.encrypt(message.webPushPayload, p256dh: p256dh, auth: auth)
+            let plaintext = payload ?? message.webPushPayload
             let urgent: Set<NotificationKind> = [.mention, .comment, .reply]
-            let response = try await fetcher.post(
-                job.address,
-                headers: [
-                    ("Authorization", try await vapid.vapid().authorization(for: endpoint)),
-                    ("Content-Encoding", "aes128gcm"), ("Content-Type", "application/octet-stream"),
-                    ("TTL", "86400"), ("Urgency", urgent.contains(message.kind) ? "high" : "normal"),
-                    ("Topic", "n\(message.notificationID)"),
-                ], body: body, maxBytes: 4096)
+            var headers = [
+                ("Content-Type", "application/octet-stream"), ("TTL", "86400"),
+                ("Urgency", urgent.contains(message.kind) ? "high" : "normal"), ("Topic", "n\(message.notificationID)"),
+            ]
+            let body: [UInt8]
+            let keys = try await vapid.vapid()
+            if legacy {
+                let sealed = try WebPushCrypto.encryptLegacy(plaintext, p256dh: p256dh, auth: auth)
+                body = sealed.body
+                headers += [
+                    ("Authorization", "WebPush \(try await keys.token(for: endpoint))"), ("Content-Encoding", "aesgcm"),
+                    ("Encryption", "salt=\(ByteText.base64url(sealed.salt))"),
+                    ("Crypto-Key", "dh=\(ByteText.base64url(sealed.serverPublic));p256ecdsa=\(keys.publicKey)"),
+                ]
+            } else {
+                body = try WebPushCrypto.encrypt(plaintext, p256dh: p256dh, auth: auth)
+                headers += [
+                    ("Authorization", try await keys.authorization(for: endpoint)), ("Content-Encoding", "aes128gcm"),
+                ]
+            }
+            let response = try await fetcher.post(job.address, headers: headers, body: body, maxBytes: 4096)
             return Self.outcome(status: response.status, retryAfter: APNsSender.retryAfterMillis(response.retryAfter))
         } catch let failure as SafeFetcher.Failure {
             switch failure {
