@@ -690,6 +690,18 @@ struct MastodonTests {
             #expect(all.compactMap { $0["type"]?.stringValue }.sorted() == ["favourite", "follow"])
             let onlyFollows = try await api.mastodon(.get, "/api/v1/notifications?types[]=follow", token: anaToken)
             #expect(try onlyFollows.json().array.count == 1)
+            // Grouped (v2): a second like joins the first's group.
+            let cat = try await api.register("cat")
+            #expect(try await api.call(.put, "/posts/\(post.id)/like", as: cat).status == .ok)
+            let grouped = try await api.mastodon(.get, "/api/v2/notifications", token: anaToken).json()
+            let likes = try #require(
+                grouped["notification_groups"]?.array.first { $0["type"]?.stringValue == "favourite" })
+            #expect(likes["notifications_count"]?.number == 2)
+            #expect(likes["sample_account_ids"]?.array.compactMap(\.stringValue) == [cat.id, bea.id])
+            #expect(likes["most_recent_notification_id"]?.number != nil, "a number, as Ice Cubes reads it")
+            #expect(likes["status_id"]?.stringValue == post.id)
+            #expect(Set(grouped["accounts"]?.array.compactMap { $0["acct"]?.stringValue } ?? []) == ["bea", "cat"])
+            #expect(grouped["statuses"]?.array.compactMap { $0["id"]?.stringValue } == [post.id])
             let favouriteID = try #require(all.first { $0["type"]?.stringValue == "favourite" }?["id"]?.stringValue)
             #expect(
                 try await api.mastodon(.get, "/api/v1/notifications/\(favouriteID)", token: beaToken).status

@@ -102,6 +102,62 @@ extension MastodonController {
                 request, baseURL: config.baseURL, ids: items.map(\.id), hasMore: list.nextCursor != nil))
     }
 
+    /// Mastodon's grouped notifications (`/api/v2/notifications`): Plaza's own groups (likes of a
+    /// post, follows, while unread) with up to three sample accounts each; accounts and statuses
+    /// once, beside the groups.
+    @Sendable func groupedNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:notifications")
+        let params = try await MastodonParams.read(request, context: context)
+        let paging = try MastodonPaging(params, defaultLimit: 40, maxLimit: 80)
+        var page = PageRequest(limit: paging.limit)
+        if let maxID = paging.maxID {
+            page.cursor = Cursor(time: 0, id: try await notificationSortID(maxID, recipient: me.userID) ?? maxID)
+        }
+        let list = try await services.notifications.list(recipient: me.userID, unreadOnly: false, page: page)
+        let types = Set(params.strings("types"))
+        let excluded = Set(params.strings("exclude_types"))
+        struct Group: Encodable {
+            var groupKey: String
+            var notificationsCount: Int
+            var type: String
+            var mostRecentNotificationId: Int64
+            var pageMinId: String
+            var pageMaxId: String
+            var latestPageNotificationAt: String
+            var sampleAccountIds: [String]
+            @Nullable var statusId: String?
+        }
+        struct Results: Encodable {
+            var accounts: [Mastodon.Account]
+            var statuses: [Mastodon.Status]
+            var notificationGroups: [Group]
+        }
+        var results = Results(accounts: [], statuses: [], notificationGroups: [])
+        var seenAccounts = Set<String>()
+        var seenStatuses = Set<String>()
+        for notification in list.items {
+            guard let entity = notificationEntity(notification),
+                (types.isEmpty || types.contains(entity.type)) && !excluded.contains(entity.type)
+            else { continue }
+            let samples = notification.actors.isEmpty ? [notification.actor.summary] : notification.actors
+            for (index, actor) in samples.enumerated() where seenAccounts.insert(actor.id).inserted {
+                results.accounts.append(index == 0 ? mapper.account(notification.actor) : mapper.account(actor))
+            }
+            if let status = entity.status, seenStatuses.insert(status.id).inserted { results.statuses.append(status) }
+            results.notificationGroups.append(
+                Group(
+                    groupKey: "plaza-\(notification.id)", notificationsCount: notification.actorCount,
+                    type: entity.type, mostRecentNotificationId: Int64(notification.id) ?? 0,
+                    pageMinId: notification.id, pageMaxId: notification.id,
+                    latestPageNotificationAt: notification.createdAt.description,
+                    sampleAccountIds: samples.map(\.id), statusId: entity.status?.id))
+        }
+        return try MastodonJSON.response(
+            results,
+            headers: MastodonPaging.link(
+                request, baseURL: config.baseURL, ids: list.items.map(\.id), hasMore: list.nextCursor != nil))
+    }
+
     @Sendable func notification(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("read:notifications")
         let id = try id(context)

@@ -172,12 +172,10 @@ extension MastodonController {
         }.map { try $0.decode(column: "status_id", as: Int64.self) }
     }
 
+    /// Keeps the status an `Idempotency-Key` made (the maintenance service drops it after the hour).
     func rememberIdempotent(key: String, user: Int64, status: Int64) async throws {
         let now = Timestamp.now.milliseconds
         try await services.db.write { db in
-            try await db.exec(
-                "DELETE FROM mastodon_idempotency WHERE user_id = \(bind: user) AND created_at < \(bind: now - 3_600_000)"
-            )
             try await db.exec(
                 """
                 INSERT INTO mastodon_idempotency (user_id, idempotency_key, status_id, created_at)

@@ -69,6 +69,7 @@ struct MastodonController {
         v1.put("media/{id}", use: media)
         v1.get("notifications", use: notifications)
         v1.get("notifications/{id}", use: notification)
+        v2.get("notifications", use: groupedNotifications)
         v1.post("notifications/clear", use: clearNotifications)
         v1.post("notifications/{id}/dismiss", use: dismissNotification)
         v2.get("search", use: search)

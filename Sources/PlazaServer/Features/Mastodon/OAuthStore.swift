@@ -195,11 +195,4 @@ struct OAuthStore: Sendable {
             return (try row.decode(column: "user_id", as: Int64.self), try row.decode(column: "id", as: Int64.self))
         }
     }
-
-    /// Drops codes past their time (run by the maintenance service).
-    func deleteExpiredCodes(now: Timestamp = .now) async throws {
-        try await db.write { db in
-            try await db.exec("DELETE FROM oauth_codes WHERE expires_at < \(bind: now.milliseconds)")
-        }
-    }
 }

@@ -138,6 +138,12 @@ extension OpenAPIDocument {
                     .get, "My notifications, newest first", .required, .array(items: ref("MastodonNotification")),
                     query: [mastodonLimit(40, 80), maxID, sinceID, minID])
             ),
+            (
+                "\(v2)/notifications",
+                op(
+                    .get, "My notifications, grouped (likes of a post, follows) as Plaza groups them", .required,
+                    .object, query: [mastodonLimit(40, 80), maxID])
+            ),
             ("\(v1)/notifications/{id}", op(.get, "One of my notifications", .required, ref("MastodonNotification"))),
             ("\(v1)/notifications/clear", op(.post, "Delete all my notifications", .required, .object)),
             ("\(v1)/notifications/{id}/dismiss", op(.post, "Delete one of my notifications", .required, .object)),
