@@ -687,4 +687,106 @@ import Testing
                     && statuses.keys.contains { (400..<500).contains($0) }, "\(statuses)")
         }
     }
+
+    // MARK: Mastodon
+
+    /// Mastodon's parameters (forms), scopes, streaming commands and the text-to-HTML of
+    /// statuses: 4xx or a value, never a trap; the HTML never carries a raw `<` from the text.
+    @Test func mastodonParametersAndText() throws {
+        let seeds = Fuzz.seeds(
+            "status=caf%C3%A9+%40ana+https%3A%2F%2Fx.example%2Fa%3Fb%3D1&media_ids[]=1&media_ids%5B%5D=2&sensitive=1",
+            "subscription[keys][p256dh]=AQ%3D%3D&data[alerts][follow]=true&policy=all",
+            "scope=read+write:statuses+follow&grant_type=authorization_code")
+        Fuzz.run(
+            "mastodon parameters", seeds: seeds,
+            dictionary: ["&", "=", "%", "%00", "%ff", "+", "[]", "[", "]", "#", "https://", "@", "<", "&amp;"]
+        ) { input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            do {
+                let params = try MastodonParams(form: text)
+                _ = try? params.id("max_id")
+                _ = try? params.limit(default: 20, max: 40)
+                _ = params.bool("sensitive")
+                _ = OAuthScopes(params.string("scope"))
+            } catch {
+                Self.expectClientError(error, input)
+            }
+            _ = MastodonWebSocket.command(text)
+            _ = OAuthStore.challenge(verifier: text)
+        }
+        // Foundation's URL and string work is slower: a tenth of the cases.
+        Fuzz.run(
+            "mastodon text", seeds: seeds, dictionary: ["\n", "\n\n", "https://", "http://", "#", "<", ">", "&", ":"],
+            count: Fuzz.cases / 10
+        ) { input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            _ = OAuthController.isRedirectURI(text)
+            let html = MastodonMapper.html(text)
+            #expect(
+                !html.replacingOccurrences(of: "<a href=", with: "").replacingOccurrences(of: "<p>", with: "")
+                    .replacingOccurrences(of: "</p>", with: "").replacingOccurrences(of: "<br>", with: "")
+                    .replacingOccurrences(of: "</a>", with: "").contains("<"), "\(text) -> \(html)")
+            _ = MastodonMapper.hashtags(in: text)
+        }
+    }
+
+    @Test func mastodonRequestsThroughTheRouter() async throws {
+        try await withApp { api in
+            let ana = try await api.register("ana")
+            let post = try await api.textPost(ana, "hello #fuzz")
+            let form = "application/x-www-form-urlencoded"
+            let json = "application/json"
+            let templates: [(HTTPRequest.Method, String, String?, String)] = [
+                (
+                    .post, "/api/v1/apps", "client_name=x&redirect_uris=https%3A%2F%2Fa.example%2F&scopes=read+write",
+                    form
+                ),
+                (.post, "/api/v1/apps", #"{"client_name":"x","redirect_uris":["x://y"],"scopes":"read"}"#, json),
+                (.post, "/api/v1/statuses", "status=hi+%40ana&visibility=private&media_ids[]=1", form),
+                (.post, "/api/v1/statuses", #"{"status":"re","in_reply_to_id":"\#(post.id)"}"#, json),
+                (.put, "/api/v1/statuses/\(post.id)", "status=edited", form),
+                (.get, "/api/v1/timelines/home?limit=2&max_id=\(post.id)&since_id=1", nil, form),
+                (.get, "/api/v1/timelines/public?min_id=1&only_media=true", nil, form),
+                (.get, "/api/v1/accounts/relationships?id[]=\(ana.id)&id[]=x", nil, form),
+                (.get, "/api/v2/search?q=hello&type=statuses&offset=1", nil, form),
+                (.post, "/api/v1/markers", "home[last_read_id]=\(post.id)", form),
+                (
+                    .post, "/api/v1/push/subscription",
+                    "subscription[endpoint]=https%3A%2F%2Fp.example%2F&data[policy]=all", form
+                ),
+                (.get, "/api/v2/notifications?types[]=favourite&max_id=1", nil, form),
+                (.post, "/oauth/token", "grant_type=authorization_code&code=x&client_id=y&code_verifier=z", form),
+                (.post, "/oauth/revoke", #"{"token":"x","client_id":"y"}"#, json),
+                (
+                    .get, "/oauth/authorize?response_type=code&client_id=x&redirect_uri=x%3A%2F%2Fy&scope=read", nil,
+                    form
+                ),
+            ]
+            var mutator = Mutator(
+                seed: Fuzz.seed,
+                dictionary: [
+                    "%", "%00", "[]", "[", "?", "&", "=", "\"", "{", "}", "null", "-1", "99999999999999999999", "1e308",
+                ])
+            var statuses: [Int: Int] = [:]
+            for _ in 0..<max(1, Fuzz.cases / 50) {
+                let (method, path, body, contentType) = templates[mutator.int(0..<templates.count)]
+                let mutatedPath =
+                    mutator.int(0..<2) == 0 ? String(decoding: mutator.mutate(Array(path.utf8)), as: UTF8.self) : path
+                let mutatedBody = body.map { mutator.mutate(Array($0.utf8)) }
+                var headers: HTTPFields = [.contentType: contentType]
+                if mutator.int(0..<4) != 0 { headers[.authorization] = "Bearer \(ana.token)" }
+                guard mutatedPath.hasPrefix("/") else { continue }
+                let response = try await api.client.execute(
+                    uri: mutatedPath, method: method, headers: headers, body: mutatedBody.map { ByteBuffer(bytes: $0) })
+                statuses[response.status.code, default: 0] += 1
+                #expect(
+                    response.status.code < 500,
+                    "\(method) \(mutatedPath) \(mutatedBody.map { String(decoding: $0, as: UTF8.self) } ?? "") -> \(response.status) \(String(buffer: response.body))"
+                )
+            }
+            #expect(
+                statuses.keys.contains { (200..<300).contains($0) }
+                    && statuses.keys.contains { (400..<500).contains($0) }, "\(statuses)")
+        }
+    }
 }
