@@ -261,7 +261,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
             maxMediaBytes: config.mediaMaxBytes, maxVideoBytes: mediaController.maxVideoBytes,
             contactEmail: config.mailSender.address)
     ).register(v1: mastodon.group("v1"), v2: mastodon.group("v2"))
-    MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)).register(v1: mastodon.group("v1"))
+    MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL), db: services.db).register(
+        v1: mastodon.group("v1"))
     MastodonPushController(devices: services.pushDevices, vapid: services.vapid, policy: pushPolicy)
         .register(v1: mastodon.group("v1"))
     WebController(
@@ -286,7 +287,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
     let webSocket = MastodonWebSocket(
-        streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)),
+        streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL), db: services.db),
         accounts: services.accounts)
     var app = Application(
         router: buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config),

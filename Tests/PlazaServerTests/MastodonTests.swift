@@ -211,20 +211,26 @@ struct MastodonTests {
                 cookie: ana.cookie)
             #expect(evil.status == .badRequest)
             #expect(evil.headers[.location] == nil)
-            // A scope the app did not register goes back to the app as an error.
-            let wide = try await api.page(
-                .get,
-                "/oauth/authorize?"
-                    + Self.encode([
-                        ("response_type", "code"), ("client_id", app.id), ("redirect_uri", "https://app.example/cb"),
-                        ("scope", "read admin:read"), ("state", "s2"),
-                    ]), cookie: ana.cookie)
-            #expect(wide.status == .found)
-            #expect(wide.headers[.location]?.hasPrefix("https://app.example/cb?error=invalid_scope") == true)
+            // A scope the app did not register, or another response type: said here, not sent to the
+            // app's address (anyone may register an app: this page redirects nobody unasked).
+            for (scope, type) in [("read admin:read", "code"), ("read", "token")] {
+                let refused = try await api.page(
+                    .get,
+                    "/oauth/authorize?"
+                        + Self.encode([
+                            ("response_type", type), ("client_id", app.id), ("redirect_uri", "https://app.example/cb"),
+                            ("scope", scope), ("state", "s2"),
+                        ]))
+                #expect(refused.status == .badRequest)
+                #expect(refused.headers[.location] == nil)
+            }
 
             // The consent page names the app and what it asks for.
             let consent = try await api.page(.get, "/oauth/authorize?" + query, cookie: ana.cookie)
             #expect(consent.status == .ok)
+            // Browsers hold the form's redirect to form-action: the app's origin is allowed there.
+            #expect(
+                consent.headers[.contentSecurityPolicy]?.contains("form-action 'self' https://app.example;") == true)
             #expect(consent.text.contains("Authorize Test App"))
             #expect(consent.text.contains("<code>write</code>"))
             // Denied: the app hears so.
@@ -299,6 +305,17 @@ struct MastodonTests {
             #expect(sessions.contains { $0.app == "Test App" && $0.scopes == "read write" })
             let settings = try await api.page(.get, "/settings", cookie: ana.cookie)
             #expect(settings.text.contains("<strong class=\"app\">Test App</strong> (read write)"))
+            // An app's token is no browser session, and cannot reach what guards the account.
+            let asCookie = try await api.page(.get, "/settings", cookie: "\(WebSession.sessionCookie)=\(token)")
+            #expect(asCookie.status == .seeOther, "signed out")
+            #expect(try await api.call(.get, "/me/sessions", token: token).status == .forbidden)
+            #expect(
+                try await api.call(.put, "/me/password", token: token, json: ["password": "new password 123"]).status
+                    == .forbidden)
+            #expect(
+                try await api.page(.get, "/settings", headers: [.authorization: "Bearer \(token)"]).status == .forbidden
+            )
+            #expect(try await api.call(.get, "/me", token: token).status == .ok)
             let verifyApp = try await api.mastodon(.get, "/api/v1/apps/verify_credentials", token: token)
             #expect(try verifyApp.json()["name"]?.stringValue == "Test App")
             // Another app cannot revoke it (RFC 7009: still 200); its own app can.
@@ -517,6 +534,10 @@ struct MastodonTests {
 
             #expect(
                 try await api.mastodon(.post, "/api/v1/statuses/\(statusID)/favourite", token: beaToken).status == .ok)
+            // A reply (a comment) has no favourites: a 422 that says so.
+            let replyID = try #require(try reply.json()["id"]?.stringValue)
+            let onComment = try await api.mastodon(.post, "/api/v1/statuses/\(replyID)/favourite", token: anaToken)
+            #expect(onComment.status == .unprocessableContent)
             let notifications = try await api.mastodon(.get, "/api/v1/notifications", token: anaToken).json()
             let types = notifications.array.compactMap { $0["type"]?.stringValue }
             #expect(types.contains("favourite") && types.contains("mention"), "\(types)")
@@ -550,6 +571,17 @@ struct MastodonTests {
                 .get, "/api/v1/markers?timeline[]=home&timeline[]=notifications", token: anaToken)
             try Self.expectDocumented("Marker", try markers.json())
             #expect(try markers.json()["home"]?["last_read_id"]?.stringValue == statusID)
+            // Markers live in the preferences, which a person may write anything into.
+            #expect(
+                try await api.call(
+                    .patch, "/me/preferences", as: ana,
+                    raw: #"{"mastodonMarkers":{"home":{"lastReadId":"1","updatedAt":"x","version":1e300}}}"#
+                ).status == .ok)
+            let odd = try await api.mastodon(.get, "/api/v1/markers?timeline[]=home", token: anaToken)
+            #expect(try odd.json()["home"]?["version"]?.number == 0)
+            #expect(
+                try await api.mastodon(.post, "/api/v1/markers", token: anaToken, form: [("home[last_read_id]", "5")])
+                    .status == .ok)
             try Self.expectDocumented(
                 "Preferences", try await api.mastodon(.get, "/api/v1/preferences", token: anaToken).json())
             let token = try await api.mastodon(
@@ -746,8 +778,9 @@ struct MastodonTests {
             let beaToken = try await api.mastodonToken(bea)
             try await api.follow(bea, "ana")
             let user = try await EventStreamClient.connect(port: port, token: beaToken, path: "/api/v1/streaming/user")
+            let catToken = try await api.mastodonToken(try await api.register("cat"))
             let publicStream = try await EventStreamClient.connect(
-                port: port, token: nil, path: "/api/v1/streaming/public")
+                port: port, token: catToken, path: "/api/v1/streaming/public")
             defer {
                 user.close()
                 publicStream.close()
@@ -774,9 +807,11 @@ struct MastodonTests {
             let note = try #require(try later.dropFirst(3).first?.decode(JSONValue.self))
             #expect(note["type"]?.stringValue == "favourite")
             #expect(note["account"]?["acct"]?.stringValue == "ana")
-            let anonymous = try await EventStreamClient.connect(port: port, token: nil, path: "/api/v1/streaming/user")
-            #expect(anonymous.status == 401)
-            anonymous.close()
+            for path in ["/api/v1/streaming/user", "/api/v1/streaming/public"] {
+                let anonymous = try await EventStreamClient.connect(port: port, token: nil, path: path)
+                #expect(anonymous.status == 401, "\(path)")
+                anonymous.close()
+            }
         }
     }
 

@@ -19,15 +19,12 @@ struct AuthMiddleware: RouterMiddleware {
             guard let identity = try await accounts.identity(token: try Self.bearerToken(header)) else {
                 throw Self.invalidToken
             }
-            // An app's token (OAuth) reads Plaza's own API with `read` and changes things with `write`.
-            if identity.scopes != nil,
-                !identity.allows(request.method == .get || request.method == .head ? "read" : "write")
-            {
-                throw PlazaError(.forbidden, "insufficient_scope", "This app's token does not allow this request.")
-            }
+            if identity.scopes != nil { try Self.checkAppToken(identity, request, pages: !requireCSRFHeader) }
             context.identity = identity
         } else if let token = WebSession.sessionToken(request, secure: context.isHTTPS),
-            let identity = try await accounts.identity(token: token)
+            let identity = try await accounts.identity(token: token),
+            // An app's token (OAuth) is no browser's session: as a cookie it signs nobody in.
+            identity.scopes == nil
         {
             if requireCSRFHeader, WebSession.isUnsafe(request.method),
                 !WebSession.verify(request.headers[WebSession.csrfHeader], secret: token, request: request)
@@ -48,6 +45,23 @@ struct AuthMiddleware: RouterMiddleware {
         }
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response
+    }
+
+    /// What an app's token (OAuth, with scopes) may do outside Mastodon's API: read Plaza's own
+    /// API with `read` and change things with `write`, but never the web pages (the consent
+    /// page among them) nor what guards the account itself: sessions, password, email,
+    /// two-factor, sign-in providers, administration.
+    static func checkAppToken(_ identity: Identity, _ request: Request, pages: Bool) throws {
+        let path = request.uri.path
+        let guarded = [
+            "/api/v1/auth/", "/api/v1/admin/", "/api/v1/me/sessions", "/api/v1/me/password", "/api/v1/me/email",
+            "/api/v1/me/two-factor", "/api/v1/me/identities",
+        ]
+        guard !pages, !guarded.contains(where: { path.hasPrefix($0) }),
+            identity.allows(request.method == .get || request.method == .head ? "read" : "write")
+        else {
+            throw PlazaError(.forbidden, "insufficient_scope", "This app's token does not allow this request.")
+        }
     }
 
     static let invalidToken = PlazaError(

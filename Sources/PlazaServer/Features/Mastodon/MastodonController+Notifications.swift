@@ -79,18 +79,13 @@ extension MastodonController {
             let sortID = try await notificationSortID(maxID, recipient: me.userID) ?? maxID
             page.cursor = Cursor(time: 0, id: sortID)
         }
-        let list = try await services.notifications.list(recipient: me.userID, unreadOnly: false, page: page)
-        var items = list.items
+        var newerThan: Int64?
         if let newer = paging.newerThan {
-            let bound = try await notificationSortID(newer, recipient: me.userID) ?? newer
-            let sortIDs = try await services.db.read { db in
-                try await db.rows(
-                    "SELECT id, sort_id FROM notifications WHERE recipient_id = \(bind: me.userID) AND sort_id > \(bind: bound)"
-                )
-            }
-            let newerIDs = Set(try sortIDs.map { String(try $0.decode(column: "id", as: Int64.self)) })
-            items.removeAll { !newerIDs.contains($0.id) }
+            newerThan = try await notificationSortID(newer, recipient: me.userID) ?? newer
         }
+        let list = try await services.notifications.list(
+            recipient: me.userID, unreadOnly: false, page: page, newerThan: newerThan)
+        let items = list.items
         let types = Set(params.strings("types"))
         let excluded = Set(params.strings("exclude_types"))
         let entities = items.compactMap(notificationEntity).filter {
@@ -227,10 +222,17 @@ extension MastodonController {
             if let marker = stored?[timeline], let id = marker["lastReadId"]?.stringValue,
                 let updated = marker["updatedAt"]?.stringValue, case .number(let version)? = marker["version"]
             {
-                result[timeline] = .init(lastReadId: id, version: Int(version), updatedAt: updated)
+                result[timeline] = .init(lastReadId: id, version: Self.markerVersion(version), updatedAt: updated)
             }
         }
         return try MastodonJSON.response(result)
+    }
+
+    /// A marker's version as kept in the preferences, which the person may write anything into
+    /// (`PUT /me/preferences`): a whole number from 0 to a billion, else 0.
+    static func markerVersion(_ value: Double) -> Int {
+        guard let version = Int(exactly: value.rounded(.down)), (0...1_000_000_000).contains(version) else { return 0 }
+        return version
     }
 
     @Sendable func saveMarkers(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -242,7 +244,7 @@ extension MastodonController {
             guard let id = params.string("\(timeline)[last_read_id]") else { continue }
             guard let value = Int64(id), value > 0 else { throw MastodonError.validation("last_read_id is not an id") }
             var version = 0
-            if case .number(let old)? = stored[timeline]?["version"] { version = Int(old) }
+            if case .number(let old)? = stored[timeline]?["version"] { version = Self.markerVersion(old) }
             let marker = Mastodon.Marker(
                 lastReadId: String(value), version: version + 1, updatedAt: Timestamp.now.description)
             result[timeline] = marker

@@ -235,9 +235,18 @@ extension MastodonController {
             Mastodon.Context(ancestors: [], descendants: comments.items.map { mapper.status($0, on: record.post) }))
     }
 
+    /// The post `id` for a favourite or a bookmark: a comment (which has neither) is a 422 that
+    /// says so, anything else the viewer cannot see a 404.
+    func requirePost(_ id: Int64, viewer: Int64, action: String) async throws {
+        guard try await posts.record(id: id, viewer: viewer) == nil else { return }
+        _ = try await statusEntity(id, viewer: viewer)
+        throw MastodonError.validation("Plaza's replies (comments) cannot be \(action)")
+    }
+
     func favourite(_ liked: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:favourites")
         let id = try id(context)
+        try await requirePost(id, viewer: me.userID, action: "favourited")
         do {
             _ = try await services.likes.set(post: id, user: me.userID, liked: liked)
         } catch let error as PlazaError where error.status == .notFound {
@@ -261,7 +270,7 @@ extension MastodonController {
     func bookmark(_ saved: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:bookmarks")
         let id = try id(context)
-        guard try await posts.record(id: id, viewer: me.userID) != nil else { throw MastodonError.notFound }
+        try await requirePost(id, viewer: me.userID, action: "bookmarked")
         let collection = try await services.collections.named("Bookmarks", owner: me.userID, creating: saved)
         if let collection {
             if saved {

@@ -147,7 +147,8 @@ struct MastodonController {
             var maxPinnedStatuses = 0
         }
         struct Statuses: Encodable {
-            var maxCharacters = PostRules.maxBodyLength
+            /// A reply is a comment, which is shorter than a post: the shorter bound for both.
+            var maxCharacters = PostRules.maxCommentLength
             var maxMediaAttachments = PostRules.maxMedia
             var charactersReservedPerUrl = 23
         }
@@ -307,7 +308,7 @@ struct MastodonController {
 
     func credentialAccount(_ me: Identity) async throws -> Mastodon.Account {
         let user = try await people.profile(userID: me.userID, viewer: me.userID)
-        let requests = try await people.followRequests(to: me.userID, page: .init(limit: 100)).items.count
+        let requests = try await people.followRequestCount(to: me.userID)
         return mapper.account(
             user,
             source: .init(

@@ -78,6 +78,7 @@ struct MastodonMapper: Sendable {
 
     /// 75.5 seconds as `0:01:15.50`.
     static func clock(_ seconds: Double) -> String {
+        guard seconds.isFinite, (0..<1e9).contains(seconds) else { return "0:00:00.00" }
         let whole = Int(seconds)
         let hundredths = Int((seconds - Double(whole)) * 100)
         return "\(whole / 3600):\(pad(whole / 60 % 60)):\(pad(whole % 60)).\(pad(hundredths))"

@@ -49,7 +49,8 @@ struct MastodonPushSettings: Codable, Sendable, Equatable {
         struct Payload: Encodable {
             var accessToken = ""
             var preferredLocale = "en"
-            var notificationId: String
+            /// A number, as Mastodon sends it and Ice Cubes decodes it.
+            var notificationId: Int64
             var notificationType: String
             var icon: String
             var title: String
@@ -58,7 +59,7 @@ struct MastodonPushSettings: Codable, Sendable, Equatable {
         // An avatar's URL is a path here: the app shows its own icon instead.
         let icon = notification.actor.avatar.map(\.variants.thumbnail).flatMap { $0.hasPrefix("http") ? $0 : nil } ?? ""
         let payload = Payload(
-            notificationId: notification.id, notificationType: type, icon: icon, title: message.body,
+            notificationId: Int64(notification.id) ?? 0, notificationType: type, icon: icon, title: message.body,
             body: notification.comment?.body ?? notification.post.flatMap { $0.body ?? $0.title } ?? "")
         return Array((try? MastodonJSON.encoder.encode(payload)) ?? Data())
     }

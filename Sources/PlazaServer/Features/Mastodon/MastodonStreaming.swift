@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOConcurrencyHelpers
 import NIOCore
 import PlazaAPI
+import SQLKit
 import ServiceLifecycle
 
 /// Mastodon's streaming API over Plaza's event hub: the Server-Sent Events endpoints
@@ -13,6 +15,7 @@ import ServiceLifecycle
 struct MastodonStreaming: Sendable {
     let hub: EventHub
     let mapper: MastodonMapper
+    let db: Database
 
     /// Mastodon's stream names, as clients subscribe to them.
     enum Stream: String, Sendable, CaseIterable {
@@ -50,22 +53,53 @@ struct MastodonStreaming: Sendable {
         }
     }
 
-    /// Subscribes to the hub for `stream`: the person's own events, or everyone's posts.
+    /// Subscribes to the hub for `stream`: the person's own events, or everyone's posts. Every
+    /// stream needs a person (as Mastodon's do since 4.2), so each has the hub's per-person cap.
     func subscribe(_ stream: Stream, identity: Identity?) async throws -> EventHub.Subscription {
-        if stream.needsUser {
-            guard let identity else { throw MastodonError.signInRequired }
-            guard identity.allows(stream == .user ? "read:statuses" : "read:notifications") else {
-                throw MastodonError.outsideScopes
-            }
-            return try await hub.subscribe(user: identity.userID, session: identity.sessionID)
+        guard let identity else { throw MastodonError.signInRequired }
+        guard identity.allows(stream == .userNotification ? "read:notifications" : "read:statuses") else {
+            throw MastodonError.outsideScopes
         }
-        if let identity, !identity.allows("read:statuses") { throw MastodonError.outsideScopes }
-        return try await hub.subscribe(user: EventHub.everyone, session: identity?.sessionID)
+        if stream.needsUser { return try await hub.subscribe(user: identity.userID, session: identity.sessionID) }
+        return try await hub.subscribe(user: EventHub.everyone, session: identity.sessionID, person: identity.userID)
+    }
+
+    /// What one reader of the public streams is not shown (the people they block, who block
+    /// them, whom they mute, read when they connect), and the posts they were shown, whose
+    /// deletion alone they hear of.
+    final class Reader: Sendable {
+        let hidden: Set<String>
+        private let shown = NIOLockedValueBox(Set<String>())
+
+        init(hidden: Set<String>) { self.hidden = hidden }
+
+        func show(_ id: String) {
+            shown.withLockedValue { shown in
+                if shown.count > 10_000 { shown.removeAll() }
+                shown.insert(id)
+            }
+        }
+
+        func wasShown(_ id: String) -> Bool { shown.withLockedValue { $0.contains(id) } }
+    }
+
+    func reader(_ identity: Identity) async throws -> Reader {
+        let me = identity.userID
+        let rows = try await db.read { db in
+            try await db.rows(
+                """
+                SELECT blocked_id AS id FROM blocks WHERE blocker_id = \(bind: me)
+                UNION SELECT blocker_id AS id FROM blocks WHERE blocked_id = \(bind: me)
+                UNION SELECT muted_id AS id FROM mutes WHERE muter_id = \(bind: me)
+                """)
+        }
+        return Reader(hidden: Set(try rows.map { String(try $0.decode(column: "id", as: Int64.self)) }))
     }
 
     /// `stream`'s Mastodon events for one hub frame (none for heartbeats and for what the
-    /// stream does not carry).
-    func events(_ frame: EventHub.Frame, for stream: Stream) -> [Event] {
+    /// stream does not carry). The public streams carry public posts whose media are ready, by
+    /// people the reader has no block or mute with, and the deletions of those.
+    func events(_ frame: EventHub.Frame, for stream: Stream, reader: Reader) -> [Event] {
         guard frame.seq != nil, let (kind, json) = Self.parse(frame.bytes) else { return [] }
         let decoder = JSONDecoder()
         switch kind {
@@ -73,7 +107,12 @@ struct MastodonStreaming: Sendable {
             guard stream != .userNotification, let post = try? decoder.decode(Post.self, from: Data(json)) else {
                 return []
             }
-            if stream.isPublic, post.audience != .public || (stream.mediaOnly && post.media.isEmpty) { return [] }
+            if stream.isPublic {
+                guard post.audience == .public, post.media.allSatisfy({ $0.state == .ready }),
+                    !reader.hidden.contains(post.author.id), !stream.mediaOnly || !post.media.isEmpty
+                else { return [] }
+                reader.show(post.id)
+            }
             guard let payload = try? MastodonJSON.encoder.encode(mapper.status(post)) else { return [] }
             return [
                 Event(
@@ -81,10 +120,9 @@ struct MastodonStreaming: Sendable {
                     payload: String(decoding: payload, as: UTF8.self))
             ]
         case .postDeleted:
-            guard stream != .userNotification, let deleted = try? decoder.decode(DeletedPost.self, from: Data(json))
-            else {
-                return []
-            }
+            guard stream != .userNotification, let deleted = try? decoder.decode(DeletedPost.self, from: Data(json)),
+                stream.needsUser || reader.wasShown(deleted.id)
+            else { return [] }
             return [Event(event: "delete", payload: deleted.id)]
         case .notification:
             guard stream.needsUser, let note = try? decoder.decode(PlazaAPI.Notification.self, from: Data(json)),
@@ -115,6 +153,7 @@ struct MastodonStreaming: Sendable {
     /// Server-Sent Events: `event:` and `data:` lines, a comment every heartbeat.
     func serverSentEvents(_ stream: Stream, _ request: Request, _ context: PlazaContext) async throws -> Response {
         let subscription = try await subscribe(stream, identity: context.identity)
+        let reader = try await reader(try context.mastodonUser("read:statuses"))
         context.connectionClosed.whenComplete { _ in subscription.close() }
         var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
@@ -129,7 +168,7 @@ struct MastodonStreaming: Sendable {
                             try await writer.write(ByteBuffer(string: ":thump\n\n"))
                             continue
                         }
-                        for event in events(frame, for: stream) {
+                        for event in events(frame, for: stream, reader: reader) {
                             // A payload is one line: JSON without line breaks, or an id.
                             try await writer.write(
                                 ByteBuffer(string: "event: \(event.event)\ndata: \(event.payload)\n\n"))

@@ -91,7 +91,9 @@ struct MastodonWebSocket: Sendable {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger
     ) async throws {
         let subscribed = NIOLockedValueBox(Set<MastodonStreaming.Stream>())
-        let (commands, commandSink) = AsyncStream.makeStream(of: Command.self)
+        let reader = try await streaming.reader(identity)
+        // A client that floods commands without reading the answers loses the oldest ones.
+        let (commands, commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingNewest(32))
         if let initial { commandSink.yield(.subscribe(initial)) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -132,7 +134,7 @@ struct MastodonWebSocket: Sendable {
                         for await frame in subscription.frames where frame.seq != nil {
                             let streams = subscribed.withLockedValue { $0 }.filter { $0.needsUser == forPerson }
                             for stream in streams.sorted(by: { $0.rawValue < $1.rawValue }) {
-                                for event in streaming.events(frame, for: stream) {
+                                for event in streaming.events(frame, for: stream, reader: reader) {
                                     try await outbound.write(.text(message(event, stream: stream)))
                                 }
                             }

@@ -177,19 +177,26 @@ struct NotificationStore: Sendable {
     // MARK: reading
 
     /// The recipient's notifications, most recent activity first.
-    func list(recipient: Int64, unreadOnly: Bool, page: PageRequest) async throws -> Page<PlazaAPI.Notification> {
+    /// `newerThan`: only those sorted after this sort id (Mastodon's `since_id`).
+    func list(recipient: Int64, unreadOnly: Bool, page: PageRequest, newerThan: Int64? = nil) async throws -> Page<
+        PlazaAPI.Notification
+    > {
         let rows = try await db.read { db in
-            try await db.rows(Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page))
+            try await db.rows(
+                Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page, newerThan: newerThan))
         }
         let (pageRows, next) = try page.split(rows) { try $0.cursor }
         return Page(items: try await render(Array(pageRows), recipient: recipient), nextCursor: next)
     }
 
-    static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest) -> SQLQueryString {
+    static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest, newerThan: Int64? = nil)
+        -> SQLQueryString
+    {
         var sql: SQLQueryString =
             "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient) AND \(shown(to: recipient))"
         if unreadOnly { sql += " AND n.read_at IS NULL" }
         if let cursor = page.cursor { sql += " AND n.sort_id < \(bind: cursor.id)" }
+        if let newerThan { sql += " AND n.sort_id > \(bind: newerThan)" }
         sql += " ORDER BY n.sort_id DESC LIMIT \(bind: page.fetchLimit)"
         return sql
     }

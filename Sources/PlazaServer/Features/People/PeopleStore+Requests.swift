@@ -43,6 +43,17 @@ extension PeopleStore {
         return sql
     }
 
+    /// How many people ask to follow `target` (whom `target` may see).
+    func followRequestCount(to target: Int64) async throws -> Int {
+        try await db.read { db in
+            try await db.first(
+                """
+                SELECT count(*) AS n FROM follow_requests fr
+                WHERE fr.target_id = \(bind: target) AND \(Visibility.person("fr.requester_id", seenBy: target))
+                """)
+        }.map { Int(try $0.decode(column: "n", as: Int64.self)) } ?? 0
+    }
+
     static let noRequest = PlazaError.notFound("Follow request")
 
     /// `target` approves `requester`'s request: the follow is made as any follow is (counters by

@@ -26,8 +26,9 @@ final class EventHub: Service, Sendable {
     }
 
     private struct Subscriber {
-        /// nil for the public stream, which needs no one signed in.
-        let session: Int64?
+        let session: Int64
+        /// Who listens: the key's own person, or on the public stream (`everyone`) the reader.
+        let person: Int64
         let continuation: AsyncStream<Frame>.Continuation
     }
 
@@ -76,9 +77,10 @@ final class EventHub: Service, Sendable {
     /// half-closed socket is only found dead by writing to it (the second write fails once the
     /// peer has answered the first with a reset), so a few heartbeats over up to ~0.6 s free
     /// those places before the request is refused.
-    func subscribe(user: Int64, session: Int64?) async throws -> Subscription {
+    /// `person`: who reads the public stream (`user` is `everyone`); each person has the same cap there.
+    func subscribe(user: Int64, session: Int64, person: Int64? = nil) async throws -> Subscription {
         for attempt in 0...6 {
-            if let subscription = try add(user: user, session: session) { return subscription }
+            if let subscription = try add(user: user, session: session, person: person ?? user) { return subscription }
             guard attempt < 6 else { break }
             let streams = state.withLockedValue { Array(($0.streams[user] ?? [:]).values) }
             for subscriber in streams { subscriber.continuation.yield(.heartbeat) }
@@ -88,7 +90,7 @@ final class EventHub: Service, Sendable {
     }
 
     /// The new subscription, or nil when the user is at the per-user cap.
-    private func add(user: Int64, session: Int64?) throws -> Subscription? {
+    private func add(user: Int64, session: Int64, person: Int64) throws -> Subscription? {
         let (frames, continuation) = AsyncStream.makeStream(
             of: Frame.self, bufferingPolicy: .bufferingOldest(limits.buffer))
         let id = try state.withLockedValue { state -> Int? in
@@ -96,10 +98,12 @@ final class EventHub: Service, Sendable {
                 throw PlazaError(.serviceUnavailable, "shutting_down", "The server is shutting down.")
             }
             guard state.count < limits.total else { throw Self.tooManyStreams }
-            guard user == Self.everyone || (state.streams[user]?.count ?? 0) < limits.perUser else { return nil }
+            let theirs = state.streams[user]?.values.count { $0.person == person } ?? 0
+            guard theirs < limits.perUser else { return nil }
             state.nextID += 1
             state.count += 1
-            state.streams[user, default: [:]][state.nextID] = Subscriber(session: session, continuation: continuation)
+            state.streams[user, default: [:]][state.nextID] = Subscriber(
+                session: session, person: person, continuation: continuation)
             return state.nextID
         }
         guard let id else { return nil }
@@ -209,7 +213,7 @@ final class EventHub: Service, Sendable {
         while !Task.isCancelled {
             do { try await Task.sleep(for: limits.heartbeat) } catch { return }
             let subscribers = state.withLockedValue { state in state.streams.values.flatMap(\.values) }
-            let sessionIDs = Array(Set(subscribers.compactMap(\.session)))
+            let sessionIDs = Array(Set(subscribers.map(\.session)))
             var live = Set<Int64>()
             do {
                 for chunk in stride(from: 0, to: sessionIDs.count, by: 500) {
@@ -222,7 +226,7 @@ final class EventHub: Service, Sendable {
                 live = Set(sessionIDs)
             }
             for subscriber in subscribers {
-                if let session = subscriber.session, !live.contains(session) {
+                if !live.contains(subscriber.session) {
                     subscriber.continuation.finish()
                 } else if case .dropped = subscriber.continuation.yield(.heartbeat) {
                     subscriber.continuation.finish()

@@ -78,7 +78,8 @@ struct WebController {
     /// the CSRF token. Anonymous visitors get a pre-session nonce for the forms' token.
     func page(
         _ template: String, title: String, nav: Layout.Nav? = nil, _ body: some Sendable, request: Request,
-        context: PlazaContext, status: HTTPResponse.Status = .ok, frameSources: [String] = []
+        context: PlazaContext, status: HTTPResponse.Status = .ok, frameSources: [String] = [],
+        formTargets: [String] = []
     ) async throws -> Response {
         let layout: Layout
         var nonce: String?
@@ -99,7 +100,8 @@ struct WebController {
         var withProviders = layout
         withProviders.signInProviders = api.identity.signIn.providers.map { .init(id: $0.id, name: $0.name) }
         var response = renderer.html(
-            template, WebPage(layout: withProviders, body: body), status: status, frameSources: frameSources)
+            template, WebPage(layout: withProviders, body: body), status: status, frameSources: frameSources,
+            formTargets: formTargets)
         if let nonce { response.setCookie(WebSession.nonceCookie(nonce, secure: context.isHTTPS)) }
         // The server's session slides with use; so does the cookie, renewed on every signed-in page.
         if context.identity != nil, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {

@@ -76,42 +76,44 @@ struct WebOAuthPages {
         let scopes: OAuthScopes
     }
 
-    /// A checked authorization, or the answer that sends its error back to the app.
-    enum Outcome {
-        case valid(Checked)
-        case refused(Response)
-    }
-
-    /// 400 on this page for an unknown app or redirect URI; otherwise errors go to the app.
-    func check(_ request: Authorization) async throws -> Outcome {
+    /// Checks the app's request against its registration. Every error is shown on this page
+    /// (400), none sent to the app's address: anyone may register an app, so redirecting an
+    /// error before a person chose would make this page an open redirect (RFC 9700 §4.11.2).
+    func check(_ request: Authorization) async throws -> Checked {
         let request = request.normalized
+        func refuse(_ code: String, _ message: String) -> PlazaError { PlazaError(.badRequest, code, message) }
         guard let clientID = request.clientID, let app = try await oauth.app(clientID: clientID) else {
-            throw PlazaError(.badRequest, "invalid_client", "This app is not registered here (unknown clientID).")
+            throw refuse("invalid_client", "This app is not registered here (unknown client_id).")
         }
         let redirect = request.redirectURI ?? (app.redirectURIs.count == 1 ? app.redirectURIs[0] : "")
         guard app.redirectURIs.contains(redirect) else {
-            throw PlazaError(
-                .badRequest, "invalid_redirect_uri", "The redirect URI is not one this app registered.")
-        }
-        func fail(_ error: String, _ description: String) -> Outcome {
-            .refused(
-                Self.redirect(
-                    redirect, [("error", error), ("error_description", description), ("state", request.state)]))
+            throw refuse("invalid_redirect_uri", "The redirect URI is not one this app registered.")
         }
         guard request.responseType == "code" else {
-            return fail("unsupported_response_type", "Only response_type=code is supported.")
+            throw refuse("unsupported_response_type", "Only response_type=code is supported.")
         }
         guard let scopes = OAuthScopes(request.scope), app.scopes.covers(scopes) else {
-            return fail("invalid_scope", "The requested scope is invalid, unknown, or not registered by the app.")
+            throw refuse("invalid_scope", "The app asks for scopes it did not register, or unknown ones.")
         }
         if let challenge = request.codeChallenge {
             guard request.codeChallengeMethod == "S256", challenge.utf8.count == 43,
                 challenge.utf8.allSatisfy(OAuthStore.isUnreserved)
             else {
-                return fail("invalid_request", "code_challenge must be an S256 challenge (code_challenge_method=S256).")
+                throw refuse(
+                    "invalid_request", "code_challenge must be an S256 challenge (code_challenge_method=S256).")
             }
         }
-        return .valid(Checked(app: app, redirectURI: redirect, scopes: scopes))
+        return Checked(app: app, redirectURI: redirect, scopes: scopes)
+    }
+
+    /// What the consent form may lead to: the app's address (its origin, or its own scheme).
+    static func formTarget(_ redirect: String) -> [String] {
+        guard redirect != OAuthStore.outOfBand, let url = URLComponents(string: redirect), let scheme = url.scheme
+        else { return [] }
+        guard let host = url.host, !host.isEmpty, ["http", "https"].contains(scheme.lowercased()) else {
+            return [scheme.lowercased() + ":"]
+        }
+        return ["\(scheme.lowercased())://\(host)" + (url.port.map { ":\($0)" } ?? "")]
     }
 
     /// `uri` with the parameters added to its query (a custom scheme's too).
@@ -139,11 +141,7 @@ struct WebOAuthPages {
         } catch {
             throw PlazaError.malformed("The authorization request could not be read.")
         }
-        let checked: Checked
-        switch try await check(query) {
-        case .refused(let response): return response
-        case .valid(let value): checked = value
-        }
+        let checked = try await check(query)
         guard context.identity != nil else {
             return WebController.redirect(to: "/login?next=" + Self.encoded(request.uri.description))
         }
@@ -152,7 +150,8 @@ struct WebOAuthPages {
             scopes: checked.scopes.names.map { .init(name: $0, meaning: Self.meanings[$0] ?? Self.meaning(of: $0)) },
             request: query, scope: checked.scopes.description)
         return try await web.page(
-            "oauth-authorize", title: "Authorize \(checked.app.name)", body, request: request, context: context)
+            "oauth-authorize", title: "Authorize \(checked.app.name)", body, request: request, context: context,
+            formTargets: Self.formTarget(checked.redirectURI))
     }
 
     static func meaning(of scope: String) -> String {
@@ -171,11 +170,7 @@ struct WebOAuthPages {
         let form = try await web.form(Authorization.self, request, context: context).normalized
         try web.checkCSRF(form._csrf, request, context: context)
         guard let me = context.identity else { return WebController.redirect(to: "/login") }
-        let checked: Checked
-        switch try await check(form) {
-        case .refused(let response): return response
-        case .valid(let value): checked = value
-        }
+        let checked = try await check(form)
         guard form.decision == "allow" else {
             if checked.redirectURI == OAuthStore.outOfBand { return WebController.redirect(to: "/") }
             return Self.redirect(

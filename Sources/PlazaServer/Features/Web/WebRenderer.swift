@@ -62,14 +62,22 @@ struct WebRenderer: Sendable {
     /// An HTML response from `template` showing `view` (a page's view, see WebPageViews.swift),
     /// with the headers every page carries.
     /// `frameSources`: origins the page may show in frames (a video player), none by default.
+    /// `formTargets`: where else the page's forms may lead (browsers hold a form's redirect to
+    /// `form-action` too: the OAuth consent page's to the app).
     func html(
-        _ template: String, _ view: some Sendable, status: HTTPResponse.Status = .ok, frameSources: [String] = []
+        _ template: String, _ view: some Sendable, status: HTTPResponse.Status = .ok, frameSources: [String] = [],
+        formTargets: [String] = []
     ) -> Response {
         let text = library.render(view, withTemplate: template) ?? "Template \(template) is missing."
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
+        var policy = contentSecurityPolicy
+        if !formTargets.isEmpty {
+            policy = policy.replacingOccurrences(
+                of: "form-action 'self'", with: "form-action 'self' " + formTargets.joined(separator: " "))
+        }
         headers[.contentSecurityPolicy] =
-            contentSecurityPolicy + (frameSources.isEmpty ? "" : "; frame-src " + frameSources.joined(separator: " "))
+            policy + (frameSources.isEmpty ? "" : "; frame-src " + frameSources.joined(separator: " "))
         headers[.cacheControl] = "no-store"
         headers[.xContentTypeOptions] = "nosniff"
         headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
