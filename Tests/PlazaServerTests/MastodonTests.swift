@@ -859,7 +859,7 @@ struct MastodonTests {
             #expect(close?.closeCode == .normalClosure)
             #expect(received.withLockedValue { $0.count } == 4)
 
-            // No token, or a wrong one: the upgrade is refused (401).
+            // No token, or a wrong one: the upgrade is refused (hummingbird-websocket answers 400).
             for headers: HTTPFields in [[:], [.secWebSocketProtocol: "wrong"], [.authorization: "Bearer wrong"]] {
                 await #expect(throws: (any Error).self) {
                     try await WebSocketClient.connect(
@@ -944,6 +944,58 @@ struct MastodonTests {
             nonce: try AES.GCM.Nonce(data: nonce.withUnsafeBytes { Array($0) }),
             ciphertext: sealed.body.dropLast(16), tag: sealed.body.suffix(16))
         #expect(Array(try AES.GCM.open(box, using: cek)) == [0, 0] + Array("hello".utf8))
+    }
+
+    /// Every Mastodon operation of the OpenAPI document, as three callers: anonymous (401 where
+    /// the document says a token is required), an app's token with only `profile` (403, but for
+    /// the two that `profile` covers, and public reads), and the person's full token (past
+    /// authorization: never 401 or 403). The entity-specific checks (another person's status,
+    /// notification, media, subscription) are in the tests above.
+    @Test func everyMastodonOperationChecksItsToken() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let full = try await api.mastodonToken(ana)
+            let profileOnly = try await api.mastodonToken(ana, scopes: "profile")
+            let post = try await api.textPost(ana, "hello")
+            let document = try await api.mastodon(.get, "/api/v1/openapi.json").json()
+            guard case .object(let paths)? = document["paths"] else {
+                Issue.record("the document has no paths")
+                return
+            }
+            var checked = 0
+            for (path, item) in paths {
+                guard case .object(let operations) = item else { continue }
+                for (method, operation) in operations {
+                    guard operation["tags"]?.array.contains(.string("Mastodon")) == true else { continue }
+                    // Streams never end; they are tested above.
+                    if path.contains("/streaming/") { continue }
+                    let security = operation["security"]?.array ?? []
+                    let required = !security.isEmpty && !security.contains(.object([:]))
+                    let concrete = path.replacingOccurrences(of: "{id}", with: post.id).replacingOccurrences(
+                        of: "{tag}", with: "hello")
+                    let verb = try #require(HTTPRequest.Method(method.uppercased()))
+                    let anonymous = try await api.mastodon(verb, concrete)
+                    if required {
+                        #expect(anonymous.status == .unauthorized, "anonymous \(method) \(path)")
+                    } else {
+                        #expect(anonymous.status != .unauthorized, "anonymous \(method) \(path)")
+                    }
+                    let narrow = try await api.mastodon(verb, concrete, token: profileOnly)
+                    if path.hasSuffix("/accounts/verify_credentials") || path.hasSuffix("/apps/verify_credentials") {
+                        #expect(narrow.status == .ok, "profile \(method) \(path)")
+                    } else if required {
+                        #expect(narrow.status == .forbidden, "profile \(method) \(path): \(narrow.status)")
+                    }
+                    let allowed = try await api.mastodon(verb, concrete, token: full)
+                    #expect(
+                        allowed.status != .unauthorized && allowed.status != .forbidden,
+                        "full token \(method) \(path): \(allowed.status) \(allowed.text.prefix(200))")
+                    #expect(allowed.status.code < 500, "\(method) \(path)")
+                    checked += 1
+                }
+            }
+            #expect(checked > 60)
+        }
     }
 
     // MARK: parsing

@@ -38,9 +38,8 @@ struct MastodonStreaming: Sendable {
     }
 
     func register(v1: RouterGroup<PlazaContext>) {
-        // A WebSocket upgrade with a person's token never gets here (`MastodonWebSocket`).
-        v1.get("streaming") { request, _ -> Response in
-            if request.headers[.upgrade]?.lowercased() == "websocket" { throw MastodonError.unauthorized }
+        // WebSocket upgrades never get here (`MastodonWebSocket`): this is a plain GET.
+        v1.get("streaming") { _, _ -> Response in
             throw PlazaError(.badRequest, "bad_request", "Connect with a WebSocket (Upgrade: websocket)")
         }
         v1.get("streaming/health") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "OK"))) }

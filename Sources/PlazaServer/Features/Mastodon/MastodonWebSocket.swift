@@ -12,7 +12,7 @@ import NIOCore
 /// echoed, as browsers and Ice Cubes require). A client subscribes with `?stream=` and with
 /// `{"type": "subscribe", "stream": "user"}` messages (`unsubscribe` likewise); each event is a
 /// text message `{"stream": ["user"], "event": "update", "payload": "<JSON as a string>"}`.
-/// A refused upgrade (no or a bad token) goes on to the router, which answers 401.
+/// A refused upgrade (no or a bad token) is answered 400 by hummingbird-websocket.
 struct MastodonWebSocket: Sendable {
     let streaming: MastodonStreaming
     let accounts: AccountStore

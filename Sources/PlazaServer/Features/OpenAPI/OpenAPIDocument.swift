@@ -952,7 +952,7 @@ enum OpenAPIDocument {
             responses[.status(code: code)] = .b(error)
         }
         return OpenAPI.Operation(
-            summary: op.summary, operationId: operationID(op.method, path),
+            tags: op.mastodon ? ["Mastodon"] : nil, summary: op.summary, operationId: operationID(op.method, path),
             parameters: (pathParameters(path) + op.query).map { .b($0) }, requestBody: requestBody,
             responses: responses, security: security)
     }

@@ -189,7 +189,7 @@ extension OpenAPIDocument {
                     .get,
                     """
                     Mastodon's streaming WebSocket (token as Bearer, access_token or Sec-WebSocket-Protocol); \
-                    without an upgrade 400, with a refused one 401
+                    a plain GET is 400, and so is a refused upgrade
                     """, .none)
             ),
         ]
