@@ -353,10 +353,8 @@ def data_dir(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def plaza(data_dir: Path, tmp_path: Path):
-    """A running server on a fresh data dir; the test may stop and restart it."""
-    server = PlazaServer(data_dir, tmp_path / "plaza.log")
+def serving(server: PlazaServer):
+    """Starts `server`, yields it, and stops it gracefully (asserting so) unless the test did."""
     server.start()
     try:
         yield server
@@ -366,3 +364,9 @@ def plaza(data_dir: Path, tmp_path: Path):
                 server.stop()
             finally:
                 server.kill()
+
+
+@pytest.fixture
+def plaza(data_dir: Path, tmp_path: Path):
+    """A running server on a fresh data dir; the test may stop and restart it."""
+    yield from serving(PlazaServer(data_dir, tmp_path / "plaza.log"))

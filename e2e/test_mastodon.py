@@ -20,7 +20,7 @@ import pytest
 import requests
 from mastodon import Mastodon, StreamListener
 
-from conftest import PlazaServer, free_port, png
+from conftest import PlazaServer, free_port, png, serving
 
 OOB = "urn:ietf:wg:oauth:2.0:oob"
 SCOPES = ["read", "write", "follow", "push"]
@@ -32,16 +32,8 @@ def server(tmp_path: Path):
     port = free_port()
     data = tmp_path / "data"
     data.mkdir()
-    server = PlazaServer(data, tmp_path / "plaza.log", env={"PLAZA_PUBLIC_URL": PlazaServer.url_for(port)}, port=port)
-    server.start()
-    try:
-        yield server
-    finally:
-        if server.process is not None:
-            try:
-                server.stop()
-            finally:
-                server.kill()
+    yield from serving(
+        PlazaServer(data, tmp_path / "plaza.log", env={"PLAZA_PUBLIC_URL": PlazaServer.url_for(port)}, port=port))
 
 
 def hidden_fields(page: str) -> dict[str, str]:

@@ -37,6 +37,7 @@ struct AppServices: Sendable {
     let pushDevices: PushDeviceStore
     let vapid: VAPID.Source
     let oauth: OAuthStore
+    let search: SearchStore
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
@@ -82,6 +83,7 @@ struct AppServices: Sendable {
         pushDevices = PushDeviceStore(db: db, ids: ids)
         vapid = VAPID.Source(keys: ServerKeyStore(db: db), subject: config.vapidSubject)
         oauth = OAuthStore(db: db, ids: ids)
+        search = SearchStore(db: db, cache: searchWindows, postStore: posts, people: people)
     }
 
     /// Makes the folder uploads and fetched preview images wait in, when serving starts (building
@@ -196,9 +198,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
         feeds: FeedsController(posts: services.posts, people: services.people, spaces: services.spaces),
         spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage),
         search: SearchController(
-            search: SearchStore(
-                db: services.db, cache: services.searchWindows, postStore: services.posts, people: services.people),
-            spaces: services.spaces, collections: services.collections),
+            search: services.search, spaces: services.spaces, collections: services.collections),
         history: HistoryController(history: HistoryStore(db: services.db)),
         collections: CollectionsController(
             collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),

@@ -690,6 +690,19 @@ struct MastodonTests {
             let bookmarked = try await api.mastodon(.post, "/api/v1/statuses/\(ids[1])/bookmark", token: beaToken)
             #expect(try bookmarked.json()["bookmarked"]?.bool == true)
             #expect(try await api.mastodon(.post, "/api/v1/statuses/\(ids[1])/bookmark", token: beaToken).status == .ok)
+            // Two first bookmarks at once (another person, two posts) make one collection.
+            let catBookmarks = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for id in ids[1...2] {
+                    group.addTask {
+                        try await api.mastodon(.post, "/api/v1/statuses/\(id)/bookmark", token: catToken).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(catBookmarks == [.ok, .ok])
+            let catCollections = try await api.get("/collections", as: cat).decode(Page<SavedCollection>.self).items
+            #expect(catCollections.map(\.name) == ["Bookmarks"])
+            #expect(catCollections.first?.counts.items == 2)
             let unbookmarked = try await api.mastodon(.post, "/api/v1/statuses/\(ids[1])/unbookmark", token: beaToken)
             #expect(try unbookmarked.json()["bookmarked"]?.bool == false)
 

@@ -32,16 +32,27 @@ struct CollectionStore: Sendable {
             id: String(id), name: name, counts: .init(items: 0), createdAt: Timestamp(milliseconds: now))
     }
 
-    /// The owner's (first) collection called `name`, made when missing if `creating`.
+    /// The owner's (first) collection called `name`, made when missing if `creating`. The owner's
+    /// row is locked first (PostgreSQL), so two first bookmarks at once make one collection.
     func named(_ name: String, owner: Int64, creating: Bool) async throws -> Int64? {
-        let row = try await db.read { db in
-            try await db.first(
-                "SELECT id FROM collections WHERE owner_id = \(bind: owner) AND name = \(bind: name) ORDER BY id LIMIT 1"
-            )
+        let find: SQLQueryString =
+            "SELECT id FROM collections WHERE owner_id = \(bind: owner) AND name = \(bind: name) ORDER BY id LIMIT 1"
+        if let row = try await db.read({ db in try await db.first(find) }) {
+            return try row.decode(column: "id", as: Int64.self)
         }
-        if let row { return try row.decode(column: "id", as: Int64.self) }
         guard creating else { return nil }
-        return Int64(try await create(owner: owner, name: name).id)
+        let id = ids.next()
+        return try await db.write { db in
+            let lock = db.dialect.rowLock(.noKeyUpdate) ?? ""
+            _ = try await db.first("SELECT id FROM users WHERE id = \(bind: owner)\(lock)")
+            if let row = try await db.first(find) { return try row.decode(column: "id", as: Int64.self) }
+            try await db.exec(
+                """
+                INSERT INTO collections (id, owner_id, name, created_at)
+                VALUES (\(bind: id), \(bind: owner), \(bind: name), \(bind: Timestamp.now.milliseconds))
+                """)
+            return id
+        }
     }
 
     /// Takes the post out of the owner's collection (nothing when it is not there).

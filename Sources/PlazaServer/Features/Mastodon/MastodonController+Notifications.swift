@@ -191,21 +191,20 @@ extension MastodonController {
             return try MastodonJSON.response(results)
         }
         guard let text = SearchText(String(q.prefix(200))) else { return try MastodonJSON.response(results) }
-        let search = SearchStore(db: services.db, cache: services.searchWindows, postStore: posts, people: people)
         let page = PageRequest(limit: min(limit + offset, 240))
         if type == nil || type == "accounts" {
             var query = text
             if q.hasPrefix("@"), let plain = SearchText(String(q.dropFirst().prefix(200))) { query = plain }
-            let users = try await search.users(query, page: page, viewer: viewer)
+            let users = try await services.search.users(query, page: page, viewer: viewer)
             results.accounts = users.items.dropFirst(offset).map { mapper.account($0) }
         }
         if type == nil || type == "statuses" {
-            let found = try await search.posts(.init(text: text, page: page), viewer: viewer)
+            let found = try await services.search.posts(.init(text: text, page: page), viewer: viewer)
             results.statuses = found.items.dropFirst(offset).map(mapper.status)
         }
         if type == nil || type == "hashtags", q.hasPrefix("#"), q.count > 1 {
             let name = String(q.dropFirst()).lowercased()
-            results.hashtags = [.init(name: name, url: "\(config.baseURL)/search?q=%23\(name)")]
+            results.hashtags = [mapper.tag(name)]
         }
         return try MastodonJSON.response(results)
     }

@@ -72,8 +72,7 @@ extension MastodonController {
         guard params.string("max_id") == nil, let text = SearchText(String(tag.prefix(100))) else {
             return try MastodonJSON.response([String]())
         }
-        let search = SearchStore(db: services.db, cache: services.searchWindows, postStore: posts, people: people)
-        let found = try await search.posts(
+        let found = try await services.search.posts(
             .init(text: text, page: .init(limit: try params.limit(default: 20, max: 40))), viewer: viewer)
         return try MastodonJSON.response(found.items.map(mapper.status))
     }

@@ -403,8 +403,7 @@ struct MastodonController {
         guard let q = params.string("q"), let text = SearchText(String(q.prefix(200))) else {
             return try MastodonJSON.response([Mastodon.Account]())
         }
-        let search = SearchStore(db: services.db, cache: services.searchWindows, postStore: posts, people: people)
-        let users = try await search.users(
+        let users = try await services.search.users(
             text, page: .init(limit: try params.limit(default: 40, max: 80)), viewer: viewer)
         return try MastodonJSON.response(users.items.map { mapper.account($0) })
     }

@@ -14,6 +14,11 @@ struct MastodonMapper: Sendable {
 
     func profileURL(_ username: String) -> String { "\(baseURL)/@\(username)" }
 
+    /// A hashtag, linked to the web app's search for it.
+    func tag(_ name: String) -> Mastodon.Tag {
+        Mastodon.Tag(name: name, url: "\(baseURL)/search?q=" + WebPages.encoded("#" + name))
+    }
+
     func account(_ user: User, source: Mastodon.Account.Source? = nil) -> Mastodon.Account {
         var account = self.account(user.summary, createdAt: user.createdAt, locked: user.locked, note: user.bio)
         account.followersCount = user.counts.followers
@@ -115,7 +120,7 @@ struct MastodonMapper: Sendable {
             id: post.id, uri: url, url: url, createdAt: post.createdAt.description, account: account(post.author),
             content: html, visibility: Self.visibility(post.audience), spoilerText: "",
             mediaAttachments: post.media.map(media), application: nil, mentions: [],
-            tags: Self.hashtags(in: post.body ?? "").map { .init(name: $0, url: "\(baseURL)/search?q=%23\($0)") },
+            tags: Self.hashtags(in: post.body ?? "").map(tag),
             favouritesCount: post.counts.likes, repliesCount: post.counts.comments, inReplyToId: nil,
             inReplyToAccountId: nil, card: post.link.map(card), language: nil, text: nil,
             editedAt: post.editedAt?.description, favourited: post.viewer.liked, bookmarked: post.viewer.saved)
@@ -129,7 +134,7 @@ struct MastodonMapper: Sendable {
             account: account(comment.author), content: Self.html(comment.body),
             visibility: Self.visibility(post.audience), spoilerText: "", mediaAttachments: [], application: nil,
             mentions: [],
-            tags: Self.hashtags(in: comment.body).map { .init(name: $0, url: "\(baseURL)/search?q=%23\($0)") },
+            tags: Self.hashtags(in: comment.body).map(tag),
             favouritesCount: 0, repliesCount: 0, inReplyToId: post.id, inReplyToAccountId: post.author.id, card: nil,
             language: nil, text: nil, editedAt: nil, favourited: false, bookmarked: false)
     }

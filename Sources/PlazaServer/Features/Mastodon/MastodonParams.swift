@@ -8,6 +8,7 @@ import PlazaAPI
 /// forms and as JSON arrays; nested JSON objects flatten to `outer[inner]`.
 struct MastodonParams: Sendable {
     private(set) var values: [String: [String]] = [:]
+    private var count = 0
 
     static let maxPairs = 200
 
@@ -39,9 +40,8 @@ struct MastodonParams: Sendable {
     init(form: String) throws { try addForm(form) }
 
     private mutating func append(_ key: String, _ value: String) throws {
-        guard values.values.reduce(0, { $0 + $1.count }) < Self.maxPairs else {
-            throw PlazaError.malformed("Too many parameters.")
-        }
+        guard count < Self.maxPairs else { throw PlazaError.malformed("Too many parameters.") }
+        count += 1
         values[key, default: []].append(value)
     }
 

@@ -18,10 +18,9 @@ struct MastodonPushSettings: Codable, Sendable, Equatable {
 
     init() {}
 
-    /// Stored settings; unreadable ones want nothing.
+    /// Stored settings; unreadable ones want nothing (no alerts).
     init(json: String?) {
         self = json.flatMap { try? JSONDecoder().decode(Self.self, from: Data($0.utf8)) } ?? Self()
-        if json == nil { policy = "none" }
     }
 
     var json: String { String(decoding: (try? JSONEncoder().encode(self)) ?? Data(), as: UTF8.self) }

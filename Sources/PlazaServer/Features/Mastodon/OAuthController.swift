@@ -82,7 +82,8 @@ struct OAuthController {
     @Sendable func verifyApp(_ request: Request, context: PlazaContext) async throws -> Response {
         if let credential = context.appCredential { return try MastodonJSON.response(Self.application(credential.app)) }
         guard let identity = context.identity else { throw MastodonError.unauthorized }
-        guard let app = try await accounts.app(ofSession: identity.sessionID).asyncMap({ try await oauth.app(id: $0) })
+        guard let appID = try await accounts.app(ofSession: identity.sessionID),
+            let app = try await oauth.app(id: appID)
         else { throw MastodonError.unauthorized }
         return try MastodonJSON.response(Self.application(app))
     }
@@ -237,12 +238,5 @@ struct OAuthErrorMiddleware: RouterMiddleware {
                 ["error": "invalid_request", "error_description": error.message], status: error.status,
                 headers: [.cacheControl: "no-store"])
         }
-    }
-}
-
-extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T?) async rethrows -> T? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }

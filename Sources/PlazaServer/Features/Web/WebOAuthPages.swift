@@ -116,13 +116,9 @@ struct WebOAuthPages {
         return ["\(scheme.lowercased())://\(host)" + (url.port.map { ":\($0)" } ?? "")]
     }
 
-    /// `uri` with the parameters added to its query (a custom scheme's too).
+    /// `uri` with the parameters that have a value added to its query (a custom scheme's too).
     static func redirect(_ uri: String, _ parameters: [(String, String?)]) -> Response {
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+?#")
-        let query = parameters.compactMap { name, value in
-            value.map { "\(name)=\($0.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
-        }.joined(separator: "&")
+        let query = OIDCClient.formEncode(parameters.compactMap { name, value in value.map { (name, $0) } })
         return Response(status: .found, headers: [.location: uri + (uri.contains("?") ? "&" : "?") + query])
     }
 
@@ -143,7 +139,7 @@ struct WebOAuthPages {
         }
         let checked = try await check(query)
         guard context.identity != nil else {
-            return WebController.redirect(to: "/login?next=" + Self.encoded(request.uri.description))
+            return WebController.redirect(to: "/login?next=" + WebPages.encoded(request.uri.description))
         }
         let body = ConsentPage(
             app: checked.app.name, website: checked.app.website,
@@ -158,12 +154,6 @@ struct WebOAuthPages {
         let parts = scope.split(separator: ":")
         guard parts.count == 2 else { return scope }
         return (parts[0] == "read" ? "Read your " : "Change your ") + parts[1].replacingOccurrences(of: "_", with: " ")
-    }
-
-    static func encoded(_ text: String) -> String {
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+?#")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "/"
     }
 
     @Sendable func authorize(_ request: Request, context: PlazaContext) async throws -> Response {
