@@ -19,6 +19,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        // Mastodon's streaming WebSocket (`/api/v1/streaming`).
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
         // Plaza calls its internal C target (VaporCSQLite, the bundled SQLite) directly: not its public API, so no minor upgrades.
@@ -67,6 +69,7 @@ let package = Package(
                 "CVips",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
@@ -112,6 +115,8 @@ let package = Package(
                 // Signs the ID tokens of the test's OpenID Connect issuer.
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                // A WebSocket client for Mastodon's streaming API.
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 // The receiving side of Web Push's legacy encryption.
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
 
@@ -286,16 +288,33 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let db = try await Database.open(config.database, logger: logger)
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
+    let webSocket = MastodonWebSocket(
+        streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL), db: services.db),
+        accounts: services.accounts)
     var app = Application(
         router: buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config),
         // Slow clients cannot hold connections: one that sends nothing for the idle timeout, in
-        // its headers and body too, is closed; headers are capped.
-        server: .http1(
-            configuration: .init(
-                idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
-                httpDecoderConfiguration: .init(
-                    maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
-                    maxHeaderFieldCount: 100))),
+        // its headers and body too, is closed; headers are capped. Mastodon's streaming WebSocket
+        // upgrades on the same port (pinged every 30 s). The upgradable channel sets its idle
+        // timeout only after a request's head: `HeadDeadlineChannel` guards the first head.
+        server: HTTPServerBuilder { responder in
+            HeadDeadlineChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder,
+                    configuration: .init(
+                        http1: .init(
+                            additionalChannelHandlers: [HeadArrivedMarker()],
+                            idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
+                            httpDecoderConfiguration: .init(
+                                maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
+                                maxHeaderFieldCount: 100)),
+                        ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))),
+                    shouldUpgrade: { request, channel, _ in
+                        HeadDeadline.headArrived(on: channel)
+                        return await webSocket.shouldUpgrade(request)
+                    }),
+                timeout: .seconds(Int64(config.idleTimeoutSeconds)))
+        },
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )

@@ -711,6 +711,7 @@ import Testing
             } catch {
                 Self.expectClientError(error, input)
             }
+            _ = MastodonWebSocket.command(text)
             _ = OAuthStore.challenge(verifier: text)
         }
         // Foundation's URL and string work is slower: a tenth of the cases.

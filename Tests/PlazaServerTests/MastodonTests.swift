@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
 import Testing
@@ -823,6 +824,70 @@ struct MastodonTests {
                 let anonymous = try await EventStreamClient.connect(port: port, token: nil, path: path)
                 #expect(anonymous.status == 401, "\(path)")
                 anonymous.close()
+            }
+        }
+    }
+
+    @Test func theStreamingWebSocketTakesSubscriptions() async throws {
+        try await withLiveApp({ $0.idleTimeoutSeconds = 1 }) { api, port async throws in
+            let ana = try await api.register("ana")
+            let bea = try await api.register("bea")
+            try await api.follow(bea, "ana")
+            let token = try await api.mastodonToken(bea)
+            let plain = try await api.mastodon(.get, "/api/v1/streaming", token: token)
+            #expect(plain.status == .badRequest)
+            let received = NIOLockedValueBox([String]())
+            // The token as the subprotocol, as Ice Cubes sends it; echoed by the server.
+            let close = try await WebSocketClient.connect(
+                url: "ws://127.0.0.1:\(port)/api/v1/streaming",
+                configuration: .init(additionalHeaders: [.secWebSocketProtocol: token]), logger: Logger(label: "ws")
+            ) { inbound, outbound, _ in
+                var messages = inbound.messages(maxSize: 1 << 20).makeAsyncIterator()
+                func next() async throws -> JSONValue {
+                    guard case .text(let text) = try await messages.next() else { return .null }
+                    received.withLockedValue { $0.append(text) }
+                    return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+                }
+                try await outbound.write(.text(#"{"type":"subscribe","stream":"user"}"#))
+                try await outbound.write(.text(#"{"type":"subscribe","stream":"hashtag","tag":"x"}"#))
+                // Commands are taken in order: once the second is answered, the first holds.
+                #expect(try await next()["error"]?.stringValue == "Unknown stream type")
+                let post = try await api.textPost(ana, "Over the socket")
+                let update = try await next()
+                #expect(update["event"]?.stringValue == "update")
+                #expect(update["stream"] == .array([.string("user")]))
+                let payload = try JSONDecoder().decode(
+                    JSONValue.self, from: Data(try #require(update["payload"]?.stringValue).utf8))
+                #expect(payload["id"]?.stringValue == post.id)
+                #expect(payload["content"]?.stringValue == "<p>Over the socket</p>")
+                // Unsubscribed, the user stream says nothing; the public one (asked next) does.
+                try await outbound.write(.text(#"{"type":"unsubscribe","stream":"user"}"#))
+                try await outbound.write(.text(#"{"type":"subscribe","stream":"public"}"#))
+                try await outbound.write(.text("not json"))
+                #expect(try await next()["error"]?.stringValue == "Could not parse the message")
+                let second = try await api.textPost(ana, "Public now")
+                let update2 = try await next()
+                #expect(update2["stream"] == .array([.string("public")]))
+                #expect(update2["payload"]?.stringValue?.contains(second.id) == true)
+                // Quiet past the server's idle timeout (1 s here), the socket is still answered:
+                // an upgraded connection is not held to the deadline of a request's head
+                // (`HeadDeadlineChannel`). (The test's HTTP connection is closed by then.)
+                try await Task.sleep(for: .seconds(2.5))
+                try await outbound.write(.text("still there?"))
+                #expect(try await next()["error"]?.stringValue == "Could not parse the message")
+                try await outbound.close(.normalClosure, reason: nil)
+            }
+            #expect(close?.closeCode == .normalClosure)
+            #expect(received.withLockedValue { $0.count } == 5)
+
+            // No token, or a wrong one: the upgrade is refused (hummingbird-websocket answers 400).
+            for headers: HTTPFields in [[:], [.secWebSocketProtocol: "wrong"], [.authorization: "Bearer wrong"]] {
+                await #expect(throws: (any Error).self) {
+                    try await WebSocketClient.connect(
+                        url: "ws://127.0.0.1:\(port)/api/v1/streaming?stream=user",
+                        configuration: .init(additionalHeaders: headers), logger: Logger(label: "ws")
+                    ) { _, _, _ in }
+                }
             }
         }
     }

@@ -159,6 +159,28 @@ struct TransportSecurityTests {
         }
     }
 
+    @Test func aHeadThatTricklesPastTheIdleTimeoutIsCutOff() async throws {
+        try await withLiveApp({ $0.idleTimeoutSeconds = 1 }) { _, port in
+            let fd = try Self.connect(port: port)
+            defer { close(fd) }
+            let start = Array("GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nX-Slow: ".utf8)
+            _ = send(fd, start, start.count, Int32(MSG_NOSIGNAL))
+            // A byte every 50 ms: never idle, and the head never ends. Bounded by bytes, not
+            // time: the first head must be read within the idle timeout, so the server closes
+            // the connection long before the bytes run out.
+            var sent = 0
+            var peek: UInt8 = 0
+            while sent < 6000 {
+                let count = recv(fd, &peek, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+                guard count != 0, send(fd, [UInt8(ascii: "a")], 1, Int32(MSG_NOSIGNAL)) == 1 else { break }
+                sent += 1
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(sent < 6000, "the server was still reading")
+            #expect(await Self.readUntilClosed(fd) == [])
+        }
+    }
+
     @Test func aBodyThatTricklesPastTheBodyTimeoutIsRefusedAndTheConnectionClosed() async throws {
         try await withLiveApp({ $0.bodyTimeoutSeconds = 1 }) { _, port in
             let fd = try Self.connect(port: port)

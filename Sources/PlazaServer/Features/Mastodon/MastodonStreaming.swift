@@ -9,7 +9,7 @@ import ServiceLifecycle
 
 /// Mastodon's streaming API over Plaza's event hub: the Server-Sent Events endpoints
 /// (`/api/v1/streaming/user`, `/user/notification`, `/public`) here, and the WebSocket
-/// (not served yet). Each hub frame (Plaza's own event) is read back and told again in
+/// (`MastodonWebSocket`). Each hub frame (Plaza's own event) is read back and told again in
 /// Mastodon's words: `update` (a new post in the home feed, or a public one), `status.update`,
 /// `delete`, `notification`.
 struct MastodonStreaming: Sendable {
@@ -38,12 +38,9 @@ struct MastodonStreaming: Sendable {
     }
 
     func register(v1: RouterGroup<PlazaContext>) {
-        // Mastodon's WebSocket is not served yet: its upgrade must first keep the HTTP server's
-        // guard on slow request heads (see docs/mastodon.md). Apps fall back to these streams.
+        // WebSocket upgrades never get here (`MastodonWebSocket`): this is a plain GET.
         v1.get("streaming") { _, _ -> Response in
-            throw PlazaError(
-                .badRequest, "bad_request",
-                "This server streams over Server-Sent Events only: /api/v1/streaming/user or /public")
+            throw PlazaError(.badRequest, "bad_request", "Connect with a WebSocket (Upgrade: websocket)")
         }
         v1.get("streaming/health") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "OK"))) }
         for (path, stream) in [

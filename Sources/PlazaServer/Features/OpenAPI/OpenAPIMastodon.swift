@@ -187,7 +187,10 @@ extension OpenAPIDocument {
                 "\(v1)/streaming",
                 op(
                     .get,
-                    "Mastodon's WebSocket: not served yet (400); the Server-Sent Events streams below are", .none)
+                    """
+                    Mastodon's streaming WebSocket (token as Bearer, access_token or Sec-WebSocket-Protocol); \
+                    a plain GET is 400, and so is a refused upgrade
+                    """, .none)
             ),
         ]
         for (path, auth) in [
