@@ -35,7 +35,7 @@ test:
 	$(SWIFT) build --build-tests
 	@echo "==> Swift tests on SQLite (and S3 media storage against moto, mail against aiosmtpd)"
 	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh scripts/with-smtp.sh $(SWIFT) test --skip-build --skip FuzzTests
-	@echo "==> Swift fuzz suites (100,000 cases per parser), alone: they keep both cores busy for minutes"
+	@echo "==> Swift fuzz suites (30,000 cases per parser, the same each run; make fuzz goes deep), alone: they keep both cores busy"
 	env -u PLAZA_TEST_DATABASE_URL $(SWIFT) test --skip-build --filter FuzzTests
 	@echo "==> Swift tests on PostgreSQL, 8 at a time (PlazaKit's run against their own SQLite server, so only once, above)"
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8 scripts/with-postgres.sh $(SWIFT) test --skip-build --skip PlazaKitTests --skip ServerSentEventsTests --skip FuzzTests --skip SMTPClientTests

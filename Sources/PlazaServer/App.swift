@@ -303,16 +303,12 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
                     responder: responder,
                     configuration: .init(
                         http1: .init(
-                            additionalChannelHandlers: [HeadArrivedMarker()],
                             idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
                             httpDecoderConfiguration: .init(
                                 maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
                                 maxHeaderFieldCount: 100)),
                         ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))),
-                    shouldUpgrade: { request, channel, _ in
-                        HeadDeadline.headArrived(on: channel)
-                        return await webSocket.shouldUpgrade(request)
-                    }),
+                    shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
                 timeout: .seconds(Int64(config.idleTimeoutSeconds)))
         },
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),

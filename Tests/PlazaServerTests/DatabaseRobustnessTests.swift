@@ -63,7 +63,7 @@ struct DatabaseRobustnessTests {
     /// Three servers starting together on an empty PostgreSQL database all finish their
     /// migrations (SQLite's database belongs to one server).
     @Test func serversStartingTogetherOnAFreshDatabaseAllMigrate() async throws {
-        let config = try await TestDatabase.config()
+        let config = try await TestDatabase.config(migrated: false)
         guard config.databaseURL != nil else { return }
         let results = await withTaskGroup(of: Result<Void, any Error>.self) { group in
             for _ in 0..<3 {

@@ -10,7 +10,7 @@ import Testing
 @testable import PlazaServer
 
 /// A seeded mutation fuzzer over every parser of untrusted input, through the real parsing
-/// code: `Fuzz.cases` cases each (100,000 by default; `make fuzz` runs a million), replayable
+/// code: `Fuzz.cases` cases each (30,000 by default; `make fuzz` runs a million), replayable
 /// with `PLAZA_FUZZ_SEED`. Input that makes a parser trap stops the test process, which fails
 /// the run; each test also checks what the parser must guarantee (errors are 4xx `PlazaError`s,
 /// valid input round-trips, chunking does not change a streaming parse).

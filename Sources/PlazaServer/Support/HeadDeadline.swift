@@ -1,89 +1,84 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// Hummingbird's WebSocket-upgradable HTTP channel adds its idle timeout only once a
-/// connection's first request head has been read, and leaves the request decoder's errors
-/// unhandled: a client that trickles half a head, or sends headers over the cap, would hold its
-/// connection forever. `HeadDeadlineChannel` wraps that channel: the first head must be read
-/// within `timeout` and be one the decoder accepts, or the connection is closed. After it,
-/// the channel's own idle timeout applies.
-///
-/// Nothing in the pipeline is moved or removed (that stalled upgraded connections): a handler at
-/// the front times the head, one at the end closes on a refused head, and the server disarms
-/// them when a head arrives (`HeadDeadline.headArrived`): in `shouldUpgrade` for an upgrade, through the
-/// HTTP channel's `HeadArrivedMarker` otherwise.
+/// connection's first request head has been read, leaves the request decoder's errors
+/// unhandled, and logs an error for every connection that closes before sending a head: a
+/// client that trickles half a head, or sends headers over the cap, would hold its connection
+/// forever, and every unused preconnect would log an error. `HeadDeadlineChannel` wraps that
+/// channel with a `FirstHeadGuard` right after the request decoder: the first head must be read
+/// within `timeout` and be one the decoder accepts, or the connection is closed; a connection
+/// closed before its first head is left quietly. After the head, the channel's own handling
+/// applies (its idle timeout for HTTP; pings for a WebSocket).
 struct HeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let timeout: TimeAmount
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
-        do {
-            try channel.pipeline.syncOperations.addHandler(HeadDeadline(timeout: timeout), position: .first)
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
-        }
-        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            try channel.pipeline.syncOperations.addHandler(RefusedHeadCloser())
-            return value
+    struct Value: ServerChildChannelValue {
+        let inner: Inner.Value
+        /// True once the first head is read, false if the connection closed before it.
+        let firstHead: EventLoopFuture<Bool>
+        var channel: any Channel { inner.channel }
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let pipeline = channel.pipeline.syncOperations
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let guardHandler = FirstHeadGuard(timeout: timeout, firstHead: channel.eventLoop.makePromise())
+            try pipeline.addHandler(guardHandler, position: .after(decoder))
+            return Value(inner: value, firstHead: guardHandler.firstHead.futureResult)
         }
     }
 
-    func handle(value: Inner.Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+    func handle(value: Value, logger: Logger) async {
+        // Nothing to serve on a connection that closed before asking anything.
+        guard (try? await value.firstHead.get()) == true else { return }
+        await inner.handle(value: value.inner, logger: logger)
     }
 }
 
-/// First in the pipeline: closes the connection unless disarmed within the timeout.
-final class HeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
+/// Right after the request decoder, for the connection's life (it never moves, and passes
+/// everything through): closes the connection unless the decoder hands it a first head within
+/// the timeout, and closes it on a head the decoder refused (headers over the cap, not HTTP).
+/// The decoder's first output is a head, so the first read is one.
+final class FirstHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     private let timeout: TimeAmount
+    let firstHead: EventLoopPromise<Bool>
     private var timer: Scheduled<Void>?
-    /// Until the first head is read.
-    private(set) var isArmed = true
+    private var headRead = false
 
-    init(timeout: TimeAmount) { self.timeout = timeout }
+    init(timeout: TimeAmount, firstHead: EventLoopPromise<Bool>) {
+        self.timeout = timeout
+        self.firstHead = firstHead
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel
         timer = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { disarm() }
-
-    /// Disarms the connection's deadline: its first head has been read.
-    static func headArrived(on channel: any Channel) {
-        channel.pipeline.handler(type: HeadDeadline.self).whenSuccess { $0.disarm() }
-    }
-
-    func disarm() {
-        isArmed = false
+    func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
-        timer = nil
+        if !headRead { firstHead.succeed(false) }
     }
-}
 
-/// Last in the pipeline while the first head is read: a head the decoder refused (headers over
-/// the cap, not HTTP) closes the connection. Later errors go on to the HTTP channel's handling.
-final class RefusedHeadCloser: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !headRead {
+            headRead = true
+            timer?.cancel()
+            timer = nil
+            firstHead.succeed(true)
+        }
+        context.fireChannelRead(data)
+    }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let deadline = try? context.pipeline.syncOperations.handler(type: HeadDeadline.self), deadline.isArmed {
-            context.close(promise: nil)
-        } else {
-            context.fireErrorCaught(error)
-        }
-    }
-}
-
-/// Added by the HTTP channel when a head that asks for no upgrade is read (its "additional
-/// channel handlers"): disarms the head deadline, then passes everything through.
-final class HeadArrivedMarker: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        (try? context.pipeline.syncOperations.handler(type: HeadDeadline.self))?.disarm()
+        guard headRead else { return context.close(promise: nil) }
+        context.fireErrorCaught(error)
     }
 }

@@ -18,7 +18,11 @@ enum TestDatabase {
         $0.isEmpty ? nil : $0
     }
 
-    static func config(_ adjust: (inout PlazaConfig) -> Void = { _ in }) async throws -> PlazaConfig {
+    /// A test's database is migrated (a copy of `template`) unless `migrated` is false; then it
+    /// is empty, for the tests of migrations themselves.
+    static func config(migrated: Bool = true, _ adjust: (inout PlazaConfig) -> Void = { _ in }) async throws
+        -> PlazaConfig
+    {
         var config = PlazaConfig()
         config.dataDir =
             FileManager.default.temporaryDirectory.appendingPathComponent("plaza-test-\(UUID().uuidString)").path
@@ -35,9 +39,46 @@ enum TestDatabase {
         config.linkPreviews.publicAddresses = false
         // Pushes too: nothing but loopback, and no name looked up.
         config.push.publicAddresses = false
-        if let url = postgresURL { config.databaseURL = try await createDatabase(adminURL: url) }
+        if let url = postgresURL {
+            config.databaseURL = try await createDatabase(
+                adminURL: url, template: migrated ? try await template.value.postgresName : nil)
+        } else if migrated, let file = try await template.value.sqliteFile {
+            try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: file, toPath: config.database.sqlitePath)
+        }
         adjust(&config)
         return config
+    }
+
+    /// Migrating took most of a test's set-up (0.65 of 0.9 s on PostgreSQL, 0.1 s on SQLite):
+    /// each test's database is a copy of this one, migrated once per test process
+    /// (`CREATE DATABASE … TEMPLATE` on PostgreSQL, a file copy on SQLite).
+    private static let template = Task { try await MigratedTemplate.make() }
+
+    struct MigratedTemplate: Sendable {
+        var postgresName: String?
+        var sqliteFile: String?
+
+        static func make() async throws -> MigratedTemplate {
+            var config = PlazaConfig()
+            config.dataDir =
+                FileManager.default.temporaryDirectory.appendingPathComponent("plaza-test-template-\(UUID().uuidString)")
+                .path
+            var template = MigratedTemplate()
+            if let url = postgresURL {
+                let database = try await createDatabase(adminURL: url, template: nil)
+                config.databaseURL = database
+                template.postgresName = URLComponents(string: database).map { String($0.path.dropFirst()) }
+            } else {
+                try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
+                template.sqliteFile = config.database.sqlitePath
+            }
+            // Closed when this returns: a template database may have no connections when copied,
+            // and SQLite checkpoints its write-ahead log into the file on the last close.
+            let db = try await Database.open(config.database, logger: Logger(label: "test"))
+            try await db.withRunning { db in _ = try await Migrations.run(on: db, logger: Logger(label: "test")) }
+            return template
+        }
     }
 
     /// PostgreSQL's errors describe themselves only when reflected: one that ends a test is
@@ -51,8 +92,8 @@ enum TestDatabase {
         }
     }
 
-    /// Creates an empty database on the test server and returns its URL.
-    static func createDatabase(adminURL: String) async throws -> String {
+    /// Creates a database on the test server, empty or a copy of `template`, and returns its URL.
+    static func createDatabase(adminURL: String, template: String?) async throws -> String {
         let components = URLComponents(string: adminURL)!
         let name = "plaza_t_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
         let configuration = PostgresConnection.Configuration(
@@ -60,7 +101,7 @@ enum TestDatabase {
             password: components.password, database: String(components.path.dropFirst()), tls: .disable)
         let connection = try await PostgresConnection.connect(
             configuration: configuration, id: 1, logger: Logger(label: "test"))
-        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Logger(label: "test"))
+        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? "")), logger: Logger(label: "test"))
         try await connection.close()
         var url = components
         url.path = "/\(name)"
@@ -114,7 +155,7 @@ func withLiveApp(
 /// Runs `body` with a database as migrations before `version` left it, for a test of migration
 /// `version` to fill with rows and then run `Migrations.run` on.
 func withDatabase(before version: Int, _ body: @Sendable (Database) async throws -> Void) async throws {
-    let config = try await TestDatabase.config()
+    let config = try await TestDatabase.config(migrated: false)
     try await TestDatabase.cleaningUp(config) {
         let db = try await Database.open(config.database, logger: Logger(label: "test"))
         try await db.withRunning { db in
