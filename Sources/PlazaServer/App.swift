@@ -150,6 +150,10 @@ extension AppServices {
         }
     }
 
+    func metricsEndpoint(hub: EventHub, metrics: PlazaMetrics) -> MetricsEndpoint {
+        MetricsEndpoint(metrics: metrics, db: db, hub: hub, mail: outbox, pushes: pushes, logger: hub.logger)
+    }
+
     func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
         let settings = config.linkPreviews
         let fetcher = SafeFetcher(
@@ -170,6 +174,11 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     let router = Router(context: PlazaContext.self)
     // First, so limits, throttles, sessions and the request log see the client behind any trusted proxy.
     router.add(middleware: ClientAddressMiddleware(proxies: config.trustedProxies, alwaysHTTPS: config.servesHTTPS))
+    router.add(middleware: RequestIDMiddleware(proxies: config.trustedProxies))
+    if let metrics = services.db.metrics {
+        router.add(middleware: MetricsMiddleware(metrics: metrics))
+        if config.metricsOnPublicPort { services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router) }
+    }
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: WebErrorMiddleware(renderer: web))
@@ -285,7 +294,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
 public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async throws -> some ApplicationProtocol {
     var logger = logger ?? Logger(label: "plaza")
     logger.logLevel = config.logLevel
-    let db = try await Database.open(config.database, logger: logger)
+    let metrics = PlazaMetrics()
+    let db = try await Database.open(config.database, logger: logger, metrics: metrics)
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
     let webSocket = MastodonWebSocket(
@@ -331,6 +341,14 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(config: config, logger: logger), hub)
+    if let port = config.metricsPort, !config.metricsOnPublicPort {
+        let router = Router()
+        services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router)
+        app.addServices(
+            Application(
+                router: router, configuration: .init(address: .hostname(config.metricsHost, port: port)),
+                logger: logger))
+    }
     if config.video.worker, let videos = services.videoService(logger: logger) { app.addServices(videos) }
     if db.kind == .postgres {
         app.addServices(SessionRevocations(db: db, cache: services.accounts.sessionCache, logger: logger))

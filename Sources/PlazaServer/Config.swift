@@ -34,6 +34,12 @@ public struct PlazaConfig: Sendable {
     /// Largest JSON request body, in bytes.
     public var maxBodyBytes = 64 * 1024
     public var logLevel = Logger.Level.info
+    /// Log lines as text, or as one JSON object each (`json`), for a log collector.
+    public var logFormat = LogFormat.text
+    /// `GET /metrics` on its own address when a port is set (off by default); the public port's
+    /// number (and host) serves it there, beside everything else.
+    public var metricsHost = "127.0.0.1"
+    public var metricsPort: Int?
     /// Largest image upload, in bytes.
     public var mediaMaxBytes = 16 * 1024 * 1024
     /// Largest image, in pixels (width × height), read from the header before decoding.
@@ -97,6 +103,9 @@ public struct PlazaConfig: Sendable {
     }
 
     /// True when the configured public URL is `https://`.
+    /// `GET /metrics` is on the public port, the operator's choice.
+    var metricsOnPublicPort: Bool { metricsPort == port && metricsHost == host }
+
     var servesHTTPS: Bool { publicURL?.lowercased().hasPrefix("https://") == true }
 
     var streamLimits: EventHub.Limits {
@@ -211,6 +220,16 @@ public struct PlazaConfig: Sendable {
             throw ConfigurationError("log-level must be one of trace, debug, info, notice, warning, error, critical.")
         }
         logLevel = parsed
+        let format = reader.string(forKey: "plaza.log.format", default: "text")
+        guard let logFormat = LogFormat(rawValue: format.lowercased()) else {
+            throw ConfigurationError("log-format must be text or json.")
+        }
+        self.logFormat = logFormat
+        metricsHost = reader.string(forKey: "plaza.metrics.host", default: defaults.metricsHost)
+        metricsPort = reader.int(forKey: "plaza.metrics.port")
+        if let metricsPort, !(1...65535).contains(metricsPort) {
+            throw ConfigurationError("metrics-port must be from 1 to 65535.")
+        }
         guard (1...65535).contains(port) else { throw ConfigurationError("port must be from 1 to 65535.") }
         guard (10...16).contains(bcryptCost) else { throw ConfigurationError("bcrypt-cost must be from 10 to 16.") }
         guard (0..<1024).contains(nodeID) else { throw ConfigurationError("node-id must be from 0 to 1023.") }
@@ -333,4 +352,8 @@ extension PlazaConfig {
         apns.caFile = value("plaza.apns.ca.file")
         push.apns = apns
     }
+}
+
+public enum LogFormat: String, Sendable {
+    case text, json
 }

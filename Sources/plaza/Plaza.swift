@@ -57,6 +57,10 @@ struct ServerOptions: ParsableArguments {
             "The header the trusted proxies write: x-forwarded-for or forwarded (PLAZA_FORWARDED_HEADER, default x-forwarded-for)."
     )
     var forwardedHeader: String?
+    @Option(help: "text or json: one JSON object per log line (PLAZA_LOG_FORMAT, default text).") var logFormat: String?
+    @Option(help: "Address of GET /metrics (PLAZA_METRICS_HOST, default 127.0.0.1).") var metricsHost: String?
+    @Option(help: "Port of GET /metrics; none serves no metrics (PLAZA_METRICS_PORT, default none).")
+    var metricsPort: Int?
 
     func config() throws -> PlazaConfig {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
@@ -74,6 +78,9 @@ struct ServerOptions: ParsableArguments {
         put("plaza.log.level", logLevel.map { .string($0) })
         put("plaza.trusted.proxies", trustedProxies.map { .string($0) })
         put("plaza.forwarded.header", forwardedHeader.map { .string($0) })
+        put("plaza.log.format", logFormat.map { .string($0) })
+        put("plaza.metrics.host", metricsHost.map { .string($0) })
+        put("plaza.metrics.port", metricsPort.map { .int($0) })
         let reader = ConfigReader(providers: [
             InMemoryProvider(name: "command line", values: values),
             EnvironmentVariablesProvider(),
@@ -86,10 +93,15 @@ struct ServerOptions: ParsableArguments {
     }
 
     func logger() throws -> Logger {
+        let config = try config()
+        if config.logFormat == .json { Self.jsonLogs }
         var logger = Logger(label: "plaza")
-        logger.logLevel = try config().logLevel
+        logger.logLevel = config.logLevel
         return logger
     }
+
+    /// Switches the process's logging to JSON lines, once, before the first logger is made.
+    private static let jsonLogs: Void = LoggingSystem.bootstrap { label in JSONLogHandler(label: label) }
 }
 
 struct Serve: AsyncParsableCommand {

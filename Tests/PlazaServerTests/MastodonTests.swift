@@ -912,7 +912,8 @@ struct MastodonTests {
                         return
                     }
                     let answer = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
-                    #expect(answer == .object(["error": .string("Could not parse the message"), "status": .number(400)]))
+                    #expect(
+                        answer == .object(["error": .string("Could not parse the message"), "status": .number(400)]))
                     try await outbound.close(.normalClosure, reason: nil)
                 }
                 #expect(close?.closeCode == .normalClosure)

@@ -26,24 +26,50 @@ protocol DatabaseDriver: Sendable {
 /// The database every store uses. Reads go to a pool; writes run in one transaction each.
 public struct Database: Sendable, Service {
     let driver: any DatabaseDriver
+    /// Calls under way and holding connections, for the metrics.
+    let usage: DatabaseUsage
     public var kind: DatabaseKind { driver.kind }
+    /// The server's metrics, for the stores that count what they do (nil for tools and tests).
+    var metrics: PlazaMetrics? { usage.metrics }
     var dialect: Dialect { Dialect(kind: driver.kind) }
 
-    init(driver: any DatabaseDriver) { self.driver = driver }
+    init(driver: any DatabaseDriver, metrics: PlazaMetrics? = nil) {
+        self.driver = driver
+        usage = DatabaseUsage(metrics: metrics)
+    }
 
     func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
-        try await driver.read(body)
+        let start = usage.start(.read)
+        defer { usage.end(.read) }
+        return try await driver.read { [usage] connection in
+            usage.hold(.read, since: start)
+            defer { usage.release(.read) }
+            return try await body(connection)
+        }
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
-        try await driver.write(body)
+        let start = usage.start(.write)
+        defer { usage.end(.write) }
+        return try await driver.write { [usage] connection in
+            usage.hold(.write, since: start)
+            defer { usage.release(.write) }
+            return try await body(connection)
+        }
     }
 
     /// One statement on the write path, e.g. an INSERT whose counters triggers keep: cheaper
     /// than a transaction and just as atomic.
     @discardableResult
     func write(_ statement: SQLQueryString) async throws -> [Row] {
-        try await driver.write(statement)
+        // Counted as holding its connection from the start: the drivers take it inside.
+        let start = usage.start(.write)
+        usage.hold(.write, since: start)
+        defer {
+            usage.release(.write)
+            usage.end(.write)
+        }
+        return try await driver.write(statement)
     }
 
     public func run() async throws { try await driver.run() }
@@ -61,16 +87,22 @@ public struct Database: Sendable, Service {
 
     /// Opens the database named by the configuration: SQLite in the data dir unless a
     /// `postgres://` URL is given.
-    public static func open(_ config: DatabaseConfig, logger: Logger) async throws -> Database {
+    static func open(_ config: DatabaseConfig, logger: Logger, metrics: PlazaMetrics?) async throws -> Database {
         if let url = config.url, url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
             let driver = try PostgresDriver(url: url, poolSize: config.poolSize, logger: logger)
             try await driver.checkReachable()
-            return Database(driver: driver)
+            return Database(driver: driver, metrics: metrics)
         }
         return Database(
             driver: try await SQLiteDriver.open(
-                path: config.sqlitePath, readers: config.readers, synchronous: config.sqliteSynchronous, logger: logger)
-        )
+                path: config.sqlitePath, readers: config.readers, synchronous: config.sqliteSynchronous,
+                metrics: metrics, logger: logger),
+            metrics: metrics)
+    }
+
+    /// Opens the database without metrics (command-line tools, tests).
+    public static func open(_ config: DatabaseConfig, logger: Logger) async throws -> Database {
+        try await open(config, logger: logger, metrics: nil)
     }
 
     /// Runs `body` with the database's connections alive (for CLI commands).

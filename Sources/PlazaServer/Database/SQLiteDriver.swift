@@ -25,6 +25,7 @@ final class SQLiteDriver: DatabaseDriver {
     private let commits: AsyncStream<Void>
     private let committed: AsyncStream<Void>.Continuation
     private let queue = NIOLockedValueBox(WriteQueue())
+    private let metrics: PlazaMetrics?
     /// At most this many writes share a commit.
     static let maxBatch = 64
     /// The WAL pages after which the writer checkpoints itself. Most of the copying is done by
@@ -44,14 +45,17 @@ final class SQLiteDriver: DatabaseDriver {
         let complete: @Sendable ((any Error)?) -> Void
     }
 
-    private init(writer: Connection, readers: [Connection], checkpointer: SQLiteHandle) {
+    private init(writer: Connection, readers: [Connection], checkpointer: SQLiteHandle, metrics: PlazaMetrics?) {
+        self.metrics = metrics
         self.writer = ResourcePool([writer])
         self.readers = ResourcePool(readers)
         self.checkpointer = checkpointer
         (commits, committed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    static func open(path: String, readers readerCount: Int, synchronous: String, logger: Logger) async throws
+    static func open(
+        path: String, readers readerCount: Int, synchronous: String, metrics: PlazaMetrics? = nil, logger: Logger
+    ) async throws
         -> SQLiteDriver
     {
         let directory = (path as NSString).deletingLastPathComponent
@@ -90,12 +94,15 @@ final class SQLiteDriver: DatabaseDriver {
         // The checkpointer never waits for a lock: a checkpoint that would wait is tried again later.
         let checkpointer = try open(readOnly: false)
         try checkpointer.execute(script: "PRAGMA busy_timeout = 0")
-        return SQLiteDriver(writer: writer, readers: readers, checkpointer: checkpointer)
+        return SQLiteDriver(writer: writer, readers: readers, checkpointer: checkpointer, metrics: metrics)
     }
 
     func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
         try await readers.withResource(body)
     }
+
+    /// Writes queued for the writer, not yet in a commit.
+    var queuedWrites: Int { queue.withLockedValue { $0.pending.count } }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
@@ -132,6 +139,7 @@ final class SQLiteDriver: DatabaseDriver {
                 return batch
             }
             guard !batch.isEmpty else { return }
+            metrics?.sqliteBatch(batch.count)
             await writer.withResource { connection in await Self.commit(batch, on: connection) }
             committed.yield()
         }

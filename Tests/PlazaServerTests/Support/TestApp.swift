@@ -62,7 +62,9 @@ enum TestDatabase {
         static func make() async throws -> MigratedTemplate {
             var config = PlazaConfig()
             config.dataDir =
-                FileManager.default.temporaryDirectory.appendingPathComponent("plaza-test-template-\(UUID().uuidString)")
+                FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "plaza-test-template-\(UUID().uuidString)"
+                )
                 .path
             var template = MigratedTemplate()
             if let url = postgresURL {
@@ -101,7 +103,9 @@ enum TestDatabase {
             password: components.password, database: String(components.path.dropFirst()), tls: .disable)
         let connection = try await PostgresConnection.connect(
             configuration: configuration, id: 1, logger: Logger(label: "test"))
-        try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? "")), logger: Logger(label: "test"))
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? "")),
+            logger: Logger(label: "test"))
         try await connection.close()
         var url = components
         url.path = "/\(name)"

@@ -75,6 +75,15 @@ struct MailOutbox: Sendable {
         }
     }
 
+    /// Mails waiting to be sent (or retried), counted up to `cap` (`mail_outbox_state`).
+    func pendingCount(cap: Int) async throws -> Int {
+        try await db.read { db in
+            try await db.first(
+                "SELECT count(*) AS n FROM (SELECT 1 FROM mail_outbox WHERE state = 'pending' LIMIT \(bind: cap)) AS q"
+            )
+        }.map { Int(try $0.decode(column: "n", as: Int64.self)) } ?? 0
+    }
+
     /// Records a failed attempt: tried again after a wait, or given up when `permanent` or out of attempts.
     func markFailed(_ job: Job, error: String, permanent: Bool, now: Int64 = Timestamp.now.milliseconds)
         async throws
@@ -83,6 +92,7 @@ struct MailOutbox: Sendable {
         let giveUp = permanent || attempt >= Self.maxAttempts
         let next = now + Self.retryDelayMillis(afterAttempt: attempt)
         let message = String(error.prefix(500))
+        db.metrics?.deliveryFailed("mail")
         try await db.write { db in
             if giveUp {
                 try await db.exec(

@@ -70,7 +70,9 @@ struct MediaIngest: Sendable {
         image path: String, format: ImageFormat, id: Int64, owner: Int64, linkPreview: Bool, quota: Int64,
         logger: Logger
     ) async throws -> MediaRecord {
+        let start = ContinuousClock.now
         let result = try await pipeline.process(path: path, format: format)
+        media.db.metrics?.mediaProcessed("image", .now - start)
         return try await store(id: id, logger: logger, files: result.variants.map { ($0.key.rawValue, $0.value) }) {
             try await media.create(id: id, owner: owner, result, linkPreview: linkPreview, quota: quota)
         }

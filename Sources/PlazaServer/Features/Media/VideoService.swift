@@ -55,7 +55,9 @@ struct VideoService: Service {
             }
             let format = VideoFormat.sniff(try MediaIngest.firstBytes(of: source)) ?? .mov
             let output = work + "/video.mp4"
+            let start = ContinuousClock.now
             let outcome = try await transcode(job, source: source, format: format, output: output)
+            store.db.metrics?.mediaProcessed("video", .now - start)
             guard outcome.status == 0, !outcome.timedOut,
                 let size = try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int, size > 0
             else {

@@ -137,6 +137,15 @@ struct PushOutbox: Sendable {
         case gone(String)
     }
 
+    /// Pushes waiting to be sent (or retried), counted up to `cap` (`push_deliveries_due`).
+    func pendingCount(cap: Int) async throws -> Int {
+        try await db.read { db in
+            try await db.first(
+                "SELECT count(*) AS n FROM (SELECT 1 FROM push_deliveries WHERE state = 'pending' LIMIT \(bind: cap)) AS q"
+            )
+        }.map { Int(try $0.decode(column: "n", as: Int64.self)) } ?? 0
+    }
+
     /// Records how the attempt ended, if the claim is still this worker's (a claim that outlived
     /// its lease was taken again, and the later attempt records). A push sent or found moot
     /// while the notification changed (a newer generation) stays pending: sent, it is sent
@@ -147,6 +156,10 @@ struct PushOutbox: Sendable {
             AND state = 'pending' AND claims = \(bind: job.claim)
             """
         let current: SQLQueryString = "\(claim) AND generation = \(bind: job.generation)"
+        switch outcome {
+        case .failed, .retry: db.metrics?.deliveryFailed("push")
+        case .sent, .moot, .gone: break
+        }
         try await db.write { db in
             switch outcome {
             case .sent:

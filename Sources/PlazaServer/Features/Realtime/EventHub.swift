@@ -43,6 +43,7 @@ final class EventHub: Service, Sendable {
         var nextID = 0
         var closed = false
         var live = false
+        var position: Int64 = 0
     }
 
     let feed: EventFeed
@@ -123,6 +124,9 @@ final class EventHub: Service, Sendable {
     /// subscribers live (earlier ones through replay).
     var isLive: Bool { state.withLockedValue { $0.live } }
 
+    /// The log's seq the hub has delivered through (its lag is the log's head minus this).
+    var deliveredThrough: Int64 { state.withLockedValue { $0.position } }
+
     /// Open streams on this server.
     var openStreams: Int { state.withLockedValue { $0.count } }
 
@@ -134,12 +138,16 @@ final class EventHub: Service, Sendable {
             for await _ in self.opened.stream { break }
             try Task.checkCancellation()
             var position = try await self.feed.bounds().head
-            self.state.withLockedValue { $0.live = true }
+            self.state.withLockedValue { state in
+                state.live = true
+                state.position = position
+            }
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.heartbeats() }
                 if self.feed.db.kind == .postgres { group.addTask { await self.listen() } }
                 for await _ in self.signal.pokes {
                     position = await self.drain(from: position)
+                    self.state.withLockedValue { [position] in $0.position = position }
                 }
                 group.cancelAll()
             }

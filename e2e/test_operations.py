@@ -1,0 +1,54 @@
+"""What an operator sees of the real binary: /metrics on its own port, JSON log lines carrying
+each request's id, and that id in every answer."""
+
+import json
+import re
+from pathlib import Path
+
+import requests
+
+from conftest import PlazaServer, expect, free_port, serving
+
+
+def samples(text: str, name: str) -> dict[str, float]:
+    """The samples of one metric family, by their label text."""
+    found = {}
+    for line in text.splitlines():
+        match = re.match(rf"^{re.escape(name)}(\{{.*\}})? (\S+)$", line)
+        if match:
+            found[match.group(1) or ""] = float(match.group(2))
+    return found
+
+
+def test_metrics_on_their_own_port_and_json_logs_with_request_ids(data_dir: Path, tmp_path: Path):
+    metrics_port = free_port()
+    log_path = tmp_path / "plaza.log"
+    server = PlazaServer(
+        data_dir, log_path,
+        env={"PLAZA_METRICS_PORT": str(metrics_port), "PLAZA_LOG_FORMAT": "json", "PLAZA_LOG_LEVEL": "debug"},
+    )
+    for _ in serving(server):
+        user, ana = server.register("ana")
+        post = expect(ana.post("/api/v1/posts", json={"kind": "text", "body": "Measured"}), 201)
+        answer = ana.get(f"/api/v1/posts/{post['id']}")
+        expect(answer, 200)
+        request_id = answer.headers["X-Request-Id"]
+        assert re.fullmatch(r"[0-9a-f]{16}", request_id), request_id
+        # Not on the public port.
+        assert requests.get(server.url + "/metrics", timeout=10).status_code == 404
+
+        scrape = requests.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10)
+        assert scrape.status_code == 200, scrape.text
+        assert scrape.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        requests_total = samples(scrape.text, "plaza_http_requests_total")
+        assert requests_total['{method="GET",route="/api/v1/posts/{id}",status="200"}'] == 1, requests_total
+        assert requests_total['{method="POST",route="/api/v1/posts",status="201"}'] == 1, requests_total
+        assert samples(scrape.text, "plaza_streams_open") == {"": 0}
+        assert samples(scrape.text, "plaza_sqlite_write_queue") == {"": 0}
+        assert samples(scrape.text, "plaza_db_wait_seconds_count")['{path="write"}'] >= 2
+
+    # Every line the server wrote is a JSON object; the debug line of the request names its id.
+    lines = [line for line in log_path.read_text().splitlines() if line and not line.startswith("--- plaza serve")]
+    objects = [json.loads(line) for line in lines]
+    assert all({"time", "level", "label", "message"} <= set(o) for o in objects), lines[:3]
+    assert any(o.get("request_id") == request_id for o in objects), "the request's log line names its id"
