@@ -3,11 +3,12 @@ each request's id, and that id in every answer."""
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import requests
 
-from conftest import PlazaServer, expect, free_port, serving
+from conftest import BINARY, PlazaServer, expect, free_port, plaza_env, png, serving
 
 
 def samples(text: str, name: str) -> dict[str, float]:
@@ -52,3 +53,41 @@ def test_metrics_on_their_own_port_and_json_logs_with_request_ids(data_dir: Path
     objects = [json.loads(line) for line in lines]
     assert all({"time", "level", "label", "message"} <= set(o) for o in objects), lines[:3]
     assert any(o.get("request_id") == request_id for o in objects), "the request's log line names its id"
+
+
+def test_backup_while_serving_and_restore_into_a_new_data_dir(data_dir: Path, tmp_path: Path):
+    """`plaza backup` beside the running server, `plaza restore` into a new folder, and a server on
+    the restored data answers with the same posts and photo."""
+    backup = tmp_path / "backup"
+    server = PlazaServer(data_dir, tmp_path / "plaza.log")
+    for _ in serving(server):
+        user, ana = server.register("ana")
+        media = expect(ana.post("/api/v1/me/media", files={"file": ("p.png", png(32, 24), "image/png")}), 201)
+        photo = expect(ana.post("/api/v1/posts", json={"kind": "photo", "body": "Kept", "mediaIds": [media["id"]]}), 201)
+        texts = [expect(ana.post("/api/v1/posts", json={"kind": "text", "body": f"Post {i}"}), 201) for i in range(5)]
+        made = subprocess.run(
+            [str(BINARY), "backup", "--data-dir", str(data_dir), str(backup)],
+            env=plaza_env(), capture_output=True, text=True, timeout=120)
+        assert made.returncode == 0, made.stderr
+        assert "Backed up the sqlite database" in made.stdout
+        original = requests.get(server.url + photo["media"][0]["url"], timeout=10).content
+
+    # Into a folder with data already: refused, nothing touched.
+    refused = subprocess.run(
+        [str(BINARY), "restore", "--data-dir", str(data_dir), str(backup)],
+        env=plaza_env(), capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and "restore into an empty data folder" in refused.stderr
+
+    restored_dir = tmp_path / "restored"
+    done = subprocess.run(
+        [str(BINARY), "restore", "--data-dir", str(restored_dir), str(backup)],
+        env=plaza_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    restored = PlazaServer(restored_dir, tmp_path / "restored.log")
+    for _ in serving(restored):
+        reader = restored.client(expect(restored.client().post(
+            "/api/v1/auth/login", json={"login": "ana", "password": "correct horse battery"}), 200)["token"])
+        feed = expect(reader.get(f"/api/v1/users/ana/posts"), 200)
+        assert [p["id"] for p in feed["items"]] == [p["id"] for p in reversed([photo] + texts)]
+        copy = expect(reader.get(f"/api/v1/posts/{photo['id']}"), 200)
+        assert requests.get(restored.url + copy["media"][0]["url"], timeout=10).content == original

@@ -65,11 +65,7 @@ struct AppServices: Sendable {
         linkPreviews = LinkPreviewStore(db: db)
         passwords = PasswordHasher(cost: config.bcryptCost)
         media = MediaStore(db: db)
-        if let s3 = config.mediaS3 {
-            mediaStorage = S3MediaStorage(settings: s3, client: .shared)
-        } else {
-            mediaStorage = LocalMediaStorage(root: (config.dataDir as NSString).appendingPathComponent("media"))
-        }
+        mediaStorage = Self.mediaStorage(config: config)
         ingest = MediaIngest(
             media: media, storage: mediaStorage,
             pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)),
@@ -148,6 +144,12 @@ extension AppServices {
                 store: videos, pipeline: $0, storage: mediaStorage, signal: videoQueue,
                 workDirectory: uploadDirectory, logger: logger)
         }
+    }
+
+    /// Where media files are kept: the S3 bucket when one is configured, else `<data dir>/media`.
+    static func mediaStorage(config: PlazaConfig) -> any MediaStorage {
+        if let s3 = config.mediaS3 { return S3MediaStorage(settings: s3, client: .shared) }
+        return LocalMediaStorage(root: (config.dataDir as NSString).appendingPathComponent("media"))
     }
 
     func metricsEndpoint(hub: EventHub, metrics: PlazaMetrics) -> MetricsEndpoint {

@@ -19,7 +19,8 @@ struct Plaza: AsyncParsableCommand {
         commandName: "plaza",
         abstract: "A self-hosted social backend and web app.",
         subcommands: [
-            Serve.self, Migrate.self, UserCommand.self, Seed.self, Login.self, Logout.self, PostCommand.self, Feed.self,
+            Serve.self, Migrate.self, BackupCommand.self, RestoreCommand.self, UserCommand.self, Seed.self, Login.self,
+            Logout.self, PostCommand.self, Feed.self,
         ]
     )
 
@@ -149,6 +150,34 @@ struct Migrate: AsyncParsableCommand {
             applied.isEmpty
                 ? "The database is up to date."
                 : "Applied migrations: \(applied.map(String.init).joined(separator: ", ")).")
+    }
+}
+
+struct BackupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Back up the database and media into a new folder, while the server runs.")
+    @OptionGroup var options: ServerOptions
+    @Argument(help: "A new or empty folder.") var directory: String
+
+    func run() async throws {
+        let manifest = try await Backup.backup(
+            config: try options.config(), to: directory, logger: try options.logger())
+        print("Backed up the \(manifest.database) database and \(manifest.mediaFiles) media files to \(directory).")
+    }
+}
+
+struct RestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Restore a backup into an empty data folder or an empty PostgreSQL database.")
+    @OptionGroup var options: ServerOptions
+    @Argument(help: "A folder made by plaza backup.") var directory: String
+
+    func run() async throws {
+        let manifest = try await Backup.restore(
+            config: try options.config(), from: directory, logger: try options.logger())
+        print("Restored the \(manifest.database) database and \(manifest.mediaFiles) media files from \(directory).")
     }
 }
 

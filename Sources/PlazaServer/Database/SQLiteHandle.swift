@@ -47,6 +47,20 @@ final class SQLiteHandle: @unchecked Sendable {
         sqlite_nio_sqlite3_close_v2(db)
     }
 
+    /// Copies the whole database into a new file at `path` with SQLite's online backup API, in
+    /// one step: one read transaction, so the copy is the database as of one moment, while
+    /// writers on other connections go on (WAL mode).
+    func backup(to path: String) throws {
+        let destination = try SQLiteHandle(path: path)
+        guard let backup = sqlite_nio_sqlite3_backup_init(destination.db, "main", db, "main") else {
+            throw destination.failure(sqlite_nio_sqlite3_errcode(destination.db))
+        }
+        let stepped = sqlite_nio_sqlite3_backup_step(backup, -1)
+        let finished = sqlite_nio_sqlite3_backup_finish(backup)
+        guard stepped == SQLITE_DONE else { throw failure(stepped) }
+        try destination.check(finished)
+    }
+
     /// False inside a transaction. SQLite may roll a whole transaction back by itself on some
     /// errors (IOERR, FULL, NOMEM, BUSY); this is how a caller finds out.
     var isAutocommit: Bool { sqlite_nio_sqlite3_get_autocommit(db) != 0 }

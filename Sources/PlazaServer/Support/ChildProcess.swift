@@ -23,17 +23,18 @@ enum ChildProcess {
     }()
 
     static func run(
-        _ command: [String], timeout: Duration, errorLog: String, threadPool: NIOThreadPool = threadPool,
-        onLine: @escaping @Sendable (Substring) -> Void = { _ in }
+        _ command: [String], timeout: Duration, errorLog: String, environment: [String] = [],
+        threadPool: NIOThreadPool = threadPool, onLine: @escaping @Sendable (Substring) -> Void = { _ in }
     ) async throws -> Outcome {
         try await threadPool.runIfActive {
-            try runBlocking(command, timeout: timeout, errorLog: errorLog, onLine: onLine)
+            try runBlocking(command, timeout: timeout, errorLog: errorLog, environment: environment, onLine: onLine)
         }
     }
 
     /// Runs `command` to its end on the calling thread (a pool thread, or a test's).
     static func runBlocking(
-        _ command: [String], timeout: Duration, errorLog: String, onLine: (Substring) -> Void = { _ in }
+        _ command: [String], timeout: Duration, errorLog: String, environment: [String] = [],
+        onLine: (Substring) -> Void = { _ in }
     ) throws -> Outcome {
         guard !command.isEmpty else { throw SpawnError(program: "", code: EINVAL) }
         var pipeEnds: [Int32] = [-1, -1]
@@ -45,7 +46,7 @@ enum ChildProcess {
         defer { close(readEnd) }
         let child: Spawned
         do {
-            child = try Spawned(command, stdout: writeEnd, stderrPath: errorLog)
+            child = try Spawned(command, stdout: writeEnd, stderrPath: errorLog, environment: environment)
             close(writeEnd)
         } catch {
             close(writeEnd)
@@ -94,13 +95,13 @@ enum ChildProcess {
     /// the whole server with SIGSEGV (swift-corelibs-foundation pull request 5472). The child gets
     /// standard input from /dev/null, `stdout` as its standard output, `stderrPath` (created
     /// or emptied) as its standard error, no other descriptor, no blocked or ignored signal, and
-    /// an environment of its own (`PATH`, `LC_ALL=C`).
+    /// an environment of its own (`PATH`, `LC_ALL=C`, and `environment`'s `NAME=value` entries).
     struct Spawned {
         let pid: pid_t
 
-        init(_ command: [String], stdout: Int32, stderrPath: String) throws {
+        init(_ command: [String], stdout: Int32, stderrPath: String, environment extra: [String] = []) throws {
             let argv = command.map { strdup($0) } + [nil]
-            let environment: [String] = ["PATH=/usr/bin:/bin:/usr/local/bin:/opt/homebrew/bin", "LC_ALL=C"]
+            let environment = ["PATH=/usr/bin:/bin:/usr/local/bin:/opt/homebrew/bin", "LC_ALL=C"] + extra
             let envp = environment.map { strdup($0) } + [nil]
             defer { for pointer in argv + envp { free(pointer) } }
             #if canImport(Glibc)

@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+import SQLKit
+
+/// `plaza backup DIR` and `plaza restore DIR`: the database as of one moment, taken while the
+/// server runs, and the media files it refers to.
+///
+/// - SQLite: SQLite's online backup API copies the file in one read transaction (`plaza.sqlite`).
+/// - PostgreSQL: `pg_dump --format=custom` (`plaza.pgdump`), which reads in one snapshot too.
+/// - Media, local or in S3: every file of every media row of that copy (`media/<id>/<variant>`),
+///   read after the database, so none it refers to is missed for being newer.
+///
+/// A restore goes into an empty data folder or an empty database only, then runs the
+/// migrations (a backup of an older Plaza is brought up to date) and puts the media back.
+public enum Backup {
+    /// What `manifest.json` says about a backup.
+    public struct Manifest: Codable, Sendable, Equatable {
+        public var format = 1
+        public var createdAt: String
+        public var database: String
+        public var migration: Int
+        public var mediaFiles: Int
+        public var mediaBytes: Int64
+    }
+
+    static let sqliteFile = "plaza.sqlite"
+    static let postgresFile = "plaza.pgdump"
+    static let manifestFile = "manifest.json"
+    /// The longest pg_dump or pg_restore may run.
+    static let toolTimeout: Duration = .seconds(6 * 3600)
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    public static func backup(config: PlazaConfig, to directory: String, logger: Logger) async throws -> Manifest {
+        let files = FileManager.default
+        if files.fileExists(atPath: directory) {
+            guard (try? files.contentsOfDirectory(atPath: directory))?.isEmpty == true else {
+                throw Failure("\(directory) is not empty: back up into a new or empty folder.")
+            }
+        }
+        try files.createDirectory(atPath: directory + "/media", withIntermediateDirectories: true)
+        let copy: Database
+        if let url = config.databaseURL {
+            try await pgTool(
+                "pg_dump", url: url, ["--format=custom", "--no-owner", "--file=\(directory)/\(postgresFile)"])
+            // The media of the rows as of now: a superset of the dump's, whose files all exist.
+            copy = try await Database.open(config.database, logger: logger)
+        } else {
+            guard files.fileExists(atPath: config.database.sqlitePath) else {
+                throw Failure("There is no database at \(config.database.sqlitePath).")
+            }
+            let source = try SQLiteHandle(path: config.database.sqlitePath)
+            try source.execute(script: "PRAGMA busy_timeout = 10000")
+            try source.backup(to: "\(directory)/\(sqliteFile)")
+            var copied = config.database
+            copied.sqlitePath = "\(directory)/\(sqliteFile)"
+            copy = try await Database.open(copied, logger: logger)
+        }
+        let (ids, migration) = try await copy.withRunning { db in
+            try await db.read { conn in
+                let ids = try await conn.rows("SELECT id FROM media ORDER BY id").map {
+                    try $0.decode(column: "id", as: Int64.self)
+                }
+                let version = try await conn.first("SELECT max(version) AS v FROM plaza_migrations")
+                return (ids, Int(try version?.decode(column: "v", as: Int64?.self) ?? 0))
+            }
+        }
+        let storage = AppServices.mediaStorage(config: config)
+        var count = 0
+        var bytes: Int64 = 0
+        for id in ids {
+            for key in MediaFile.keys(of: id) {
+                let path = "\(directory)/media/\(key)"
+                try files.createDirectory(
+                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                // A variant the media never had (a photo has no video), or a file deleted since.
+                guard try await storage.get(key, into: path) else { continue }
+                count += 1
+                bytes += Int64((try? files.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+            }
+        }
+        let manifest = Manifest(
+            createdAt: Date().formatted(.iso8601), database: config.databaseURL == nil ? "sqlite" : "postgres",
+            migration: migration, mediaFiles: count, mediaBytes: bytes)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(manifest).write(to: URL(fileURLWithPath: "\(directory)/\(manifestFile)"))
+        logger.info("Backed up the database and \(count) media files (\(bytes) bytes) to \(directory)")
+        return manifest
+    }
+
+    public static func restore(config: PlazaConfig, from directory: String, logger: Logger) async throws -> Manifest {
+        let files = FileManager.default
+        guard let data = files.contents(atPath: "\(directory)/\(manifestFile)"),
+            let manifest = try? JSONDecoder().decode(Manifest.self, from: data)
+        else { throw Failure("\(directory) has no readable \(manifestFile): it is not a Plaza backup.") }
+        guard manifest.migration <= Migrations.all.count else {
+            throw Failure(
+                "The backup is of a newer Plaza (migration \(manifest.migration)): restore it with that version.")
+        }
+        if let url = config.databaseURL {
+            guard manifest.database == "postgres" else {
+                throw Failure("The backup is of a SQLite database: restore it without a PostgreSQL URL.")
+            }
+            let db = try await Database.open(config.database, logger: logger)
+            let tables = try await db.withRunning { db in
+                try await db.read { conn in
+                    try await conn.first(
+                        "SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'public'")
+                }
+            }.map { try $0.decode(column: "n", as: Int64.self) }
+            guard tables == 0 else { throw Failure("The database is not empty: restore into a new database.") }
+            try await pgTool("pg_restore", url: url, ["--no-owner", "--exit-on-error", "\(directory)/\(postgresFile)"])
+        } else {
+            guard manifest.database == "sqlite" else {
+                throw Failure("The backup is of a PostgreSQL database: restore it with its --database-url.")
+            }
+            let target = config.database.sqlitePath
+            guard !files.fileExists(atPath: target) else {
+                throw Failure("\(target) exists: restore into an empty data folder.")
+            }
+            try files.createDirectory(
+                atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try files.copyItem(atPath: "\(directory)/\(sqliteFile)", toPath: target)
+        }
+        _ = try await Admin.migrate(config: config, logger: logger)
+        let storage = AppServices.mediaStorage(config: config)
+        let root = "\(directory)/media"
+        for folder in (try? files.contentsOfDirectory(atPath: root)) ?? [] where Int64(folder) != nil {
+            for variant in try files.contentsOfDirectory(atPath: "\(root)/\(folder)") {
+                let path = "\(root)/\(folder)/\(variant)"
+                let type = contentType(variant: variant, head: try MediaIngest.firstBytes(of: path))
+                try await storage.put("\(folder)/\(variant)", file: path, contentType: type)
+            }
+        }
+        logger.info("Restored the database and \(manifest.mediaFiles) media files from \(directory)")
+        return manifest
+    }
+
+    /// A stored file's type, as it was given when stored: the variants are JPEG, PNG or WebP
+    /// images, a transcoded video is MP4, and a video's upload is kept as bytes.
+    static func contentType(variant: String, head: [UInt8]) -> String {
+        guard variant != MediaFile.source else { return "application/octet-stream" }
+        switch ImageFormat.sniff(head) {
+        case .jpeg, .heif: return "image/jpeg"
+        case .png: return "image/png"
+        case .webp: return "image/webp"
+        case .gif: return "image/gif"
+        case nil: return VideoFormat.sniff(head) == nil ? "application/octet-stream" : VideoPipeline.contentType
+        }
+    }
+
+    /// Runs pg_dump or pg_restore against `url`; the password goes in the environment, not
+    /// the command line that `ps` shows.
+    private static func pgTool(_ name: String, url: String, _ arguments: [String]) async throws {
+        guard let tool = VideoPipeline.which(name) else {
+            throw Failure("\(name) was not found: install PostgreSQL's client tools (Debian: postgresql-client).")
+        }
+        guard var parts = URLComponents(string: url) else { throw Failure("The database URL is not a URL.") }
+        let password = parts.password
+        parts.password = nil
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-\(name)-\(UUID().uuidString)")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let outcome = try await ChildProcess.run(
+            [tool, "--dbname=\(parts.string ?? url)"] + arguments, timeout: toolTimeout, errorLog: log,
+            environment: password.map { ["PGPASSWORD=\($0)"] } ?? [])
+        guard outcome.status == 0, !outcome.timedOut else {
+            throw Failure("\(name) failed (\(outcome.status)): \(outcome.errorTail)")
+        }
+    }
+}
