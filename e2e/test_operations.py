@@ -91,3 +91,16 @@ def test_backup_while_serving_and_restore_into_a_new_data_dir(data_dir: Path, tm
         assert [p["id"] for p in feed["items"]] == [p["id"] for p in reversed([photo] + texts)]
         copy = expect(reader.get(f"/api/v1/posts/{photo['id']}"), 200)
         assert requests.get(restored.url + copy["media"][0]["url"], timeout=10).content == original
+
+
+def test_a_graceful_stop_does_not_wait_for_connections_that_sent_nothing(plaza: PlazaServer):
+    """A browser's unused preconnect (a connection with no request yet) must not hold a graceful
+    stop until the idle timeout (60 s): `stop` asserts the exit within 10 s."""
+    import socket
+    idle = socket.create_connection(("127.0.0.1", plaza.port))
+    try:
+        plaza.stop()
+        idle.settimeout(10)
+        assert idle.recv(1) == b"", "the server closed it"
+    finally:
+        idle.close()

@@ -37,7 +37,7 @@ public struct PlazaConfig: Sendable {
     /// Log lines as text, or as one JSON object each (`json`), for a log collector.
     public var logFormat = LogFormat.text
     /// `GET /metrics` on its own address when a port is set (off by default); the public port's
-    /// number (and host) serves it there, beside everything else.
+    /// number serves it there, beside everything else.
     public var metricsHost = "127.0.0.1"
     public var metricsPort: Int?
     /// Largest image upload, in bytes.
@@ -102,10 +102,11 @@ public struct PlazaConfig: Sendable {
         return MailAddress(name: instanceName, address: "noreply@\(host)")
     }
 
-    /// True when the configured public URL is `https://`.
-    /// `GET /metrics` is on the public port, the operator's choice.
-    var metricsOnPublicPort: Bool { metricsPort == port && metricsHost == host }
+    /// `GET /metrics` is on the public port, the operator's choice (whatever the metrics host:
+    /// the public listener's address applies).
+    var metricsOnPublicPort: Bool { metricsPort == port }
 
+    /// True when the configured public URL is `https://`.
     var servesHTTPS: Bool { publicURL?.lowercased().hasPrefix("https://") == true }
 
     var streamLimits: EventHub.Limits {

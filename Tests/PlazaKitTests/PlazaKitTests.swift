@@ -251,7 +251,10 @@ struct PlazaKitTests {
             #expect(await received.waitFor { $0.posts.count == 6 })
             try await Task.sleep(for: .milliseconds(300))
             #expect(await received.posts == posted, "each post once, in order")
-            #expect(await received.replayed.last == 2)
+            // The two missed posts came replayed, or live if the client was back first (its
+            // backoff may fire as soon as the server is up, before they are made): either way
+            // once each, as above. Replay itself is tested in RealtimeTests.
+            #expect(await received.replayed.last.map { (0...2).contains($0) } == true)
         }
     }
 

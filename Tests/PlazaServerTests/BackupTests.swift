@@ -39,8 +39,18 @@ struct BackupTests {
         }
     }
 
-    @Test func aBackupTakenWhilePeoplePostRestoresToAConsistentCopy() async throws {
-        let config = try await TestDatabase.config()
+    /// Media in the data folder, and (with moto, as `make test` runs it) in an S3 bucket
+    /// restored into another bucket.
+    static func bucket() async throws -> S3MediaSettings {
+        let settings = S3MediaStorageTests.settings()
+        try await S3MediaStorage(settings: settings, client: .shared).createBucket()
+        return settings
+    }
+
+    @Test(arguments: TestS3.endpoint == nil ? [false] : [false, true])
+    func aBackupTakenWhilePeoplePostRestoresToAConsistentCopy(s3: Bool) async throws {
+        let buckets: [S3MediaSettings?] = s3 ? [try await Self.bucket(), try await Self.bucket()] : [nil, nil]
+        let config = try await TestDatabase.config { $0.mediaS3 = buckets[0] }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-backup-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await TestDatabase.cleaningUp(config) {
@@ -89,7 +99,7 @@ struct BackupTests {
             #expect(manifest.mediaFiles >= 3, "the photo's original and its variants")
 
             // Restored into an empty data folder or database: every row as of one moment.
-            let target = try await TestDatabase.config(migrated: false)
+            let target = try await TestDatabase.config(migrated: false) { $0.mediaS3 = buckets[1] }
             try await TestDatabase.cleaningUp(target) {
                 let restored = try await Backup.restore(config: target, from: directory, logger: Logger(label: "test"))
                 #expect(restored == manifest)
@@ -125,6 +135,19 @@ struct BackupTests {
                 }
                 #expect(again.posts == copy.posts)
             }
+            // A write-ahead log left in a folder would be replayed into the copy: refused.
+            if config.databaseURL == nil {
+                let stale = try await TestDatabase.config(migrated: false)
+                try FileManager.default.createDirectory(atPath: stale.dataDir, withIntermediateDirectories: true)
+                _ = FileManager.default.createFile(
+                    atPath: stale.database.sqlitePath + "-wal", contents: Data([1, 2, 3]))
+                await #expect(throws: Backup.Failure.self) {
+                    try await Backup.restore(config: stale, from: directory, logger: Logger(label: "test"))
+                }
+                #expect(!FileManager.default.fileExists(atPath: stale.database.sqlitePath))
+                TestDatabase.dispose(stale)
+            }
+            #expect(manifest.missingMedia == 0)
             // A backup goes into a new or empty folder only.
             await #expect(throws: Backup.Failure.self) {
                 try await Backup.backup(config: config, to: directory, logger: Logger(label: "test"))

@@ -44,7 +44,7 @@ struct HeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
 /// everything through): closes the connection unless the decoder hands it a first head within
 /// the timeout, and closes it on a head the decoder refused (headers over the cap, not HTTP).
 /// The decoder's first output is a head, so the first read is one.
-final class FirstHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
+final class FirstHeadGuard: ChannelInboundHandler {
     typealias InboundIn = NIOAny
 
     private let timeout: TimeAmount
@@ -75,6 +75,16 @@ final class FirstHeadGuard: ChannelInboundHandler, RemovableChannelHandler {
             firstHead.succeed(true)
         }
         context.fireChannelRead(data)
+    }
+
+    /// The server is shutting down: a connection that has asked nothing yet is closed now (the
+    /// HTTP channel's own handler, which does this later on, is not there before a head).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if !headRead, event is ChannelShouldQuiesceEvent {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

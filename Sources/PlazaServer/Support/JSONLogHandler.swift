@@ -12,8 +12,11 @@ public struct JSONLogHandler: LogHandler {
     let write: @Sendable (String) -> Void
 
     public init(label: String, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+        // One write per line (whole lines, never interleaved below the pipe's atomic size);
+        // a failing standard error loses the line, it never stops the server (`write(_:)`
+        // would trap).
         self.init(label: label, metadataProvider: metadataProvider) { line in
-            FileHandle.standardError.write(Data(line.utf8))
+            try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
         }
     }
 

@@ -10,8 +10,10 @@ import SQLKit
 /// - Media, local or in S3: every file of every media row of that copy (`media/<id>/<variant>`),
 ///   read after the database, so none it refers to is missed for being newer.
 ///
-/// A restore goes into an empty data folder or an empty database only, then runs the
-/// migrations (a backup of an older Plaza is brought up to date) and puts the media back.
+/// A restore goes into an empty data folder or an empty database only: it puts the media back,
+/// then the database in one step (a renamed file; one pg_restore transaction), then runs the
+/// migrations (a backup of an older Plaza is brought up to date). A restore that failed can
+/// be run again.
 public enum Backup {
     /// What `manifest.json` says about a backup.
     public struct Manifest: Codable, Sendable, Equatable {
@@ -21,6 +23,9 @@ public enum Backup {
         public var migration: Int
         public var mediaFiles: Int
         public var mediaBytes: Int64
+        /// Media rows none of whose files were found: deleted between the database's copy and
+        /// the files' (their posts went with them).
+        public var missingMedia: Int
     }
 
     static let sqliteFile = "plaza.sqlite"
@@ -71,7 +76,10 @@ public enum Backup {
         let storage = AppServices.mediaStorage(config: config)
         var count = 0
         var bytes: Int64 = 0
+        var missing = 0
         for id in ids {
+            let before = count
+            defer { if count == before { missing += 1 } }
             for key in MediaFile.keys(of: id) {
                 let path = "\(directory)/media/\(key)"
                 try files.createDirectory(
@@ -84,10 +92,13 @@ public enum Backup {
         }
         let manifest = Manifest(
             createdAt: Date().formatted(.iso8601), database: config.databaseURL == nil ? "sqlite" : "postgres",
-            migration: migration, mediaFiles: count, mediaBytes: bytes)
+            migration: migration, mediaFiles: count, mediaBytes: bytes, missingMedia: missing)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(manifest).write(to: URL(fileURLWithPath: "\(directory)/\(manifestFile)"))
+        if missing > 0 {
+            logger.warning("\(missing) media were deleted while the backup ran: their files are not in it")
+        }
         logger.info("Backed up the database and \(count) media files (\(bytes) bytes) to \(directory)")
         return manifest
     }
@@ -101,7 +112,9 @@ public enum Backup {
             throw Failure(
                 "The backup is of a newer Plaza (migration \(manifest.migration)): restore it with that version.")
         }
-        if let url = config.databaseURL {
+        // Refused before anything is written: a database or media folder with data in it.
+        let sqliteTarget = config.database.sqlitePath
+        if config.databaseURL != nil {
             guard manifest.database == "postgres" else {
                 throw Failure("The backup is of a SQLite database: restore it without a PostgreSQL URL.")
             }
@@ -113,20 +126,23 @@ public enum Backup {
                 }
             }.map { try $0.decode(column: "n", as: Int64.self) }
             guard tables == 0 else { throw Failure("The database is not empty: restore into a new database.") }
-            try await pgTool("pg_restore", url: url, ["--no-owner", "--exit-on-error", "\(directory)/\(postgresFile)"])
         } else {
             guard manifest.database == "sqlite" else {
                 throw Failure("The backup is of a PostgreSQL database: restore it with its --database-url.")
             }
-            let target = config.database.sqlitePath
-            guard !files.fileExists(atPath: target) else {
-                throw Failure("\(target) exists: restore into an empty data folder.")
+            // A write-ahead log left beside a removed database would be replayed into the copy.
+            for path in [sqliteTarget, sqliteTarget + "-wal", sqliteTarget + "-shm"]
+            where files.fileExists(atPath: path) {
+                throw Failure("\(path) exists: restore into an empty data folder.")
             }
-            try files.createDirectory(
-                atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try files.copyItem(atPath: "\(directory)/\(sqliteFile)", toPath: target)
         }
-        _ = try await Admin.migrate(config: config, logger: logger)
+        if config.mediaS3 == nil {
+            let media = (config.dataDir as NSString).appendingPathComponent("media")
+            guard (try? files.contentsOfDirectory(atPath: media))?.isEmpty ?? true else {
+                throw Failure("\(media) is not empty: restore into an empty data folder.")
+            }
+        }
+        // The media first: a failure after them leaves only files a retry writes again.
         let storage = AppServices.mediaStorage(config: config)
         let root = "\(directory)/media"
         for folder in (try? files.contentsOfDirectory(atPath: root)) ?? [] where Int64(folder) != nil {
@@ -136,6 +152,20 @@ public enum Backup {
                 try await storage.put("\(folder)/\(variant)", file: path, contentType: type)
             }
         }
+        // Then the database, all or nothing.
+        if let url = config.databaseURL {
+            try await pgTool(
+                "pg_restore", url: url,
+                ["--no-owner", "--exit-on-error", "--single-transaction", "\(directory)/\(postgresFile)"])
+        } else {
+            try files.createDirectory(
+                atPath: (sqliteTarget as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let partial = sqliteTarget + ".restoring"
+            try? files.removeItem(atPath: partial)
+            try files.copyItem(atPath: "\(directory)/\(sqliteFile)", toPath: partial)
+            try files.moveItem(atPath: partial, toPath: sqliteTarget)
+        }
+        _ = try await Admin.migrate(config: config, logger: logger)
         logger.info("Restored the database and \(manifest.mediaFiles) media files from \(directory)")
         return manifest
     }

@@ -70,8 +70,10 @@ struct MetricsEndpoint: Sendable {
         }
         metrics.set("plaza_streams_open", to: hub.openStreams)
         do {
-            let head = try await hub.feed.bounds().head
-            metrics.set("plaza_event_hub_lag_events", to: Int(max(0, head - hub.deliveredThrough)))
+            if let delivered = hub.deliveredThrough {
+                let head = try await hub.feed.bounds().head
+                metrics.set("plaza_event_hub_lag_events", to: Int(max(0, head - delivered)))
+            }
             metrics.set(
                 "plaza_outbox_pending", [("outbox", "mail")], to: try await mail.pendingCount(cap: Self.countCap))
             metrics.set(

@@ -124,8 +124,9 @@ final class EventHub: Service, Sendable {
     /// subscribers live (earlier ones through replay).
     var isLive: Bool { state.withLockedValue { $0.live } }
 
-    /// The log's seq the hub has delivered through (its lag is the log's head minus this).
-    var deliveredThrough: Int64 { state.withLockedValue { $0.position } }
+    /// The log's seq the hub has delivered through (its lag is the log's head minus this);
+    /// nil until it has found the log's head.
+    var deliveredThrough: Int64? { state.withLockedValue { $0.live ? $0.position : nil } }
 
     /// Open streams on this server.
     var openStreams: Int { state.withLockedValue { $0.count } }
