@@ -303,26 +303,28 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let webSocket = MastodonWebSocket(
         streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL), db: services.db),
         accounts: services.accounts)
+    let http1 = HTTP1Channel.Configuration(
+        idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
+        httpDecoderConfiguration: .init(
+            maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
+            maxHeaderFieldCount: 100))
     var app = Application(
         router: buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config),
         // Slow clients cannot hold connections: one that sends nothing for the idle timeout, in
         // its headers and body too, is closed; headers are capped. Mastodon's streaming WebSocket
         // upgrades on the same port (pinged every 30 s). The upgradable channel sets its idle
         // timeout only after a request's head: `HeadDeadlineChannel` guards the first head.
-        server: HTTPServerBuilder { responder in
-            HeadDeadlineChannel(
-                inner: HTTP1WebSocketUpgradeChannel(
-                    responder: responder,
-                    configuration: .init(
-                        http1: .init(
-                            idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
-                            httpDecoderConfiguration: .init(
-                                maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
-                                maxHeaderFieldCount: 100)),
-                        ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))),
-                    shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
-                timeout: .seconds(Int64(config.idleTimeoutSeconds)))
-        },
+        server: config.mastodonWebSocket
+            ? HTTPServerBuilder { responder in
+                HeadDeadlineChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(
+                        responder: responder,
+                        configuration: .init(
+                            http1: http1, ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))
+                        ),
+                        shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
+                    timeout: .seconds(Int64(config.idleTimeoutSeconds)))
+            } : .http1(configuration: http1),
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )

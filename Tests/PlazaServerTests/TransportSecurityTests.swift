@@ -159,8 +159,13 @@ struct TransportSecurityTests {
         }
     }
 
+    /// With the WebSocket on (`HeadDeadlineChannel`); a plain HTTP/1 server resets its idle
+    /// timer on each byte.
     @Test func aHeadThatTricklesPastTheIdleTimeoutIsCutOff() async throws {
-        try await withLiveApp({ $0.idleTimeoutSeconds = 1 }) { _, port in
+        try await withLiveApp({
+            $0.idleTimeoutSeconds = 1
+            $0.mastodonWebSocket = true
+        }) { _, port in
             let fd = try Self.connect(port: port)
             defer { close(fd) }
             let start = Array("GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nX-Slow: ".utf8)

@@ -42,7 +42,8 @@ struct HeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
 /// Right after the request decoder, for the connection's life (it never moves, and passes
 /// everything through): closes the connection unless the decoder hands it a first head within
-/// the timeout, and closes it on a head the decoder refused (headers over the cap, not HTTP).
+/// the timeout, and answers 400 and closes it on a head the decoder refused (headers over the
+/// cap, not HTTP).
 /// The decoder's first output is a head, so the first read is one.
 final class FirstHeadGuard: ChannelInboundHandler {
     typealias InboundIn = NIOAny
@@ -87,8 +88,22 @@ final class FirstHeadGuard: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// A head the decoder refused is answered 400 (as NIO's protocol error handler does on a
+    /// plain HTTP/1 server), then the connection is closed.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard headRead else { return context.close(promise: nil) }
+        guard headRead else {
+            headRead = true
+            timer?.cancel()
+            firstHead.succeed(false)
+            let head = HTTPResponseHead(
+                version: .http1_1, status: .badRequest, headers: ["Connection": "close", "Content-Length": "0"])
+            let channel = context.channel
+            context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).whenComplete { _ in
+                channel.close(promise: nil)
+            }
+            return
+        }
         context.fireErrorCaught(error)
     }
 }
