@@ -60,8 +60,22 @@ final class PlazaProcess: @unchecked Sendable {
     }
 
     /// Starts the server (on the same port as before when restarting) and waits until it listens.
+    /// A first start whose free port another test took in the meantime (the pick and the bind
+    /// are apart) starts again on a new one.
     func start() async throws {
-        if port == 0 { port = Self.freePort() }
+        let first = port == 0
+        for attempt in 1...5 {
+            if first { port = Self.freePort() }
+            if try await launch() { return }
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            guard first, attempt < 5, text.contains("Address already in use") else { break }
+        }
+        throw ServerError(
+            message: "plaza serve did not start:\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+    }
+
+    /// Runs `plaza serve` on `port`; true once it listens, false if it exited first.
+    private func launch() async throws -> Bool {
         stop()
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("PLAZA_") }
         environment["PLAZA_BCRYPT_COST"] = "10"
@@ -77,12 +91,11 @@ final class PlazaProcess: @unchecked Sendable {
         // with other suites) looks less often, and still gives the server 2,400 looks to start.
         for _ in 0..<2_400 {
             let text = String((try? String(contentsOf: log, encoding: .utf8))?.dropFirst(linesBefore) ?? "")
-            if text.contains("listening on 127.0.0.1:\(port)") { return }
-            guard child.isRunning else { break }
+            if text.contains("listening on 127.0.0.1:\(port)") { return true }
+            guard child.isRunning else { return false }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw ServerError(
-            message: "plaza serve did not start:\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        return false
     }
 
     /// SIGTERM and wait: open streams are closed by the server's graceful shutdown.
