@@ -108,7 +108,7 @@ final class APNsSender: Sendable {
         let base = job.environment == "sandbox" ? settings.sandboxURL : settings.productionURL
         do {
             var refused: String?
-            var staleRetried = false
+            var staleRetries = 0
             while true {
                 let token = try await providerToken(refused: refused)
                 var request = HTTPClientRequest(url: "\(base)/3/device/\(job.address)")
@@ -124,9 +124,12 @@ final class APNsSender: Sendable {
                 let response: HTTPClientResponse
                 do {
                     response = try await client.execute(request, timeout: .seconds(30))
-                } catch  where Self.isStaleConnection(error) && !staleRetried {
-                    // Apple (or a proxy) closed the idle connection as it was taken: once more, on a new one.
-                    staleRetried = true
+                } catch  where Self.isStaleConnection(error) && staleRetries < Self.staleRetries {
+                    // Apple (or a proxy) closed the idle connection as it was taken. The pool may
+                    // hand out the closing connection once more before it sees the close (found
+                    // when a retry met a server's 5 s keep-alive end): a moment, then again.
+                    staleRetries += 1
+                    try await Task.sleep(for: .milliseconds(100 * staleRetries))
                     continue
                 }
                 let body = try await response.body.collect(upTo: 16_384)
@@ -147,6 +150,9 @@ final class APNsSender: Sendable {
     }
 
     private struct Reason: Decodable { var reason: String }
+
+    /// Sends on a connection found closed before the request went out, at most.
+    static let staleRetries = 3
 
     /// A request that failed because its connection had closed before it went out (an idle
     /// HTTP/2 connection the server ended): safe to send again at once.
