@@ -296,7 +296,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
 public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async throws -> some ApplicationProtocol {
     var logger = logger ?? Logger(label: "plaza")
     logger.logLevel = config.logLevel
-    let metrics = PlazaMetrics()
+    // Nothing is counted when nobody can read it: no metrics port, no cost on any request.
+    let metrics = config.metricsPort == nil ? nil : PlazaMetrics()
     let db = try await Database.open(config.database, logger: logger, metrics: metrics)
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
@@ -345,7 +346,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(config: config, logger: logger), hub)
-    if let port = config.metricsPort, !config.metricsOnPublicPort {
+    if let port = config.metricsPort, let metrics, !config.metricsOnPublicPort {
         let router = Router()
         services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router)
         app.addServices(

@@ -712,6 +712,9 @@ import Testing
                 Self.expectClientError(error, input)
             }
             _ = MastodonWebSocket.command(text)
+            if let id = RequestIDMiddleware.valid(text) {
+                #expect(id == text && id.utf8.count <= RequestIDMiddleware.maxLength && !id.contains(" "))
+            }
             _ = OAuthStore.challenge(verifier: text)
         }
         // Foundation's URL and string work is slower: a tenth of the cases.

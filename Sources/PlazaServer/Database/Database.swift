@@ -26,19 +26,21 @@ protocol DatabaseDriver: Sendable {
 /// The database every store uses. Reads go to a pool; writes run in one transaction each.
 public struct Database: Sendable, Service {
     let driver: any DatabaseDriver
-    /// Calls under way and holding connections, for the metrics.
-    let usage: DatabaseUsage
+    /// Calls under way and holding connections, for the metrics (nil without them).
+    let usage: DatabaseUsage?
     public var kind: DatabaseKind { driver.kind }
-    /// The server's metrics, for the stores that count what they do (nil for tools and tests).
-    var metrics: PlazaMetrics? { usage.metrics }
+    /// The server's metrics, for the stores that count what they do (nil for tools, tests, and
+    /// a server without a metrics port).
+    var metrics: PlazaMetrics? { usage?.metrics }
     var dialect: Dialect { Dialect(kind: driver.kind) }
 
     init(driver: any DatabaseDriver, metrics: PlazaMetrics? = nil) {
         self.driver = driver
-        usage = DatabaseUsage(metrics: metrics)
+        usage = metrics.map(DatabaseUsage.init(metrics:))
     }
 
     func read<T: Sendable>(_ body: @Sendable (Connection) async throws -> T) async throws -> T {
+        guard let usage else { return try await driver.read(body) }
         let start = usage.start(.read)
         defer { usage.end(.read) }
         return try await driver.read { [usage] connection in
@@ -49,6 +51,7 @@ public struct Database: Sendable, Service {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T {
+        guard let usage else { return try await driver.write(body) }
         let start = usage.start(.write)
         defer { usage.end(.write) }
         return try await driver.write { [usage] connection in
@@ -62,6 +65,7 @@ public struct Database: Sendable, Service {
     /// than a transaction and just as atomic.
     @discardableResult
     func write(_ statement: SQLQueryString) async throws -> [Row] {
+        guard let usage else { return try await driver.write(statement) }
         // Counted as holding its connection from the start: the drivers take it inside.
         let start = usage.start(.write)
         usage.hold(.write, since: start)

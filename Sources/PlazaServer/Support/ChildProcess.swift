@@ -22,6 +22,14 @@ enum ChildProcess {
         return pool
     }()
 
+    /// The path of `program` on `PATH` (and the usual bin folders), if it is there and executable.
+    static func which(_ program: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return (path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"])
+            .map { "\($0)/\(program)" }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     static func run(
         _ command: [String], timeout: Duration, errorLog: String, environment: [String] = [],
         threadPool: NIOThreadPool = threadPool, onLine: @escaping @Sendable (Substring) -> Void = { _ in }

@@ -72,13 +72,16 @@ enum TestDatabase {
                 config.databaseURL = database
                 template.postgresName = URLComponents(string: database).map { String($0.path.dropFirst()) }
             } else {
-                try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
-                template.sqliteFile = config.database.sqlitePath
+                template.sqliteFile = (config.dataDir as NSString).appendingPathComponent("template.sqlite")
             }
-            // Closed when this returns: a template database may have no connections when copied,
-            // and SQLite checkpoints its write-ahead log into the file on the last close.
+            // Closed when this returns: a template database may have no connections when copied.
             let db = try await Database.open(config.database, logger: Logger(label: "test"))
-            try await db.withRunning { db in _ = try await Migrations.run(on: db, logger: Logger(label: "test")) }
+            let (file, source) = (template.sqliteFile, config.database.sqlitePath)
+            try await db.withRunning { db in
+                _ = try await Migrations.run(on: db, logger: Logger(label: "test"))
+                // One self-contained file, whatever is still in the write-ahead log.
+                if let file { try SQLiteHandle(path: source).backup(to: file) }
+            }
             return template
         }
     }

@@ -12,7 +12,7 @@ enum VideoFixtures {
         defer { try? FileManager.default.removeItem(at: folder) }
         let output = folder.appendingPathComponent(name).path
         try run(
-            try #require(VideoPipeline.which("ffmpeg")),
+            try #require(ChildProcess.which("ffmpeg")),
             ["-nostdin", "-hide_banner", "-loglevel", "error"] + arguments + ["-y", output])
         return [UInt8](try #require(FileManager.default.contents(atPath: output)))
     }
@@ -96,7 +96,7 @@ enum VideoFixtures {
         let json = folder.appendingPathComponent("out.json").path
         #expect(FileManager.default.createFile(atPath: input, contents: Data(bytes)))
         try run(
-            try #require(VideoPipeline.which("ffprobe")),
+            try #require(ChildProcess.which("ffprobe")),
             [
                 "-v", "error", "-show_entries",
                 "format=duration:format_tags:stream=codec_type,codec_name,width,height:stream_tags",

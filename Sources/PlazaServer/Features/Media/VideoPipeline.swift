@@ -140,7 +140,8 @@ struct VideoPipeline: Sendable {
 
     /// nil when ffmpeg or ffprobe cannot be found: videos are then refused with 415.
     static func make(_ settings: VideoSettings, logger: Logger) -> VideoPipeline? {
-        guard let ffmpeg = settings.ffmpeg ?? which("ffmpeg"), let ffprobe = settings.ffprobe ?? which("ffprobe")
+        guard let ffmpeg = settings.ffmpeg ?? ChildProcess.which("ffmpeg"),
+            let ffprobe = settings.ffprobe ?? ChildProcess.which("ffprobe")
         else {
             logger.warning("ffmpeg or ffprobe not found: video uploads are refused. Install ffmpeg to accept them.")
             return nil
@@ -154,17 +155,12 @@ struct VideoPipeline: Sendable {
     /// `unshare --net` when this process may make a network namespace, and `nice`; found once.
     static let wrapper: [String] = {
         var wrapper: [String] = []
-        if let unshare = which("unshare"), isolatedNetworkWorks(unshare) { wrapper += [unshare, "--net", "--"] }
-        if let nice = which("nice") { wrapper += [nice, "-n", "10"] }
+        if let unshare = ChildProcess.which("unshare"), isolatedNetworkWorks(unshare) {
+            wrapper += [unshare, "--net", "--"]
+        }
+        if let nice = ChildProcess.which("nice") { wrapper += [nice, "-n", "10"] }
         return wrapper
     }()
-
-    static func which(_ program: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return (path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"])
-            .map { "\($0)/\(program)" }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
 
     /// Whether this process may make a network namespace (root, or unprivileged user
     /// namespaces): tried once at start.

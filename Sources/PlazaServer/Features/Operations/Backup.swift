@@ -51,7 +51,8 @@ public enum Backup {
         if let url = config.databaseURL {
             try await pgTool(
                 "pg_dump", url: url, ["--format=custom", "--no-owner", "--file=\(directory)/\(postgresFile)"])
-            // The media of the rows as of now: a superset of the dump's, whose files all exist.
+            // The media rows as of now: the dump's, less those deleted since (their files went
+            // with them), and any newer ones.
             copy = try await Database.open(config.database, logger: logger)
         } else {
             guard files.fileExists(atPath: config.database.sqlitePath) else {
@@ -77,17 +78,19 @@ public enum Backup {
         var count = 0
         var bytes: Int64 = 0
         var missing = 0
-        for id in ids {
-            let before = count
-            defer { if count == before { missing += 1 } }
-            for key in MediaFile.keys(of: id) {
-                let path = "\(directory)/media/\(key)"
-                try files.createDirectory(
-                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                // A variant the media never had (a photo has no video), or a file deleted since.
-                guard try await storage.get(key, into: path) else { continue }
-                count += 1
-                bytes += Int64((try? files.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+        // Several media at a time: from S3 each file is a request.
+        try await withThrowingTaskGroup(of: (files: Int, bytes: Int64).self) { group in
+            var next = ids.makeIterator()
+            func add() {
+                guard let id = next.next() else { return }
+                group.addTask { try await copyFiles(ofMedia: id, from: storage, into: "\(directory)/media") }
+            }
+            for _ in 0..<mediaCopies { add() }
+            while let copied = try await group.next() {
+                count += copied.files
+                bytes += copied.bytes
+                if copied.files == 0 { missing += 1 }
+                add()
             }
         }
         let manifest = Manifest(
@@ -101,6 +104,26 @@ public enum Backup {
         }
         logger.info("Backed up the database and \(count) media files (\(bytes) bytes) to \(directory)")
         return manifest
+    }
+
+    /// Media whose files are copied at once.
+    static let mediaCopies = 8
+
+    /// Copies the files of one media into `root/<id>/<variant>`: how many there were, and their bytes.
+    private static func copyFiles(ofMedia id: Int64, from storage: any MediaStorage, into root: String) async throws
+        -> (files: Int, bytes: Int64)
+    {
+        let files = FileManager.default
+        try files.createDirectory(atPath: "\(root)/\(id)", withIntermediateDirectories: true)
+        var copied = (files: 0, bytes: Int64(0))
+        for key in MediaFile.keys(of: id) {
+            let path = "\(root)/\(key)"
+            // A variant the media never had (a photo has no video), or a file deleted since.
+            guard try await storage.get(key, into: path) else { continue }
+            copied.files += 1
+            copied.bytes += Int64((try? files.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+        }
+        return copied
     }
 
     public static func restore(config: PlazaConfig, from directory: String, logger: Logger) async throws -> Manifest {
@@ -186,7 +209,7 @@ public enum Backup {
     /// Runs pg_dump or pg_restore against `url`; the password goes in the environment, not
     /// the command line that `ps` shows.
     private static func pgTool(_ name: String, url: String, _ arguments: [String]) async throws {
-        guard let tool = VideoPipeline.which(name) else {
+        guard let tool = ChildProcess.which(name) else {
             throw Failure("\(name) was not found: install PostgreSQL's client tools (Debian: postgresql-client).")
         }
         guard var parts = URLComponents(string: url) else { throw Failure("The database URL is not a URL.") }

@@ -61,7 +61,7 @@ struct MetricsEndpoint: Sendable {
     /// open streams, the event hub's lag behind the log, and the outboxes' pending rows.
     func collect() async {
         for path in DatabaseUsage.Path.allCases {
-            let counts = db.usage[path]
+            guard let counts = db.usage?[path] else { break }
             metrics.set("plaza_db_calls_waiting", [("path", path.name)], to: counts.waiting)
             metrics.set("plaza_db_calls_holding", [("path", path.name)], to: counts.holding)
         }

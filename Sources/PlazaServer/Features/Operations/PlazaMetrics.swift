@@ -104,9 +104,9 @@ final class DatabaseUsage: Sendable {
     }
 
     private let counts = NIOLockedValueBox([Counts(), Counts()])
-    let metrics: PlazaMetrics?
+    let metrics: PlazaMetrics
 
-    init(metrics: PlazaMetrics?) { self.metrics = metrics }
+    init(metrics: PlazaMetrics) { self.metrics = metrics }
 
     subscript(path: Path) -> Counts { counts.withLockedValue { $0[path.rawValue] } }
 
@@ -121,7 +121,7 @@ final class DatabaseUsage: Sendable {
     /// The call has its connection, after waiting since `start`.
     func hold(_ path: Path, since start: ContinuousClock.Instant) {
         counts.withLockedValue { $0[path.rawValue].holding += 1 }
-        metrics?.databaseWait(path, .now - start)
+        metrics.databaseWait(path, .now - start)
     }
 
     func release(_ path: Path) { counts.withLockedValue { $0[path.rawValue].holding -= 1 } }
