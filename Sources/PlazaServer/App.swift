@@ -315,17 +315,15 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         // its headers and body too, is closed; headers are capped. Mastodon's streaming WebSocket
         // upgrades on the same port (pinged every 30 s). The upgradable channel sets its idle
         // timeout only after a request's head: `HeadDeadlineChannel` guards the first head.
-        server: config.mastodonWebSocket
-            ? HTTPServerBuilder { responder in
-                HeadDeadlineChannel(
-                    inner: HTTP1WebSocketUpgradeChannel(
-                        responder: responder,
-                        configuration: .init(
-                            http1: http1, ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))
-                        ),
-                        shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
-                    timeout: .seconds(Int64(config.idleTimeoutSeconds)))
-            } : .http1(configuration: http1),
+        server: HTTPServerBuilder { responder in
+            HeadDeadlineChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder,
+                    configuration: .init(
+                        http1: http1, ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))),
+                    shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
+                timeout: .seconds(Int64(config.idleTimeoutSeconds)))
+        },
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )

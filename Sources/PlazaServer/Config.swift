@@ -34,10 +34,6 @@ public struct PlazaConfig: Sendable {
     /// Largest JSON request body, in bytes.
     public var maxBodyBytes = 64 * 1024
     public var logLevel = Logger.Level.info
-    /// Mastodon's streaming WebSocket on the HTTP port (`PLAZA_MASTODON_WEBSOCKET=on`). Off by
-    /// default for now: on hummingbird-websocket's upgradable channel a request with another
-    /// `Upgrade` (h2c) is closed without an answer (docs/mastodon.md).
-    public var mastodonWebSocket = false
     /// Log lines as text, or as one JSON object each (`json`), for a log collector.
     public var logFormat = LogFormat.text
     /// `GET /metrics` on its own address when a port is set (off by default); the public port's
@@ -225,8 +221,6 @@ public struct PlazaConfig: Sendable {
             throw ConfigurationError("log-level must be one of trace, debug, info, notice, warning, error, critical.")
         }
         logLevel = parsed
-        mastodonWebSocket = try Self.onOff(
-            reader.string(forKey: "plaza.mastodon.websocket", default: "off"), key: "mastodon-websocket")
         let format = reader.string(forKey: "plaza.log.format", default: "text")
         guard let logFormat = LogFormat(rawValue: format.lowercased()) else {
             throw ConfigurationError("log-format must be text or json.")

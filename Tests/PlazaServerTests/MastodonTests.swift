@@ -829,7 +829,7 @@ struct MastodonTests {
     }
 
     @Test func theStreamingWebSocketTakesSubscriptions() async throws {
-        try await withLiveApp({ $0.mastodonWebSocket = true }) { api, port async throws in
+        try await withLiveApp { api, port async throws in
             let ana = try await api.register("ana")
             let bea = try await api.register("bea")
             try await api.follow(bea, "ana")
@@ -889,10 +889,7 @@ struct MastodonTests {
     /// A new connection's first head must arrive within the idle timeout (`HeadDeadlineChannel`);
     /// once upgraded, a quiet WebSocket is not held to that deadline.
     @Test func anUpgradedWebSocketOutlivesTheFirstHeadDeadline() async throws {
-        let config = try await TestDatabase.config {
-            $0.idleTimeoutSeconds = 1
-            $0.mastodonWebSocket = true
-        }
+        let config = try await TestDatabase.config { $0.idleTimeoutSeconds = 1 }
         try await TestDatabase.cleaningUp(config) {
             // The token first, through the router: a live HTTP connection would itself be closed
             // by a second's idle timeout between two requests on a loaded machine.

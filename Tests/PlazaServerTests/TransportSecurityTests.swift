@@ -159,13 +159,9 @@ struct TransportSecurityTests {
         }
     }
 
-    /// With the WebSocket on (`HeadDeadlineChannel`); a plain HTTP/1 server resets its idle
-    /// timer on each byte.
+    /// `HeadDeadlineChannel`: the first head has one deadline, however the bytes trickle in.
     @Test func aHeadThatTricklesPastTheIdleTimeoutIsCutOff() async throws {
-        try await withLiveApp({
-            $0.idleTimeoutSeconds = 1
-            $0.mastodonWebSocket = true
-        }) { _, port in
+        try await withLiveApp({ $0.idleTimeoutSeconds = 1 }) { _, port in
             let fd = try Self.connect(port: port)
             defer { close(fd) }
             let start = Array("GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nX-Slow: ".utf8)
@@ -237,6 +233,37 @@ struct TransportSecurityTests {
             _ = send(ok, small, small.count, 0)
             let small200 = String(decoding: try #require(await Self.readUntilClosed(ok)), as: UTF8.self)
             #expect(small200.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    /// Only a body-less GET asking for a WebSocket, with its key and version, is an upgrade
+    /// (`FirstHeadGuard.plainUnlessWebSocket`); every other request that asks for one is answered
+    /// as a plain request (NIO's upgrade handler alone closed them all without a word).
+    @Test(arguments: [
+        ("GET", "Upgrade: h2c\r\nConnection: upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n", ""),
+        ("POST", "Upgrade: h2c\r\nConnection: upgrade\r\n", "{}"),
+        ("GET", "Upgrade: websocket\r\n", ""),
+        ("GET", "Upgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Version: 12\r\n", ""),
+        (
+            "POST",
+            "Upgrade: websocket\r\nConnection: upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                + "Sec-WebSocket-Version: 13\r\n", "{}"
+        ),
+        ("GET", "Upgrade: websocket, h2c\r\nConnection: upgrade\r\n", ""),
+    ])
+    func aRequestAskingForAnotherUpgradeIsAnsweredAsAPlainOne(method: String, headers: String, body: String)
+        async throws
+    {
+        try await withLiveApp { _, port in
+            let fd = try Self.connect(port: port)
+            defer { close(fd) }
+            let request = Array(
+                "\(method) /healthz HTTP/1.1\r\nHost: plaza.test\r\nConnection: close\r\n\(headers)"
+                    .appending("Content-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)
+            _ = send(fd, request, request.count, Int32(MSG_NOSIGNAL))
+            let answer = String(decoding: try #require(await Self.readUntilClosed(fd)), as: UTF8.self)
+            let expected = method == "GET" ? "HTTP/1.1 200" : "HTTP/1.1 404"
+            #expect(answer.hasPrefix(expected), "\(answer.prefix(200))")
         }
     }
 }

@@ -44,9 +44,10 @@ struct HeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
 /// everything through): closes the connection unless the decoder hands it a first head within
 /// the timeout, and answers 400 and closes it on a head the decoder refused (headers over the
 /// cap, not HTTP).
-/// The decoder's first output is a head, so the first read is one.
+/// The decoder's first output is a head, so the first read is one; a head that asks for an upgrade
+/// other than a WebSocket is made a plain request (`plainUnlessWebSocket`).
 final class FirstHeadGuard: ChannelInboundHandler {
-    typealias InboundIn = NIOAny
+    typealias InboundIn = HTTPServerRequestPart
 
     private let timeout: TimeAmount
     let firstHead: EventLoopPromise<Bool>
@@ -69,13 +70,46 @@ final class FirstHeadGuard: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !headRead {
-            headRead = true
-            timer?.cancel()
-            timer = nil
-            firstHead.succeed(true)
+        guard !headRead else {
+            context.fireChannelRead(data)
+            return
         }
-        context.fireChannelRead(data)
+        headRead = true
+        timer?.cancel()
+        timer = nil
+        firstHead.succeed(true)
+        // The first read comes from the request decoder (after an upgrade, later reads are bytes).
+        guard case .head(let head) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        context.fireChannelRead(NIOAny(HTTPServerRequestPart.head(Self.plainUnlessWebSocket(head))))
+    }
+
+    /// NIO's upgrade handler loses the head of a request that asks for an upgrade it does not
+    /// make (`Upgrade: h2c`, or a WebSocket without its key and version 13), and refuses an upgrade
+    /// request with a body: either connection would close without an answer. Only a body-less GET
+    /// asking for `websocket` alone, with one key and version 13, goes on as an upgrade; any other
+    /// request loses its `Upgrade` and is served as a plain request. Its `Connection: upgrade`
+    /// becomes `close`: the request decoder stops reading after a request it parsed as an upgrade.
+    static func plainUnlessWebSocket(_ head: HTTPRequestHead) -> HTTPRequestHead {
+        let headers = head.headers
+        let upgrades = headers[canonicalForm: "upgrade"]
+        guard !upgrades.isEmpty else { return head }
+        let hasBody =
+            headers.contains(name: "transfer-encoding")
+            || headers[canonicalForm: "content-length"].contains { $0 != "0" }
+        if head.method == .GET, !hasBody, upgrades.count == 1, upgrades[0].lowercased() == "websocket",
+            headers["sec-websocket-key"].count == 1, headers["sec-websocket-version"] == ["13"]
+        {
+            return head
+        }
+        var plain = head
+        plain.headers.remove(name: "upgrade")
+        if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) {
+            plain.headers.replaceOrAdd(name: "connection", value: "close")
+        }
+        return plain
     }
 
     /// The server is shutting down: a connection that has asked nothing yet is closed now (the
