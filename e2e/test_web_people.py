@@ -61,3 +61,47 @@ def test_a_locked_account_approves_a_follow_request(plaza: PlazaServer, browser_
     for driver in (ana, ben):
         errors = console_errors(driver, ignore=[r"/favicon\.ico"])
         assert not errors, "\n".join(e["message"] for e in errors)
+
+
+def test_someone_downloads_their_data_then_deletes_their_account_and_changes_their_mind(
+    plaza: PlazaServer, browser_factory
+):
+    _, ana_api = plaza.register("anouk")
+    _, ben_api = plaza.register("benno")
+    expect(ana_api.post(f"{API}/posts", json={"kind": "text", "body": "Leaving soon"}), 201)
+
+    ana = browser_factory()
+    sign_in(ana, plaza.url, "anouk")
+    ana.get(plaza.url + "/settings")
+    # The download link works with the browser's session: a ZIP archive named for her.
+    link = wait_for(ana, "a[data-export]")
+    answer = ana.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        fetch(arguments[0]).then(async (r) => done([r.status, r.headers.get('content-type'),
+            r.headers.get('content-disposition'), (await r.arrayBuffer()).byteLength]));""",
+        link.get_attribute("href"),
+    )
+    assert answer[0] == 200 and answer[1] == "application/zip", answer
+    assert answer[2].startswith('attachment; filename="plaza-anouk-') and answer[3] > 500, answer
+
+    # A wrong password deletes nothing; the right one hides the account and signs her out.
+    form = "form[data-delete-account]"
+    wait_for(ana, f"{form} input[name=currentPassword]").send_keys("not my password")
+    click(ana, f"{form} button[type=submit]")
+    wait_text(ana, f"{form} .error", "current password")
+    expect(ben_api.get(f"{API}/users/anouk"), 200)
+    field = wait_for(ana, f"{form} input[name=currentPassword]")
+    field.clear()
+    field.send_keys("correct horse battery")
+    click(ana, f"{form} button[type=submit]")
+    wait_for(ana, "[data-deleting]")
+    screenshots(ana, "account-deleting")
+    expect(ben_api.get(f"{API}/users/anouk"), 404)
+    expect(ana_api.get(f"{API}/me"), 401)
+
+    # Signing in again within the grace period keeps the account.
+    sign_in(ana, plaza.url, "anouk")
+    expect(ben_api.get(f"{API}/users/anouk"), 200)
+
+    # The one failed load is the wrong password's 403.
+    assert not console_errors(ana, ignore=[r"/api/v1/me - Failed to load resource: .* 403"])

@@ -173,6 +173,12 @@ public struct CurrentPasswordRequest: Codable, Sendable {
     public init(currentPassword: String) { self.currentPassword = currentPassword }
 }
 
+/// The answer to `DELETE /me`: when the account goes, unless its owner signs in before then.
+public struct AccountDeletionScheduled: Codable, Sendable, Hashable {
+    public var deletesAt: Timestamp
+    public init(deletesAt: Timestamp) { self.deletesAt = deletesAt }
+}
+
 /// The secret to add to an authenticator app, as text and as an `otpauth://` URL (a QR code).
 public struct TwoFactorSetup: Codable, Sendable, Hashable {
     public var secret: String

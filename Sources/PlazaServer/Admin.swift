@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PlazaAPI
 
@@ -40,6 +41,23 @@ public enum Admin {
             guard let account = try await services.accounts.credentials(login: username) else { return false }
             try await TwoFactorStore(db: db).disable(userID: account.id)
             return true
+        }
+    }
+
+    /// Writes the archive of the person named `user` (username or email) to `file`
+    /// (`AccountExport`); nil when there is no such account.
+    public static func export(config: PlazaConfig, user: String, to file: String, logger: Logger) async throws
+        -> String?
+    {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db -> String? in
+            try await Migrations.run(on: db, logger: logger)
+            let services = try AppServices(config: config, db: db)
+            guard let account = try await services.accounts.credentials(login: user) else { return nil }
+            let path = (file as NSString).expandingTildeInPath
+            let scratch = (path as NSString).deletingLastPathComponent
+            return try await services.export.write(
+                userID: account.id, to: path, scratch: scratch.isEmpty ? "." : scratch, logger: logger)
         }
     }
 

@@ -40,6 +40,8 @@ struct AppServices: Sendable {
     let vapid: VAPID.Source
     let oauth: OAuthStore
     let search: SearchStore
+    let deletions: AccountDeletion
+    let export: AccountExport
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
@@ -82,6 +84,11 @@ struct AppServices: Sendable {
         vapid = VAPID.Source(keys: ServerKeyStore(db: db), subject: config.vapidSubject)
         oauth = OAuthStore(db: db, ids: ids)
         search = SearchStore(db: db, cache: searchWindows, postStore: posts, people: people)
+        deletions = AccountDeletion(
+            db: db, events: events, emails: emails, storage: mediaStorage, accounts: accounts,
+            searchWindows: searchWindows, graceMillis: Int64(config.accountDeletionGraceDays) * 86_400_000)
+        export = AccountExport(
+            db: db, accounts: accounts, posts: posts, collections: collections, storage: mediaStorage)
     }
 
     /// Makes the folder uploads and fetched preview images wait in, when serving starts (building
@@ -200,7 +207,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
         throttle: services.loginThrottle(policy: config.loginThrottle),
         devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media,
         storage: services.mediaStorage, twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
-        outbox: services.outbox)
+        outbox: services.outbox, deletions: services.deletions, export: services.export,
+        scratch: services.uploadDirectory)
     let controllers = WebController.APIControllers(
         accounts: accounts,
         people: PeopleController(people: services.people),
@@ -340,7 +348,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
             scratch: (
                 services.uploadDirectory,
                 max(.seconds(3600), config.video.timeout * 2, .seconds(config.bodyTimeoutSeconds * 2))
-            ), logger: logger),
+            ), deletions: services.deletions, logger: logger),
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(config: config, logger: logger), hub)

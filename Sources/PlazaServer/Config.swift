@@ -57,6 +57,9 @@ public struct PlazaConfig: Sendable {
     public var streamHeartbeatSeconds = 15
     /// How long the event log keeps events for clients to resume from.
     public var eventRetentionDays = 7
+    /// Days between someone asking to delete their account and its deletion; signing in
+    /// before then keeps it. 0 deletes it at the next maintenance round (hourly).
+    public var accountDeletionGraceDays = 30
     /// Followers above which an account's posts are read into its followers' home feeds when
     /// they are read, instead of entered in each one's timeline when posted.
     public var homeFanOutLimit = HomeTimeline.defaultFanOutLimit
@@ -182,6 +185,8 @@ public struct PlazaConfig: Sendable {
         streamHeartbeatSeconds = reader.int(
             forKey: "plaza.stream.heartbeat.seconds", default: defaults.streamHeartbeatSeconds)
         eventRetentionDays = reader.int(forKey: "plaza.event.retention.days", default: defaults.eventRetentionDays)
+        accountDeletionGraceDays = reader.int(
+            forKey: "plaza.account.deletion.grace.days", default: defaults.accountDeletionGraceDays)
         guard streamsPerUser >= 1, streamsMax >= 1 else {
             throw ConfigurationError("streams-per-user and streams-max must be at least 1.")
         }
@@ -190,6 +195,9 @@ public struct PlazaConfig: Sendable {
             throw ConfigurationError("stream-heartbeat-seconds must be from 1 to 300.")
         }
         guard eventRetentionDays >= 1 else { throw ConfigurationError("event-retention-days must be at least 1.") }
+        guard (0...365).contains(accountDeletionGraceDays) else {
+            throw ConfigurationError("account-deletion-grace-days must be 0 to 365.")
+        }
 
         instanceName = reader.string(forKey: "plaza.instance.name", default: defaults.instanceName)
         guard !instanceName.isEmpty, instanceName.count <= 60,

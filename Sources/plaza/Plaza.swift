@@ -19,7 +19,8 @@ struct Plaza: AsyncParsableCommand {
         commandName: "plaza",
         abstract: "A self-hosted social backend and web app.",
         subcommands: [
-            Serve.self, Migrate.self, BackupCommand.self, RestoreCommand.self, UserCommand.self, Seed.self, Login.self,
+            Serve.self, Migrate.self, BackupCommand.self, RestoreCommand.self, ExportCommand.self, UserCommand.self,
+            Seed.self, Login.self,
             Logout.self, PostCommand.self, Feed.self,
         ]
     )
@@ -178,6 +179,23 @@ struct RestoreCommand: AsyncParsableCommand {
         let manifest = try await Backup.restore(
             config: try options.config(), from: directory, logger: try options.logger())
         print("Restored the \(manifest.database) database and \(manifest.mediaFiles) media files from \(directory).")
+    }
+}
+
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a person's data (posts, comments, media, collections, follows) to a ZIP archive.")
+    @OptionGroup var options: ServerOptions
+    @Option(help: "Username or email address.") var user: String
+    @Argument(help: "The archive to write, e.g. ana.zip.") var file: String
+
+    func run() async throws {
+        guard
+            let username = try await Admin.export(
+                config: try options.config(), user: user, to: file, logger: try options.logger())
+        else { throw ValidationError("There is no account \(user).") }
+        print("Wrote the data of \(username) to \(file).")
     }
 }
 

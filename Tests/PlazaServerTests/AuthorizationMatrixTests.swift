@@ -122,6 +122,12 @@ struct AuthorizationMatrixTests {
                 "PUT \(v1)/me/password", anon: 401, owner: 204, other: 204, blocked: 204, admin: 204,
                 body: json(
                     #"{"currentPassword":"\#(MatrixClient.password)","newPassword":"\#(MatrixClient.password)"}"#)))
+        rows.append(row("GET \(v1)/me/export", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        // Deleting one's account: each person's own; with a wrong password nothing happens.
+        rows.append(
+            row(
+                "DELETE \(v1)/me", anon: 401, owner: 403, other: 403, blocked: 403, admin: 403,
+                body: json(#"{"currentPassword":"not the password"}"#)))
         // Two-factor sign-in: each person's own; nobody has it on here, and no challenge exists.
         let currentPassword = json(#"{"currentPassword":"\#(MatrixClient.password)"}"#)
         rows.append(row("GET \(v1)/me/two-factor", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))

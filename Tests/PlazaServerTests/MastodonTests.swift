@@ -313,6 +313,11 @@ struct MastodonTests {
                 try await api.call(.put, "/me/password", token: token, json: ["password": "new password 123"]).status
                     == .forbidden)
             #expect(
+                try await api.call(
+                    .delete, "/me", token: token, json: CurrentPasswordRequest(currentPassword: ana.password)
+                ).status == .forbidden)
+            #expect(try await api.call(.get, "/me/export", token: token).status == .forbidden)
+            #expect(
                 try await api.page(.get, "/settings", headers: [.authorization: "Bearer \(token)"]).status == .forbidden
             )
             #expect(try await api.call(.get, "/me", token: token).status == .ok)

@@ -20,6 +20,8 @@ struct MaintenanceService: Service {
     var limitAges: (buckets: Int64, throttle: Int64) = (3_600_000, 3_600_000)
     /// The uploads folder, and the age past which nothing there is still being worked on.
     var scratch: (directory: String, lifetime: Duration)? = nil
+    /// Deletes the accounts whose owners asked for it once their grace period is over.
+    var deletions: AccountDeletion? = nil
     let logger: Logger
     var interval: Duration = .seconds(3600)
     static let unusedMediaLifetime: Int64 = 24 * 3_600_000
@@ -37,6 +39,11 @@ struct MaintenanceService: Service {
             try await accounts.deleteIdleSessions()
         } catch {
             logger.warning("Session clean-up failed: \(error)")
+        }
+        do {
+            while let deletions, try await deletions.purgeDue(now: now, logger: logger) > 0 {}
+        } catch {
+            logger.warning("Account deletion failed: \(error)")
         }
         do {
             while true {

@@ -51,6 +51,7 @@ enum Migrations {
         Migration016.migration,
         Migration017.migration,
         Migration018.migration,
+        Migration019.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

@@ -48,6 +48,12 @@ struct AccountStore: Sendable {
                     throw try row.decode(column: "username_key", as: String.self) == usernameKey
                         ? Self.usernameTaken : Self.emailTaken
                 }
+                // A deleted account's name stays retired: nobody may pose as its owner.
+                if try await db.first("SELECT 1 AS ok FROM retired_usernames WHERE username_key = \(bind: usernameKey)")
+                    != nil
+                {
+                    throw Self.usernameTaken
+                }
                 try await db.exec(
                     """
                     INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, is_admin, created_at,
@@ -71,28 +77,40 @@ struct AccountStore: Sendable {
     static let usernameTaken = PlazaError(.conflict, "username_taken", "That username is taken.", field: "username")
     static let emailTaken = PlazaError(.conflict, "email_taken", "An account with that email exists.", field: "email")
 
-    /// The user, password hash and suspension for a username or email.
+    /// The user, password hash and whether they may sign in (`maySignIn`) for a username or email.
     func credentials(login: String) async throws -> (id: Int64, hash: String?, suspended: Bool)? {
         let key = login.lowercased()
         let column: SQLQueryString = key.contains("@") ? "email_key" : "username_key"
         guard
             let row = try await db.read({ db in
                 try await db.first(
-                    "SELECT id, password_hash, suspended_at FROM users WHERE \(column) = \(bind: key)")
+                    """
+                    SELECT id, password_hash, \(Self.maySignIn(now: Timestamp.now.milliseconds)) AS may_sign_in
+                    FROM users WHERE \(column) = \(bind: key)
+                    """)
             })
         else { return nil }
         // No password (an account made by a provider): the decoy hash is checked, and fails.
         let hash = try row.decode(column: "password_hash", as: String.self)
         return (
             try row.decode(column: "id", as: Int64.self), hash.isEmpty ? nil : hash,
-            try row.decode(column: "suspended_at", as: Int64?.self) != nil
+            !(try row.decode(column: "may_sign_in", as: Bool.self))
         )
     }
 
-    /// False when the account is suspended or gone.
-    func isActive(userID: Int64) async throws -> Bool {
+    /// True when the person may sign in: not suspended, or hidden only because they asked to
+    /// delete the account and its grace period still runs (signing in keeps the account).
+    static func maySignIn(now: Int64) -> SQLQueryString {
+        "(suspended_at IS NULL OR (deletion_due_at IS NOT NULL AND deletion_due_at > \(bind: now)))"
+    }
+
+    /// False when the account is suspended or gone (`maySignIn`).
+    func maySignIn(userID: Int64) async throws -> Bool {
         try await db.read { db in
-            try await db.first("SELECT id FROM users WHERE id = \(bind: userID) AND suspended_at IS NULL") != nil
+            try await db.first(
+                "SELECT id FROM users WHERE id = \(bind: userID) AND \(Self.maySignIn(now: Timestamp.now.milliseconds))"
+            )
+                != nil
         }
     }
 
@@ -117,7 +135,8 @@ struct AccountStore: Sendable {
     // MARK: sessions
 
     /// Starts a session and returns its token (shown once; only its hash is stored). An app's
-    /// session (OAuth) names the app and the scopes it was granted.
+    /// session (OAuth) names the app and the scopes it was granted. Signing in during an account
+    /// deletion's grace period keeps the account (`AccountDeletion`).
     func createSession(
         userID: Int64, userAgent: String?, ip: String?, app: (id: Int64, scopes: OAuthScopes)? = nil
     ) async throws -> String {
@@ -125,6 +144,7 @@ struct AccountStore: Sendable {
         let now = Timestamp.now.milliseconds
         let id = ids.next()
         try await db.write { db in
+            try await AccountDeletion.cancel(userID: userID, now: now, on: db)
             try await db.exec(
                 """
                 INSERT INTO sessions (id, user_id, token_hash, created_at, last_used_at, user_agent, ip, app_id, scopes)

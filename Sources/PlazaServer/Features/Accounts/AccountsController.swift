@@ -5,6 +5,7 @@ import PlazaAPI
 extension AuthResponse: ResponseEncodable {}
 extension Me: ResponseEncodable {}
 extension Session: ResponseEncodable {}
+extension AccountDeletionScheduled: ResponseEncodable {}
 extension JSONValue: ResponseEncodable {}
 
 /// Registration, sign-in and the signed-in user's own account.
@@ -20,6 +21,12 @@ struct AccountsController {
     let twoFactor: TwoFactorStore
     let emails: EmailStore
     let outbox: MailOutbox
+    let deletions: AccountDeletion
+    let export: AccountExport
+    /// Where archives are made (the uploads folder, which maintenance clears of leftovers).
+    let scratch: String
+    /// Archives made at once on this server; more wait for a turn (429).
+    let exports = ConcurrencyGate(limit: 2)
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.post("auth/register", use: register)
@@ -29,6 +36,8 @@ struct AccountsController {
         signedIn.post("auth/logout", use: logout)
         signedIn.get("me", use: me)
         signedIn.patch("me", use: updateMe)
+        signedIn.delete("me", use: deleteMe)
+        signedIn.get("me/export", use: exportMe)
         signedIn.put("me/password", use: changePassword)
         signedIn.put("me/avatar", use: setAvatar)
         signedIn.get("me/preferences", use: preferences)
@@ -106,7 +115,7 @@ struct AccountsController {
     /// Signs in someone a provider vouched for: refused when suspended, and with two-factor
     /// sign-in on, the code is still asked for (401 `second_factor_required` with a challenge).
     func completeProviderSignIn(userID: Int64, request: Request, context: PlazaContext) async throws -> AuthResponse {
-        guard try await accounts.isActive(userID: userID) else { throw Self.suspended }
+        guard try await accounts.maySignIn(userID: userID) else { throw Self.suspended }
         if try await twoFactor.isEnabled(userID: userID) {
             throw PlazaError(
                 .unauthorized, "second_factor_required",
@@ -199,6 +208,40 @@ struct AccountsController {
         try await accounts.updateProfile(userID: me.userID, displayName: displayName, bio: bio, status: status)
         if let locked = body.locked { try await people.setLocked(userID: me.userID, locked) }
         return try await accounts.me(userID: me.userID)
+    }
+
+    /// Schedules the account's deletion after the current password (202 with when it will go);
+    /// every session ends now, and signing in again before then keeps the account.
+    @Sendable func deleteMe(_ request: Request, context: SignedInContext) async throws
+        -> EditedResponse<AccountDeletionScheduled>
+    {
+        let body = try await request.decode(as: CurrentPasswordRequest.self, context: context)
+        try await checkCurrentPassword(body.currentPassword, request: request, context: context)
+        let due = try await deletions.request(userID: context.user.userID)
+        return EditedResponse(
+            status: .accepted, response: AccountDeletionScheduled(deletesAt: Timestamp(milliseconds: due)))
+    }
+
+    /// The person's data as a ZIP archive (`AccountExport`), made on demand and streamed; the
+    /// file is unlinked once open, so nothing is left behind whatever happens to the download.
+    @Sendable func exportMe(_ request: Request, context: SignedInContext) async throws -> Response {
+        guard exports.enter() else {
+            throw PlazaError.rateLimited(
+                retryAfter: 30, message: "Other archives are being made. Try again in a moment.")
+        }
+        defer { exports.leave() }
+        let path = (scratch as NSString).appendingPathComponent(
+            "export-\(context.user.userID)-\(UInt64.random(in: 0...UInt64.max)).zip")
+        let username = try await export.write(
+            userID: context.user.userID, to: path, scratch: scratch, logger: context.logger)
+        let body = try await FileDownload.open(path, unlinking: true)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/zip", .contentLength: String(body.size),
+                .contentDisposition: "attachment; filename=\"\(AccountExport.fileName(username: username))\"",
+            ],
+            body: body.body)
     }
 
     @Sendable func changePassword(_ request: Request, context: SignedInContext) async throws -> Response {

@@ -50,14 +50,15 @@ struct AuthMiddleware: RouterMiddleware {
     /// What an app's token (OAuth, with scopes) may do outside Mastodon's API: read Plaza's own
     /// API with `read` and change things with `write`, but never the web pages (the consent
     /// page among them) nor what guards the account itself: sessions, password, email,
-    /// two-factor, sign-in providers, administration.
+    /// two-factor, sign-in providers, administration, the account's export and deletion.
     static func checkAppToken(_ identity: Identity, _ request: Request, pages: Bool) throws {
         let path = request.uri.path
         let guarded = [
             "/api/v1/auth/", "/api/v1/admin/", "/api/v1/me/sessions", "/api/v1/me/password", "/api/v1/me/email",
-            "/api/v1/me/two-factor", "/api/v1/me/identities",
+            "/api/v1/me/two-factor", "/api/v1/me/identities", "/api/v1/me/export",
         ]
-        guard !pages, !guarded.contains(where: { path.hasPrefix($0) }),
+        let deletesAccount = request.method == .delete && (path == "/api/v1/me" || path == "/api/v1/me/")
+        guard !pages, !deletesAccount, !guarded.contains(where: { path.hasPrefix($0) }),
             identity.allows(request.method == .get || request.method == .head ? "read" : "write")
         else {
             throw PlazaError(.forbidden, "insufficient_scope", "This app's token does not allow this request.")

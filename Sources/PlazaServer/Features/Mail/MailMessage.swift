@@ -7,6 +7,7 @@ struct MailMessage: Sendable, Equatable {
         case passwordReset = "password_reset"
         case emailChanged = "email_changed"
         case providerLinked = "provider_linked"
+        case deletionScheduled = "deletion_scheduled"
     }
     var kind: Kind
     var to: String

@@ -49,6 +49,21 @@ struct MailTemplates: Sendable {
             footer: "If this was not you, remove it in your settings and change your password.")
     }
 
+    func deletionScheduled(to address: String, name: String, dueAt: Int64) -> MailMessage {
+        // "2026-12-27 09:41 UTC"
+        let day =
+            Date(timeIntervalSince1970: Double(dueAt) / 1000).ISO8601Format().prefix(16).replacing("T", with: " ")
+            + " UTC"
+        return message(
+            .deletionScheduled, to: address, subject: "Your \(instanceName) account will be deleted", name: name,
+            paragraphs: [
+                "You asked to delete your \(instanceName) account. It is hidden now, and on \(day) it goes for good, with your posts, comments, photos and collections.",
+                "Changed your mind? Sign in before then and your account stays as it was.",
+            ],
+            action: ("Sign in to keep my account", "\(baseURL)/login"),
+            footer: "If you did not ask for this, sign in now, change your password and tell the moderators.")
+    }
+
     private func message(
         _ kind: MailMessage.Kind, to address: String, subject: String, name: String, paragraphs: [String],
         action: (label: String, url: String)?, footer: String

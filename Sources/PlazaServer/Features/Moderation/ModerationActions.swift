@@ -154,7 +154,8 @@ extension ModerationStore {
     }
 
     /// Suspends `user` in the caller's transaction: no admin, not oneself; their sessions end
-    /// (`AccountStore.deleteSessions`). Returns false when they were suspended already.
+    /// (`AccountStore.deleteSessions`). A deletion they asked for is called off: the account and
+    /// its content stay, suspended, for the moderators. Returns false when they were suspended already.
     @discardableResult
     static func suspend(_ user: Int64, by admin: Int64, alsoLocking others: [Int64] = [], on db: Connection)
         async throws -> Bool
@@ -172,8 +173,8 @@ extension ModerationStore {
         let changed =
             try await db.first(
                 """
-                UPDATE users SET suspended_at = \(bind: Timestamp.now.milliseconds)
-                WHERE id = \(bind: user) AND suspended_at IS NULL RETURNING id
+                UPDATE users SET suspended_at = \(bind: Timestamp.now.milliseconds), deletion_due_at = NULL
+                WHERE id = \(bind: user) AND (suspended_at IS NULL OR deletion_due_at IS NOT NULL) RETURNING id
                 """) != nil
         try await AccountStore.deleteSessions(of: user, on: db)
         return changed
@@ -201,7 +202,10 @@ extension ModerationStore {
                 try await PeopleStore.lockInOrder([user], on: db)
                 changed =
                     try await db.first(
-                        "UPDATE users SET suspended_at = NULL WHERE id = \(bind: user) AND suspended_at IS NOT NULL RETURNING id"
+                        """
+                        UPDATE users SET suspended_at = NULL
+                        WHERE id = \(bind: user) AND suspended_at IS NOT NULL AND deletion_due_at IS NULL RETURNING id
+                        """
                     ) != nil
             }
             if changed {

@@ -51,6 +51,8 @@ enum OpenAPIDocument {
         var upload = false
         /// The response is the bytes of an image, not JSON.
         var image = false
+        /// The response is a ZIP archive to save.
+        var zip = false
         /// For browsers: errors are an HTML page (the sign-in page saying what went wrong), not JSON.
         var page = false
         /// OpenAPI links from this response to operations taking `parameter` from the value at
@@ -291,6 +293,29 @@ enum OpenAPIDocument {
                     summary: "Edit my profile; null clears the status; unlocking accepts pending follow requests",
                     auth: .required,
                     body: "UpdateMeRequest", response: ref("Me"))
+            ),
+            (
+                "\(v1)/me",
+                Operation(
+                    method: .delete,
+                    summary: """
+                        Delete my account after my current password: it is hidden and every session ends now; \
+                        after the grace period (`PLAZA_ACCOUNT_DELETION_GRACE_DAYS`, 30 days) it goes with \
+                        everything only mine, media files included. Signing in before then keeps it. 403 for an admin
+                        """,
+                    auth: .required, query: [Params.deviceToken], body: "CurrentPasswordRequest", status: 202,
+                    response: ref("AccountDeletionScheduled"), errors: [403])
+            ),
+            (
+                "\(v1)/me/export",
+                Operation(
+                    method: .get,
+                    summary: """
+                        My data as a ZIP archive readable without Plaza: account, posts, comments, likes, follows, \
+                        collections, spaces and history as JSON, my media files, and an index.html. 429 while the \
+                        server makes two others
+                        """,
+                    auth: .required, zip: true)
             ),
             (
                 "\(v1)/me/password",
@@ -920,6 +945,11 @@ enum OpenAPIDocument {
             let bytes = OpenAPI.Content(schema: .string(format: .other("binary")))
             success = OpenAPI.Response(
                 description: "The image or video", content: [.anyImage: .b(bytes), .mp4: .b(bytes)])
+        }
+        if op.zip {
+            success = OpenAPI.Response(
+                description: "The archive (Content-Disposition: attachment)",
+                content: [.other("application/zip"): .b(.init(schema: .string(format: .other("binary"))))])
         }
         for link in op.links {
             let value = OpenAPI.RuntimeExpression.response(.body(.path(link.pointer)))

@@ -226,6 +226,7 @@ extension OpenAPIDocument {
                     ], required: []),
                 "SetAvatarRequest": object(["mediaId": nullable(id)]),
                 "CurrentPasswordRequest": object(["currentPassword": string()]),
+                "AccountDeletionScheduled": object(["deletesAt": timestamp]),
                 "ForgotPasswordRequest": object(["email": string(maxLength: 254)]),
                 "ResetPasswordRequest": object([
                     "token": string(maxLength: 100), "newPassword": .string(minLength: 8, maxLength: 128),

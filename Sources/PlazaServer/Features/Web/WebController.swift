@@ -191,7 +191,8 @@ struct WebController {
 
     @Sendable func loginPage(_ request: Request, context: PlazaContext) async throws -> Response {
         if context.identity != nil { return Self.redirect(to: Self.safeNext(request.uri.queryParameters.get("next"))) }
-        let body = LoginPage(next: Self.safeNext(request.uri.queryParameters.get("next")))
+        var body = LoginPage(next: Self.safeNext(request.uri.queryParameters.get("next")))
+        body.deleting = request.uri.queryParameters.get("deleting") == "1"
         return try await page("login", title: "Sign in", nav: .login, body, request: request, context: context)
     }
 

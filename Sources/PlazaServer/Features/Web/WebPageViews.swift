@@ -416,6 +416,8 @@ struct VerifyEmailPage: Sendable {
 /// `login.mustache`.
 struct LoginPage: Sendable {
     var error: String?
+    /// Said after the person asked to delete their account (`?deleting=1`).
+    var deleting = false
     /// What was typed, kept after an error.
     var login = ""
     /// Where to go once signed in.
