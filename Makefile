@@ -7,13 +7,15 @@
 #   make format  formats the Swift code as `make test` checks it (.swift-format)
 #   make fuzz    the fuzzers, long: Swift suites at 1,000,000 cases, 100,000 mutated requests to the binary
 #   make chaos   1,000 SIGKILLs under concurrent writers, on SQLite and on PostgreSQL; no answered write lost
+#   make scale   nginx in front of 3 servers on PostgreSQL with media in S3: throughput, a SIGKILL and a rolling
+#                restart under load, limits across servers (bench/scale.py; flags via SCALE_ARGS)
 # Override with e.g. `make run PORT=9000 DATA_DIR=/srv/plaza`.
 SWIFT ?= swift
 DATA_DIR ?= ./data
 PORT ?= 8080
 PLAZA := ./.build/release/plaza
 
-.PHONY: run build test clean bench fuzz chaos format
+.PHONY: run build test clean bench fuzz chaos scale format
 
 run: build
 	@echo "==> Seeding the demo world into $(DATA_DIR)"
@@ -62,6 +64,12 @@ bench: build
 	@bench/install.sh
 	@echo "==> Benchmark: Plaza (on SQLite and on PostgreSQL) vs PocketBase (bench/README.md)"
 	PLAZA_PG_DURABLE=1 scripts/with-postgres.sh sh -c 'python3 bench/bench.py --postgres "$$PLAZA_TEST_DATABASE_URL" "$$@"' bench $(BENCH_ARGS)
+
+scale: build
+	@scripts/install-deps.sh test
+	@bench/install.sh
+	@echo "==> Scale-out: nginx, 3 servers, PostgreSQL, S3 (moto); report in bench/results/scale-latest.md"
+	PLAZA_PG_DURABLE=1 scripts/with-postgres.sh sh -c 'python3 bench/scale.py --postgres "$$PLAZA_TEST_DATABASE_URL" "$$@"' scale $(SCALE_ARGS)
 
 format:
 	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Package.swift

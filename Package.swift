@@ -84,8 +84,6 @@ let package = Package(
                 .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Configuration", package: "swift-configuration"),
-                // Reads the archives of `plaza export`.
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -129,6 +127,8 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 // The receiving side of Web Push's legacy encryption.
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Reads the archives of `plaza export`.
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             // Read from their paths by the tests, not bundled.
             exclude: ["Fixtures"],

@@ -104,3 +104,42 @@ def test_a_graceful_stop_does_not_wait_for_connections_that_sent_nothing(plaza: 
         assert idle.recv(1) == b"", "the server closed it"
     finally:
         idle.close()
+
+
+def test_a_connection_made_before_a_graceful_stop_still_gets_its_answer(plaza: PlazaServer):
+    """A proxy connects, then sends its request: when the stop comes in between, the request is
+    still served, and the connection closed after it, rather than the connection closed under it, which the
+    proxy could not retry elsewhere (a POST already sent). bench/scale.py's rolling restart counts
+    on it."""
+    import signal
+    import socket
+    import subprocess
+    early = socket.create_connection(("127.0.0.1", plaza.port))
+    # The server has taken it from the kernel's queue (the listening socket's Recv-Q is 0): a
+    # connection still queued when the listener closes is reset by the kernel, whatever Plaza does.
+    while True:
+        listing = subprocess.run(["ss", "-ltnH", f"sport = :{plaza.port}"], capture_output=True, text=True).stdout
+        if listing.split()[1:2] == ["0"]:
+            break
+    process, plaza.process = plaza.process, None
+    try:
+        process.send_signal(signal.SIGTERM)
+        # The listener closes first: once a new connection is refused, the stop has begun.
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", plaza.port), timeout=1).close()
+            except (ConnectionRefusedError, ConnectionResetError):
+                break
+        early.sendall(b"GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nConnection: close\r\n\r\n")
+        early.settimeout(10)
+        answer = b""
+        while chunk := early.recv(4096):
+            answer += chunk
+        # Answered, then closed by the server (the read loop ended).
+        assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b'{"status":"ok"}'), answer[:300]
+        early.close()
+        assert process.wait(timeout=10) == 0
+    finally:
+        early.close()
+        if process.poll() is None:
+            process.kill()

@@ -25,8 +25,8 @@ fi
 # packages.
 apt_build="libvips-dev ffmpeg"
 brew_build="vips ffmpeg"
-apt_test="postgresql openssl curl fonts-dejavu-core fonts-noto-color-emoji"
-brew_test="postgresql@16"
+apt_test="postgresql openssl curl nginx iproute2 fonts-dejavu-core fonts-noto-color-emoji"
+brew_test="postgresql@16 nginx"
 # The browser tests (e2e/, selenium): Debian's Chromium and its driver, Homebrew's casks. With
 # CHROMIUM_BIN and CHROMEDRIVER set you bring your own and these are left alone.
 apt_browser="chromium chromium-driver"

@@ -53,6 +53,12 @@ final class FirstHeadGuard: ChannelInboundHandler {
     let firstHead: EventLoopPromise<Bool>
     private var timer: Scheduled<Void>?
     private var headRead = false
+    /// The server began shutting down before this connection's first head arrived.
+    private var quiescing = false
+    /// How long a connection accepted before the shutdown has to send its first head: a proxy
+    /// sends its request right after connecting, and closing the connection under it would fail
+    /// a request it can no longer send elsewhere.
+    static let shutdownGrace = TimeAmount.seconds(2)
 
     init(timeout: TimeAmount, firstHead: EventLoopPromise<Bool>) {
         self.timeout = timeout
@@ -83,7 +89,12 @@ final class FirstHeadGuard: ChannelInboundHandler {
             context.fireChannelRead(data)
             return
         }
-        context.fireChannelRead(NIOAny(HTTPServerRequestPart.head(Self.plainUnlessWebSocket(head))))
+        var first = Self.plainUnlessWebSocket(head)
+        if quiescing {
+            // Served, then closed: the server is stopping.
+            first = Self.plainUnlessWebSocket(first, forcing: true)
+        }
+        context.fireChannelRead(NIOAny(HTTPServerRequestPart.head(first)))
     }
 
     /// NIO's upgrade handler loses the head of a request that asks for an upgrade it does not
@@ -92,8 +103,14 @@ final class FirstHeadGuard: ChannelInboundHandler {
     /// asking for `websocket` alone, with one key and version 13, goes on as an upgrade; any other
     /// request loses its `Upgrade` and is served as a plain request. Its `Connection: upgrade`
     /// becomes `close`: the request decoder stops reading after a request it parsed as an upgrade.
-    static func plainUnlessWebSocket(_ head: HTTPRequestHead) -> HTTPRequestHead {
+    static func plainUnlessWebSocket(_ head: HTTPRequestHead, forcing: Bool = false) -> HTTPRequestHead {
         let headers = head.headers
+        if forcing {
+            var plain = head
+            plain.headers.remove(name: "upgrade")
+            plain.headers.replaceOrAdd(name: "connection", value: "close")
+            return plain
+        }
         let upgrades = headers[canonicalForm: "upgrade"]
         guard !upgrades.isEmpty else { return head }
         let hasBody =
@@ -112,11 +129,15 @@ final class FirstHeadGuard: ChannelInboundHandler {
         return plain
     }
 
-    /// The server is shutting down: a connection that has asked nothing yet is closed now (the
-    /// HTTP channel's own handler, which does this later on, is not there before a head).
+    /// The server is shutting down: a connection that has asked nothing yet gets `shutdownGrace`
+    /// to send its first head, which is then served and the connection closed (the HTTP channel's
+    /// own handler, which does this later on, is not there before a head); otherwise it is closed.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if !headRead, event is ChannelShouldQuiesceEvent {
-            context.close(promise: nil)
+            quiescing = true
+            timer?.cancel()
+            let channel = context.channel
+            timer = context.eventLoop.scheduleTask(in: Self.shutdownGrace) { channel.close(promise: nil) }
             return
         }
         context.fireUserInboundEventTriggered(event)
