@@ -54,11 +54,26 @@ public enum Admin {
             try await Migrations.run(on: db, logger: logger)
             let services = try AppServices(config: config, db: db)
             guard let account = try await services.accounts.credentials(login: user) else { return nil }
+            // Made beside the target and moved into place: a failure leaves an existing file as it was.
             let path = (file as NSString).expandingTildeInPath
-            let scratch = (path as NSString).deletingLastPathComponent
-            return try await services.export.write(
-                userID: account.id, to: path, scratch: scratch.isEmpty ? "." : scratch, logger: logger)
+            let folder = (path as NSString).deletingLastPathComponent
+            let scratch = folder.isEmpty ? "." : folder
+            let partial = (scratch as NSString).appendingPathComponent(
+                ".plaza-export-\(UInt64.random(in: 0...UInt64.max)).zip")
+            let username = try await services.export.write(
+                userID: account.id, to: partial, scratch: scratch, logger: logger)
+            guard rename(partial, path) == 0 else {
+                unlink(partial)
+                throw ExportError(path: path, errno: errno)
+            }
+            return username
         }
+    }
+
+    struct ExportError: Error, CustomStringConvertible {
+        let path: String
+        let errno: Int32
+        var description: String { "Could not write \(path): \(String(cString: strerror(errno)))" }
     }
 
     /// Fills the instance with the demo world; does nothing if it is already there.

@@ -148,8 +148,13 @@ struct AccountDeletionTests {
                     try await Self.count(api, "SELECT COUNT(*) AS n FROM \(unsafeRaw: table) = \(bind: Int64(ana.id)!)")
                         == 0, "\(table)")
             }
-            #expect(try await api.fetch(photoFile).status == .notFound, "her files go too")
-            #expect(try await api.fetch(avatar.variants.original).status == .notFound)
+            // Her files go too: the storage itself no longer has them.
+            let storage = try await api.withDatabase { db in try AppServices(config: api.config, db: db).mediaStorage }
+            for media in [photo.id, avatar.id] {
+                for variant in ImagePipeline.Variant.allCases {
+                    #expect(try await storage.get("\(media)/\(variant.rawValue)") == nil, "\(media)/\(variant)")
+                }
+            }
             let again = try await api.call(
                 .post, "/auth/register",
                 json: RegisterRequest(username: "Ana", email: "new@example.com", password: Self.password))
@@ -172,6 +177,80 @@ struct AccountDeletionTests {
             #expect(try await api.fetch(try #require(ramen.image?.variants.original)).status == .ok)
             #expect(try await api.get("/spaces/solo", as: cy).status == .notFound)
             #expect(try await api.get("/me", as: bob).status == .ok)
+        }
+    }
+
+    @Test func othersKeepTheirGroupedNotificationsAndTheLinkPreviewImagesHerRequestsFetched() async throws {
+        try await FixtureServer.run { base, _ in
+            try await withApp(LinkPreviewTests.configure) { api async throws in
+                let ana = try await api.register("ana")
+                let bob = try await api.register("bob")
+                let cyd = try await api.register("cyd")
+                // Ana saves a link first: its preview image is fetched for her, then shown to Bob too.
+                let anasItem = try await LinkPreviewTests.savedLink(api, ana, "\(base)/page/instagram")
+                let bobsItem = try await LinkPreviewTests.savedLink(api, bob, "\(base)/page/instagram")
+                let image = try #require(bobsItem.link?.imageURL)
+                #expect(anasItem.link?.imageURL == image, "one image, fetched at Ana's request")
+                // Cyd, then Ana, like Bob's post: one grouped notification, Ana its latest actor.
+                let post = try await api.textPost(bob, "like me")
+                for liker in [cyd, ana] {
+                    #expect(try await api.call(.put, "/posts/\(post.id)/like", as: liker).status == .ok)
+                }
+                #expect(try await Self.deleteMe(api, ana).status == .accepted)
+                #expect(try await Self.purgeDue(api) == 1)
+
+                #expect(try await api.fetch(image).status == .ok, "Bob's saved link keeps its image")
+                let id = try #require(Int64(image.split(separator: "/")[1]))
+                #expect(
+                    try await Self.count(
+                        api,
+                        "SELECT COUNT(*) AS n FROM media WHERE id = \(bind: id) AND owner_id = \(bind: Int64(bob.id)!)")
+                        == 1, "the image is Bob's now")
+                let notifications = try await api.get("/me/notifications", as: bob).decode(
+                    Page<PlazaAPI.Notification>.self)
+                let like = try #require(notifications.items.first { $0.kind == .like })
+                #expect(like.actors.map(\.username) == ["cyd"] && like.actorCount == 1, "Cyd's like stays, without Ana")
+            }
+        }
+    }
+
+    @Test func aPasswordResetWorksDuringTheGracePeriodAndAnAppsSessionDoesNotKeepTheAccount() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let bob = try await api.register("bob")
+            #expect(try await Self.deleteMe(api, ana).status == .accepted)
+            #expect(
+                try await api.call(.post, "/auth/password/forgot", raw: #"{"email":"ana@example.com"}"#).status
+                    == .accepted)
+            let mails = try await Self.count(
+                api,
+                "SELECT COUNT(*) AS n FROM mail_outbox WHERE kind = 'password_reset' AND recipient = 'ana@example.com'")
+            #expect(mails == 1, "someone who forgot their password can still keep the account")
+            // A session made for an app (not a sign-in) does not bring the account back.
+            _ = try await api.withDatabase { db in
+                try await AppServices(config: api.config, db: db).accounts.createSession(
+                    userID: Int64(ana.id)!, userAgent: nil, ip: nil)
+            }
+            #expect(try await api.get("/users/ana", as: bob).status == .notFound)
+        }
+    }
+
+    @Test func aDeletionAlreadyDueGoesOnWhateverTheModeratorsDo() async throws {
+        try await withApp { api async throws in
+            let root = try await api.register("root")
+            try await api.withDatabase { db in
+                try await db.write { try await $0.exec("UPDATE users SET is_admin = TRUE WHERE username_key = 'root'") }
+            }
+            let ana = try await api.register("ana")
+            #expect(try await Self.deleteMe(api, ana).status == .accepted)
+            try await api.withDatabase { db in
+                try await db.write {
+                    try await $0.exec("UPDATE users SET deletion_due_at = 1 WHERE username_key = 'ana'")
+                }
+            }
+            #expect(try await api.call(.put, "/admin/users/ana/suspension", as: root).status == .noContent)
+            #expect(try await Self.purgeDue(api) == 1)
+            #expect(try await Self.count(api, "SELECT COUNT(*) AS n FROM users WHERE username_key = 'ana'") == 0)
         }
     }
 
@@ -259,6 +338,7 @@ struct AccountExportTests {
             let media = try #require(try Self.json(files[root + "media.json"]).arrayValue?.first)
             let file = try #require(media["file"]?.stringValue)
             #expect(media["id"]?.stringValue == photo.id && media["postId"]?.stringValue == post.id)
+            #expect(media["contentType"]?.stringValue == "image/jpeg" && file.hasSuffix(".jpg"), "\(file)")
             let served = try await api.fetch(photo.variants.original)
             #expect(files[root + file] == Data(served.body.readableBytesView))
             let index = String(decoding: try #require(files[root + "index.html"]), as: UTF8.self)
@@ -288,6 +368,13 @@ struct AccountExportTests {
             #expect(
                 try await Admin.export(config: api.config, user: "nobody", to: file, logger: Logger(label: "test"))
                     == nil)
+            // A suspended person's posts, hidden from everyone, are still theirs to take.
+            try await api.withDatabase { db in
+                try await db.write { try await $0.exec("UPDATE users SET suspended_at = 1 WHERE username_key = 'ana'") }
+            }
+            _ = try await Admin.export(config: api.config, user: "ana", to: file, logger: Logger(label: "test"))
+            let again = try Self.entries(Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+            #expect(try Self.json(again["ana-plaza/posts.json"]).arrayValue?.count == 1)
         }
     }
 }

@@ -42,12 +42,16 @@ struct AccountDeletion: Sendable {
                     .forbidden, "admin_cannot_delete",
                     "Admins cannot delete their own account; another admin must remove the admin role first.")
             }
-            try await db.exec(
-                """
-                UPDATE users SET suspended_at = \(bind: now), deletion_due_at = \(bind: due)
-                WHERE id = \(bind: userID) AND suspended_at IS NULL
-                """)
+            guard
+                try await db.first(
+                    """
+                    UPDATE users SET suspended_at = \(bind: now), deletion_due_at = \(bind: due)
+                    WHERE id = \(bind: userID) AND suspended_at IS NULL RETURNING id
+                    """) != nil
+            else { throw AccountsController.suspended }
             try await AccountStore.deleteSessions(of: userID, on: db)
+            // A code an app has not redeemed yet would open a session without the person.
+            try await db.exec("DELETE FROM oauth_codes WHERE user_id = \(bind: userID)")
             let email = try row.decode(column: "email", as: String.self)
             if !email.isEmpty {
                 try await outbox.enqueue(
@@ -95,13 +99,18 @@ struct AccountDeletion: Sendable {
         while true {
             let batch = try await events.write { db -> (media: [Int64], posts: Int)? in
                 guard try await db.first("SELECT id FROM users WHERE \(stillDue)") != nil else { return nil }
+                // The batch's posts (in id order), then everyone whose counts change, in one step:
+                // the order every write keeps (a post, then people).
                 let posts = try await db.rows(
-                    "SELECT id FROM posts WHERE author_id = \(bind: user) ORDER BY id LIMIT \(bind: Self.batch)")
+                    """
+                    SELECT id FROM posts WHERE author_id = \(bind: user) ORDER BY id LIMIT \(bind: Self.batch)\(db.dialect.rowLock(.update) ?? "")
+                    """
+                ).map { try $0.decode(column: "id", as: Int64.self) }
+                guard !posts.isEmpty else { return ([], 0) }
+                try await Self.lockPeople(
+                    notifiedOf: "post_id IN (\(binds: posts))", with: [user], on: db)
                 var media: [Int64] = []
-                for post in posts {
-                    media += try await PostStore.delete(
-                        id: try post.decode(column: "id", as: Int64.self), author: user, on: db)
-                }
+                for post in posts { media += try await PostStore.delete(id: post, author: user, on: db) }
                 return (media, posts.count)
             }
             guard let batch else { return false }
@@ -112,10 +121,18 @@ struct AccountDeletion: Sendable {
         while try await hasRows("comments WHERE author_id = \(bind: user)") {
             try await db.write { db in
                 let comments = try await db.rows(
-                    "SELECT id FROM comments WHERE author_id = \(bind: user) ORDER BY id LIMIT \(bind: Self.batch)")
-                for comment in comments {
-                    try await CommentStore.delete(comment: try comment.decode(column: "id", as: Int64.self), on: db)
+                    "SELECT id FROM comments WHERE author_id = \(bind: user) ORDER BY id LIMIT \(bind: Self.batch)"
+                ).map { try $0.decode(column: "id", as: Int64.self) }
+                // Their posts (the comment counts) in id order, then the people notified of them.
+                if let lock = db.dialect.rowLock(.noKeyUpdate) {
+                    try await db.exec(
+                        """
+                        SELECT id FROM posts WHERE id IN (SELECT post_id FROM comments WHERE id IN (\(binds: comments)))
+                        ORDER BY id\(lock)
+                        """)
                 }
+                try await Self.lockPeople(notifiedOf: "comment_id IN (\(binds: comments))", with: [], on: db)
+                for comment in comments { try await CommentStore.delete(comment: comment, on: db) }
             }
         }
         // Their likes, the liked posts locked first (in id order), as a like does.
@@ -131,6 +148,7 @@ struct AccountDeletion: Sendable {
             }
         }
         try await handOverSpaces(of: user)
+        try await handOverPreviewImages(of: user)
         // The account itself; the rest goes with it (foreign keys), counters kept by triggers.
         let media = try await db.write { db -> [Int64]? in
             if let lock = db.dialect.rowLock(.noKeyUpdate) {
@@ -150,6 +168,12 @@ struct AccountDeletion: Sendable {
                 let row = try await db.first(
                     "SELECT username_key FROM users WHERE \(stillDue)")
             else { return nil }
+            // Their part in other people's grouped notifications ("Ana and 3 others liked…") goes;
+            // the groups stay with their other actors.
+            let groups = try await db.rows(
+                "DELETE FROM notification_actors WHERE actor_id = \(bind: user) RETURNING notification_id"
+            ).map { try $0.decode(column: "notification_id", as: Int64.self) }
+            try await NotificationStore.regroup(Array(Set(groups)), on: db)
             let media = try await db.rows("SELECT id FROM media WHERE owner_id = \(bind: user)").map {
                 try $0.decode(column: "id", as: Int64.self)
             }
@@ -174,16 +198,21 @@ struct AccountDeletion: Sendable {
     /// its image; a space nobody else is in is deleted.
     private func handOverSpaces(of user: Int64) async throws {
         try await db.write { db in
-            let spaces = try await db.rows("SELECT id, image FROM spaces WHERE owner_id = \(bind: user)")
+            // Each space with its heir (a member who is not suspended), the heirs locked in id order.
+            let spaces = try await db.rows(
+                """
+                SELECT s.id, s.image, (
+                    SELECT m.user_id FROM space_members m JOIN users u ON u.id = m.user_id
+                    WHERE m.space_id = s.id AND m.user_id <> \(bind: user) AND u.suspended_at IS NULL
+                    ORDER BY CASE m.role WHEN 'moderator' THEN 0 ELSE 1 END, m.created_at, m.user_id LIMIT 1
+                ) AS heir
+                FROM spaces s WHERE s.owner_id = \(bind: user) ORDER BY s.id
+                """)
+            try await PeopleStore.lockInOrder(
+                try spaces.compactMap { try $0.decode(column: "heir", as: Int64?.self) }, on: db)
             for space in spaces {
                 let id = try space.decode(column: "id", as: Int64.self)
-                guard
-                    let heir = try await db.first(
-                        """
-                        SELECT user_id FROM space_members WHERE space_id = \(bind: id) AND user_id <> \(bind: user)
-                        ORDER BY CASE role WHEN 'moderator' THEN 0 ELSE 1 END, created_at, user_id LIMIT 1
-                        """)?.decode(column: "user_id", as: Int64.self)
-                else {
+                guard let heir = try space.decode(column: "heir", as: Int64?.self) else {
                     try await db.exec("DELETE FROM spaces WHERE id = \(bind: id)")
                     continue
                 }
@@ -205,6 +234,55 @@ struct AccountDeletion: Sendable {
                 }
             }
         }
+    }
+
+    /// Link-preview images fetched at the person's request are shown on other people's posts and
+    /// saved items too: each passes to one of them (its bytes count against them from now on).
+    /// One nobody else shows goes with the account, and so do the cached previews that would hand
+    /// it out again (the next request for that link fetches it anew).
+    private func handOverPreviewImages(of user: Int64) async throws {
+        try await db.write { db in
+            let url: SQLQueryString = "'/media/' || m.id || '/medium?k=' || m.access_key"
+            let images = try await db.rows(
+                """
+                SELECT m.id, m.bytes, \(url) AS url, COALESCE(
+                    (SELECT p.author_id FROM posts p WHERE p.link_image_url = \(url) AND p.author_id <> \(bind: user)
+                        ORDER BY p.author_id LIMIT 1),
+                    (SELECT i.owner_id FROM collection_items i WHERE i.link_image_url = \(url) AND i.owner_id <> \(bind: user)
+                        ORDER BY i.owner_id LIMIT 1)) AS heir
+                FROM media m WHERE m.owner_id = \(bind: user) AND m.link_preview AND m.access_key IS NOT NULL
+                ORDER BY m.id
+                """)
+            try await PeopleStore.lockInOrder(
+                try images.compactMap { try $0.decode(column: "heir", as: Int64?.self) }, on: db)
+            for image in images {
+                let id = try image.decode(column: "id", as: Int64.self)
+                guard let heir = try image.decode(column: "heir", as: Int64?.self) else {
+                    try await db.exec(
+                        "DELETE FROM link_previews WHERE image_url = \(bind: try image.decode(column: "url", as: String.self))"
+                    )
+                    continue
+                }
+                try await db.exec("UPDATE media SET owner_id = \(bind: heir) WHERE id = \(bind: id)")
+                try await db.exec(
+                    """
+                    UPDATE users SET media_bytes = media_bytes + \(bind: try image.decode(column: "bytes", as: Int64.self))
+                    WHERE id = \(bind: heir)
+                    """)
+            }
+        }
+    }
+
+    /// Locks `with` and everyone notified of what `condition` picks among notifications (whose
+    /// unread counts change with them), in id order (`PeopleStore.lockInOrder`).
+    private static func lockPeople(notifiedOf condition: SQLQueryString, with others: [Int64], on db: Connection)
+        async throws
+    {
+        guard db.dialect.rowLock(.noKeyUpdate) != nil else { return }
+        let notified = try await db.rows("SELECT DISTINCT recipient_id FROM notifications WHERE \(condition)").map {
+            try $0.decode(column: "recipient_id", as: Int64.self)
+        }
+        try await PeopleStore.lockInOrder(others + notified, on: db)
     }
 
     private func hasRows(_ tableAndCondition: SQLQueryString) async throws -> Bool {

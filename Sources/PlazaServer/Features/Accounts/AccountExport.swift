@@ -84,7 +84,8 @@ struct AccountExport: Sendable {
     }
 
     /// Writes the archive of `userID` to `zipPath`, staging its files in a folder under `scratch`
-    /// (removed after). Returns the username.
+    /// (removed after). Returns the username. On an error nothing is left behind, the archive
+    /// neither.
     @discardableResult
     func write(userID: Int64, to zipPath: String, scratch: String, logger: Logger) async throws -> String {
         let me = try await accounts.me(userID: userID)
@@ -125,6 +126,7 @@ struct AccountExport: Sendable {
             }
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
+            unlink(zipPath)
             throw error
         }
         return username
@@ -132,15 +134,22 @@ struct AccountExport: Sendable {
 
     // MARK: the parts
 
+    /// Every post of theirs, newest first, a page at a time; read past the visibility rules, which
+    /// hide a suspended person's posts even from themselves (an operator exports such accounts too).
     private func allPosts(of user: Int64) async throws -> [Post] {
         var all: [Post] = []
         var cursor: Cursor?
         repeat {
-            let page = try await posts.feed(
-                .init(source: .author(user), page: PageRequest(limit: PageRequest.maxLimit, cursor: cursor)),
-                viewer: user)
-            all += page.items
-            cursor = page.nextCursor.flatMap(Cursor.init(encoded:))
+            var sql: SQLQueryString = """
+                SELECT \(PostRecord.columns(viewer: user)) FROM posts p JOIN users u ON u.id = p.author_id
+                WHERE p.author_id = \(bind: user)
+                """
+            if let cursor { sql += " AND (p.created_at, p.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
+            sql += " ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: PageRequest.maxLimit)"
+            let query = sql
+            let records = try await db.read { db in try await db.rows(query) }.map(PostRecord.init(row:))
+            all += records.map(\.post)
+            cursor = records.count == PageRequest.maxLimit ? records.last?.cursor : nil
         } while cursor != nil
         return all
     }
@@ -206,12 +215,14 @@ struct AccountExport: Sendable {
             following: try await people(
                 """
                 SELECT u.username, f.created_at FROM follows f JOIN users u ON u.id = f.followee_id
-                WHERE f.follower_id = \(bind: user) ORDER BY f.created_at, u.id
+                WHERE f.follower_id = \(bind: user) AND \(Visibility.person("u.id", seenBy: user))
+                ORDER BY f.created_at, u.id
                 """),
             followers: try await people(
                 """
                 SELECT u.username, f.created_at FROM follows f JOIN users u ON u.id = f.follower_id
-                WHERE f.followee_id = \(bind: user) ORDER BY f.created_at, u.id
+                WHERE f.followee_id = \(bind: user) AND \(Visibility.person("u.id", seenBy: user))
+                ORDER BY f.created_at, u.id
                 """))
     }
 
@@ -252,12 +263,15 @@ struct AccountExport: Sendable {
     private func copyMedia(of user: Int64, into folder: String, logger: Logger) async throws -> [MediaEntry] {
         let rows = try await db.read { db in
             try await db.rows(
-                "SELECT id, variant_type, post_id FROM media WHERE owner_id = \(bind: user) ORDER BY id")
+                """
+                SELECT id, content_type, post_id FROM media WHERE owner_id = \(bind: user) AND NOT link_preview ORDER BY id
+                """)
         }
+        // The `original` variant keeps the upload's type (a video's is its MP4).
         let items = try rows.map {
             (
                 id: try $0.decode(column: "id", as: Int64.self),
-                contentType: try $0.decode(column: "variant_type", as: String.self),
+                contentType: try $0.decode(column: "content_type", as: String.self),
                 post: try $0.decode(column: "post_id", as: Int64?.self)
             )
         }

@@ -135,16 +135,18 @@ struct AccountStore: Sendable {
     // MARK: sessions
 
     /// Starts a session and returns its token (shown once; only its hash is stored). An app's
-    /// session (OAuth) names the app and the scopes it was granted. Signing in during an account
-    /// deletion's grace period keeps the account (`AccountDeletion`).
+    /// session (OAuth) names the app and the scopes it was granted. `signingIn`: the person proved
+    /// who they are just now (a password, a provider), which keeps an account whose deletion they
+    /// asked for (`AccountDeletion`) while its grace period runs.
     func createSession(
-        userID: Int64, userAgent: String?, ip: String?, app: (id: Int64, scopes: OAuthScopes)? = nil
+        userID: Int64, userAgent: String?, ip: String?, app: (id: Int64, scopes: OAuthScopes)? = nil,
+        signingIn: Bool = false
     ) async throws -> String {
         let token = SessionToken.make()
         let now = Timestamp.now.milliseconds
         let id = ids.next()
         try await db.write { db in
-            try await AccountDeletion.cancel(userID: userID, now: now, on: db)
+            if signingIn { try await AccountDeletion.cancel(userID: userID, now: now, on: db) }
             try await db.exec(
                 """
                 INSERT INTO sessions (id, user_id, token_hash, created_at, last_used_at, user_agent, ip, app_id, scopes)

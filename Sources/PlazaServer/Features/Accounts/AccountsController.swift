@@ -128,7 +128,7 @@ struct AccountsController {
     /// A new session (and device token) for someone who proved who they are.
     func openSession(userID: Int64, request: Request, context: PlazaContext) async throws -> AuthResponse {
         let token = try await accounts.createSession(
-            userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
+            userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress, signingIn: true)
         return AuthResponse(
             user: try await accounts.me(userID: userID), token: token,
             deviceToken: try await devices.issue(userID: userID))
@@ -234,7 +234,13 @@ struct AccountsController {
             "export-\(context.user.userID)-\(UInt64.random(in: 0...UInt64.max)).zip")
         let username = try await export.write(
             userID: context.user.userID, to: path, scratch: scratch, logger: context.logger)
-        let body = try await FileDownload.open(path, unlinking: true)
+        let body: FileDownload
+        do {
+            body = try await FileDownload.open(path, unlinking: true)
+        } catch {
+            unlink(path)
+            throw error
+        }
         return Response(
             status: .ok,
             headers: [

@@ -225,14 +225,15 @@ struct EmailStore: Sendable {
         if queued { signal.wake() }
     }
 
-    /// Mails a reset link to the account with this address, if there is one and it is not
-    /// suspended and not throttled; the caller answers the same in every case.
+    /// Mails a reset link to the account with this address, if there is one that may sign in (not
+    /// suspended; one whose deletion is pending may, to keep it) and it is not throttled; the
+    /// caller answers the same in every case.
     func requestReset(email: String, now: Int64 = Timestamp.now.milliseconds) async throws {
         let templates = templates
         let sent = try await db.write { db -> Bool in
             guard
                 let person = try await Self.lockPerson(
-                    "email_key = \(bind: email.lowercased()) AND suspended_at IS NULL", on: db),
+                    "email_key = \(bind: email.lowercased()) AND \(AccountStore.maySignIn(now: now))", on: db),
                 try await Self.wait(for: .reset, userID: person.id, now: now, on: db) == nil
             else { return false }
             try await issue(.reset, for: person, email: person.email, now: now, on: db) { token in
@@ -257,7 +258,9 @@ struct EmailStore: Sendable {
                 )
             else { return nil }
             let userID = try row.decode(column: "user_id", as: Int64.self)
-            guard let person = try await Self.lockPerson("id = \(bind: userID) AND suspended_at IS NULL", on: db),
+            guard
+                let person = try await Self.lockPerson(
+                    "id = \(bind: userID) AND \(AccountStore.maySignIn(now: now))", on: db),
                 try await db.first("DELETE FROM email_tokens WHERE token_hash = \(bind: hash) RETURNING user_id")
                     != nil
             else { return nil }

@@ -154,8 +154,9 @@ extension ModerationStore {
     }
 
     /// Suspends `user` in the caller's transaction: no admin, not oneself; their sessions end
-    /// (`AccountStore.deleteSessions`). A deletion they asked for is called off: the account and
-    /// its content stay, suspended, for the moderators. Returns false when they were suspended already.
+    /// (`AccountStore.deleteSessions`). A deletion they asked for and that is not due yet is called
+    /// off: the account and its content stay, suspended, for the moderators. Returns false when
+    /// they were suspended already (or their deletion is due).
     @discardableResult
     static func suspend(_ user: Int64, by admin: Int64, alsoLocking others: [Int64] = [], on db: Connection)
         async throws -> Bool
@@ -170,11 +171,13 @@ extension ModerationStore {
         guard try !row.decode(column: "is_admin", as: Bool.self) else {
             throw PlazaError(.forbidden, "cannot_suspend_admin", "Admins cannot be suspended.")
         }
+        let now = Timestamp.now.milliseconds
+        // A deletion already due is under way and goes on.
         let changed =
             try await db.first(
                 """
-                UPDATE users SET suspended_at = \(bind: Timestamp.now.milliseconds), deletion_due_at = NULL
-                WHERE id = \(bind: user) AND (suspended_at IS NULL OR deletion_due_at IS NOT NULL) RETURNING id
+                UPDATE users SET suspended_at = \(bind: now), deletion_due_at = NULL
+                WHERE id = \(bind: user) AND (suspended_at IS NULL OR deletion_due_at > \(bind: now)) RETURNING id
                 """) != nil
         try await AccountStore.deleteSessions(of: user, on: db)
         return changed

@@ -157,7 +157,7 @@ struct NotificationStore: Sendable {
 
     /// After actors left the notifications `groups`: deletes the ones left with none and
     /// recounts the others, whose latest actor may have changed.
-    private static func regroup(_ groups: [Int64], on db: Connection) async throws {
+    static func regroup(_ groups: [Int64], on db: Connection) async throws {
         guard !groups.isEmpty else { return }
         try await db.exec(
             """
