@@ -13,7 +13,7 @@ if [ ! -x "$PLAZA_BIN" ]; then
 fi
 
 set +e
-python3 -m pytest -p no:cacheprovider -ra e2e "$@"
+python3 -m pytest -p no:cacheprovider -ra --durations=15 e2e "$@"
 status=$?
 set -e
 # pytest exits 5 when it collected no test: a suite that tests nothing must not pass.
