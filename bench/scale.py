@@ -32,7 +32,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import servers, wrk  # noqa: E402
 from benchlib.dataset import Dataset, Sizes, PASSWORD  # noqa: E402
 from benchlib.seed import PlazaSeeder  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
+from sse import EventStream  # noqa: E402
 
 HOST = "127.0.0.1"
 PROXY_ADDRESS = "127.0.0.2"  # nginx's source address towards Plaza: the one trusted proxy
@@ -364,14 +366,15 @@ class Load:
 
 
 class Subscriber:
-    """A person's stream (`/api/v1/stream`) through nginx that reconnects with Last-Event-ID
-    whenever it ends, and records the ids of the posts it was told of."""
+    """A person's stream (`/api/v1/stream`, read by e2e/sse.py's `EventStream`) through nginx that
+    reconnects with Last-Event-ID whenever it ends, and records the ids of the posts it was told of."""
 
     def __init__(self, base: str, token: str):
-        self.base, self.token = base, token
+        self.base, self.token = base, token.removeprefix("Bearer ")
         self.seen: set[str] = set()
         self.reconnects = 0
         self.last_id: str | None = None
+        self.stream: EventStream | None = None
         self.ready = threading.Event()
         self.stop_flag = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -379,45 +382,28 @@ class Subscriber:
 
     def _run(self) -> None:
         while not self.stop_flag.is_set():
-            headers = {"Authorization": self.token, "Accept": "text/event-stream"}
-            if self.last_id:
-                headers["Last-Event-ID"] = self.last_id
             try:
-                with requests.get(self.base + "/api/v1/stream", headers=headers, stream=True, timeout=(5, 30)) as r:
-                    if r.status_code != 200:
-                        time.sleep(0.2)
-                        continue
-                    event, data, event_id = "message", [], None
-                    for raw in r.iter_lines(decode_unicode=True):
-                        if self.stop_flag.is_set():
-                            return
-                        if raw == "":
-                            if event == "ready":
-                                self.ready.set()
-                            elif event == "post.created" and data:
-                                self.seen.add(json.loads("\n".join(data))["id"])
-                            if event_id:
-                                self.last_id = event_id
-                            event, data, event_id = "message", [], None
-                        elif raw.startswith(":"):
-                            continue
-                        else:
-                            name, _, value = raw.partition(":")
-                            value = value[1:] if value.startswith(" ") else value
-                            if name == "data":
-                                data.append(value)
-                            elif name == "event":
-                                event = value
-                            elif name == "id":
-                                event_id = value
-            except (requests.RequestException, ValueError):
-                pass
+                self.stream = EventStream(self.base, self.token, last_event_id=self.last_id)
+            except requests.RequestException:
+                self.stream = None
+            if self.stream is not None and self.stream.status == 200:
+                while (event := self.stream.events.get()) is not None:
+                    if event.event == "ready":
+                        self.ready.set()
+                    elif event.event == "post.created":
+                        self.seen.add(event.json()["id"])
+                    if event.id:
+                        self.last_id = event.id
+            if self.stream is not None:
+                self.stream.close()
             if not self.stop_flag.is_set():
                 self.reconnects += 1
                 time.sleep(0.1)
 
     def close(self) -> None:
         self.stop_flag.set()
+        if self.stream is not None:
+            self.stream.close()
 
 
 class Poster:

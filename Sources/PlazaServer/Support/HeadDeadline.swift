@@ -89,41 +89,33 @@ final class FirstHeadGuard: ChannelInboundHandler {
             context.fireChannelRead(data)
             return
         }
-        var first = Self.plainUnlessWebSocket(head)
-        if quiescing {
-            // Served, then closed: the server is stopping.
-            first = Self.plainUnlessWebSocket(first, forcing: true)
-        }
-        context.fireChannelRead(NIOAny(HTTPServerRequestPart.head(first)))
+        // While the server stops, the request is served and the connection then closed.
+        context.fireChannelRead(
+            NIOAny(HTTPServerRequestPart.head(Self.plainUnlessWebSocket(head, closing: quiescing))))
     }
 
     /// NIO's upgrade handler loses the head of a request that asks for an upgrade it does not
     /// make (`Upgrade: h2c`, or a WebSocket without its key and version 13), and refuses an upgrade
     /// request with a body: either connection would close without an answer. Only a body-less GET
-    /// asking for `websocket` alone, with one key and version 13, goes on as an upgrade; any other
-    /// request loses its `Upgrade` and is served as a plain request. Its `Connection: upgrade`
-    /// becomes `close`: the request decoder stops reading after a request it parsed as an upgrade.
-    static func plainUnlessWebSocket(_ head: HTTPRequestHead, forcing: Bool = false) -> HTTPRequestHead {
+    /// asking for `websocket` alone, with one key and version 13, goes on as an upgrade (unless
+    /// `closing`); any other request loses its `Upgrade` and is served as a plain request. It says
+    /// `Connection: close` when `closing`, or when it said `Connection: upgrade`: the request
+    /// decoder stops reading after a request it parsed as an upgrade.
+    static func plainUnlessWebSocket(_ head: HTTPRequestHead, closing: Bool = false) -> HTTPRequestHead {
         let headers = head.headers
-        if forcing {
-            var plain = head
-            plain.headers.remove(name: "upgrade")
-            plain.headers.replaceOrAdd(name: "connection", value: "close")
-            return plain
-        }
         let upgrades = headers[canonicalForm: "upgrade"]
-        guard !upgrades.isEmpty else { return head }
+        guard closing || !upgrades.isEmpty else { return head }
         let hasBody =
             headers.contains(name: "transfer-encoding")
             || headers[canonicalForm: "content-length"].contains { $0 != "0" }
-        if head.method == .GET, !hasBody, upgrades.count == 1, upgrades[0].lowercased() == "websocket",
+        if !closing, head.method == .GET, !hasBody, upgrades.count == 1, upgrades[0].lowercased() == "websocket",
             headers["sec-websocket-key"].count == 1, headers["sec-websocket-version"] == ["13"]
         {
             return head
         }
         var plain = head
         plain.headers.remove(name: "upgrade")
-        if head.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) {
+        if closing || headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) {
             plain.headers.replaceOrAdd(name: "connection", value: "close")
         }
         return plain
