@@ -99,7 +99,7 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
             // The web app's templates and static files, read once at start-up.
-            resources: [.copy("Features/Web/Templates"), .copy("Features/Web/Assets")],
+            resources: [.copy("Features/Web/Templates"), .copy("Features/Web/Assets"), .copy("Features/Web/Locales")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -5,11 +5,20 @@ public struct RegisterRequest: Codable, Sendable {
     public var email: String
     public var password: String
     public var displayName: String?
-    public init(username: String, email: String, password: String, displayName: String? = nil) {
+    /// The device's IANA time zone (`Europe/Berlin`), kept as `preferences.timeZone`.
+    public var timeZone: String?
+    /// The device's language (a BCP 47 tag, `de-AT`), kept as `preferences.language`.
+    public var language: String?
+    public init(
+        username: String, email: String, password: String, displayName: String? = nil, timeZone: String? = nil,
+        language: String? = nil
+    ) {
         self.username = username
         self.email = email
         self.password = password
         self.displayName = displayName
+        self.timeZone = timeZone
+        self.language = language
     }
 }
 

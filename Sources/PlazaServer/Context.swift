@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import NIOCore
 import NIOFoundationCompat
@@ -43,6 +44,9 @@ public struct PlazaContext: RequestContext {
     /// Completes when the client's connection closes: endless responses (the event stream) stop then.
     var connectionClosed: EventLoopFuture<Void> { channel.closeFuture }
     var bodyLimit: Int
+    /// The web app's language and time zone for this request (`WebLocaleMiddleware`).
+    var language = Language.en
+    var timeZone: TimeZone?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -88,4 +88,22 @@ enum Validate {
         guard let id = parseID(value) else { throw PlazaError.invalid(field, "\(value) is not an id.") }
         return id
     }
+
+    /// A time zone by its IANA name (`America/Los_Angeles`, `UTC`); nil for anything else,
+    /// abbreviations (`PST`) and offsets included: only a named zone knows its DST rules.
+    static func timeZone(_ name: String) -> TimeZone? {
+        guard name.utf8.count <= 64, name == "UTC" || knownZones.contains(name) else { return nil }
+        return TimeZone(identifier: name)
+    }
+
+    private static let knownZones = Set(TimeZone.knownTimeZoneIdentifiers)
+
+    /// A BCP 47 language tag as devices send them: letters, digits and hyphens, a 2–3 letter
+    /// primary language (`de`, `pt-BR`, `zh-Hant-TW`).
+    static func languageTag(_ tag: String) -> Bool {
+        let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
+        guard tag.utf8.count <= 35, let primary = parts.first, (2...3).contains(primary.count) else { return false }
+        return primary.allSatisfy { $0.isASCII && $0.isLetter }
+            && parts.dropFirst().allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
+    }
 }

@@ -24,6 +24,8 @@ struct AccountStore: Sendable {
         var emailVerified = false
         /// Made by signing in with a provider: its account, linked in the same transaction.
         var identity: ProviderAccount?
+        /// The preferences to start with, as stored (JSON).
+        var preferences = "{}"
     }
 
     /// A provider's account as a sign-in presents it.
@@ -57,10 +59,10 @@ struct AccountStore: Sendable {
                 try await db.exec(
                     """
                     INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, is_admin, created_at,
-                        email_verified_at)
+                        email_verified_at, preferences)
                     VALUES (\(bind: id), \(bind: new.username), \(bind: usernameKey), \(bind: new.email), \(bind: emailKey),
                             \(bind: new.passwordHash), \(bind: new.displayName), \(bind: new.isAdmin), \(bind: now),
-                            \(bind: new.emailVerified ? now : nil))
+                            \(bind: new.emailVerified ? now : nil), \(bind: new.preferences))
                     """)
                 if let identity = new.identity {
                     try await IdentityStore.insert(
@@ -314,6 +316,15 @@ struct AccountStore: Sendable {
             try await db.exec("UPDATE users SET \(assignments) WHERE id = \(bind: userID)")
         }
         if displayName != nil { searchWindows.clear() }
+    }
+
+    /// The user's preferences (an empty object for an unknown user).
+    func preferences(userID: Int64) async throws -> JSONValue {
+        let text = try await db.read { db in
+            try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(
+                column: "preferences", as: String.self)
+        }
+        return text.map(Self.decodePreferences) ?? .object([:])
     }
 
     /// Sets one key of the user's preferences, writing only when it changes (checked on a

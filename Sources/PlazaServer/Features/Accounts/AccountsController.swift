@@ -64,9 +64,15 @@ struct AccountsController {
         let email = try Validate.email(body.email)
         try Validate.password(body.password)
         let displayName = try Validate.text(body.displayName, field: "displayName", max: 60) ?? username
+        var preferences: [String: JSONValue] = [:]
+        if let timeZone = body.timeZone { preferences["timeZone"] = .string(timeZone) }
+        if let language = body.language { preferences["language"] = .string(language) }
+        let preferencesJSON = try Self.checkedPreferences(.object(preferences))
         let hash = try await passwords.hash(body.password)
         let userID = try await accounts.createUser(
-            .init(username: username, email: email, passwordHash: hash, displayName: displayName))
+            .init(
+                username: username, email: email, passwordHash: hash, displayName: displayName,
+                preferences: preferencesJSON))
         do {
             _ = try await emails.sendVerification(userID: userID)
         } catch {
@@ -285,6 +291,16 @@ struct AccountsController {
     @Sendable static func checkedPreferences(_ value: JSONValue) throws -> String {
         guard case .object(let preferences) = value else {
             throw PlazaError.invalid("preferences", "preferences must be a JSON object.")
+        }
+        if let timeZone = preferences["timeZone"] {
+            guard case .string(let name) = timeZone, Validate.timeZone(name) != nil else {
+                throw PlazaError.invalid("timeZone", "timeZone must be an IANA time zone name, such as Europe/Berlin.")
+            }
+        }
+        if let language = preferences["language"] {
+            guard case .string(let tag) = language, Validate.languageTag(tag) else {
+                throw PlazaError.invalid("language", "language must be a language tag, such as de or pt-BR.")
+            }
         }
         if let push = preferences["push"] {
             guard case .object(let kinds) = push,

@@ -56,7 +56,7 @@ extension WebPages {
             default:
                 let page = try await api.search.searchPosts(request, context: context)
                 let list = Self.postList(page, request: request, context: context)
-                if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+                if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context) }
                 body.posts = list.posts
                 body.next = list.next
                 body.empty = page.items.isEmpty
@@ -86,7 +86,7 @@ extension WebPages {
     @Sendable func activities(_ request: Request, context: SignedInContext) async throws -> Response {
         let page = try await api.feeds.myActivities(request, context: context)
         let list = Self.postList(page, request: request, context: context.base)
-        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context.base) }
         let types = try await api.posts.posts.activityTypes(of: context.user.userID)
         let query = request.uri.queryParameters
         let body = ActivitiesPage(

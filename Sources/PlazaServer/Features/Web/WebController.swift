@@ -58,6 +58,7 @@ struct WebController {
         if let rateLimiter {
             web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication))
         }
+        web.add(middleware: WebLocaleMiddleware(accounts: stores.accounts))
         web.get("login", use: loginPage)
         web.post("login", use: login)
         web.post("login/second-factor", use: loginSecondFactor)
@@ -74,6 +75,13 @@ struct WebController {
 
     // MARK: rendering
 
+    /// The request's language and time zone, with what formats in them.
+    func localizer(_ context: PlazaContext) -> Localizer {
+        Localizer(
+            catalog: renderer.catalogs[context.language] ?? .english,
+            timeZone: context.timeZone ?? TimeZone(identifier: "UTC") ?? .current)
+    }
+
     /// Renders `body` inside the layout, whose values say who is signed in, their spaces and
     /// the CSRF token. Anonymous visitors get a pre-session nonce for the forms' token.
     func page(
@@ -89,19 +97,21 @@ struct WebController {
                 .init(memberOf: identity.userID, page: .init(limit: 50)), viewer: identity.userID)
             layout = Layout(
                 title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: WebSession.csrfToken(secret: token),
-                me: me, mySpaces: joined.items,
+                language: context.language, me: me, mySpaces: joined.items,
                 moderates: try await stores.moderation.scope(of: identity.userID) != .none)
         } else {
             let secret = WebSession.nonce(request, secure: context.isHTTPS) ?? WebSession.newNonce()
             if WebSession.nonce(request, secure: context.isHTTPS) == nil { nonce = secret }
             let csrf = WebSession.csrfToken(secret: secret)
-            layout = Layout(title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: csrf)
+            layout = Layout(
+                title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: csrf, language: context.language)
         }
-        var withProviders = layout
-        withProviders.signInProviders = api.identity.signIn.providers.map { .init(id: $0.id, name: $0.name) }
+        var complete = layout
+        complete.signInProviders = api.identity.signIn.providers.map { .init(id: $0.id, name: $0.name) }
+        complete.scriptMessages = renderer.scriptMessages[context.language] ?? "{}"
         var response = renderer.html(
-            template, WebPage(layout: withProviders, body: body), status: status, frameSources: frameSources,
-            formTargets: formTargets)
+            template, WebPage(layout: complete, body: body), language: context.language, status: status,
+            frameSources: frameSources, formTargets: formTargets)
         if let nonce { response.setCookie(WebSession.nonceCookie(nonce, secure: context.isHTTPS)) }
         // The server's session slides with use; so does the cookie, renewed on every signed-in page.
         if context.identity != nil, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {
@@ -118,8 +128,8 @@ struct WebController {
     static let viewerHeader = HTTPField.Name("Plaza-Viewer")!
 
     /// Only the list part of a page (`?fragment=1`), for infinite scroll and live updates.
-    func fragment(_ template: String, _ view: some Sendable) -> Response {
-        var response = renderer.html(template, view)
+    func fragment(_ template: String, _ view: some Sendable, context: PlazaContext) -> Response {
+        var response = renderer.html(template, view, language: context.language)
         // Scripts insert only responses that say they are fragments (not, say, a sign-in page after a redirect).
         response.headers[HTTPField.Name("X-Plaza-Fragment")!] = "1"
         return response
@@ -159,6 +169,8 @@ struct WebController {
         var email: String?
         var password: String?
         var displayName: String?
+        /// Filled in by the page's script from the browser.
+        var timeZone: String?
         var _csrf: String?
     }
 
@@ -245,7 +257,9 @@ struct WebController {
         try checkCSRF(form._csrf, request, context: context)
         let body = RegisterRequest(
             username: form.username ?? "", email: form.email ?? "", password: form.password ?? "",
-            displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 })
+            displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 },
+            // A zone the browser names that Plaza does not know is left out rather than refused.
+            timeZone: form.timeZone.flatMap { Validate.timeZone($0) != nil ? $0 : nil })
         do {
             return try await signedIn(
                 try await api.accounts.signUp(body, request: request, context: context), context: context, next: "/")
@@ -298,5 +312,27 @@ struct WebController {
         var response = Self.redirect(to: "/login")
         response.setCookie(WebSession.expiredSessionCookie(secure: context.isHTTPS))
         return response
+    }
+}
+
+/// Chooses the web page's language and time zone: the signed-in person's preferences
+/// (`language`, `timeZone`), else the browser's `Accept-Language` (and UTC, which scripts turn
+/// into the browser's own time where they show times).
+struct WebLocaleMiddleware: RouterMiddleware {
+    typealias Context = PlazaContext
+    let accounts: AccountStore
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        var context = context
+        var chosen: Language?
+        if let identity = context.identity {
+            let preferences = try await accounts.preferences(userID: identity.userID)
+            chosen = preferences["language"]?.stringValue.flatMap(Language.init(tag:))
+            context.timeZone = preferences["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:))
+        }
+        context.language = chosen ?? Language.preferred(acceptLanguage: request.headers[.acceptLanguage])
+        return try await next(request, context)
     }
 }

@@ -25,18 +25,25 @@ struct WebErrorMiddleware: RouterMiddleware {
                 return WebController.redirect(
                     to: "/login?next=" + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "/"))
             }
-            return page(status: error.status, message: error.message, headers: error.headers)
+            return page(status: error.status, message: error.message, headers: error.headers, request: request)
         } catch let error as HTTPError {
             return page(
-                status: error.status, message: ErrorMiddleware<Context>.describe(error).1, headers: error.headers)
+                status: error.status, message: ErrorMiddleware<Context>.describe(error).1, headers: error.headers,
+                request: request)
         }
     }
 
-    func page(status: HTTPResponse.Status, message: String, headers: HTTPFields) -> Response {
-        // Rendered without the stores: no one shows as signed in, and there is no form to protect.
-        let layout = Layout(title: status.reasonPhrase, nav: nil, assetVersion: renderer.assetVersion, csrf: "")
-        let view = WebPage(layout: layout, body: ErrorPage(status: status.code, message: message))
-        var response = renderer.html("error", view, status: status)
+    /// Rendered without the stores: no one shows as signed in, there is no form to protect, and
+    /// the language is the browser's (the person's setting is read further in).
+    func page(status: HTTPResponse.Status, message: String, headers: HTTPFields, request: Request) -> Response {
+        let language = Language.preferred(acceptLanguage: request.headers[.acceptLanguage])
+        let catalog = renderer.catalogs[language] ?? .english
+        var layout = Layout(
+            title: catalog.text(status.reasonPhrase), nav: nil, assetVersion: renderer.assetVersion, csrf: "",
+            language: language)
+        layout.scriptMessages = renderer.scriptMessages[language] ?? "{}"
+        let view = WebPage(layout: layout, body: ErrorPage(status: status.code, message: catalog.text(message)))
+        var response = renderer.html("error", view, language: language, status: status)
         for field in headers { response.headers.append(field) }
         return response
     }

@@ -29,6 +29,11 @@ struct Layout: Sendable {
     let lastSpace: String?
     /// "Continue with …" on the sign-in and sign-up pages.
     var signInProviders: [ProviderButton] = []
+    /// `<html lang dir>`.
+    let lang: String
+    let dir: String
+    /// The scripts' translated texts, as JSON (`app.js` reads them).
+    var scriptMessages = "{}"
 
     struct ProviderButton: Sendable {
         let id: String
@@ -45,10 +50,12 @@ struct Layout: Sendable {
     }
 
     init(
-        title: String, nav: Nav?, assetVersion: String, csrf: String, me: Me? = nil, mySpaces: [Space] = [],
-        moderates: Bool = false
+        title: String, nav: Nav?, assetVersion: String, csrf: String, language: Language, me: Me? = nil,
+        mySpaces: [Space] = [], moderates: Bool = false
     ) {
         self.moderates = moderates
+        lang = language.rawValue
+        dir = language.isRightToLeft ? "rtl" : "ltr"
         pageTitle = title
         self.nav = Choice(nav?.rawValue ?? "")
         v = assetVersion

@@ -80,7 +80,7 @@ struct WebPages {
         let signedIn = try SignedInContext(context: context)
         let page = try await api.feeds.home(request, context: signedIn)
         let list = Self.postList(page, request: request, context: context)
-        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context) }
         var body = FeedPage(heading: "Home", live: "home", list)
         // A new person's home: whom to follow, and what is new everywhere until theirs fills.
         if page.items.count < 3, request.uri.queryParameters.get("cursor") == nil {
@@ -98,7 +98,7 @@ struct WebPages {
         let list = Self.postList(page, request: request, context: context)
         // `?kind=photo`: the photos and videos alone, as a grid (the meme feed's explore).
         let photos = request.uri.queryParameters.get("kind") == PostKind.photo.rawValue
-        if Self.wantsFragment(request) { return web.fragment(photos ? "photo-tiles" : "post-list", list) }
+        if Self.wantsFragment(request) { return web.fragment(photos ? "photo-tiles" : "post-list", list, context: context) }
         let body = FeedPage(
             heading: photos ? "Photos" : "Everyone", live: "global", list, tabs: request.uri.path == "/explore",
             photos: photos)
@@ -124,7 +124,7 @@ struct WebPages {
         let space = try await api.spaces.get(request, context: context)
         let page = try await api.feeds.spaceFeed(request, context: context)
         let list = Self.postList(page, request: request, context: context)
-        if Self.wantsFragment(request) { return web.fragment("post-list", list) }
+        if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context) }
         let body = SpacePage(space, list)
         return try await web.page("space", title: space.name, nav: .spaces, body, request: request, context: context)
     }
@@ -179,7 +179,7 @@ struct WebPages {
         let post = try await api.posts.get(request, context: context)
         let page = try await api.posts.listComments(request, context: context)
         let items = page.items.map { CommentView($0, viewer: context.viewerID, postAuthor: post.author.id) }
-        var response = web.fragment("comment-list", CommentList(comments: items))
+        var response = web.fragment("comment-list", CommentList(comments: items), context: context)
         if let last = page.items.last, let id = Int64(last.id) {
             response.headers[HTTPField.Name("X-Next-After")!] =
                 Cursor(time: last.createdAt.milliseconds, id: id).encoded
@@ -189,7 +189,7 @@ struct WebPages {
 
     @Sendable func postFragment(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
-        return web.fragment("post-list", PostList(posts: [PostView(post, viewer: context.viewerID)], next: nil))
+        return web.fragment("post-list", PostList(posts: [PostView(post, viewer: context.viewerID)], next: nil), context: context)
     }
 
     @Sendable func profile(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -198,7 +198,7 @@ struct WebPages {
         let heatmap = try await api.people.activity(request, context: context)
         let list = Self.postList(posts, request: request, context: context)
         let grid = request.uri.queryParameters.get("kind") == PostKind.photo.rawValue
-        if Self.wantsFragment(request) { return web.fragment(grid ? "photo-tiles" : "post-list", list) }
+        if Self.wantsFragment(request) { return web.fragment(grid ? "photo-tiles" : "post-list", list, context: context) }
         let body = ProfilePage(
             user: UserView(user, viewer: context.viewerID), heatmap: HeatmapView(heatmap), grid: grid, list,
             reportUser: context.viewerID.flatMap { String($0) == user.id ? nil : ReportFormView(.user, id: user.id) })

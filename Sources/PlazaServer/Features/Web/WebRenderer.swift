@@ -6,14 +6,20 @@ import Mustache
 import PlazaAPI
 
 /// Renders the web app's Mustache templates and serves its static files, both read once at
-/// start-up from the target's resources.
+/// start-up from the target's resources. The templates are translated then, once per language
+/// (`MessageCatalog.translating(template:)`), so rendering a page costs the same in any language.
 struct WebRenderer: Sendable {
     struct Asset: Sendable {
         let body: ByteBuffer
         let contentType: String
     }
 
-    let library: MustacheLibrary
+    /// The templates in each language.
+    let libraries: [Language: MustacheLibrary]
+    let catalogs: [Language: MessageCatalog]
+    /// Each language's translations of the scripts' texts (`t('…')` in the assets), which the
+    /// layout hands to `app.js` as JSON.
+    let scriptMessages: [Language: String]
     let assets: [String: Asset]
     /// A hash of every asset, appended to asset URLs so they can be cached for a year.
     let assetVersion: String
@@ -24,7 +30,19 @@ struct WebRenderer: Sendable {
         guard let root = Bundle.module.resourcePath else {
             throw ConfigurationError("The web app's resources are missing.")
         }
-        let library = try await MustacheLibrary(directory: root + "/Templates")
+        let catalogs = try MessageCatalog.load(from: root + "/Locales")
+        var libraries: [Language: MustacheLibrary] = [:]
+        let templateFolder = root + "/Templates"
+        let templateNames = (try FileManager.default.contentsOfDirectory(atPath: templateFolder))
+            .filter { $0.hasSuffix(".mustache") }
+        for (language, catalog) in catalogs {
+            var library = MustacheLibrary()
+            for file in templateNames {
+                let source = try String(contentsOfFile: templateFolder + "/" + file, encoding: .utf8)
+                try library.register(catalog.translating(template: source), named: String(file.dropLast(9)))
+            }
+            libraries[language] = library
+        }
         var assets: [String: Asset] = [:]
         var hasher = SHA256()
         let folder = root + "/Assets"
@@ -39,13 +57,26 @@ struct WebRenderer: Sendable {
             assets[name] = Asset(body: ByteBuffer(data: data), contentType: contentType(of: name))
         }
         let version = ByteText.hex(hasher.finalize().prefix(6))
+        let scriptTexts = Set(
+            assets.filter { $0.key.hasSuffix(".js") }.flatMap { MessageCatalog.scriptTexts(in: String(buffer: $0.value.body)) })
+        var scriptMessages: [Language: String] = [:]
+        for (language, catalog) in catalogs {
+            let messages = Dictionary(uniqueKeysWithValues: scriptTexts.compactMap { text in
+                catalog.entries[text].map { (text, $0.json) }
+            })
+            scriptMessages[language] = String(decoding: try JSON.encoder.encode(messages), as: UTF8.self)
+                // Inside <script type="application/json">: no `</script>` can end it early.
+                .replacingOccurrences(of: "<", with: "\\u003c")
+        }
         // Media is served by Plaza itself (from disk or S3), so images and videos are same-origin too; blob: is the upload
         // preview. Map tiles come from their server.
         let tiles = map.origin.map { " " + $0 } ?? ""
         let csp =
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:\(tiles); media-src 'self' blob:; connect-src 'self'; font-src 'self'; "
             + "manifest-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-        return WebRenderer(library: library, assets: assets, assetVersion: version, contentSecurityPolicy: csp)
+        return WebRenderer(
+            libraries: libraries, catalogs: catalogs, scriptMessages: scriptMessages, assets: assets,
+            assetVersion: version, contentSecurityPolicy: csp)
     }
 
     static func contentType(of name: String) -> String {
@@ -65,12 +96,15 @@ struct WebRenderer: Sendable {
     /// `formTargets`: where else the page's forms may lead (browsers hold a form's redirect to
     /// `form-action` too: the OAuth consent page's to the app).
     func html(
-        _ template: String, _ view: some Sendable, status: HTTPResponse.Status = .ok, frameSources: [String] = [],
-        formTargets: [String] = []
+        _ template: String, _ view: some Sendable, language: Language, status: HTTPResponse.Status = .ok,
+        frameSources: [String] = [], formTargets: [String] = []
     ) -> Response {
-        let text = library.render(view, withTemplate: template) ?? "Template \(template) is missing."
+        let text =
+            libraries[language]?.render(view, withTemplate: template) ?? "Template \(template) is missing."
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
+        headers[.contentLanguage] = language.rawValue
+        headers[.vary] = "Accept-Language, Cookie"
         var policy = contentSecurityPolicy
         if !formTargets.isEmpty {
             policy = policy.replacingOccurrences(

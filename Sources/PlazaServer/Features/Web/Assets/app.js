@@ -4,6 +4,24 @@
 
 const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 
+// Texts in the page's language: the layout carries this script's translations as JSON, keyed
+// by the English text (English needs none). `{name}` takes `values.name`.
+const lang = document.documentElement.lang || 'en';
+const messages = JSON.parse(document.getElementById('plaza-messages')?.textContent || '{}');
+const fillIn = (text, values) => text.replace(/\{(\w+)\}/g, (all, name) => (name in values ? String(values[name]) : all));
+export function t(text, values = {}) {
+  const translated = messages[text];
+  return fillIn(typeof translated === 'string' ? translated : text, values);
+}
+/** The plural form for `count` (`{count}` is the number as the language writes it). */
+const pluralRules = new Intl.PluralRules(lang);
+export function plural(count, one, other, values = {}) {
+  const forms = messages[other];
+  const english = count === 1 ? one : other;
+  const text = typeof forms === 'object' ? forms[pluralRules.select(count)] ?? forms.other ?? english : english;
+  return fillIn(text, { ...values, count: new Intl.NumberFormat(lang).format(count) });
+}
+
 /** Calls the JSON API; throws an Error carrying the server's message and field. */
 export async function api(method, path, body) {
   const headers = { 'X-CSRF-Token': csrf, Accept: 'application/json' };
@@ -238,16 +256,16 @@ function setLikes(postId, likes, liked) {
 }
 
 // Relative times, in the reader's own time zone.
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const relative = new Intl.RelativeTimeFormat(lang, { numeric: 'auto' });
 export function enhance(root = document) {
   root.querySelectorAll('time[datetime]').forEach((time) => {
     const date = new Date(time.dateTime);
     if (Number.isNaN(date.getTime())) return;
-    time.title = date.toLocaleString();
+    time.title = date.toLocaleString(lang);
     const seconds = (date.getTime() - Date.now()) / 1000;
     const units = [['year', 31536000], ['month', 2592000], ['day', 86400], ['hour', 3600], ['minute', 60]];
     const [unit, size] = units.find(([, s]) => Math.abs(seconds) >= s) ?? ['second', 1];
-    time.textContent = Math.abs(seconds) < 45 ? 'just now' : relative.format(Math.round(seconds / size), unit);
+    time.textContent = Math.abs(seconds) < 45 ? t('just now') : relative.format(Math.round(seconds / size), unit);
   });
   root.querySelectorAll('img[data-blurhash]').forEach(paintBlurhash);
   root.querySelectorAll('[data-color]').forEach((el) => {
@@ -580,7 +598,7 @@ document.addEventListener('input', (event) => {
 enhance();
 live();
 // Page modules get these helpers passed in rather than importing this file again.
-const helpers = { api, upload, toast, busy, showError, enhance };
+const helpers = { api, upload, toast, busy, showError, enhance, t, plural };
 const version = new URL(import.meta.url).search;
 for (const [selector, module] of [['[data-post-page]', 'post'], ['[data-compose]', 'compose'], ['[data-avatar]', 'settings']]) {
   if (document.querySelector(selector)) import(`./${module}.js${version}`).then((m) => m.default(helpers));
