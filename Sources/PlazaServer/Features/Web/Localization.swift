@@ -105,7 +105,8 @@ struct MessageCatalog: Sendable {
         var json: JSONValue {
             switch self {
             case .text(let text): .string(text)
-            case .plural(let forms): .object(Dictionary(uniqueKeysWithValues: forms.map { ($0.key.rawValue, .string($0.value)) }))
+            case .plural(let forms):
+                .object(Dictionary(uniqueKeysWithValues: forms.map { ($0.key.rawValue, .string($0.value)) }))
             }
         }
     }

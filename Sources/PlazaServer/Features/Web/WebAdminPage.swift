@@ -12,6 +12,7 @@ struct WebAdminPage {
     }
 
     @Sendable func admin(_ request: Request, context: SignedInContext) async throws -> Response {
+        let t = web.localizer(context.base)
         let me = context.user.userID
         let moderation = web.stores.moderation
         let page = try await web.api.moderation.list(request, context: context)
@@ -22,22 +23,23 @@ struct WebAdminPage {
         if isAdmin {
             for person in Set(page.items.compactMap { $0.targetUser?.id }) {
                 guard let id = Int64(person) else { continue }
-                recentByPerson[person] = try await moderation.unfilteredRecentContent(of: id, viewer: me).map(
-                    RecentView.init)
+                recentByPerson[person] = try await moderation.unfilteredRecentContent(of: id, viewer: me).map {
+                    RecentView($0, t: t)
+                }
             }
         }
         let reports = page.items.map { report in
             ReportView(
                 report, link: Self.link(report, commentPosts: commentPosts), isAdmin: isAdmin,
-                recent: report.targetUser.flatMap { recentByPerson[$0.id] } ?? [])
+                recent: report.targetUser.flatMap { recentByPerson[$0.id] } ?? [], t: t)
         }
         let audit = isAdmin ? try await moderation.audit(page: .init(limit: 20), viewer: me).items : []
         let body = AdminPage(
             reports: reports, next: WebPages.next(request, cursor: page.nextCursor),
             resolved: request.uri.queryParameters.get("state") == ReportState.resolved.rawValue, isAdmin: isAdmin,
-            audit: audit.map(AuditView.init))
+            audit: audit.map { AuditView($0, t: t) })
         return try await web.page(
-            "admin", title: "Moderation", nav: .admin, body, request: request, context: context.base)
+            "admin", title: t("Moderation"), nav: .admin, body, request: request, context: context.base)
     }
 
     static func link(_ report: Report, commentPosts: [Int64: Int64]) -> String? {

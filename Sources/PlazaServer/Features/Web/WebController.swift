@@ -89,6 +89,7 @@ struct WebController {
         context: PlazaContext, status: HTTPResponse.Status = .ok, frameSources: [String] = [],
         formTargets: [String] = []
     ) async throws -> Response {
+        let t = localizer(context)
         let layout: Layout
         var nonce: String?
         if let identity = context.identity, let token = WebSession.sessionToken(request, secure: context.isHTTPS) {
@@ -97,14 +98,14 @@ struct WebController {
                 .init(memberOf: identity.userID, page: .init(limit: 50)), viewer: identity.userID)
             layout = Layout(
                 title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: WebSession.csrfToken(secret: token),
-                language: context.language, me: me, mySpaces: joined.items,
+                t: t, me: me, mySpaces: joined.items,
                 moderates: try await stores.moderation.scope(of: identity.userID) != .none)
         } else {
             let secret = WebSession.nonce(request, secure: context.isHTTPS) ?? WebSession.newNonce()
             if WebSession.nonce(request, secure: context.isHTTPS) == nil { nonce = secret }
             let csrf = WebSession.csrfToken(secret: secret)
             layout = Layout(
-                title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: csrf, language: context.language)
+                title: title, nav: nav, assetVersion: renderer.assetVersion, csrf: csrf, t: t)
         }
         var complete = layout
         complete.signInProviders = api.identity.signIn.providers.map { .init(id: $0.id, name: $0.name) }
@@ -203,14 +204,16 @@ struct WebController {
 
     @Sendable func loginPage(_ request: Request, context: PlazaContext) async throws -> Response {
         if context.identity != nil { return Self.redirect(to: Self.safeNext(request.uri.queryParameters.get("next"))) }
+        let t = localizer(context)
         var body = LoginPage(next: Self.safeNext(request.uri.queryParameters.get("next")))
         body.deleting = request.uri.queryParameters.get("deleting") == "1"
-        return try await page("login", title: "Sign in", nav: .login, body, request: request, context: context)
+        return try await page("login", title: t("Sign in"), nav: .login, body, request: request, context: context)
     }
 
     @Sendable func login(_ request: Request, context: PlazaContext) async throws -> Response {
         let form = try await form(LoginForm.self, request, context: context)
         try checkCSRF(form._csrf, request, context: context)
+        let t = localizer(context)
         let next = Self.safeNext(form.next)
         do {
             let auth = try await api.accounts.signIn(
@@ -219,11 +222,12 @@ struct WebController {
             return try await signedIn(auth, context: context, next: await afterSignIn(next, auth))
         } catch let error as PlazaError where error.challenge != nil {
             let body = LoginPage(login: form.login ?? "", next: next, challenge: error.challenge)
-            return try await page("login", title: "Sign in", nav: .login, body, request: request, context: context)
+            return try await page("login", title: t("Sign in"), nav: .login, body, request: request, context: context)
         } catch let error as PlazaError {
             let body = LoginPage(error: error.message, login: form.login ?? "", next: next)
             return try await page(
-                "login", title: "Sign in", nav: .login, body, request: request, context: context, status: error.status)
+                "login", title: t("Sign in"), nav: .login, body, request: request, context: context,
+                status: error.status)
         }
     }
 
@@ -231,6 +235,7 @@ struct WebController {
     @Sendable func loginSecondFactor(_ request: Request, context: PlazaContext) async throws -> Response {
         let form = try await form(SecondFactorForm.self, request, context: context)
         try checkCSRF(form._csrf, request, context: context)
+        let t = localizer(context)
         let next = Self.safeNext(form.next)
         let challenge = form.challenge ?? ""
         do {
@@ -242,14 +247,16 @@ struct WebController {
             let expired = error.code == AccountsController.challengeGone.code
             let body = LoginPage(error: error.message, next: next, challenge: expired ? nil : challenge)
             return try await page(
-                "login", title: "Sign in", nav: .login, body, request: request, context: context, status: error.status)
+                "login", title: t("Sign in"), nav: .login, body, request: request, context: context,
+                status: error.status)
         }
     }
 
     @Sendable func signupPage(_ request: Request, context: PlazaContext) async throws -> Response {
         if context.identity != nil { return Self.redirect(to: "/") }
+        let t = localizer(context)
         return try await page(
-            "signup", title: "Create your account", nav: .signup, SignupPage(), request: request, context: context)
+            "signup", title: t("Create your account"), nav: .signup, SignupPage(), request: request, context: context)
     }
 
     @Sendable func signup(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -264,10 +271,11 @@ struct WebController {
             return try await signedIn(
                 try await api.accounts.signUp(body, request: request, context: context), context: context, next: "/")
         } catch let error as PlazaError {
+            let t = localizer(context)
             let page = SignupPage(
                 error: error.message, username: body.username, email: body.email, displayName: form.displayName ?? "")
             return try await self.page(
-                "signup", title: "Create your account", nav: .signup, page, request: request, context: context,
+                "signup", title: t("Create your account"), nav: .signup, page, request: request, context: context,
                 status: error.status)
         }
     }

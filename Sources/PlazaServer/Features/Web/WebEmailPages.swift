@@ -28,8 +28,9 @@ struct WebEmailPages {
     }
 
     @Sendable func forgotPage(_ request: Request, context: PlazaContext) async throws -> Response {
-        try await web.page(
-            "forgot-password", title: "Forgot your password?", nav: .login, ForgotPasswordPage(), request: request,
+        let t = web.localizer(context)
+        return try await web.page(
+            "forgot-password", title: t("Forgot your password?"), nav: .login, ForgotPasswordPage(), request: request,
             context: context)
     }
 
@@ -44,21 +45,24 @@ struct WebEmailPages {
         } catch let error as PlazaError {
             (body.error, status) = (error.message, error.status)
         }
+        let t = web.localizer(context)
         return try await web.page(
-            "forgot-password", title: "Forgot your password?", nav: .login, body, request: request, context: context,
-            status: status)
+            "forgot-password", title: t("Forgot your password?"), nav: .login, body, request: request,
+            context: context, status: status)
     }
 
     @Sendable func resetPage(_ request: Request, context: PlazaContext) async throws -> Response {
-        try await web.page(
-            "reset-password", title: "Choose a new password", ResetPasswordPage(token: request.query("token") ?? ""),
-            request: request, context: context)
+        let t = web.localizer(context)
+        return try await web.page(
+            "reset-password", title: t("Choose a new password"),
+            ResetPasswordPage(token: request.query("token") ?? ""), request: request, context: context)
     }
 
     @Sendable func reset(_ request: Request, context: PlazaContext) async throws -> Response {
         let form = try await web.form(TokenForm.self, request, context: context)
         try web.checkCSRF(form._csrf, request, context: context)
         let token = form.token ?? ""
+        let t = web.localizer(context)
         do {
             let auth = try await accounts.reset(
                 ResetPasswordRequest(token: token, newPassword: form.newPassword ?? ""), request: request,
@@ -67,18 +71,21 @@ struct WebEmailPages {
         } catch let error as PlazaError where error.challenge != nil {
             // Two-factor sign-in is on: the password is changed, and the code form finishes signing in.
             let body = LoginPage(error: error.message, next: "/", challenge: error.challenge)
-            return try await web.page("login", title: "Sign in", nav: .login, body, request: request, context: context)
+            return try await web.page(
+                "login", title: t("Sign in"), nav: .login, body, request: request, context: context)
         } catch let error as PlazaError {
             return try await web.page(
-                "reset-password", title: "Choose a new password", ResetPasswordPage(error: error.message, token: token),
-                request: request, context: context, status: error.status)
+                "reset-password", title: t("Choose a new password"),
+                ResetPasswordPage(error: error.message, token: token), request: request, context: context,
+                status: error.status)
         }
     }
 
     @Sendable func verifyPage(_ request: Request, context: PlazaContext) async throws -> Response {
-        try await web.page(
-            "verify-email", title: "Confirm your email address", VerifyEmailPage(token: request.query("token") ?? ""),
-            request: request, context: context)
+        let t = web.localizer(context)
+        return try await web.page(
+            "verify-email", title: t("Confirm your email address"),
+            VerifyEmailPage(token: request.query("token") ?? ""), request: request, context: context)
     }
 
     @Sendable func verify(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -93,8 +100,9 @@ struct WebEmailPages {
         } catch let error as PlazaError {
             (body.error, status) = (error.message, error.status)
         }
+        let t = web.localizer(context)
         return try await web.page(
-            "verify-email", title: "Confirm your email address", body, request: request, context: context,
+            "verify-email", title: t("Confirm your email address"), body, request: request, context: context,
             status: status)
     }
 }

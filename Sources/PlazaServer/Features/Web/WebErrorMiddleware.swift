@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import PlazaAPI
@@ -38,13 +39,35 @@ struct WebErrorMiddleware: RouterMiddleware {
     func page(status: HTTPResponse.Status, message: String, headers: HTTPFields, request: Request) -> Response {
         let language = Language.preferred(acceptLanguage: request.headers[.acceptLanguage])
         let catalog = renderer.catalogs[language] ?? .english
+        let t = Localizer(catalog: catalog, timeZone: TimeZone(identifier: "UTC") ?? .current)
         var layout = Layout(
-            title: catalog.text(status.reasonPhrase), nav: nil, assetVersion: renderer.assetVersion, csrf: "",
-            language: language)
+            title: Self.title(of: status, t: t), nav: nil, assetVersion: renderer.assetVersion, csrf: "", t: t)
         layout.scriptMessages = renderer.scriptMessages[language] ?? "{}"
         let view = WebPage(layout: layout, body: ErrorPage(status: status.code, message: catalog.text(message)))
         var response = renderer.html("error", view, language: language, status: status)
         for field in headers { response.headers.append(field) }
         return response
+    }
+
+    /// The error page's heading: the status's reason phrase, in the reader's language for the
+    /// statuses pages give.
+    static func title(of status: HTTPResponse.Status, t: Localizer) -> String {
+        switch status.code {
+        case 400: t("Bad Request")
+        case 401: t("Unauthorized")
+        case 403: t("Forbidden")
+        case 404: t("Not Found")
+        case 405: t("Method Not Allowed")
+        case 409: t("Conflict")
+        case 410: t("Gone")
+        case 413: t("Content Too Large")
+        case 415: t("Unsupported Media Type")
+        case 422: t("Unprocessable Content")
+        case 429: t("Too Many Requests")
+        case 500: t("Internal Server Error")
+        case 502: t("Bad Gateway")
+        case 503: t("Service Unavailable")
+        default: status.reasonPhrase
+        }
     }
 }

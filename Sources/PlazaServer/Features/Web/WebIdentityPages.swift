@@ -92,8 +92,10 @@ struct WebIdentityPages {
             response.setCookie(Self.cookie("", secure: context.isHTTPS, maxAge: 0))
             return response
         } catch let error as PlazaError where error.challenge != nil {
+            let t = web.localizer(context)
             let body = LoginPage(error: error.message, next: "/", challenge: error.challenge)
-            return try await web.page("login", title: "Sign in", nav: .login, body, request: request, context: context)
+            return try await web.page(
+                "login", title: t("Sign in"), nav: .login, body, request: request, context: context)
         } catch let error as PlazaError {
             return try await failure(error, request: request, context: context)
         }
@@ -101,8 +103,9 @@ struct WebIdentityPages {
 
     /// The sign-in page with what went wrong.
     private func failure(_ error: PlazaError, request: Request, context: PlazaContext) async throws -> Response {
+        let t = web.localizer(context)
         let body = LoginPage(error: error.message, next: "/")
         return try await web.page(
-            "login", title: "Sign in", nav: .login, body, request: request, context: context, status: error.status)
+            "login", title: t("Sign in"), nav: .login, body, request: request, context: context, status: error.status)
     }
 }

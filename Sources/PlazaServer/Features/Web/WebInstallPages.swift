@@ -151,8 +151,9 @@ struct WebInstallPages {
         view.collections = mine.items.map { .init(id: $0.id, name: $0.name, selected: $0.id == view.chosen) }
         if view.chosen == nil { view.collections.indices.first.map { view.collections[$0].selected = true } }
         if let url = view.url { view.preview = try await web.stores.linkPreviews.known(url) }
+        let t = web.localizer(context.base)
         return try await web.page(
-            "share", title: "Save a link", view, request: request, context: context.base, status: status)
+            "share", title: t("Save a link"), view, request: request, context: context.base, status: status)
     }
 }
 

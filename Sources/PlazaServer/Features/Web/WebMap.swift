@@ -64,33 +64,37 @@ struct MapView: Sendable {
     let label: String
 
     /// A post's place, close up; none without one.
-    init?(post: Post, settings: MapSettings) {
+    init?(post: Post, settings: MapSettings, t: Localizer) {
         guard let location = post.location else { return nil }
         self.init(
             latitude: location.latitude, longitude: location.longitude, zoom: 15, settings: settings,
             markers: [
                 Marker(
                     latitude: location.latitude.jsonText, longitude: location.longitude.jsonText,
-                    label: location.name ?? "Pinned place", href: nil, here: false)
-            ], label: "Map of \(location.name ?? "the post's place")")
+                    label: location.name ?? t("Pinned place"), href: nil, here: false)
+            ],
+            label: location.name.map { t("Map of {place}", ["place": $0]) } ?? t("Map of the post's place"))
     }
 
     /// Search results around a point: the point, and each result that has a place.
-    init(near latitude: Double, _ longitude: Double, radiusKm: Double, posts: [Post], settings: MapSettings) {
+    init(
+        near latitude: Double, _ longitude: Double, radiusKm: Double, posts: [Post], settings: MapSettings,
+        t: Localizer
+    ) {
         let here = Marker(
-            latitude: latitude.jsonText, longitude: longitude.jsonText, label: "Searched from here", href: nil,
+            latitude: latitude.jsonText, longitude: longitude.jsonText, label: t("Searched from here"), href: nil,
             here: true)
         let places = posts.compactMap { post in
             post.location.map {
                 Marker(
                     latitude: $0.latitude.jsonText, longitude: $0.longitude.jsonText,
-                    label: $0.name ?? post.title ?? "Pinned place", href: "/p/\(post.id)", here: false)
+                    label: $0.name ?? post.title ?? t("Pinned place"), href: "/p/\(post.id)", here: false)
             }
         }
         self.init(
             latitude: latitude, longitude: longitude,
             zoom: Self.zoom(showing: radiusKm, at: latitude), settings: settings, markers: [here] + places,
-            label: "Map of the results")
+            label: t("Map of the results"))
     }
 
     private init(

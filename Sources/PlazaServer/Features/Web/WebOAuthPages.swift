@@ -122,13 +122,41 @@ struct WebOAuthPages {
         return Response(status: .found, headers: [.location: uri + (uri.contains("?") ? "&" : "?") + query])
     }
 
-    static let meanings: [String: String] = [
-        "read": "Read everything you can see: posts, people, notifications",
-        "write": "Post, comment, like, save and change your profile as you",
-        "follow": "Follow, unfollow, block and mute people as you",
-        "push": "Send you push notifications",
-        "profile": "Know who you are (your profile only)",
-    ]
+    /// What a scope lets the app do, as the consent page says it.
+    static func meaning(of scope: String, t: Localizer) -> String {
+        switch scope {
+        case "read": t("Read everything you can see: posts, people, notifications")
+        case "write": t("Post, comment, like, save and change your profile as you")
+        case "follow": t("Follow, unfollow, block and mute people as you")
+        case "push": t("Send you push notifications")
+        case "profile": t("Know who you are (your profile only)")
+        case "read:accounts": t("Read your accounts")
+        case "read:blocks": t("Read your blocks")
+        case "read:bookmarks": t("Read your bookmarks")
+        case "read:favourites": t("Read your favourites")
+        case "read:filters": t("Read your filters")
+        case "read:follows": t("Read your follows")
+        case "read:lists": t("Read your lists")
+        case "read:mutes": t("Read your mutes")
+        case "read:notifications": t("Read your notifications")
+        case "read:search": t("Read your search")
+        case "read:statuses": t("Read your statuses")
+        case "write:accounts": t("Change your accounts")
+        case "write:blocks": t("Change your blocks")
+        case "write:bookmarks": t("Change your bookmarks")
+        case "write:conversations": t("Change your conversations")
+        case "write:favourites": t("Change your favourites")
+        case "write:filters": t("Change your filters")
+        case "write:follows": t("Change your follows")
+        case "write:lists": t("Change your lists")
+        case "write:media": t("Change your media")
+        case "write:mutes": t("Change your mutes")
+        case "write:notifications": t("Change your notifications")
+        case "write:reports": t("Change your reports")
+        case "write:statuses": t("Change your statuses")
+        default: scope
+        }
+    }
 
     @Sendable func authorizePage(_ request: Request, context: PlazaContext) async throws -> Response {
         let query: Authorization
@@ -141,19 +169,14 @@ struct WebOAuthPages {
         guard context.identity != nil else {
             return WebController.redirect(to: "/login?next=" + WebPages.encoded(request.uri.description))
         }
+        let t = web.localizer(context)
         let body = ConsentPage(
             app: checked.app.name, website: checked.app.website,
-            scopes: checked.scopes.names.map { .init(name: $0, meaning: Self.meanings[$0] ?? Self.meaning(of: $0)) },
+            scopes: checked.scopes.names.map { .init(name: $0, meaning: Self.meaning(of: $0, t: t)) },
             request: query, scope: checked.scopes.description)
         return try await web.page(
-            "oauth-authorize", title: "Authorize \(checked.app.name)", body, request: request, context: context,
-            formTargets: Self.formTarget(checked.redirectURI))
-    }
-
-    static func meaning(of scope: String) -> String {
-        let parts = scope.split(separator: ":")
-        guard parts.count == 2 else { return scope }
-        return (parts[0] == "read" ? "Read your " : "Change your ") + parts[1].replacingOccurrences(of: "_", with: " ")
+            "oauth-authorize", title: t("Authorize {app}", ["app": checked.app.name]), body, request: request,
+            context: context, formTargets: Self.formTarget(checked.redirectURI))
     }
 
     @Sendable func authorize(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -174,10 +197,10 @@ struct WebOAuthPages {
             app: checked.app, user: me.userID, redirectURI: checked.redirectURI, scopes: checked.scopes,
             challenge: form.codeChallenge)
         if checked.redirectURI == OAuthStore.outOfBand {
+            let t = web.localizer(context)
             return try await web.page(
-                "oauth-code", title: "Authorization code", CodePage(app: checked.app.name, code: code),
-                request: request,
-                context: context)
+                "oauth-code", title: t("Authorization code"), CodePage(app: checked.app.name, code: code),
+                request: request, context: context)
         }
         return Self.redirect(checked.redirectURI, [("code", code), ("state", form.state)])
     }

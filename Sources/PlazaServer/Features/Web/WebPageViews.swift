@@ -50,12 +50,12 @@ struct Layout: Sendable {
     }
 
     init(
-        title: String, nav: Nav?, assetVersion: String, csrf: String, language: Language, me: Me? = nil,
+        title: String, nav: Nav?, assetVersion: String, csrf: String, t: Localizer, me: Me? = nil,
         mySpaces: [Space] = [], moderates: Bool = false
     ) {
         self.moderates = moderates
-        lang = language.rawValue
-        dir = language.isRightToLeft ? "rtl" : "ltr"
+        lang = t.language.rawValue
+        dir = t.language.isRightToLeft ? "rtl" : "ltr"
         pageTitle = title
         self.nav = Choice(nav?.rawValue ?? "")
         v = assetVersion
@@ -65,7 +65,7 @@ struct Layout: Sendable {
                 username: $0.user.username, unread: $0.unreadNotifications, hasUnread: $0.unreadNotifications > 0,
                 unverifiedEmail: $0.emailVerified || $0.email.isEmpty ? nil : $0.email)
         }
-        self.mySpaces = mySpaces.map(SpaceView.init)
+        self.mySpaces = mySpaces.map { SpaceView($0, t: t) }
         hasSpaces = !mySpaces.isEmpty
         lastSpace = me?.preferences["lastSpace"]?.stringValue
     }
@@ -130,8 +130,8 @@ struct SpacePage: Sendable {
     let posts: [PostView]
     let next: String?
 
-    init(_ space: Space, _ list: PostList) {
-        self.space = SpaceView(space)
+    init(_ space: Space, _ list: PostList, t: Localizer) {
+        self.space = SpaceView(space, t: t)
         live = "space:\(space.slug)"
         posts = list.posts
         next = list.next
@@ -217,15 +217,24 @@ struct FollowRequestsPage: Sendable {
 
 /// `collections.mustache`.
 struct CollectionsPage: Sendable {
-    let collections: [SavedCollection]
+    /// A collection in the list, with how many items it holds.
+    struct Row: Sendable {
+        let id: String
+        let name: String
+        /// "3 items".
+        let itemsLabel: String
+    }
+    let collections: [Row]
     let next: String?
     /// For `save-form.mustache`, which saves a pasted link into one of them or a new one
     /// (stored: templates read stored properties only).
     let myCollections: [SavedCollection]
     let hasCollections: Bool
 
-    init(collections: [SavedCollection], next: String?) {
-        self.collections = collections
+    init(collections: [SavedCollection], next: String?, t: Localizer) {
+        self.collections = collections.map {
+            Row(id: $0.id, name: $0.name, itemsLabel: CollectionPage.itemsLabel($0.counts.items, t: t))
+        }
         self.next = next
         myCollections = collections
         hasCollections = !collections.isEmpty
@@ -235,6 +244,8 @@ struct CollectionsPage: Sendable {
 /// `collection.mustache`.
 struct CollectionPage: Sendable {
     let collection: SavedCollection
+    /// "3 items".
+    let itemsLabel: String
     let items: [ItemView]
     /// The collections its items can move to.
     let others: [SavedCollection]
@@ -242,6 +253,22 @@ struct CollectionPage: Sendable {
     /// Items show move and remove buttons (not in search results).
     let movable = true
     let next: String?
+
+    init(
+        collection: SavedCollection, items: [ItemView], others: [SavedCollection], hasOthers: Bool, next: String?,
+        t: Localizer
+    ) {
+        self.collection = collection
+        itemsLabel = Self.itemsLabel(collection.counts.items, t: t)
+        self.items = items
+        self.others = others
+        self.hasOthers = hasOthers
+        self.next = next
+    }
+
+    static func itemsLabel(_ count: Int, t: Localizer) -> String {
+        t.plural(count, one: "{count} item", other: "{count} items")
+    }
 }
 
 /// `search.mustache`: the form, and the results once something is asked.
@@ -292,7 +319,7 @@ struct ActivitiesPage: Sendable {
     let types: [Filter]
     let progress: [Filter]
 
-    init(_ list: PostList, types names: [String], type: String?, progress chosen: String?) {
+    init(_ list: PostList, types names: [String], type: String?, progress chosen: String?, t: Localizer) {
         posts = list.posts
         next = list.next
         func href(_ type: String?, _ progress: String?) -> String {
@@ -305,10 +332,11 @@ struct ActivitiesPage: Sendable {
             components.queryItems = items.isEmpty ? nil : items
             return components.string ?? "/activities"
         }
+        // The types are what people wrote in their posts, shown as they are.
         types =
-            [Filter(label: "All types", href: href(nil, chosen), current: type == nil)]
+            [Filter(label: t("All types"), href: href(nil, chosen), current: type == nil)]
             + names.map { Filter(label: $0, href: href($0, chosen), current: $0 == type) }
-        progress = [("All", nil), ("In progress", "ongoing"), ("Done", "done")].map { label, value in
+        progress = [(t("All"), nil), (t("In progress"), "ongoing"), (t("Done"), "done")].map { label, value in
             Filter(label: label, href: href(type, value), current: value == chosen)
         }
     }
@@ -323,10 +351,10 @@ struct WelcomeView: Sendable {
     let newest: [PostView]
     let hasNewest: Bool
 
-    init(_ suggestions: Suggestions, newest: [PostView], viewer: Int64?) {
-        people = suggestions.people.map { UserView($0, viewer: viewer) }
+    init(_ suggestions: Suggestions, newest: [PostView], viewer: Int64?, t: Localizer) {
+        people = suggestions.people.map { UserView($0, viewer: viewer, t: t) }
         hasPeople = !people.isEmpty
-        spaces = suggestions.spaces.map(SpaceView.init)
+        spaces = suggestions.spaces.map { SpaceView($0, t: t) }
         hasSpaces = !spaces.isEmpty
         self.newest = newest
         hasNewest = !newest.isEmpty
@@ -362,7 +390,62 @@ struct SettingsPage: Sendable {
     let statusKind: Choice
     let sessions: [SessionView]
     let twoFactor: TwoFactorStatus
+    /// "10 recovery codes left".
+    let recoveryCodesLabel: String
     let push: PushView
+    /// The language menu: automatic (the browser's) unless I chose one of the web app's.
+    let automaticLanguage: Bool
+    let languages: [LanguageOption]
+    /// Every time zone, mine chosen; UTC, and the browser's in `settings.js`, while I have none.
+    let timeZoneSet: Bool
+    let timeZones: [TimeZoneOption]
+
+    struct LanguageOption: Sendable {
+        let code: String
+        /// In the language itself, whatever the page's.
+        let name: String
+        let selected: Bool
+    }
+
+    struct TimeZoneOption: Sendable {
+        let id: String
+        let selected: Bool
+    }
+
+    /// The zones the server accepts (`Validate.timeZone`), sorted.
+    static let timeZoneIdentifiers: [String] = {
+        var names = TimeZone.knownTimeZoneIdentifiers
+        if !names.contains("UTC") { names.append("UTC") }
+        return names.sorted()
+    }()
+
+    init(
+        user: UserView, email: String, emailVerified: Bool, pendingEmail: String?, hasPassword: Bool,
+        identities: [IdentityView], linkable: [Layout.ProviderButton], statusKind: Choice, sessions: [SessionView],
+        twoFactor: TwoFactorStatus, push: PushView, preferences: JSONValue, t: Localizer
+    ) {
+        self.user = user
+        self.email = email
+        self.emailVerified = emailVerified
+        self.pendingEmail = pendingEmail
+        self.hasPassword = hasPassword
+        self.identities = identities
+        self.linkable = linkable
+        self.statusKind = statusKind
+        self.sessions = sessions
+        self.twoFactor = twoFactor
+        recoveryCodesLabel = t.plural(
+            twoFactor.recoveryCodesLeft, one: "{count} recovery code left", other: "{count} recovery codes left")
+        self.push = push
+        let language = preferences["language"]?.stringValue.flatMap(Language.init(tag:))
+        automaticLanguage = language == nil
+        languages = Language.allCases.map {
+            LanguageOption(code: $0.rawValue, name: $0.name, selected: $0 == language)
+        }
+        let zone = preferences["timeZone"]?.stringValue.flatMap { Validate.timeZone($0) != nil ? $0 : nil }
+        timeZoneSet = zone != nil
+        timeZones = Self.timeZoneIdentifiers.map { TimeZoneOption(id: $0, selected: $0 == (zone ?? "UTC")) }
+    }
 
     /// Which notifications are pushed, and to which devices.
     struct PushView: Sendable {
@@ -379,22 +462,36 @@ struct SettingsPage: Sendable {
         }
         let kinds: [Kind]
         let devices: [Device]
-        var hasDevices: Bool { !devices.isEmpty }
+        /// Stored: templates read stored properties only.
+        let hasDevices: Bool
 
-        static let labels: [(NotificationKind, String)] = [
-            (.like, "Likes of my posts"), (.comment, "Comments on my posts"), (.reply, "Replies in threads I am in"),
-            (.mention, "Mentions of me"), (.follow, "New followers"), (.followRequest, "Requests to follow me"),
-            (.reportResolved, "Reports I made, once resolved"), (.recommendation, "Posts recommended to me"),
+        /// The kinds in the order the settings list them.
+        static let order: [NotificationKind] = [
+            .like, .comment, .reply, .mention, .follow, .followRequest, .reportResolved, .recommendation,
         ]
 
-        init(preferences: JSONValue, devices: [PushDevice]) {
+        static func label(_ kind: NotificationKind, t: Localizer) -> String {
+            switch kind {
+            case .like: t("Likes of my posts")
+            case .comment: t("Comments on my posts")
+            case .reply: t("Replies in threads I am in")
+            case .mention: t("Mentions of me")
+            case .follow: t("New followers")
+            case .followRequest: t("Requests to follow me")
+            case .reportResolved: t("Reports I made, once resolved")
+            case .recommendation: t("Posts recommended to me")
+            }
+        }
+
+        init(preferences: JSONValue, devices: [PushDevice], t: Localizer) {
             let settings = PushPreferences(value: preferences)
-            kinds = Self.labels.map { Kind(kind: $0.0.rawValue, label: $0.1, on: settings.wants($0.0)) }
+            kinds = Self.order.map { Kind(kind: $0.rawValue, label: Self.label($0, t: t), on: settings.wants($0)) }
             self.devices = devices.map {
                 Device(
-                    id: $0.id, kind: $0.platform == .apns ? "iPhone or iPad app" : "Browser", label: $0.label,
+                    id: $0.id, kind: $0.platform == .apns ? t("iPhone or iPad app") : t("Browser"), label: $0.label,
                     thisSession: $0.thisSession)
             }
+            hasDevices = !devices.isEmpty
         }
     }
 }
@@ -473,6 +570,10 @@ struct AdminPage: Sendable {
 struct ReportView: Sendable {
     let id: String
     let targetType: String
+    /// "post", "comment" or "user", in the reader's language.
+    let targetLabel: String
+    /// "Remove the post" or "Remove the comment" (a person is not removed).
+    let removeLabel: String
     /// Where the reported content is, when it can be linked.
     let targetLink: String?
     let snapshot: String?
@@ -494,29 +595,56 @@ struct ReportView: Sendable {
     let recent: [RecentView]
     let hasRecent: Bool
 
-    init(_ report: Report, link: String?, isAdmin: Bool, recent: [RecentView]) {
+    init(_ report: Report, link: String?, isAdmin: Bool, recent: [RecentView], t: Localizer) {
         id = report.id
         targetType = report.targetType.rawValue
+        targetLabel = Self.label(of: report.targetType, t: t)
+        removeLabel =
+            switch report.targetType {
+            case .post: t("Remove the post")
+            case .comment: t("Remove the comment")
+            case .user: ""
+            }
         targetLink = link
         snapshot = report.snapshot.nonEmpty
-        reason = report.reason.rawValue
+        reason =
+            switch report.reason {
+            case .spam: t("spam")
+            case .abuse: t("abuse")
+            case .illegal: t("illegal")
+            case .other: t("other")
+            }
         note = report.note.nonEmpty
         reporter = report.reporter?.username
-        person = report.targetUser.map(AuthorView.init)
+        person = report.targetUser.map { AuthorView($0, t: t) }
         spaces = report.spaces
         createdAt = report.createdAt.description
-        when = report.createdAt.readable
+        when = t.dateTime(report.createdAt)
         open = report.state == .open
         outcome = report.action.map { action in
-            let by = report.resolvedBy.map { " by @\($0.username)" } ?? ""
-            let note = report.resolutionNote.map { ": \($0)" } ?? ""
-            return "\(action.rawValue)\(by)\(note)"
+            let done =
+                switch action {
+                case .dismiss: t("dismiss")
+                case .remove: t("remove")
+                case .suspend: t("suspend")
+                }
+            let by = report.resolvedBy.map { t("{action} by @{username}", ["action": done, "username": $0.username]) }
+            return (by ?? done) + (report.resolutionNote.map { ": \($0)" } ?? "")
         }
         removable = report.targetType != .user
         canSuspend = isAdmin && report.targetUser != nil
         liftable = isAdmin && report.action == .suspend ? report.targetUser?.username : nil
         self.recent = recent
         hasRecent = !recent.isEmpty
+    }
+
+    /// What was reported, as the queue names it.
+    static func label(of type: ReportTargetType, t: Localizer) -> String {
+        switch type {
+        case .post: t("post")
+        case .comment: t("comment")
+        case .user: t("user")
+        }
     }
 }
 
@@ -527,11 +655,11 @@ struct RecentView: Sendable {
     let text: String
     let when: String
 
-    init(_ item: ModerationStore.RecentItem) {
-        kind = item.kind.rawValue
+    init(_ item: ModerationStore.RecentItem, t: Localizer) {
+        kind = ReportView.label(of: item.kind, t: t)
         link = item.kind == .post ? "/p/\(item.post)" : "/p/\(item.post)#c-\(item.id)"
         text = String(item.text.prefix(200))
-        when = item.createdAt.readable
+        when = t.dateTime(item.createdAt)
     }
 }
 
@@ -545,13 +673,14 @@ struct AuditView: Sendable {
     let when: String
     let createdAt: String
 
-    init(_ entry: AuditEntry) {
-        actor = entry.actor.map { "@\($0.username)" } ?? "(deleted account)"
+    /// `action` and an unnamed `target` are the log's own codes (`report.dismiss`, `post 12`).
+    init(_ entry: AuditEntry, t: Localizer) {
+        actor = entry.actor.map { "@\($0.username)" } ?? t("(deleted account)")
         action = entry.action
         target = entry.targetUser.map { "@\($0.username)" } ?? "\(entry.targetType) \(entry.targetId)"
         space = entry.space
         note = entry.note.nonEmpty
-        when = entry.createdAt.readable
+        when = t.dateTime(entry.createdAt)
         createdAt = entry.createdAt.description
     }
 }

@@ -69,48 +69,55 @@ struct WebPages {
     static func wantsFragment(_ request: Request) -> Bool { request.uri.queryParameters.get("fragment") != nil }
 
     /// A page of posts as cards, with the link to the next page.
-    static func postList(_ page: Page<Post>, request: Request, context: PlazaContext) -> PostList {
+    static func postList(_ page: Page<Post>, request: Request, context: PlazaContext, t: Localizer) -> PostList {
         PostList(
-            posts: page.items.map { PostView($0, viewer: context.viewerID) },
+            posts: page.items.map { PostView($0, viewer: context.viewerID, t: t) },
             next: next(request, cursor: page.nextCursor))
     }
 
     @Sendable func home(_ request: Request, context: PlazaContext) async throws -> Response {
         guard context.identity != nil else { return try await explore(request, context: context) }
+        let t = web.localizer(context)
         let signedIn = try SignedInContext(context: context)
         let page = try await api.feeds.home(request, context: signedIn)
-        let list = Self.postList(page, request: request, context: context)
+        let list = Self.postList(page, request: request, context: context, t: t)
         if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context) }
-        var body = FeedPage(heading: "Home", live: "home", list)
+        var body = FeedPage(heading: t("Home"), live: "home", list)
         // A new person's home: whom to follow, and what is new everywhere until theirs fills.
         if page.items.count < 3, request.uri.queryParameters.get("cursor") == nil {
             let suggestions = try await api.people.suggest(request, context: signedIn)
             let newest = try await api.feeds.global(Self.firstPage(of: request, limit: 10), context: context).items
                 .filter { post in !page.items.contains { $0.id == post.id } }
             body.welcome = WelcomeView(
-                suggestions, newest: newest.map { PostView($0, viewer: context.viewerID) }, viewer: context.viewerID)
+                suggestions, newest: newest.map { PostView($0, viewer: context.viewerID, t: t) },
+                viewer: context.viewerID, t: t)
         }
-        return try await web.page("feed", title: "Home", nav: .home, body, request: request, context: context)
+        return try await web.page("feed", title: t("Home"), nav: .home, body, request: request, context: context)
     }
 
     @Sendable func explore(_ request: Request, context: PlazaContext) async throws -> Response {
+        let t = web.localizer(context)
         let page = try await api.feeds.global(request, context: context)
-        let list = Self.postList(page, request: request, context: context)
+        let list = Self.postList(page, request: request, context: context, t: t)
         // `?kind=photo`: the photos and videos alone, as a grid (the meme feed's explore).
         let photos = request.uri.queryParameters.get("kind") == PostKind.photo.rawValue
-        if Self.wantsFragment(request) { return web.fragment(photos ? "photo-tiles" : "post-list", list, context: context) }
+        if Self.wantsFragment(request) {
+            return web.fragment(photos ? "photo-tiles" : "post-list", list, context: context)
+        }
         let body = FeedPage(
-            heading: photos ? "Photos" : "Everyone", live: "global", list, tabs: request.uri.path == "/explore",
+            heading: photos ? t("Photos") : t("Everyone"), live: "global", list, tabs: request.uri.path == "/explore",
             photos: photos)
-        return try await web.page("feed", title: "Explore", nav: .explore, body, request: request, context: context)
+        return try await web.page(
+            "feed", title: t("Explore"), nav: .explore, body, request: request, context: context)
     }
 
     @Sendable func spaces(_ request: Request, context: PlazaContext) async throws -> Response {
         let page = try await api.spaces.list(request, context: context)
+        let t = web.localizer(context)
         let body = SpacesPage(
-            spaces: page.items.map(SpaceView.init), next: Self.next(request, cursor: page.nextCursor),
+            spaces: page.items.map { SpaceView($0, t: t) }, next: Self.next(request, cursor: page.nextCursor),
             q: request.uri.queryParameters.get("q") ?? "")
-        return try await web.page("spaces", title: "Spaces", nav: .spaces, body, request: request, context: context)
+        return try await web.page("spaces", title: t("Spaces"), nav: .spaces, body, request: request, context: context)
     }
 
     /// Reopens the space the signed-in person last opened (their `lastSpace` preference).
@@ -121,22 +128,25 @@ struct WebPages {
     }
 
     @Sendable func space(_ request: Request, context: PlazaContext) async throws -> Response {
+        let t = web.localizer(context)
         let space = try await api.spaces.get(request, context: context)
         let page = try await api.feeds.spaceFeed(request, context: context)
-        let list = Self.postList(page, request: request, context: context)
+        let list = Self.postList(page, request: request, context: context, t: t)
         if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context) }
-        let body = SpacePage(space, list)
+        let body = SpacePage(space, list, t: t)
         return try await web.page("space", title: space.name, nav: .spaces, body, request: request, context: context)
     }
 
     @Sendable func compose(_ request: Request, context: SignedInContext) async throws -> Response {
         let kind = request.uri.queryParameters.get("kind").flatMap(PostKind.init(rawValue:)) ?? .text
+        let t = web.localizer(context.base)
         let body = ComposePage(kind: Choice(kind), space: request.uri.queryParameters.get("space") ?? "")
         return try await web.page(
-            "compose", title: "New post", nav: .compose, body, request: request, context: context.base)
+            "compose", title: t("New post"), nav: .compose, body, request: request, context: context.base)
     }
 
     @Sendable func post(_ request: Request, context: PlazaContext) async throws -> Response {
+        let t = web.localizer(context)
         let post = try await api.posts.get(request, context: context)
         let comments = try await api.posts.listComments(request, context: context)
         var mine: [SavedCollection] = []
@@ -147,12 +157,14 @@ struct WebPages {
         let after =
             last.flatMap { c in Int64(c.id).map { Cursor(time: c.createdAt.milliseconds, id: $0).encoded } } ?? ""
         let body = PostPage(
-            post: PostView(post, viewer: context.viewerID),
-            comments: comments.items.map { CommentView($0, viewer: context.viewerID, postAuthor: post.author.id) },
+            post: PostView(post, viewer: context.viewerID, t: t),
+            comments: comments.items.map {
+                CommentView($0, viewer: context.viewerID, postAuthor: post.author.id, t: t)
+            },
             moreComments: Self.next(request, cursor: comments.nextCursor), after: after, myCollections: mine,
-            hasCollections: !mine.isEmpty, reportPost: ReportFormView.post(post, viewer: context.viewerID),
-            savePostId: post.id, map: MapView(post: post, settings: web.map))
-        let title = post.title ?? "Post by \(post.author.displayName)"
+            hasCollections: !mine.isEmpty, reportPost: ReportFormView.post(post, viewer: context.viewerID, t: t),
+            savePostId: post.id, map: MapView(post: post, settings: web.map, t: t))
+        let title = post.title ?? t("Post by {name}", ["name": post.author.displayName])
         return try await web.page(
             "post", title: title, body, request: request, context: context,
             frameSources: post.link?.embedURL == nil ? [] : VideoEmbed.origins)
@@ -164,21 +176,25 @@ struct WebPages {
         guard post.author.id == String(me.userID) else {
             throw PlazaError(.forbidden, "forbidden", "Only the author can edit this post.")
         }
-        let body = EditPage(post: PostView(post, viewer: me.userID))
-        return try await web.page("edit", title: "Edit post", body, request: request, context: context.base)
+        let t = web.localizer(context.base)
+        let body = EditPage(post: PostView(post, viewer: me.userID, t: t))
+        return try await web.page("edit", title: t("Edit post"), body, request: request, context: context.base)
     }
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
         let page = try await api.posts.likers(request, context: context)
-        return try await people(page, heading: "Liked by", back: "/p/\(post.id)", request: request, context: context)
+        let t = web.localizer(context)
+        return try await people(
+            page, heading: t("Liked by"), back: "/p/\(post.id)", request: request, context: context)
     }
 
     /// Comments after `cursor`, as list items: what the post page appends when new ones arrive.
     @Sendable func comments(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
         let page = try await api.posts.listComments(request, context: context)
-        let items = page.items.map { CommentView($0, viewer: context.viewerID, postAuthor: post.author.id) }
+        let t = web.localizer(context)
+        let items = page.items.map { CommentView($0, viewer: context.viewerID, postAuthor: post.author.id, t: t) }
         var response = web.fragment("comment-list", CommentList(comments: items), context: context)
         if let last = page.items.last, let id = Int64(last.id) {
             response.headers[HTTPField.Name("X-Next-After")!] =
@@ -189,34 +205,49 @@ struct WebPages {
 
     @Sendable func postFragment(_ request: Request, context: PlazaContext) async throws -> Response {
         let post = try await api.posts.get(request, context: context)
-        return web.fragment("post-list", PostList(posts: [PostView(post, viewer: context.viewerID)], next: nil), context: context)
+        let card = PostView(post, viewer: context.viewerID, t: web.localizer(context))
+        return web.fragment("post-list", PostList(posts: [card], next: nil), context: context)
     }
 
     @Sendable func profile(_ request: Request, context: PlazaContext) async throws -> Response {
         let user = try await api.people.profile(request, context: context)
         let posts = try await api.feeds.userPosts(request, context: context)
         let heatmap = try await api.people.activity(request, context: context)
-        let list = Self.postList(posts, request: request, context: context)
+        let t = web.localizer(context)
+        let list = Self.postList(posts, request: request, context: context, t: t)
         let grid = request.uri.queryParameters.get("kind") == PostKind.photo.rawValue
-        if Self.wantsFragment(request) { return web.fragment(grid ? "photo-tiles" : "post-list", list, context: context) }
+        if Self.wantsFragment(request) {
+            return web.fragment(grid ? "photo-tiles" : "post-list", list, context: context)
+        }
         let body = ProfilePage(
-            user: UserView(user, viewer: context.viewerID), heatmap: HeatmapView(heatmap), grid: grid, list,
-            reportUser: context.viewerID.flatMap { String($0) == user.id ? nil : ReportFormView(.user, id: user.id) })
+            user: UserView(user, viewer: context.viewerID, t: t), heatmap: HeatmapView(heatmap, t: t), grid: grid, list,
+            reportUser: context.viewerID.flatMap {
+                String($0) == user.id ? nil : ReportFormView(.user, id: user.id, t: t)
+            })
         let nav: Layout.Nav? = user.id == context.viewerID.map(String.init) ? .profile : nil
         let title = "\(user.displayName) (@\(user.username))"
         return try await web.page("profile", title: title, nav: nav, body, request: request, context: context)
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Response {
-        try await profileList(request, context: context, api.people.followers) { "People following \($0)" }
+        let t = web.localizer(context)
+        return try await profileList(request, context: context, api.people.followers) {
+            t("People following {name}", ["name": $0])
+        }
     }
 
     @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Response {
-        try await profileList(request, context: context, api.people.following) { "\($0) follows" }
+        let t = web.localizer(context)
+        return try await profileList(request, context: context, api.people.following) {
+            t("{name} follows", ["name": $0])
+        }
     }
 
     @Sendable func friends(_ request: Request, context: PlazaContext) async throws -> Response {
-        try await profileList(request, context: context, api.people.friends) { "Friends of \($0)" }
+        let t = web.localizer(context)
+        return try await profileList(request, context: context, api.people.friends) {
+            t("Friends of {name}", ["name": $0])
+        }
     }
 
     /// A list of people under a profile (`list`, the API's handler), headed by `heading` of the
@@ -234,8 +265,9 @@ struct WebPages {
     func people(_ page: Page<User>, heading: String, back: String, request: Request, context: PlazaContext) async throws
         -> Response
     {
+        let t = web.localizer(context)
         let body = PeoplePage(
-            heading: heading, back: back, users: page.items.map { UserView($0, viewer: context.viewerID) },
+            heading: heading, back: back, users: page.items.map { UserView($0, viewer: context.viewerID, t: t) },
             next: Self.next(request, cursor: page.nextCursor))
         return try await web.page("people", title: heading, body, request: request, context: context)
     }

@@ -58,12 +58,15 @@ struct WebRenderer: Sendable {
         }
         let version = ByteText.hex(hasher.finalize().prefix(6))
         let scriptTexts = Set(
-            assets.filter { $0.key.hasSuffix(".js") }.flatMap { MessageCatalog.scriptTexts(in: String(buffer: $0.value.body)) })
+            assets.filter { $0.key.hasSuffix(".js") }.flatMap {
+                MessageCatalog.scriptTexts(in: String(buffer: $0.value.body))
+            })
         var scriptMessages: [Language: String] = [:]
         for (language, catalog) in catalogs {
-            let messages = Dictionary(uniqueKeysWithValues: scriptTexts.compactMap { text in
-                catalog.entries[text].map { (text, $0.json) }
-            })
+            let messages = Dictionary(
+                uniqueKeysWithValues: scriptTexts.compactMap { text in
+                    catalog.entries[text].map { (text, $0.json) }
+                })
             scriptMessages[language] = String(decoding: try JSON.encoder.encode(messages), as: UTF8.self)
                 // Inside <script type="application/json">: no `</script>` can end it early.
                 .replacingOccurrences(of: "<", with: "\\u003c")

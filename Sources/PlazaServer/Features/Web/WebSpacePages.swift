@@ -5,6 +5,7 @@ import PlazaAPI
 /// page an invite link opens.
 extension WebPages {
     @Sendable func manageSpace(_ request: Request, context: SignedInContext) async throws -> Response {
+        let t = web.localizer(context.base)
         let me = context.user.userID
         let key = try await stores.spaces.key(slug: context.parameters.string("slug"), viewer: me)
         guard key.isModerator else {
@@ -14,20 +15,23 @@ extension WebPages {
         let requests = try await stores.members.requests(of: key, viewer: me, page: PageRequest(limit: 100))
         let members = try await stores.members.members(of: key, viewer: me, page: request.pageRequest())
         let body = SpaceManagePage(
-            space: SpaceView(space),
-            requests: requests.items.map { RequestView($0, slug: space.slug) },
-            members: members.items.map { MemberView($0, slug: space.slug, managedBy: key.role) },
+            space: SpaceView(space, t: t),
+            requests: requests.items.map { RequestView($0, slug: space.slug, t: t) },
+            members: members.items.map { MemberView($0, slug: space.slug, managedBy: key.role, t: t) },
             moreMembers: Self.next(request, cursor: members.nextCursor))
         return try await web.page(
-            "space-manage", title: "Manage \(space.name)", nav: .spaces, body, request: request, context: context.base)
+            "space-manage", title: t("Manage {name}", ["name": space.name]), nav: .spaces, body, request: request,
+            context: context.base)
     }
 
     @Sendable func invitation(_ request: Request, context: SignedInContext) async throws -> Response {
         let code = context.parameters.string("code")
         // The code goes into the page's button: only one of our shape does.
         guard SpaceMembersStore.isInviteCodeShaped(code) else { throw PlazaError.notFound("Invite") }
+        let t = web.localizer(context.base)
         return try await web.page(
-            "join", title: "Join a space", nav: .spaces, JoinPage(code: code), request: request, context: context.base)
+            "join", title: t("Join a space"), nav: .spaces, JoinPage(code: code), request: request,
+            context: context.base)
     }
 }
 
@@ -52,12 +56,12 @@ struct RequestView: Sendable {
     let requestedAt: String
     let when: String
 
-    init(_ request: JoinRequest, slug: String) {
+    init(_ request: JoinRequest, slug: String, t: Localizer) {
         self.slug = slug
         username = request.user.username
         displayName = request.user.displayName
         requestedAt = request.requestedAt.description
-        when = request.requestedAt.readable
+        when = t.dateTime(request.requestedAt)
     }
 }
 
@@ -72,11 +76,16 @@ struct MemberView: Sendable {
     let canDemote: Bool
     let canRemove: Bool
 
-    init(_ member: SpaceMember, slug: String, managedBy viewer: SpaceRole?) {
+    init(_ member: SpaceMember, slug: String, managedBy viewer: SpaceRole?, t: Localizer) {
         self.slug = slug
         username = member.user.username
         displayName = member.user.displayName
-        role = member.role.rawValue
+        role =
+            switch member.role {
+            case .owner: t("owner")
+            case .moderator: t("moderator")
+            case .member: t("member")
+            }
         let owner = viewer == .owner
         canPromote = owner && member.role == .member
         canDemote = owner && member.role == .moderator

@@ -6,8 +6,10 @@ import PlazaAPI
 // stored properties through `Mirror` and walks up the context stack when a name is missing
 // or nil, so the rules below keep every page as it was when the values were JSON:
 // - a text that a template tests with `{{#name}}` is nil when empty ("" would open the section);
-// - times are the API's ISO 8601 strings (scripts read `datetime=`), shown readable beside;
-// - numbers print as JSON prints them (`50`, not `50.0`);
+// - times are the API's ISO 8601 strings (scripts read `datetime=`), shown beside as the
+//   reader's language writes them, in their time zone (`Localizer.dateTime`);
+// - numbers print as JSON prints them (`50`, not `50.0`), except counts shown to people, which
+//   are written in the reader's language (`t.number`, `t.plural`);
 // - a view leaves out the names its templates look up in an outer context (`alt` inside
 //   `cover` is the post's; `username` inside `viewer` is the user's).
 
@@ -75,6 +77,12 @@ struct PostView: Sendable {
     let when: String
     let edited: Bool
     let counts: Post.Counts
+    /// The counts as the reader's language writes them, shown beside the heart and the quote
+    /// mark, and what a screen reader reads for them ("3 likes").
+    let likeCount: String
+    let likesLabel: String
+    let commentCount: String
+    let commentsLabel: String
     let viewer: Post.Viewer
     /// Written by the viewer, who may edit and delete it.
     /// Who may read it, for the edit form, and a badge unless everyone may.
@@ -86,19 +94,19 @@ struct PostView: Sendable {
     /// The title or text, else "Photo by …": the photos' alt text and the saved post's name.
     let alt: String
 
-    init(_ post: Post, viewer: Int64?) {
+    init(_ post: Post, viewer: Int64?, t: Localizer) {
         id = post.id
         audience = Choice(post.audience)
         audienceLabel =
             switch post.audience {
             case .public: nil
-            case .followers: "Followers"
-            case .members: "Members"
+            case .followers: t("Followers")
+            case .members: t("Members")
             }
         postPath = "/p/\(post.id)"
         kind = post.kind.rawValue
         isPhoto = post.kind == .photo
-        author = AuthorView(post.author)
+        author = AuthorView(post.author, t: t)
         title = post.title.nonEmpty
         body = post.body.nonEmpty
         spaces = post.spaces
@@ -106,18 +114,26 @@ struct PostView: Sendable {
         cover = media.first
         multiple = post.media.count > 1
         link = post.link.map(LinkView.init)
-        location = post.location.map(LocationView.init)
+        location = post.location.map { LocationView($0, t: t) }
         activity = post.activity.map(ActivityView.init)
         price = post.price.nonEmpty
         createdAt = post.createdAt.description
-        when = post.createdAt.readable
+        when = t.dateTime(post.createdAt)
         edited = post.editedAt != nil
         counts = post.counts
+        likeCount = t.number(post.counts.likes)
+        likesLabel = t.plural(post.counts.likes, one: "{count} like", other: "{count} likes")
+        commentCount = t.number(post.counts.comments)
+        commentsLabel = t.plural(post.counts.comments, one: "{count} comment", other: "{count} comments")
         self.viewer = post.viewer
         mine = viewer.map { String($0) == post.author.id } ?? false
         initial = Self.initial(post.author.displayName)
         let caption = [post.title, post.body].compactMap { $0 }.first { !$0.isEmpty }
-        alt = caption ?? "\(post.kind == .photo ? "Photo" : "Post") by \(post.author.displayName)"
+        alt =
+            caption
+            ?? (post.kind == .photo
+                ? t("Photo by {name}", ["name": post.author.displayName])
+                : t("Post by {name}", ["name": post.author.displayName]))
     }
 
     /// The first letter of a name, shown where there is no photo.
@@ -133,12 +149,12 @@ struct AuthorView: Sendable {
     /// "Safe: home by 8", shown beside the name on their cards.
     let statusLabel: String?
 
-    init(_ author: UserSummary) {
+    init(_ author: UserSummary, t: Localizer) {
         username = author.username
         displayName = author.displayName
         avatar = author.avatar
         status = author.status
-        statusLabel = author.status.map(UserView.statusLabel)
+        statusLabel = author.status.map { UserView.statusLabel($0, t: t) }
     }
 }
 
@@ -173,11 +189,11 @@ struct LocationView: Sendable {
     /// The name, else "Pinned place".
     let placeName: String
 
-    init(_ location: Location) {
+    init(_ location: Location, t: Localizer) {
         latitude = location.latitude.jsonText
         longitude = location.longitude.jsonText
         name = location.name
-        placeName = location.name ?? "Pinned place"
+        placeName = location.name ?? t("Pinned place")
     }
 }
 
@@ -210,15 +226,15 @@ struct CommentView: Sendable {
     /// A signed-in viewer may report someone else's comment.
     let reportComment: ReportFormView?
 
-    init(_ comment: Comment, viewer: Int64?, postAuthor: String?) {
+    init(_ comment: Comment, viewer: Int64?, postAuthor: String?, t: Localizer) {
         id = comment.id
-        author = AuthorView(comment.author)
+        author = AuthorView(comment.author, t: t)
         body = comment.body
         createdAt = comment.createdAt.description
-        when = comment.createdAt.readable
+        when = t.dateTime(comment.createdAt)
         let mine = viewer.map { String($0) == comment.author.id } ?? false
         deletable = mine || (viewer.map { String($0) } == postAuthor && postAuthor != nil)
-        reportComment = viewer != nil && !mine ? ReportFormView(.comment, id: comment.id) : nil
+        reportComment = viewer != nil && !mine ? ReportFormView(.comment, id: comment.id, t: t) : nil
     }
 }
 
@@ -228,16 +244,21 @@ struct ReportFormView: Sendable {
     let targetId: String
     let label: String
 
-    init(_ type: ReportTargetType, id: String) {
+    init(_ type: ReportTargetType, id: String, t: Localizer) {
         targetType = type.rawValue
         targetId = id
-        label = "Report this \(type == .user ? "person" : type.rawValue)"
+        label =
+            switch type {
+            case .post: t("Report this post")
+            case .comment: t("Report this comment")
+            case .user: t("Report this person")
+            }
     }
 
     /// The form for a post, when `viewer` is signed in and did not write it.
-    static func post(_ post: Post, viewer: Int64?) -> ReportFormView? {
+    static func post(_ post: Post, viewer: Int64?, t: Localizer) -> ReportFormView? {
         guard let viewer, String(viewer) != post.author.id else { return nil }
-        return ReportFormView(.post, id: post.id)
+        return ReportFormView(.post, id: post.id, t: t)
     }
 }
 
@@ -251,6 +272,10 @@ struct UserView: Sendable {
     /// "Busy: planting", or the kind alone when there is no text.
     let statusLabel: String?
     let counts: User.Counts
+    /// The profile's counts, "<strong>12</strong> followers" (HTML: the number in bold).
+    let postsLabel: String
+    let followersLabel: String
+    let followingLabel: String
     /// How the viewer relates to this person; nil when signed out or for oneself.
     let viewer: User.Viewer?
     /// This is the viewer, who gets no follow or block button.
@@ -264,26 +289,43 @@ struct UserView: Sendable {
     /// The initial, where there is no avatar.
     let initial: String
 
-    init(_ user: User, viewer: Int64?) {
+    init(_ user: User, viewer: Int64?, t: Localizer) {
         username = user.username
         displayName = user.displayName
         bio = user.bio.nonEmpty
         avatar = user.avatar
         status = user.status
-        statusLabel = user.status.map(Self.statusLabel)
+        statusLabel = user.status.map { Self.statusLabel($0, t: t) }
         counts = user.counts
+        postsLabel = t.plural(
+            user.counts.posts, one: "<strong>{count}</strong> post", other: "<strong>{count}</strong> posts")
+        followersLabel = t.plural(
+            user.counts.followers, one: "<strong>{count}</strong> follower", other: "<strong>{count}</strong> followers"
+        )
+        followingLabel = t.plural(
+            user.counts.following, one: "<strong>{count}</strong> following",
+            other: "<strong>{count}</strong> following")
         self.viewer = user.viewer
         me = viewer.map { String($0) == user.id } ?? false
         locked = user.locked
         let relation = user.viewer
         followPressed = relation.map { $0.following || $0.requested } ?? false
-        followLabel = relation?.following == true ? "Unfollow" : relation?.requested == true ? "Requested" : "Follow"
+        followLabel =
+            relation?.following == true ? t("Unfollow") : relation?.requested == true ? t("Requested") : t("Follow")
         initial = PostView.initial(user.displayName)
     }
 
-    static func statusLabel(_ status: UserStatus) -> String {
-        let kind = status.kind.prefix(1).uppercased() + status.kind.dropFirst()
-        return status.text.isEmpty ? kind : "\(kind): \(status.text)"
+    /// The kinds the settings offer in the reader's language; another kind (the API takes any) as it is written.
+    static func statusLabel(_ status: UserStatus, t: Localizer) -> String {
+        let kind =
+            switch status.kind {
+            case "safe": t("Safe")
+            case "busy": t("Busy")
+            case "away": t("Away")
+            case "available": t("Available")
+            default: status.kind.prefix(1).uppercased() + status.kind.dropFirst()
+            }
+        return status.text.isEmpty ? kind : t("{status}: {text}", ["status": kind, "text": status.text])
     }
 }
 
@@ -296,13 +338,13 @@ struct FollowRequestView: Sendable {
     let requestedAt: String
     let when: String
 
-    init(_ request: JoinRequest) {
+    init(_ request: JoinRequest, t: Localizer) {
         username = request.user.username
         displayName = request.user.displayName
         avatar = request.user.avatar
         initial = PostView.initial(request.user.displayName)
         requestedAt = request.requestedAt.description
-        when = request.requestedAt.readable
+        when = t.dateTime(request.requestedAt)
     }
 }
 
@@ -317,11 +359,21 @@ struct SpaceView: Sendable {
     let visibility: Choice
     /// "Closed" or "Private", unless open.
     let visibilityLabel: String?
+    /// "12 members", "3 posts".
+    let membersLabel: String
+    let postsLabel: String
     let moderator: Bool
 
-    init(_ space: Space) {
+    init(_ space: Space, t: Localizer) {
         visibility = Choice(space.visibility)
-        visibilityLabel = space.visibility == .open ? nil : space.visibility.rawValue.capitalized
+        visibilityLabel =
+            switch space.visibility {
+            case .open: nil
+            case .closed: t("Closed")
+            case .private: t("Private")
+            }
+        membersLabel = t.plural(space.counts.members, one: "{count} member", other: "{count} members")
+        postsLabel = t.plural(space.counts.posts, one: "{count} post", other: "{count} posts")
         moderator = space.viewer.role == .owner || space.viewer.role == .moderator
         slug = space.slug
         name = space.name
@@ -346,25 +398,64 @@ struct NotificationView: Sendable {
     let createdAt: String
     let when: String
 
-    init(_ n: PlazaAPI.Notification) {
+    init(_ n: PlazaAPI.Notification, t: Localizer) {
         id = n.id
         kind = n.kind.rawValue
         read = n.read
+        // Whole sentences, so that a translation may put the name where its language wants it.
         let others = n.actorCount - 1
         let name = n.actor.displayName
-        let who = others > 0 ? "\(name) and \(others) \(others == 1 ? "other" : "others")" : name
-        let what =
+        text =
             switch n.kind {
-            case .like: "liked your post"
-            case .comment: "commented on your post"
-            case .reply: "replied in a thread you are in"
-            case .follow: "followed you"
-            case .mention: "mentioned you"
-            case .followRequest: "asked to follow you"
-            case .reportResolved: "resolved your report"
-            case .recommendation: "recommended a post to you"
+            case .like:
+                others > 0
+                    ? t.plural(
+                        others, one: "{name} and {count} other liked your post",
+                        other: "{name} and {count} others liked your post", ["name": name])
+                    : t("{name} liked your post", ["name": name])
+            case .comment:
+                others > 0
+                    ? t.plural(
+                        others, one: "{name} and {count} other commented on your post",
+                        other: "{name} and {count} others commented on your post", ["name": name])
+                    : t("{name} commented on your post", ["name": name])
+            case .reply:
+                others > 0
+                    ? t.plural(
+                        others, one: "{name} and {count} other replied in a thread you are in",
+                        other: "{name} and {count} others replied in a thread you are in", ["name": name])
+                    : t("{name} replied in a thread you are in", ["name": name])
+            case .follow:
+                others > 0
+                    ? t.plural(
+                        others, one: "{name} and {count} other followed you",
+                        other: "{name} and {count} others followed you", ["name": name])
+                    : t("{name} followed you", ["name": name])
+            case .mention:
+                others > 0
+                    ? t.plural(
+                        others, one: "{name} and {count} other mentioned you",
+                        other: "{name} and {count} others mentioned you", ["name": name])
+                    : t("{name} mentioned you", ["name": name])
+            case .followRequest:
+                others > 0
+                    ? t.plural(
+                        others, one: "{name} and {count} other asked to follow you",
+                        other: "{name} and {count} others asked to follow you", ["name": name])
+                    : t("{name} asked to follow you", ["name": name])
+            case .reportResolved:
+                others > 0
+                    ? t.plural(
+                        others, one: "{name} and {count} other resolved your report",
+                        other: "{name} and {count} others resolved your report", ["name": name])
+                    : t("{name} resolved your report", ["name": name])
+            case .recommendation:
+                others > 0
+                    ? t.plural(
+                        others, one: "{name} and {count} other recommended a post to you",
+                        other: "{name} and {count} others recommended a post to you", ["name": name])
+                    : t("{name} recommended a post to you", ["name": name])
             }
-        text = "\(who) \(what)"
         href =
             switch n.kind {
             case .followRequest: "/follow-requests"
@@ -372,7 +463,7 @@ struct NotificationView: Sendable {
             }
         excerpt = n.comment?.body ?? n.post.flatMap { $0.title ?? $0.body }
         createdAt = n.createdAt.description
-        when = n.createdAt.readable
+        when = t.dateTime(n.createdAt)
     }
 }
 
@@ -386,29 +477,30 @@ struct ItemView: Sendable {
     let savedAt: String
     let when: String
 
-    init(_ item: CollectionItem, viewer: Int64) {
+    init(_ item: CollectionItem, viewer: Int64, t: Localizer) {
         id = item.id
-        post = item.post.map { PostView($0, viewer: viewer) }
+        post = item.post.map { PostView($0, viewer: viewer, t: t) }
         link = item.link.map(LinkView.init)
         state = Choice(item.state)
         note = item.note.nonEmpty
         savedAt = item.savedAt.description
-        when = item.savedAt.readable
+        when = t.dateTime(item.savedAt)
     }
 }
 
 /// A post in my reading history.
 struct HistoryEntryView: Sendable {
     let post: PostView
-    let views: Int
+    /// How many times I viewed it, as the reader's language writes the number.
+    let views: String
     let viewedAt: String
     let viewed: String
 
-    init(_ item: HistoryItem, viewer: Int64) {
-        post = PostView(item.post, viewer: viewer)
-        views = item.views
+    init(_ item: HistoryItem, viewer: Int64, t: Localizer) {
+        post = PostView(item.post, viewer: viewer, t: t)
+        views = t.number(item.views)
         viewedAt = item.viewedAt.description
-        viewed = item.viewedAt.readable
+        viewed = t.dateTime(item.viewedAt)
     }
 }
 
@@ -425,14 +517,14 @@ struct SessionView: Sendable {
     let app: String?
     let scopes: String?
 
-    init(_ session: Session) {
+    init(_ session: Session, t: Localizer) {
         app = session.app
         scopes = session.scopes
         id = session.id
         userAgent = session.userAgent.nonEmpty
         ip = session.ip
         lastUsedAt = session.lastUsedAt.description
-        lastUsed = session.lastUsedAt.readable
+        lastUsed = t.dateTime(session.lastUsedAt)
         current = session.current
     }
 }
@@ -452,8 +544,12 @@ struct HeatmapView: Sendable {
     let completed: Int
     /// Activities started in the window and not finished yet.
     let unfinished: Int
+    /// "<span data-completed>3</span> completed" and "<span data-unfinished>1</span> unfinished"
+    /// (HTML: the number in its own element).
+    let completedLabel: String
+    let unfinishedLabel: String
 
-    init(_ map: ActivityHeatmap) {
+    init(_ map: ActivityHeatmap, t: Localizer) {
         var cells: [Cell] = []
         if let first = map.days.first, let offset = Self.weekday(of: first.date) {
             cells += Array(repeating: Cell(pad: true, date: "", level: 0, label: ""), count: offset)
@@ -461,20 +557,57 @@ struct HeatmapView: Sendable {
         var active = 0
         var completed = 0
         var unfinished = 0
+        let dayStyle = Self.dayStyle(t)
+        // A day's label with `{date}` still to fill, made once for each set of counts (most days have none).
+        var labels: [[Int]: String] = [:]
         for day in map.days {
             let total = day.completed + day.posted
             if total > 0 { active += 1 }
             completed += day.completed
             let level = total == 0 ? 0 : min(4, day.completed > 0 ? 2 + day.completed : 1)
             unfinished += day.unfinished
-            let label =
-                "\(day.date): \(day.posted) posted, \(day.completed) completed, \(day.unfinished) unfinished"
+            let counts = [day.posted, day.completed, day.unfinished]
+            if labels[counts] == nil {
+                labels[counts] = t(
+                    "{date}: {posted}, {completed}, {unfinished}",
+                    [
+                        "posted": t.plural(day.posted, one: "{count} posted", other: "{count} posted"),
+                        "completed": t.plural(day.completed, one: "{count} completed", other: "{count} completed"),
+                        "unfinished": t.plural(day.unfinished, one: "{count} unfinished", other: "{count} unfinished"),
+                    ])
+            }
+            let label = Localizer.fill(labels[counts] ?? "", ["date": Self.day(day.date, dayStyle)])
             cells.append(Cell(pad: false, date: day.date, level: level, label: label))
         }
         self.cells = cells
-        activeLabel = active == 1 ? "1 active day" : "\(active) active days"
+        activeLabel = t.plural(active, one: "{count} active day", other: "{count} active days")
         self.completed = completed
         self.unfinished = unfinished
+        completedLabel = t.plural(
+            completed, one: "<span data-completed>{count}</span> completed",
+            other: "<span data-completed>{count}</span> completed")
+        unfinishedLabel = t.plural(
+            unfinished, one: "<span data-unfinished>{count}</span> unfinished",
+            other: "<span data-unfinished>{count}</span> unfinished")
+    }
+
+    /// How the reader's language writes a day without its time (the days are calendar days, in UTC).
+    static func dayStyle(_ t: Localizer) -> Date.FormatStyle {
+        var style = Date.FormatStyle(
+            date: .abbreviated, time: .omitted, locale: t.locale, timeZone: TimeZone(identifier: "UTC") ?? .gmt)
+        style.calendar = Calendar(identifier: .gregorian)
+        return style
+    }
+
+    /// `yyyy-mm-dd` in `style`; as it is when it is not such a date.
+    static func day(_ date: String, _ style: Date.FormatStyle) -> String {
+        let parts = date.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3,
+            let day = style.calendar.date(
+                from: DateComponents(
+                    timeZone: style.timeZone, year: parts[0], month: parts[1], day: parts[2], hour: 12))
+        else { return date }
+        return day.formatted(style)
     }
 
     /// 0 for Sunday … 6 for Saturday, from `yyyy-mm-dd`.
@@ -502,14 +635,6 @@ struct Choice: Sendable, MustacheParent {
     init<Option: RawRepresentable>(_ option: Option) where Option.RawValue == String { chosen = option.rawValue }
 
     func child(named name: String) -> Any? { name == chosen }
-}
-
-extension Timestamp {
-    /// `2026-11-21 09:30 UTC` (scripts show it relative, in local time).
-    var readable: String {
-        let iso = description
-        return iso.prefix(10) + " " + iso.dropFirst(11).prefix(5) + " UTC"
-    }
 }
 
 extension String? {

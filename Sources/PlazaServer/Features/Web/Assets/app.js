@@ -34,13 +34,13 @@ export async function api(method, path, body) {
   try {
     response = await fetch(path, init);
   } catch {
-    throw new Error('Could not reach Plaza. Check your connection and try again.');
+    throw new Error(t('Could not reach Plaza. Check your connection and try again.'));
   }
   const text = await response.text();
   let data = null;
   if (text) { try { data = JSON.parse(text); } catch { /* not JSON */ } }
   if (!response.ok) {
-    const error = new Error(data?.error?.message ?? `Something went wrong (${response.status}).`);
+    const error = new Error(data?.error?.message ?? t('Something went wrong ({status}).', { status: response.status }));
     error.field = data?.error?.field;
     throw error;
   }
@@ -63,9 +63,9 @@ export function upload(file, progress) {
       let data = null;
       try { data = JSON.parse(xhr.responseText); } catch { /* not JSON */ }
       if (xhr.status >= 200 && xhr.status < 300) { if (progress) progress.value = 100; resolve(data); }
-      else reject(new Error(data?.error?.message ?? `The upload failed (${xhr.status}).`));
+      else reject(new Error(data?.error?.message ?? t('The upload failed ({status}).', { status: xhr.status })));
     };
-    xhr.onerror = () => reject(new Error('The upload failed: Plaza could not be reached.'));
+    xhr.onerror = () => reject(new Error(t('The upload failed: Plaza could not be reached.')));
     const form = new FormData();
     form.append('file', file);
     xhr.send(form);
@@ -231,10 +231,14 @@ document.addEventListener('click', async (event) => {
         // A locked person is asked, not followed: the button shows the pending request.
         const pressed = user.viewer.following || user.viewer.requested;
         follow.setAttribute('aria-pressed', String(pressed));
-        follow.textContent = user.viewer.following ? 'Unfollow' : user.viewer.requested ? 'Requested' : 'Follow';
+        follow.textContent = user.viewer.following ? t('Unfollow') : user.viewer.requested ? t('Requested') : t('Follow');
         follow.classList.toggle('primary', !pressed);
+        // The profile's count of followers (the server's texts and a number: no markup from elsewhere).
+        const followers = user.counts.followers;
         const count = document.querySelector('[data-followers]');
-        if (count && document.querySelector('.profile [data-follow]') === follow) count.textContent = user.counts.followers;
+        if (count && document.querySelector('.profile [data-follow]') === follow) {
+          count.innerHTML = plural(followers, '<strong>{count}</strong> follower', '<strong>{count}</strong> followers');
+        }
       } catch (error) { toast(error.message); }
     });
   } else if (join) {
@@ -248,10 +252,24 @@ document.addEventListener('click', async (event) => {
   }
 });
 
+// Counts shown as a number beside a symbol, in the page's language, with what a screen reader reads.
+const numbers = new Intl.NumberFormat(lang);
 function setLikes(postId, likes, liked) {
   document.querySelectorAll(`[data-like="${postId}"]`).forEach((button) => {
-    button.querySelector('.count').textContent = likes;
+    button.querySelector('.count').textContent = numbers.format(likes);
+    const label = button.querySelector('[data-count-label]');
+    if (label) label.textContent = ` ${plural(likes, '{count} like', '{count} likes')}`;
     if (liked !== undefined) button.setAttribute('aria-pressed', String(liked));
+  });
+}
+function addComment(postId) {
+  document.querySelectorAll(`#post-${postId} .comments-link`).forEach((link) => {
+    const count = link.querySelector('.count');
+    const comments = Number(count.dataset.count ?? count.textContent) + 1;
+    count.dataset.count = comments;
+    count.textContent = numbers.format(comments);
+    const label = link.querySelector('[data-count-label]');
+    if (label) label.textContent = ` ${plural(comments, '{count} comment', '{count} comments')}`;
   });
 }
 
@@ -352,7 +370,7 @@ async function loadMore(link) {
   if (link.dataset.loading) return;
   link.dataset.loading = 'true';
   link.setAttribute('aria-busy', 'true');
-  link.textContent = 'Loading…';
+  link.textContent = t('Loading…');
   try {
     const url = new URL(link.href);
     url.searchParams.set('fragment', '1');
@@ -367,7 +385,7 @@ async function loadMore(link) {
   } catch {
     delete link.dataset.loading;
     link.removeAttribute('aria-busy');
-    link.textContent = 'Could not load more. Try again';
+    link.textContent = t('Could not load more. Try again');
   }
 }
 const moreObserver = new IntersectionObserver((entries) => {
@@ -413,7 +431,7 @@ function live() {
   on('post.deleted', (event) => document.getElementById(`post-${event.id ?? event.postId}`)?.remove());
   on('like.changed', (event) => setLikes(event.postId, event.likes));
   on('comment.created', (comment) => {
-    document.querySelectorAll(`#post-${comment.postId} .comments-link .count`).forEach((c) => { c.textContent = Number(c.textContent) + 1; });
+    addComment(comment.postId);
     document.dispatchEvent(new CustomEvent('plaza:remote-comment', { detail: comment }));
   });
   on('post.updated', async (post) => {
@@ -430,7 +448,7 @@ function setBadge(count) {
   if (!badge) return;
   badge.dataset.count = count;
   badge.textContent = count > 0 ? count : '';
-  badge.setAttribute('aria-label', `${count} unread`);
+  badge.setAttribute('aria-label', plural(count, '{count} unread', '{count} unread'));
 }
 
 // A page restored from the back/forward cache had its stream closed: open a new one.
@@ -460,16 +478,16 @@ document.addEventListener('click', (event) => {
   if ('unlocate' in button.dataset) {
     latitude.value = ''; longitude.value = '';
     place.querySelectorAll('input[name$="name" i], input[name=placeName]').forEach((f) => { f.value = ''; });
-    status.textContent = 'No location.';
+    status.textContent = t('No location.');
     return;
   }
-  if (!navigator.geolocation) { status.textContent = 'This browser cannot share its location.'; return; }
-  status.textContent = 'Finding you…';
+  if (!navigator.geolocation) { status.textContent = t('This browser cannot share its location.'); return; }
+  status.textContent = t('Finding you…');
   navigator.geolocation.getCurrentPosition((position) => {
     latitude.value = position.coords.latitude.toFixed(6);
     longitude.value = position.coords.longitude.toFixed(6);
-    status.textContent = `Location added (${latitude.value}, ${longitude.value}).`;
-  }, () => { status.textContent = 'Your location is not available.'; }, { timeout: 10000 });
+    status.textContent = t('Location added ({latitude}, {longitude}).', { latitude: latitude.value, longitude: longitude.value });
+  }, () => { status.textContent = t('Your location is not available.'); }, { timeout: 10000 });
 });
 document.addEventListener('submit', (event) => {
   const place = event.target.querySelector('[data-place]');
@@ -477,7 +495,7 @@ document.addEventListener('submit', (event) => {
   if (!name?.value.trim() || place.querySelector('[data-latitude]').value) return;
   event.preventDefault();
   event.stopPropagation();
-  showError(event.target, { message: 'Add the location with “Use my location”, or leave the place empty.', field: name.name });
+  showError(event.target, { message: t('Add the location with “Use my location”, or leave the place empty.'), field: name.name });
 }, true);
 
 // Maps (`map.mustache`): the tiles around the centre from the tile server (none when tiles are
@@ -541,13 +559,13 @@ document.addEventListener('click', (event) => {
 // "Near me" on the search page.
 document.querySelector('[data-near-me]')?.addEventListener('click', () => {
   const status = document.querySelector('[data-near-status]');
-  if (!navigator.geolocation) { status.textContent = 'This browser cannot share its location.'; return; }
-  status.textContent = 'Finding you…';
+  if (!navigator.geolocation) { status.textContent = t('This browser cannot share its location.'); return; }
+  status.textContent = t('Finding you…');
   navigator.geolocation.getCurrentPosition((position) => {
     document.querySelector('[data-near]').value = `${position.coords.latitude.toFixed(5)},${position.coords.longitude.toFixed(5)}`;
     status.textContent = '';
     document.querySelector('form[data-search]').requestSubmit();
-  }, () => { status.textContent = 'Location is not available. Type a place as lat,lon.'; }, { timeout: 10000 });
+  }, () => { status.textContent = t('Location is not available. Type a place as lat,lon.'); }, { timeout: 10000 });
 });
 
 // A post opened from search results or from my history is a click, which ranks it higher in
@@ -574,7 +592,7 @@ document.addEventListener('submit', async (event) => {
       let name = f.collection.selectedOptions[0]?.textContent;
       if (!id) {
         name = f.newName.value.trim();
-        if (!name) throw Object.assign(new Error('Name the new collection.'), { field: 'newName' });
+        if (!name) throw Object.assign(new Error(t('Name the new collection.')), { field: 'newName' });
         id = (await api('POST', '/api/v1/collections', { name })).id;
         f.collection.add(new Option(name, id, true, true), 0);
         form.querySelector('[data-new-collection]').hidden = true;
@@ -583,7 +601,7 @@ document.addEventListener('submit', async (event) => {
       const item = f.postId ? { postId: f.postId.value } : { url: f.url.value.trim() };
       await api('POST', `/api/v1/collections/${id}/items`, item);
       if (f.url) f.url.value = '';
-      toast(`Saved to ${name}`);
+      toast(t('Saved to {name}', { name }));
     } catch (err) { showError(form, err); }
   });
 });
@@ -626,3 +644,6 @@ if (signedIn && 'serviceWorker' in navigator && 'PushManager' in window && windo
     sessionStorage.setItem(key, '1');
   }).catch(() => { /* tried again on the next page */ });
 }
+// Sign-up: the browser's time zone, so that times show in it from the first page.
+const signupTimeZone = document.querySelector('input[name=timeZone]');
+if (signupTimeZone && !signupTimeZone.value) signupTimeZone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || '';

@@ -1,7 +1,7 @@
 // Compose: one form for every kind of post. Photos and videos are uploaded first (previews,
 // then one progress bar per file), then the post is created with their media ids, in order.
 // A video is processed on the server after its upload; the post shows once it is ready.
-export default function ({ api, upload, busy, showError }) {
+export default function ({ api, upload, busy, showError, t }) {
   const form = document.querySelector('[data-compose]');
   const previews = form.querySelector('[data-previews]');
   const bodyLabel = form.querySelector('[data-body-label]');
@@ -9,7 +9,7 @@ export default function ({ api, upload, busy, showError }) {
 
   function show() {
     form.querySelectorAll('[data-for]').forEach((section) => { section.hidden = !section.dataset.for.split(' ').includes(kind()); });
-    bodyLabel.textContent = kind() === 'photo' ? 'Caption' : kind() === 'link' ? 'Why share it?' : 'Text';
+    bodyLabel.textContent = kind() === 'photo' ? t('Caption') : kind() === 'link' ? t('Why share it?') : t('Text');
   }
   form.addEventListener('change', (event) => { if (event.target.name === 'kind') show(); });
   show();
@@ -35,16 +35,16 @@ export default function ({ api, upload, busy, showError }) {
       const item = document.createElement(video ? 'video' : 'img');
       item.className = 'preview';
       item.dataset.preview = '';
-      if (video) { item.muted = true; item.preload = 'metadata'; item.setAttribute('aria-label', `Preview of video ${i + 1}`); }
-      else item.alt = `Preview of photo ${i + 1}`;
+      if (video) { item.muted = true; item.preload = 'metadata'; item.setAttribute('aria-label', t('Preview of video {number}', { number: i + 1 })); }
+      else item.alt = t('Preview of photo {number}', { number: i + 1 });
       item.src = URL.createObjectURL(file);
       if (!croppable.includes(file.type)) return [item];
       const crop = document.createElement('button');
       crop.type = 'button';
       crop.className = 'crop';
       crop.dataset.crop = String(i);
-      crop.textContent = 'Crop';
-      crop.setAttribute('aria-label', `Crop photo ${i + 1}`);
+      crop.textContent = t('Crop');
+      crop.setAttribute('aria-label', t('Crop photo {number}', { number: i + 1 }));
       return [item, crop];
     }));
   });
@@ -54,7 +54,7 @@ export default function ({ api, upload, busy, showError }) {
     const { cropImage } = await import(`./crop.js${new URL(import.meta.url).search}`);
     const index = Number(button.dataset.crop);
     const files = [...form.elements.photo.files];
-    const cropped = await cropImage(files[index]);
+    const cropped = await cropImage(files[index], t);
     if (!cropped) return;
     files[index] = cropped;
     const all = new DataTransfer();
@@ -84,8 +84,8 @@ export default function ({ api, upload, busy, showError }) {
       try {
         if (post.kind === 'photo' || post.kind === 'activity') {
           const files = [...f.photo.files];
-          if (!files.length && post.kind === 'photo') throw Object.assign(new Error('Choose a photo or video to post.'), { field: 'photo' });
-          if (files.length > 10) throw Object.assign(new Error('A post shows at most 10 photos and videos.'), { field: 'photo' });
+          if (!files.length && post.kind === 'photo') throw Object.assign(new Error(t('Choose a photo or video to post.')), { field: 'photo' });
+          if (files.length > 10) throw Object.assign(new Error(t('A post shows at most 10 photos and videos.')), { field: 'photo' });
           post.mediaIds = [];
           for (const file of files) post.mediaIds.push((await upload(file, form.querySelector('[data-upload-progress]'))).id);
         }

@@ -6,23 +6,32 @@
 
 const HANDLE = 14;
 
-/** Opens the crop dialog for `file` (an image); resolves to the cropped File, or null if cancelled. */
-export function cropImage(file) {
+/** Opens the crop dialog for `file` (an image); resolves to the cropped File, or null if cancelled.
+ *  `t` is app.js's, for the dialog's texts in the page's language. */
+export function cropImage(file, t) {
   return new Promise((resolve) => {
     const dialog = document.createElement('dialog');
     dialog.className = 'crop-dialog';
-    dialog.setAttribute('aria-label', `Crop ${file.name}`);
+    dialog.setAttribute('aria-label', t('Crop {name}', { name: file.name }));
     dialog.innerHTML = `
       <form method="dialog" class="stack">
-        <canvas class="crop-canvas" tabindex="0" aria-label="Crop frame: arrows move it, Shift and arrows resize it"></canvas>
-        <fieldset class="row"><legend>Shape</legend>
-          <label class="check"><input type="radio" name="shape" value="square" checked> Square</label>
-          <label class="check"><input type="radio" name="shape" value="free"> Free</label>
+        <canvas class="crop-canvas" tabindex="0"></canvas>
+        <fieldset class="row"><legend></legend>
+          <label class="check"><input type="radio" name="shape" value="square" checked> <span></span></label>
+          <label class="check"><input type="radio" name="shape" value="free"> <span></span></label>
         </fieldset>
         <p class="muted" data-crop-size aria-live="polite"></p>
-        <div class="row"><button type="submit" value="crop" class="primary" data-crop-apply>Crop</button>
-          <button type="submit" value="cancel">Cancel</button></div>
+        <div class="row"><button type="submit" value="crop" class="primary" data-crop-apply></button>
+          <button type="submit" value="cancel"></button></div>
       </form>`;
+    // The texts go in as text, not markup.
+    dialog.querySelector('canvas').setAttribute('aria-label', t('Crop frame: arrows move it, Shift and arrows resize it'));
+    dialog.querySelector('legend').textContent = t('Shape');
+    const [squareLabel, freeLabel] = dialog.querySelectorAll('label.check span');
+    squareLabel.textContent = t('Square');
+    freeLabel.textContent = t('Free');
+    dialog.querySelector('[data-crop-apply]').textContent = t('Crop');
+    dialog.querySelector('button[value=cancel]').textContent = t('Cancel');
     document.body.append(dialog);
     const canvas = dialog.querySelector('canvas');
     const size = dialog.querySelector('[data-crop-size]');
@@ -58,7 +67,7 @@ export function cropImage(file) {
       g.strokeRect(x + 1, y + 1, w - 2, h - 2);
       g.fillStyle = '#fff';
       for (const [cx, cy] of [[x, y], [x + w, y], [x, y + h], [x + w, y + h]]) g.fillRect(cx - 5, cy - 5, 10, 10);
-      size.textContent = `${Math.round(frame.w)} × ${Math.round(frame.h)} pixels`;
+      size.textContent = t('{width} × {height} pixels', { width: Math.round(frame.w), height: Math.round(frame.h) });
     }
 
     function reset() {

@@ -1,5 +1,5 @@
 // Settings: a new profile photo is uploaded (with progress), then set as the avatar.
-export default function ({ api, upload, busy, showError }) {
+export default function ({ api, upload, busy, showError, t }) {
   // Two-factor sign-in: the new key to add to an app, then the recovery codes, shown once.
   const twoFactor = document.querySelector('[data-two-factor]');
   twoFactor.addEventListener('plaza:two-factor-setup', (event) => {
@@ -20,7 +20,13 @@ export default function ({ api, upload, busy, showError }) {
     twoFactor.querySelector('[data-recovery-codes]').hidden = false;
   });
 
-  pushSettings({ api, showError });
+  pushSettings({ api, showError, t });
+
+  // Language and time: with no time zone chosen yet, the menu offers the browser's (saving
+  // the form keeps it).
+  const zone = document.querySelector('select[data-browser-time-zone]');
+  const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (zone && [...zone.options].some((option) => option.value === browserZone)) zone.value = browserZone;
 
   const form = document.querySelector('[data-avatar]');
   form.addEventListener('submit', async (event) => {
@@ -39,7 +45,7 @@ export default function ({ api, upload, busy, showError }) {
 
 // Push: this browser's subscription (the server's VAPID key, then POST /me/push-devices), and
 // which kinds of notification are pushed (PATCH /me/preferences {push: {kind: on}}).
-function pushSettings({ api, showError }) {
+function pushSettings({ api, showError, t }) {
   const card = document.querySelector('[data-push]');
   if (!card) return;
   const state = card.querySelector('[data-push-state]');
@@ -61,8 +67,8 @@ function pushSettings({ api, showError }) {
     const registration = await navigator.serviceWorker.ready;
     const subscription = await registration.pushManager.getSubscription();
     const denied = Notification.permission === 'denied';
-    state.textContent = denied ? 'This browser blocks notifications from this site; allow them in its settings.'
-      : subscription ? 'This browser gets push notifications.' : 'This browser does not get push notifications.';
+    state.textContent = denied ? t('This browser blocks notifications from this site; allow them in its settings.')
+      : subscription ? t('This browser gets push notifications.') : t('This browser does not get push notifications.');
     enable.hidden = denied || Boolean(subscription);
     disable.hidden = !subscription;
   };
