@@ -101,7 +101,8 @@ enum SearchFolding {
             0x1100...0x11FF,  // Hangul Jamo
             0x1780...0x17FF,  // Khmer
             0x3040...0x30FA, 0x30FC...0x30FF,  // Hiragana, Katakana (not the middle dot)
-            0x3100...0x312F, 0x3130...0x318F, 0x31F0...0x31FF,  // Bopomofo, Hangul compatibility Jamo, Katakana extension
+            0x3100...0x312F, 0x31F0...0x31FF,  // Bopomofo, Katakana extension
+            0x3130...0x318F,  // Hangul compatibility Jamo
             0x3400...0x4DBF, 0x4E00...0x9FFF,  // CJK ideographs
             0xA960...0xA97F, 0xAC00...0xD7AF,  // Hangul
             0xF900...0xFAFF,  // CJK compatibility ideographs
