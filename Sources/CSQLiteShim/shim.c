@@ -23,6 +23,11 @@ int sqlite_nio_sqlite3_value_type(sqlite3_value *value);
 void sqlite_nio_sqlite3_result_double(sqlite3_context *context, double value);
 void sqlite_nio_sqlite3_result_null(sqlite3_context *context);
 
+const unsigned char *sqlite_nio_sqlite3_value_text(sqlite3_value *value);
+int sqlite_nio_sqlite3_value_bytes(sqlite3_value *value);
+void *sqlite_nio_sqlite3_user_data(sqlite3_context *context);
+void sqlite_nio_sqlite3_result_text(sqlite3_context *context, const char *text, int length, void (*destroy)(void *));
+
 #define PLAZA_SQLITE_UTF8 1
 #define PLAZA_SQLITE_DETERMINISTIC 0x000000800
 #define PLAZA_SQLITE_INNOCUOUS 0x000200000
@@ -53,6 +58,30 @@ static void distance_function(sqlite3_context *context, int count, sqlite3_value
 int plaza_sqlite_register_functions(void *db) {
     return sqlite_nio_sqlite3_create_function_v2(db, "plaza_distance_km", 4,
         PLAZA_SQLITE_UTF8 | PLAZA_SQLITE_DETERMINISTIC | PLAZA_SQLITE_INNOCUOUS, 0, distance_function, 0, 0, 0);
+}
+
+#include <stdlib.h>
+
+static void text_function(sqlite3_context *context, int count, sqlite3_value **values) {
+    plaza_text_function function = (plaza_text_function)sqlite_nio_sqlite3_user_data(context);
+    if (sqlite_nio_sqlite3_value_type(values[0]) == PLAZA_SQLITE_NULL) {
+        sqlite_nio_sqlite3_result_null(context);
+        return;
+    }
+    const unsigned char *text = sqlite_nio_sqlite3_value_text(values[0]);
+    int length = sqlite_nio_sqlite3_value_bytes(values[0]);
+    int outLength = 0;
+    char *output = function(text, length, &outLength);
+    if (output == 0) {
+        sqlite_nio_sqlite3_result_null(context);
+        return;
+    }
+    sqlite_nio_sqlite3_result_text(context, output, outLength, free);
+}
+
+int plaza_sqlite_register_search_text(void *db, plaza_text_function function) {
+    return sqlite_nio_sqlite3_create_function_v2(db, "plaza_search_text", 1,
+        PLAZA_SQLITE_UTF8 | PLAZA_SQLITE_DETERMINISTIC | PLAZA_SQLITE_INNOCUOUS, (void *)function, text_function, 0, 0, 0);
 }
 
 #if defined(__GLIBC__)

@@ -165,7 +165,7 @@ public struct UpdateItemRequest: Codable, Sendable {
 /// `GET /users/{username}/activity`: one entry per UTC day, oldest first, ending today.
 public struct ActivityHeatmap: Codable, Sendable, Hashable {
     public struct Day: Codable, Sendable, Hashable {
-        /// `YYYY-MM-DD` (UTC).
+        /// `YYYY-MM-DD`, a day of the heatmap's time zone.
         public var date: String
         /// Activities that reached 100% that day.
         public var completed: Int
@@ -191,8 +191,37 @@ public struct ActivityHeatmap: Codable, Sendable, Hashable {
                 unfinished: try c.decodeIfPresent(Int.self, forKey: .unfinished) ?? 0)
         }
     }
+    /// Days in a row with an activity completed.
+    public struct Streak: Codable, Sendable, Hashable {
+        /// The run that reaches today, or yesterday while today has none yet.
+        public var current: Int
+        /// The longest run in the window.
+        public var longest: Int
+        public init(current: Int, longest: Int) {
+            self.current = current
+            self.longest = longest
+        }
+    }
     public var days: [Day]
-    public init(days: [Day]) { self.days = days }
+    /// The IANA time zone the days are counted in (the owner's, or the `tz` asked for).
+    public var timeZone: String
+    public var streak: Streak
+    public init(days: [Day], timeZone: String = "UTC", streak: Streak = Streak(current: 0, longest: 0)) {
+        self.days = days
+        self.timeZone = timeZone
+        self.streak = streak
+    }
+
+    private enum CodingKeys: String, CodingKey { case days, timeZone, streak }
+
+    /// A server from before time zones sends neither zone nor streak: UTC, and none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            days: try c.decode([Day].self, forKey: .days),
+            timeZone: try c.decodeIfPresent(String.self, forKey: .timeZone) ?? "UTC",
+            streak: try c.decodeIfPresent(Streak.self, forKey: .streak) ?? Streak(current: 0, longest: 0))
+    }
 }
 
 /// A post in the caller's reading history.

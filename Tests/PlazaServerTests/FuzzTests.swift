@@ -230,6 +230,38 @@ import Testing
         }
     }
 
+    /// Search text in every script, names, languages and zones: whatever arrives, folding and
+    /// segmentation end (no trap), a query's tokens are what the index would hold for the same
+    /// text, and cleaned names hold no bidi control.
+    @Test func scriptsNamesLanguagesAndZones() {
+        let seeds = Fuzz.seeds(
+            "東京のラーメンが美味しい ramen🍜", "ฉันชอบกินข้าวผัด", "서울에서 \"김치찌개\"", "Straße İSTANBUL ılık ＰＬＡＺＡ",
+            "مَدْرَسَةٌ \u{202E}evil\u{202C}", "👩\u{200D}💻\u{FE0F} می\u{200C}خواهم",
+            "de-CH;q=0.9, en;q=0.5, *;q=0.1", "America/Los_Angeles", "zh-Hant-TW")
+        Fuzz.run(
+            "scripts names languages zones", seeds: seeds,
+            dictionary: ["\u{202E}", "\u{200D}", "\u{200B}", "ー", "ß", "İ", ";q=", ",", "\"", "/", "\u{E0041}", "ｶ"]
+        ) { input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            let indexed = SearchFolding.indexText(text)
+            if let query = SearchText(text) {
+                #expect(query.terms.count <= SearchText.maxTerms)
+                _ = query.fts5(in: .all)
+                _ = query.tsquery(in: .title)
+            }
+            #expect(SearchFolding.fold(indexed) == indexed, "indexed text is already folded: \(input)")
+            let name = Validate.trustworthy(text, lines: false)
+            #expect(
+                !name.unicodeScalars.contains {
+                    (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value)
+                })
+            #expect(Validate.trustworthy(name, lines: false) == name, "cleaning is idempotent: \(input)")
+            _ = Language.preferred(acceptLanguage: text)
+            _ = Validate.languageTag(text)
+            _ = Validate.timeZone(text)
+        }
+    }
+
     @Test func cursors() {
         var random = SeededGenerator(seed: Fuzz.seed)
         let valid = (0..<64).map { _ in

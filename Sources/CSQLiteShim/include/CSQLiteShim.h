@@ -12,6 +12,15 @@ int plaza_sqlite_enable_qpsg(void *db);
 /// PostgreSQL a SQL function of the same name is made by the migration).
 int plaza_sqlite_register_functions(void *db);
 
+/// A function from text to text, written in Swift: it gets `length` bytes of UTF-8 (not
+/// NUL-terminated) and returns a malloc'd buffer of `*outLength` bytes (freed by SQLite), or
+/// NULL for SQL NULL.
+typedef char *(*plaza_text_function)(const unsigned char *text, int length, int *outLength);
+
+/// Registers `plaza_search_text(text)` on a connection: the text as the search index stores
+/// it (SearchFolding.indexText), made by `function`.
+int plaza_sqlite_register_search_text(void *db, plaza_text_function function);
+
 /// The same distance, for Swift.
 double plaza_distance_km(double lat1, double lon1, double lat2, double lon2);
 

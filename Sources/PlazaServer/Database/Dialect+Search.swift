@@ -32,7 +32,7 @@ extension Dialect {
         case .all, .title, .body, .author: return ""
         }
         return """
-             AND to_tsvector('plaza_search', coalesce(\(source), '')) @@ to_tsquery('plaza_search', \(bind: text.tsquery(in: .all)))
+             AND to_tsvector('plaza_search', plaza_search_text(coalesce(\(source), ''))) @@ to_tsquery('plaza_search', \(bind: text.tsquery(in: .all)))
             """
     }
 

@@ -1,4 +1,5 @@
 import CSQLiteShim
+import Foundation
 import VaporCSQLite
 
 /// One SQLite connection with a cache of prepared statements, run on the calling thread.
@@ -40,6 +41,7 @@ final class SQLiteHandle: @unchecked Sendable {
         // planner looked at marks the statement for re-preparing on its next step.
         try check(plaza_sqlite_enable_qpsg(UnsafeMutableRawPointer(db)))
         try check(plaza_sqlite_register_functions(UnsafeMutableRawPointer(db)))
+        try check(plaza_sqlite_register_search_text(UnsafeMutableRawPointer(db), searchTextFunction))
     }
 
     deinit {
@@ -197,4 +199,17 @@ struct SQLiteFailure: Error, CustomStringConvertible {
     // Extended result codes are C macros Swift does not import: SQLITE_CONSTRAINT | (n << 8).
     var isUniqueViolation: Bool { code == SQLITE_CONSTRAINT | (8 << 8) || code == SQLITE_CONSTRAINT | (6 << 8) }
     var isForeignKeyViolation: Bool { code == SQLITE_CONSTRAINT | (3 << 8) }
+}
+
+/// `plaza_search_text(text)` for SQLite: `SearchFolding.indexText` in a malloc'd buffer (SQLite
+/// frees it). Bytes that are not UTF-8 are read as U+FFFD.
+private let searchTextFunction: plaza_text_function = { text, length, outLength in
+    let input =
+        text.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(max(length, 0))), as: UTF8.self) } ?? ""
+    let output = SearchFolding.indexText(input).utf8
+    guard let outLength, output.count < Int32.max, let buffer = malloc(max(output.count, 1)) else { return nil }
+    let bytes = buffer.bindMemory(to: UInt8.self, capacity: max(output.count, 1))
+    _ = UnsafeMutableBufferPointer(start: bytes, count: output.count).initialize(from: output)
+    outLength.pointee = Int32(output.count)
+    return UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: CChar.self)
 }

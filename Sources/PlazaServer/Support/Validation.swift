@@ -48,6 +48,71 @@ enum Validate {
         return trimmed
     }
 
+    /// A display name: `text` made trustworthy (`trustworthy`), on one line; nil when nothing
+    /// visible is left, a 422 when `required`.
+    static func displayName(_ value: String?, field: String = "displayName", max: Int, required: Bool = false) throws
+        -> String?
+    {
+        let cleaned = value.map { trustworthy($0, lines: false) }
+        return try text(cleaned, field: field, max: max, required: required)
+    }
+
+    /// A bio: `text` made trustworthy, its line breaks kept.
+    static func bio(_ value: String?, field: String = "bio", max: Int) throws -> String? {
+        try text(value.map { trustworthy($0, lines: true) }, field: field, max: max)
+    }
+
+    /// Text that names or presents a person, with nothing in it that reads differently from
+    /// what it shows, so nobody can pose as someone else: bidi controls (overrides, embeddings,
+    /// isolates and marks, which can turn `moc.elgoog` into what looks like another name) and
+    /// invisible characters (zero-width spaces, word joiners, soft hyphens, blank Hangul fillers,
+    /// tags, other control characters) are removed; a zero-width joiner or non-joiner stays only
+    /// between two characters of scripts that need it (emoji sequences, Persian, Indic), never
+    /// in Latin text. Runs of white space become one space (a name is one line unless `lines`).
+    static func trustworthy(_ value: String, lines: Bool) -> String {
+        let scalars = Array(value.unicodeScalars)
+        var kept = String.UnicodeScalarView()
+        var pendingSpace = false
+        for (index, scalar) in scalars.enumerated() {
+            let v = scalar.value
+            if lines, v == 0x0A {
+                kept.append("\n")
+                pendingSpace = false
+                continue
+            }
+            if scalar.properties.isWhitespace || v == 0x0A || v == 0x0D {
+                pendingSpace = true
+                continue
+            }
+            if isInvisible(v) { continue }
+            if isJoiner(v) {
+                // Between what is kept before it and what follows it, both letters of such scripts.
+                let after = scalars[(index + 1)...].first { !isInvisible($0.value) }
+                guard !pendingSpace, let before = kept.last, let after, before.value > 0xFF, after.value > 0xFF,
+                    !isJoiner(before.value), !isJoiner(after.value), !after.properties.isWhitespace
+                else { continue }
+            }
+            if pendingSpace, let last = kept.last, last != "\n" { kept.append(" ") }
+            pendingSpace = false
+            kept.append(scalar)
+        }
+        return String(kept)
+    }
+
+    private static func isJoiner(_ v: UInt32) -> Bool { v == 0x200C || v == 0x200D }
+
+    /// Characters that show nothing, or change how the characters around them show.
+    private static func isInvisible(_ v: UInt32) -> Bool {
+        switch v {
+        case 0x00...0x08, 0x0B...0x0C, 0x0E...0x1F, 0x7F...0x9F,  // control characters (tab, line breaks apart)
+            0xAD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B...0x180F,
+            0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x206F, 0x3164, 0xFEFF, 0xFFA0,
+            0xFFF9...0xFFFB, 0x1D173...0x1D17A, 0xE0000...0xE007F:
+            true
+        default: false
+        }
+    }
+
     /// `text` for a field that must have some: the trimmed text, or 422.
     static func requiredText(_ value: String?, field: String, max: Int) throws -> String {
         guard let text = try text(value, field: field, max: max, required: true) else {
@@ -104,6 +169,8 @@ enum Validate {
         let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
         guard tag.utf8.count <= 35, let primary = parts.first, (2...3).contains(primary.count) else { return false }
         return primary.allSatisfy { $0.isASCII && $0.isLetter }
-            && parts.dropFirst().allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
+            && parts.dropFirst().allSatisfy {
+                (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+            }
     }
 }

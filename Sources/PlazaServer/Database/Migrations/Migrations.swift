@@ -52,6 +52,7 @@ enum Migrations {
         Migration017.migration,
         Migration018.migration,
         Migration019.migration,
+        Migration020.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

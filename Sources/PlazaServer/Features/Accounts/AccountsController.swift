@@ -63,7 +63,7 @@ struct AccountsController {
         let username = try Validate.username(body.username)
         let email = try Validate.email(body.email)
         try Validate.password(body.password)
-        let displayName = try Validate.text(body.displayName, field: "displayName", max: 60) ?? username
+        let displayName = try Validate.displayName(body.displayName, max: 60) ?? username
         var preferences: [String: JSONValue] = [:]
         if let timeZone = body.timeZone { preferences["timeZone"] = .string(timeZone) }
         if let language = body.language { preferences["language"] = .string(language) }
@@ -201,8 +201,8 @@ struct AccountsController {
     @Sendable func updateMe(_ request: Request, context: SignedInContext) async throws -> Me {
         let me = context.user
         let body = try await request.decode(as: UpdateMeRequest.self, context: context)
-        let displayName = try body.displayName.map { try Validate.requiredText($0, field: "displayName", max: 60) }
-        let bio = try body.bio.map { try Validate.text($0, field: "bio", max: 500) ?? "" }
+        let displayName = try body.displayName.map { try Validate.displayName($0, max: 60, required: true) ?? "" }
+        let bio = try body.bio.map { try Validate.bio($0, max: 500) ?? "" }
         var status = FieldUpdate<StatusInput>.keep
         switch body.status {
         case .keep: break

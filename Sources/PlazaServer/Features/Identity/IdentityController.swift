@@ -214,7 +214,9 @@ struct IdentityController {
                 .conflict, "email_in_use",
                 "An account with \(email) exists. Sign in to it, then link \(provider.name) in your settings.")
         }
-        let displayName = String((claims.name ?? "").trimmingCharacters(in: .whitespacesAndNewlines).prefix(60))
+        let displayName = String(
+            Validate.trustworthy(claims.name ?? "", lines: false).trimmingCharacters(in: .whitespacesAndNewlines)
+                .prefix(60))
         let base = Self.usernameBase(claims)
         for attempt in 0..<20 {
             let username = attempt == 0 ? base : String(base.prefix(24)) + String(Int.random(in: 10...999_999))

@@ -320,9 +320,9 @@ struct MastodonController {
         let me = try context.mastodonUser("write:accounts")
         let params = try await MastodonParams.read(request, context: context)
         let displayName = try params.string("display_name").map {
-            try Validate.requiredText($0, field: "display_name", max: 50)
+            try Validate.displayName($0, field: "display_name", max: 50, required: true) ?? ""
         }
-        let note = try params.string("note").map { try Validate.text($0, field: "note", max: 500) ?? "" }
+        let note = try params.string("note").map { try Validate.bio($0, field: "note", max: 500) ?? "" }
         if displayName != nil || note != nil {
             try await services.accounts.updateProfile(
                 userID: me.userID, displayName: displayName, bio: note, status: .keep)

@@ -625,8 +625,13 @@ enum OpenAPIDocument {
             (
                 "\(v1)/users/{username}/activity",
                 Operation(
-                    method: .get, summary: "Activity heatmap: per UTC day, activities posted and completed",
-                    auth: .optional, query: [Params.days], response: ref("ActivityHeatmap"), errors: [404])
+                    method: .get,
+                    summary: """
+                        Activity heatmap: per day, activities posted and completed, and the streak of days with one \
+                        completed; days are counted in the owner's preferences.timeZone (UTC when unset), or in tz
+                        """,
+                    auth: .optional, query: [Params.days, Params.tz], response: ref("ActivityHeatmap"),
+                    errors: [404, 422])
             ),
             // Spaces
             (
@@ -1067,6 +1072,10 @@ enum OpenAPIDocument {
                 schema: .integer(maximum: (366, exclusive: false), minimum: (1, exclusive: false), defaultValue: 365))
         }
         static var q: OpenAPI.Parameter { .query(name: "q", schema: .string(maxLength: 100)) }
+        static var tz: OpenAPI.Parameter {
+            .query(
+                name: "tz", schema: .string(maxLength: 64), description: "an IANA time zone, e.g. America/Los_Angeles")
+        }
         static var member: OpenAPI.Parameter {
             .query(name: "member", schema: .boolean, description: "true: only spaces I joined (sign-in required)")
         }

@@ -106,7 +106,12 @@ extension OpenAPIDocument {
                         "preferences": ref("Preferences"), "isAdmin": boolean, "unreadNotifications": integer,
                     ]),
                 ]),
-                "Preferences": .object(description: #"Free-form app preferences, e.g. {"lastSpace": "cs101"}"#),
+                "Preferences": .object(
+                    description: """
+                        Free-form app preferences, e.g. {"lastSpace": "cs101"}. Plaza reads timeZone (an IANA name, \
+                        e.g. Europe/Berlin: the days of the activity heatmap), language (a BCP 47 tag: the web app's \
+                        language) and push ({kind: bool}); a bad value of one of them is a 422
+                        """),
                 "SpaceSummary": object(["id": id, "slug": string(), "name": string()]),
                 "LinkPreview": object([
                     "url": string(), "title": nullable(string()), "description": nullable(string()),
@@ -186,7 +191,8 @@ extension OpenAPIDocument {
                         object([
                             "date": string(format: .date), "completed": integer, "posted": integer,
                             "unfinished": integer,
-                        ]))
+                        ])),
+                    "timeZone": string(), "streak": object(["current": integer, "longest": integer]),
                 ]),
                 "HistoryItem": object([
                     "post": ref("Post"), "firstViewedAt": timestamp, "viewedAt": timestamp, "views": integer,

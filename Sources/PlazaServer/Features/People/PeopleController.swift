@@ -122,7 +122,8 @@ struct PeopleController {
             viewer: context.viewerID)
     }
 
-    /// The activity heatmap: `?days=` from 1 to 366, 365 by default.
+    /// The activity heatmap: `?days=` from 1 to 366, 365 by default; `?tz=` an IANA time zone
+    /// to count days in instead of the owner's.
     @Sendable func activity(_ request: Request, context: PlazaContext) async throws -> ActivityHeatmap {
         var days = 365
         if let text = request.uri.queryParameters.get("days") {
@@ -131,7 +132,11 @@ struct PeopleController {
             }
             days = value
         }
+        let zone: String? = request.uri.queryParameters.get("tz").map { String($0) }
+        if let zone, Validate.timeZone(zone) == nil {
+            throw PlazaError.invalid("tz", "tz must be an IANA time zone name, such as America/Los_Angeles.")
+        }
         return try await people.activity(
-            of: target(context, viewer: context.viewerID), days: days, viewer: context.viewerID)
+            of: target(context, viewer: context.viewerID), days: days, viewer: context.viewerID, timeZone: zone)
     }
 }

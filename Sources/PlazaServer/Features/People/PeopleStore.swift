@@ -1,3 +1,4 @@
+import Foundation
 import PlazaAPI
 import SQLKit
 
@@ -252,54 +253,105 @@ struct PeopleStore: Sendable {
 
     // MARK: activity
 
-    static let dayMillis: Int64 = 86_400_000
+    /// Rows are counted per quarter of an hour, the finest step of any time zone's offset
+    /// (Nepal is UTC+5:45), and the quarters are then put into the days of the asked zone.
+    static let quarterMillis: Int64 = 900_000
 
-    /// Per UTC day over the last `days` days (today included): the activity posts `viewer` may
-    /// read, made, completed, and made but not finished yet. Read from two partial indexes, so the cost follows the person's
-    /// activity in the window, not the size of `posts`. 404 when the profile is hidden from `viewer`.
-    func activity(of userID: Int64, days: Int, viewer: Int64?, now: Timestamp = .now) async throws -> ActivityHeatmap {
-        let today = now.milliseconds / Self.dayMillis
-        let first = today - Int64(days) + 1
-        let rows = try await db.read { db in
+    /// Per day over the last `days` days (today included), in `timeZone`, else the owner's
+    /// `preferences.timeZone`, else UTC: the activity posts `viewer` may read, made, completed,
+    /// and made but not finished yet, and the streaks of days with an activity completed. A
+    /// day is a calendar day of the zone, 23 or 25 hours long when the clocks change. Read from
+    /// two partial indexes, so the cost follows the person's activity in the window, not the
+    /// size of `posts`. 404 when the profile is hidden from `viewer`.
+    func activity(
+        of userID: Int64, days: Int, viewer: Int64?, timeZone asked: String? = nil, now: Timestamp = .now
+    ) async throws -> ActivityHeatmap {
+        let (zoneName, rows, calendar, dayStarts) = try await db.read { db in
             guard
-                try await db.first(
-                    "SELECT u.id FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer))")
-                    != nil
+                let owner = try await db.first(
+                    "SELECT u.preferences FROM users u WHERE u.id = \(bind: userID) AND \(Visibility.profile(seenBy: viewer))"
+                )
             else { throw PlazaError.notFound("User") }
-            return try await db.rows(Self.activitySQL(userID: userID, from: first * Self.dayMillis, viewer: viewer))
+            let preferred = AccountStore.decodePreferences(try owner.decode(column: "preferences", as: String.self))[
+                "timeZone"]?.stringValue
+            // The name asked for or preferred, if it is a zone (a stored one always is), else UTC.
+            let name = [asked, preferred, "UTC"].compactMap { $0 }.first { Validate.timeZone($0) != nil } ?? "UTC"
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = Validate.timeZone(name) ?? .gmt
+            let dayStarts = Self.dayStarts(days: days, endingOn: now.date, calendar: calendar)
+            let from = Timestamp(dayStarts[0]).milliseconds
+            return (
+                name, try await db.rows(Self.activitySQL(userID: userID, from: from, viewer: viewer)), calendar,
+                dayStarts
+            )
         }
-        // Counts by kind of figure (1 posted, 2 completed, 3 unfinished), then day.
-        var counts: [Int: [Int64: Int]] = [:]
+        let dates = dayStarts.map { Self.dayText($0, calendar: calendar) }
+        // Counts by kind of figure (1 posted, 2 completed, 3 unfinished), then the zone's day.
+        var counts: [Int: [String: Int]] = [:]
         for row in rows {
-            let day = try row.decode(column: "day", as: Int64.self)
-            counts[try row.decode(column: "what", as: Int.self), default: [:]][day] = try row.decode(
+            let quarter = try row.decode(column: "quarter", as: Int64.self)
+            let day = Self.dayText(Timestamp(milliseconds: quarter * Self.quarterMillis).date, calendar: calendar)
+            counts[try row.decode(column: "what", as: Int.self), default: [:]][day, default: 0] += try row.decode(
                 column: "n", as: Int.self)
         }
+        let heatmapDays = dates.map { date in
+            ActivityHeatmap.Day(
+                date: date, completed: counts[2]?[date] ?? 0, posted: counts[1]?[date] ?? 0,
+                unfinished: counts[3]?[date] ?? 0)
+        }
         return ActivityHeatmap(
-            days: (first...today).map { day in
-                ActivityHeatmap.Day(
-                    date: Timestamp(milliseconds: day * Self.dayMillis).day,
-                    completed: counts[2]?[day] ?? 0, posted: counts[1]?[day] ?? 0, unfinished: counts[3]?[day] ?? 0)
-            })
+            days: heatmapDays, timeZone: zoneName, streak: Self.streak(heatmapDays.map { $0.completed > 0 }))
+    }
+
+    /// The starts of the last `days` days of `calendar`'s zone, the one holding `now` last.
+    static func dayStarts(days: Int, endingOn now: Date, calendar: Calendar) -> [Date] {
+        let today = calendar.startOfDay(for: now)
+        return (0..<max(days, 1)).reversed().map { back in
+            calendar.date(byAdding: .day, value: -back, to: today).map { calendar.startOfDay(for: $0) } ?? today
+        }
+    }
+
+    /// `YYYY-MM-DD` of `date` in `calendar`'s zone.
+    static func dayText(_ date: Date, calendar: Calendar) -> String {
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        func two(_ n: Int?) -> String { (n ?? 0) < 10 ? "0\(n ?? 0)" : "\(n ?? 0)" }
+        return "\(parts.year ?? 1970)-\(two(parts.month))-\(two(parts.day))"
+    }
+
+    /// Days in a row with an activity completed: the run that reaches today (or yesterday,
+    /// while today may still come) and the longest in the window.
+    static func streak(_ active: [Bool]) -> ActivityHeatmap.Streak {
+        var longest = 0
+        var run = 0
+        for day in active {
+            run = day ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        var current = 0
+        for day in active.dropLast(active.last == true ? 0 : 1).reversed() {
+            guard day else { break }
+            current += 1
+        }
+        return ActivityHeatmap.Streak(current: current, longest: longest)
     }
 
     static func activitySQL(userID: Int64, from start: Int64, viewer: Int64?) -> SQLQueryString {
         // The literal conditions match the partial indexes' own, so the planner can use them.
         """
-        SELECT 1 AS what, p.created_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts p
+        SELECT 1 AS what, p.created_at / \(unsafeRaw: String(quarterMillis)) AS quarter, COUNT(*) AS n FROM posts p
         WHERE p.author_id = \(bind: userID) AND p.kind = 'activity' AND p.created_at >= \(bind: start)
         AND \(Visibility.post(readableBy: viewer))
-        GROUP BY p.created_at / \(unsafeRaw: String(dayMillis))
+        GROUP BY p.created_at / \(unsafeRaw: String(quarterMillis))
         UNION ALL
-        SELECT 2 AS what, p.activity_completed_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts p
+        SELECT 2 AS what, p.activity_completed_at / \(unsafeRaw: String(quarterMillis)) AS quarter, COUNT(*) AS n FROM posts p
         WHERE p.author_id = \(bind: userID) AND p.activity_completed_at IS NOT NULL
         AND p.activity_completed_at >= \(bind: start) AND \(Visibility.post(readableBy: viewer))
-        GROUP BY p.activity_completed_at / \(unsafeRaw: String(dayMillis))
+        GROUP BY p.activity_completed_at / \(unsafeRaw: String(quarterMillis))
         UNION ALL
-        SELECT 3 AS what, p.created_at / \(unsafeRaw: String(dayMillis)) AS day, COUNT(*) AS n FROM posts p
+        SELECT 3 AS what, p.created_at / \(unsafeRaw: String(quarterMillis)) AS quarter, COUNT(*) AS n FROM posts p
         WHERE p.author_id = \(bind: userID) AND p.kind = 'activity' AND p.created_at >= \(bind: start)
         AND p.activity_completed_at IS NULL AND \(Visibility.post(readableBy: viewer))
-        GROUP BY p.created_at / \(unsafeRaw: String(dayMillis))
+        GROUP BY p.created_at / \(unsafeRaw: String(quarterMillis))
         """
     }
 }

@@ -211,8 +211,8 @@ struct SearchStore: Sendable {
 
     static func savedSQL(_ text: SearchText, owner: Int64, page: PageRequest) -> SQLQueryString {
         let haystack: SQLQueryString = """
-            lower(coalesce(i.link_title, '') || ' ' || coalesce(i.link_description, '') || ' ' || coalesce(i.url, '') || ' ' || i.note \
-            || ' ' || coalesce(p.title, '') || ' ' || coalesce(p.body, ''))
+            plaza_search_text(coalesce(i.link_title, '') || ' ' || coalesce(i.link_description, '') || ' ' || coalesce(i.url, '') \
+            || ' ' || i.note || ' ' || coalesce(p.title, '') || ' ' || coalesce(p.body, ''))
             """
         var sql: SQLQueryString = """
             SELECT \(CollectionStore.itemColumns) FROM collection_items i LEFT JOIN posts p ON p.id = i.post_id AND \(Visibility.post("p", readableBy: owner))

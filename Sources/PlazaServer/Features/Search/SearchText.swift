@@ -1,9 +1,13 @@
 /// What a person typed into a search box, reduced to terms the full-text engines cannot
-/// misread: words are runs of letters and digits (everything else separates them), text in
+/// misread: the text is folded as the index is (`SearchFolding`), words are runs of letters
+/// and digits (everything else separates them, and each emoji is a word of its own), text in
 /// double quotes is a phrase, and the last bare word matches as a prefix (search-as-you-type).
-/// No operator, quote or bracket of the user's ever reaches FTS5 or `to_tsquery`.
+/// A word in a script written without spaces becomes the phrase of its character pairs, as
+/// the index holds it. No operator, quote or bracket of the user's ever reaches FTS5 or
+/// `to_tsquery`.
 struct SearchText: Sendable, Equatable {
     struct Term: Sendable, Equatable {
+        /// The index's tokens, in order.
         var words: [String]
         var prefix = false
         var isPhrase: Bool { words.count > 1 }
@@ -12,6 +16,7 @@ struct SearchText: Sendable, Equatable {
     var terms: [Term]
 
     static let maxTerms = 16
+    /// Characters of one word that count.
     static let maxWordLength = 64
 
     init(terms: [Term]) { self.terms = terms }
@@ -21,21 +26,21 @@ struct SearchText: Sendable, Equatable {
         var terms: [Term] = []
         var inQuotes = false
         var phrase: [String] = []
-        var word = ""
+        var word = String.UnicodeScalarView()
         var lastWasBare = false
         func endWord() {
             guard !word.isEmpty else { return }
-            let clipped = String(word.prefix(Self.maxWordLength))
+            let tokens = SearchFolding.tokens(ofWord: String(String.UnicodeScalarView(word.prefix(Self.maxWordLength))))
             if inQuotes {
-                phrase.append(clipped)
+                phrase.append(contentsOf: tokens)
             } else {
-                terms.append(Term(words: [clipped]))
+                terms.append(Term(words: tokens))
                 lastWasBare = true
             }
-            word = ""
+            word = String.UnicodeScalarView()
         }
-        for character in text.lowercased() {
-            if character == "\"" {
+        for scalar in SearchFolding.fold(text).unicodeScalars {
+            if scalar == "\"" {
                 endWord()
                 if inQuotes, !phrase.isEmpty {
                     terms.append(Term(words: phrase))
@@ -43,8 +48,13 @@ struct SearchText: Sendable, Equatable {
                 }
                 phrase = []
                 inQuotes.toggle()
-            } else if character.isLetter || character.isNumber {
-                word.append(character)
+            } else if SearchFolding.isPictograph(scalar.value) {
+                endWord()
+                word.append(scalar)
+                endWord()
+                lastWasBare = false
+            } else if Self.isWordPart(scalar) {
+                word.append(scalar)
             } else {
                 endWord()
             }
@@ -58,8 +68,27 @@ struct SearchText: Sendable, Equatable {
         else if endsInWord, lastWasBare, !terms.isEmpty {
             terms[terms.count - 1].prefix = true
         }
+        // One character of an unspaced script is in the index only as the first of a pair (or
+        // a run's last): it is found as a prefix.
+        for index in terms.indices {
+            if let last = terms[index].words.last, last.unicodeScalars.count == 1,
+                let scalar = last.unicodeScalars.first, SearchFolding.isUnspaced(scalar.value)
+            {
+                terms[index].prefix = true
+            }
+        }
         guard !terms.isEmpty else { return nil }
         self.terms = Array(terms.prefix(Self.maxTerms))
+    }
+
+    /// Letters, digits and the marks that belong to them (Thai vowels, Indic matras).
+    private static func isWordPart(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        if properties.isAlphabetic || properties.numericType != nil { return true }
+        switch properties.generalCategory {
+        case .nonspacingMark, .spacingMark: return true
+        default: return false
+        }
     }
 
     /// Every bare word as a prefix: for names, typed a piece at a time.
@@ -67,7 +96,8 @@ struct SearchText: Sendable, Equatable {
         SearchText(terms: terms.map { $0.isPhrase ? $0 : Term(words: $0.words, prefix: true) })
     }
 
-    /// The words, phrases kept together, for plain substring matching.
+    /// The words, phrases kept together, for substring matching in text that went through
+    /// `plaza_search_text` (SearchFolding.indexText).
     var phrases: [String] { terms.map { $0.words.joined(separator: " ") } }
 
     /// The fields a search may be limited to (`in=`).
