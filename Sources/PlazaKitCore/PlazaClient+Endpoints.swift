@@ -88,12 +88,18 @@ extension PlazaClient {
 
     /// Creates an account and keeps its token.
     @discardableResult
-    public func register(username: String, email: String, password: String, displayName: String? = nil) async throws
-        -> Me
-    {
+    /// Creates an account and signs in. The device's time zone and language become the
+    /// account's `preferences.timeZone` and `language` (the days of its activity heatmap, the
+    /// web app's language); pass nil to leave them unset.
+    public func register(
+        username: String, email: String, password: String, displayName: String? = nil,
+        timeZone: String? = TimeZone.current.identifier, language: String? = Locale.preferredLanguages.first
+    ) async throws -> Me {
         try await signIn(
             "/auth/register",
-            RegisterRequest(username: username, email: email, password: password, displayName: displayName))
+            RegisterRequest(
+                username: username, email: email, password: password, displayName: displayName, timeZone: timeZone,
+                language: language))
     }
 
     /// Posts to a route that answers `AuthResponse` and keeps its token.
@@ -323,8 +329,12 @@ extension PlazaClient {
     public func denyFollowRequest(from username: String) async throws {
         try await send("DELETE", "/me/follow-requests/\(Self.segment(username))")
     }
-    public func activity(of username: String, days: Int = 365) async throws -> ActivityHeatmap {
-        try await call("GET", "/users/\(Self.segment(username))/activity", query: ["days": String(days)])
+    /// The activity heatmap: days in the owner's time zone, or in `timeZone` (an IANA name).
+    public func activity(of username: String, days: Int = 365, timeZone: String? = nil) async throws
+        -> ActivityHeatmap
+    {
+        try await call(
+            "GET", "/users/\(Self.segment(username))/activity", query: ["days": String(days), "tz": timeZone])
     }
 
     // MARK: posts, comments, likes

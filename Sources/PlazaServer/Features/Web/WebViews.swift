@@ -548,6 +548,8 @@ struct HeatmapView: Sendable {
     /// (HTML: the number in its own element).
     let completedLabel: String
     let unfinishedLabel: String
+    /// "Streak: 3 days · longest 12 days", counted in the owner's days; nil before any.
+    let streakLabel: String?
 
     init(_ map: ActivityHeatmap, t: Localizer) {
         var cells: [Cell] = []
@@ -589,6 +591,15 @@ struct HeatmapView: Sendable {
         unfinishedLabel = t.plural(
             unfinished, one: "<span data-unfinished>{count}</span> unfinished",
             other: "<span data-unfinished>{count}</span> unfinished")
+        streakLabel =
+            map.streak.longest == 0
+            ? nil
+            : t(
+                "Streak: {current} · longest {longest}",
+                [
+                    "current": t.plural(map.streak.current, one: "{count} day", other: "{count} days"),
+                    "longest": t.plural(map.streak.longest, one: "{count} day", other: "{count} days"),
+                ])
     }
 
     /// How the reader's language writes a day without its time (the days are calendar days, in UTC).
