@@ -39,10 +39,13 @@ struct PushDeviceTests {
             #expect(try await ana.pushDevices().items.isEmpty)
 
             let preferences = try await ana.setPushNotifications([.like: false, .mention: true])
-            #expect(preferences == .object(["push": .object(["like": .bool(false), "mention": .bool(true)])]))
+            #expect(preferences["push"] == .object(["like": .bool(false), "mention": .bool(true)]))
             #expect(
-                try await ana.updatePreferences(.object(["push": .object(["like": .null])]))
-                    == .object(["push": .object(["mention": .bool(true)])]))
+                try await ana.updatePreferences(.object(["push": .object(["like": .null])]))["push"]
+                    == .object(["mention": .bool(true)]))
+            // Signing up sent the device's time zone and language.
+            #expect(preferences["timeZone"]?.stringValue == TimeZone.current.identifier)
+            #expect(preferences["language"]?.stringValue == Locale.preferredLanguages.first)
         }
     }
 }

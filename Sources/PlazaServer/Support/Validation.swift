@@ -154,14 +154,21 @@ enum Validate {
         return id
     }
 
-    /// A time zone by its IANA name (`America/Los_Angeles`, `UTC`); nil for anything else,
-    /// abbreviations (`PST`) and offsets included: only a named zone knows its DST rules.
+    /// A time zone by its IANA name (`America/Los_Angeles`, `Etc/UTC`, `UTC`); nil for anything
+    /// else, abbreviations (`PST`) and offsets (`+05:00`) included: only a named zone knows its
+    /// DST rules. Foundation's list of known zones leaves out IANA's links (`Etc/UTC`,
+    /// `US/Pacific`), so a name is checked by its form and by the time zone database itself.
     static func timeZone(_ name: String) -> TimeZone? {
-        guard name.utf8.count <= 64, name == "UTC" || knownZones.contains(name) else { return nil }
+        guard name.utf8.count <= 64 else { return nil }
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        let wellFormed =
+            parts.allSatisfy { part in
+                part.first.map { $0.isASCII && $0.isLetter } == true
+                    && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-+".contains($0)) }
+            } && (parts.count > 1 || name == "UTC" || name == "GMT")
+        guard wellFormed else { return nil }
         return TimeZone(identifier: name)
     }
-
-    private static let knownZones = Set(TimeZone.knownTimeZoneIdentifiers)
 
     /// A BCP 47 language tag as devices send them: letters, digits and hyphens, a 2–3 letter
     /// primary language (`de`, `pt-BR`, `zh-Hant-TW`).

@@ -93,6 +93,8 @@ enum Migration020 {
                 n int;
             BEGIN
                 IF source IS NULL THEN RETURN NULL; END IF;
+                -- Most text is ASCII, which only needs lower case (every other step leaves it as it is).
+                IF source ~ '^[\x01-\x7f]*$' THEN RETURN lower(source COLLATE "C"); END IF;
                 folded := normalize(lower(normalize(source, NFKC) COLLATE "und-x-icu"), NFD);
                 folded := regexp_replace(folded,
                     '[\u0300-\u036f\u064b-\u065f\u0670\u0640\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufe00-\ufe0f\ufeff]', '', 'g');

@@ -17,6 +17,10 @@
 enum SearchFolding {
     /// `text` folded (see above), without segmentation.
     static func fold(_ text: String) -> String {
+        // Most text is ASCII, which only needs lower case: none of the steps below change it otherwise.
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+        }
         let lowered = text.precomposedStringWithCompatibilityMapping.lowercased()
         var kept = String.UnicodeScalarView()
         for scalar in lowered.decomposedStringWithCanonicalMapping.unicodeScalars where !isDropped(scalar.value) {
@@ -35,7 +39,9 @@ enum SearchFolding {
     /// `text` as the index stores it: folded, each unspaced run as its pairs and its last
     /// character, each pictograph apart.
     static func indexText(_ text: String) -> String {
-        let scalars = Array(fold(text).unicodeScalars)
+        let folded = fold(text)
+        if folded.utf8.allSatisfy({ $0 < 0x80 }) { return folded }  // no unspaced script, no pictograph
+        let scalars = Array(folded.unicodeScalars)
         var output = String.UnicodeScalarView()
         for (index, scalar) in scalars.enumerated() {
             if isUnspaced(scalar.value) {

@@ -444,7 +444,12 @@ struct SettingsPage: Sendable {
         }
         let zone = preferences["timeZone"]?.stringValue.flatMap { Validate.timeZone($0) != nil ? $0 : nil }
         timeZoneSet = zone != nil
-        timeZones = Self.timeZoneIdentifiers.map { TimeZoneOption(id: $0, selected: $0 == (zone ?? "UTC")) }
+        // A zone set through the API may be a name the menu does not list (`Etc/UTC`): it is added.
+        let names =
+            zone.map {
+                Self.timeZoneIdentifiers.contains($0) ? Self.timeZoneIdentifiers : ([$0] + Self.timeZoneIdentifiers)
+            } ?? Self.timeZoneIdentifiers
+        timeZones = names.map { TimeZoneOption(id: $0, selected: $0 == (zone ?? "UTC")) }
     }
 
     /// Which notifications are pushed, and to which devices.
