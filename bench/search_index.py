@@ -61,7 +61,7 @@ def measure(binary: Path, corpus: str, posts: int, database_url: str | None) -> 
         if database_url:
             subprocess.run(["psql", database_url, "-q", "-c", "DROP SCHEMA public CASCADE; CREATE SCHEMA public"],
                            check=True, capture_output=True)
-        plaza = servers.Plaza(binary, Path(tmp) / "data", bcrypt_cost=4, database_url=database_url)
+        plaza = servers.Plaza(binary, Path(tmp) / "data", bcrypt_cost=10, database_url=database_url)
         plaza.start()
         try:
             auth = requests.post(plaza.base + "/api/v1/auth/register", json={
