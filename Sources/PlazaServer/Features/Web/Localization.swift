@@ -66,7 +66,7 @@ enum Language: String, Sendable, CaseIterable, Codable {
             }
             guard weight > 0 else { continue }
             guard let language = Language(tag: tag) else { continue }
-            if best == nil || weight > best!.weight { best = (language, weight) }
+            if weight > (best?.weight ?? -1) { best = (language, weight) }
         }
         return best?.language ?? .en
     }
