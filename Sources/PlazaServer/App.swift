@@ -43,6 +43,12 @@ struct AppServices: Sendable {
     let deletions: AccountDeletion
     let export: AccountExport
 
+    /// What people do to posts, comments and likes, for every door.
+    var postActions: PostActions {
+        PostActions(
+            posts: posts, comments: comments, likes: likes, storage: mediaStorage, previews: linkPreviewQueue)
+    }
+
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
         ids = IDGenerator(node: config.nodeID)
@@ -212,10 +218,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     let controllers = WebController.APIControllers(
         accounts: accounts,
         people: PeopleController(people: services.people),
-        posts: PostsController(
-            posts: services.posts, comments: services.comments, likes: services.likes, people: services.people,
-            storage: services.mediaStorage,
-            previews: services.linkPreviewQueue),
+        posts: PostsController(actions: services.postActions, people: services.people),
         feeds: FeedsController(posts: services.posts, people: services.people, spaces: services.spaces),
         spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage),
         search: SearchController(
@@ -282,7 +285,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
             maxMediaBytes: config.mediaMaxBytes, maxVideoBytes: mediaController.maxVideoBytes,
             contactEmail: config.mailSender.address)
     ).register(v1: mastodon.group("v1"), v2: mastodon.group("v2"))
-    MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL), db: services.db).register(
+    MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)).register(
         v1: mastodon.group("v1"))
     MastodonPushController(devices: services.pushDevices, vapid: services.vapid, policy: pushPolicy)
         .register(v1: mastodon.group("v1"))
@@ -310,15 +313,17 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
     let webSocket = MastodonWebSocket(
-        streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL), db: services.db),
+        streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)),
         accounts: services.accounts)
     let http1 = HTTP1Channel.Configuration(
         idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
         httpDecoderConfiguration: .init(
             maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
             maxHeaderFieldCount: 100))
+    let router = buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config)
+    router.answerUnservedMethodsNotAllowed()
     var app = Application(
-        router: buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config),
+        router: router,
         // Slow clients cannot hold connections: one that sends nothing for the idle timeout, in
         // its headers and body too, is closed; headers are capped. Mastodon's streaming WebSocket
         // upgrades on the same port (pinged every 30 s). The upgradable channel sets its idle

@@ -218,15 +218,15 @@ struct RealtimeTests {
                 group.addTask { try await hub.run() }
                 hub.open()
                 while !hub.isLive { try await Task.sleep(for: .milliseconds(10)) }
-                let slow = try await hub.subscribe(user: author, session: 1)
-                let fast = try await hub.subscribe(user: author, session: 2)
-                var frames = fast.frames.makeAsyncIterator()
+                let slow = try await hub.subscribe(person: author, session: 1)
+                let fast = try await hub.subscribe(person: author, session: 2)
+                var deliveries = fast.deliveries.makeAsyncIterator()
                 var fastCount = 0
                 for i in 0..<40 {
                     _ = try await services.posts.create(author: author, .init(kind: .text, body: "post \(i)"))
                     // The fast reader takes each event as it comes.
-                    while let frame = await frames.next() {
-                        if frame.seq != nil {
+                    while let delivery = await deliveries.next() {
+                        if case .event = delivery {
                             fastCount += 1
                             break
                         }
@@ -234,7 +234,7 @@ struct RealtimeTests {
                 }
                 #expect(fastCount == 40)
                 var slowCount = 0
-                for await _ in slow.frames { slowCount += 1 }
+                for await _ in slow.deliveries { slowCount += 1 }
                 #expect(slowCount == 16, "the slow stream ended after its buffer instead of growing")
                 #expect(hub.openStreams == 1, "only the reader that keeps up is left")
                 fast.close()

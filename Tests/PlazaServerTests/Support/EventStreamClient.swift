@@ -90,6 +90,15 @@ final class EventStreamClient: Sendable {
         return events
     }
 
+    /// Waits until an event that `matches` has arrived; returns whether one has.
+    @discardableResult
+    func waitForEvent(within deadline: Duration = hangGuard, _ matches: @escaping @Sendable (ReceivedEvent) -> Bool)
+        async -> Bool
+    {
+        await waitUntil(deadline) { $0.events.contains(where: matches) }
+        return events.contains(where: matches)
+    }
+
     /// Waits until a heartbeat comment has arrived.
     func waitForHeartbeat(within deadline: Duration = hangGuard) async -> Bool {
         await waitUntil(deadline) { $0.comments >= 1 }

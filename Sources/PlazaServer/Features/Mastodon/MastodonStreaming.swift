@@ -4,18 +4,16 @@ import Hummingbird
 import NIOConcurrencyHelpers
 import NIOCore
 import PlazaAPI
-import SQLKit
 import ServiceLifecycle
 
 /// Mastodon's streaming API over Plaza's event hub: the Server-Sent Events endpoints
 /// (`/api/v1/streaming/user`, `/user/notification`, `/public`) here, and the WebSocket
-/// (`MastodonWebSocket`). Each hub frame (Plaza's own event) is read back and told again in
-/// Mastodon's words: `update` (a new post in the home feed, or a public one), `status.update`,
-/// `delete`, `notification`.
+/// (`MastodonWebSocket`). The hub decides what each reader may see and hands over typed events;
+/// this only tells them in Mastodon's words, `update` (a new post in the home feed, or a public
+/// one), `status.update`, `delete` and `notification`, encoded once per event.
 struct MastodonStreaming: Sendable {
     let hub: EventHub
     let mapper: MastodonMapper
-    let db: Database
 
     /// Mastodon's stream names, as clients subscribe to them.
     enum Stream: String, Sendable, CaseIterable {
@@ -29,6 +27,8 @@ struct MastodonStreaming: Sendable {
         var needsUser: Bool { self == .user || self == .userNotification }
         var isPublic: Bool { !needsUser }
         var mediaOnly: Bool { self == .publicMedia || self == .publicLocalMedia }
+        /// The hub's channel the stream reads: the person's own events, or everyone's public posts.
+        var channel: EventHub.Channel { needsUser ? .own : .everyone }
     }
 
     /// One event as Mastodon sends it: its name and payload (JSON text, or a status id for `delete`).
@@ -52,107 +52,88 @@ struct MastodonStreaming: Sendable {
         }
     }
 
-    /// Subscribes to the hub for `stream`: the person's own events, or everyone's posts. Every
-    /// stream needs a person (as Mastodon's do since 4.2), so each has the hub's per-person cap.
+    /// Subscribes the person to the hub's channel for `stream`. Every stream needs a person (as
+    /// Mastodon's do since 4.2), so each has the hub's per-person cap.
     func subscribe(_ stream: Stream, identity: Identity?) async throws -> EventHub.Subscription {
         guard let identity else { throw MastodonError.signInRequired }
         guard identity.allows(stream == .userNotification ? "read:notifications" : "read:statuses") else {
             throw MastodonError.outsideScopes
         }
-        if stream.needsUser { return try await hub.subscribe(user: identity.userID, session: identity.sessionID) }
-        return try await hub.subscribe(user: EventHub.everyone, session: identity.sessionID, person: identity.userID)
+        return try await hub.subscribe(person: identity.userID, session: identity.sessionID, channel: stream.channel)
     }
 
-    /// What one reader of the public streams is not shown (the people they block, who block
-    /// them, whom they mute, read when they connect), and the posts they were shown, whose
-    /// deletion alone they hear of.
-    final class Reader: Sendable {
-        let hidden: Set<String>
-        private let shown = NIOLockedValueBox(Set<String>())
+    /// The public posts one connection was shown, whose deletion alone it hears of on a public stream.
+    final class Shown: Sendable {
+        private let ids = NIOLockedValueBox(Set<String>())
 
-        init(hidden: Set<String>) { self.hidden = hidden }
-
-        func show(_ id: String) {
-            shown.withLockedValue { shown in
-                if shown.count > 10_000 { shown.removeAll() }
-                shown.insert(id)
+        func insert(_ id: String) {
+            ids.withLockedValue { ids in
+                if ids.count > 10_000 { ids.removeAll() }
+                ids.insert(id)
             }
         }
 
-        func wasShown(_ id: String) -> Bool { shown.withLockedValue { $0.contains(id) } }
+        func contains(_ id: String) -> Bool { ids.withLockedValue { $0.contains(id) } }
     }
 
-    func reader(_ identity: Identity) async throws -> Reader {
-        let me = identity.userID
-        let rows = try await db.read { db in
-            try await db.rows(
-                """
-                SELECT blocked_id AS id FROM blocks WHERE blocker_id = \(bind: me)
-                UNION SELECT blocker_id AS id FROM blocks WHERE blocked_id = \(bind: me)
-                UNION SELECT muted_id AS id FROM mutes WHERE muter_id = \(bind: me)
-                """)
-        }
-        return Reader(hidden: Set(try rows.map { String(try $0.decode(column: "id", as: Int64.self)) }))
-    }
-
-    /// `stream`'s Mastodon events for one hub frame (none for heartbeats and for what the
-    /// stream does not carry). The public streams carry public posts whose media are ready, by
-    /// people the reader has no block or mute with, and the deletions of those.
-    func events(_ frame: EventHub.Frame, for stream: Stream, reader: Reader) -> [Event] {
-        guard frame.seq != nil, let (kind, json) = Self.parse(frame.bytes) else { return [] }
-        let decoder = JSONDecoder()
-        switch kind {
-        case .postCreated, .postUpdated:
-            guard stream != .userNotification, let post = try? decoder.decode(Post.self, from: Data(json)) else {
-                return []
-            }
-            if stream.isPublic {
-                guard post.audience == .public, post.media.allSatisfy({ $0.state == .ready }),
-                    !reader.hidden.contains(post.author.id), !stream.mediaOnly || !post.media.isEmpty
-                else { return [] }
-                reader.show(post.id)
-            }
-            guard let payload = try? MastodonJSON.encoder.encode(mapper.status(post)) else { return [] }
-            return [
-                Event(
-                    event: kind == .postCreated ? "update" : "status.update",
+    /// The event in Mastodon's words, whichever stream carries it; encoded once per event.
+    func translated(_ event: StreamEvent) -> Event? {
+        event.encoded("mastodon") { event -> Event? in
+            switch event.payload {
+            case .post(let post):
+                guard let payload = try? MastodonJSON.encoder.encode(mapper.status(post)) else { return nil }
+                return Event(
+                    event: event.kind == .postCreated ? "update" : "status.update",
                     payload: String(decoding: payload, as: UTF8.self))
-            ]
-        case .postDeleted:
-            guard stream != .userNotification, let deleted = try? decoder.decode(DeletedPost.self, from: Data(json)),
-                stream.needsUser || reader.wasShown(deleted.id)
-            else { return [] }
-            return [Event(event: "delete", payload: deleted.id)]
-        case .notification:
-            guard stream.needsUser, let note = try? decoder.decode(PlazaAPI.Notification.self, from: Data(json)),
-                let entity = MastodonController.notificationEntity(note, mapper: mapper),
-                let payload = try? MastodonJSON.encoder.encode(entity)
-            else { return [] }
-            return [Event(event: "notification", payload: String(decoding: payload, as: UTF8.self))]
-        default:
-            return []
+            case .deletedPost(let deleted):
+                return Event(event: "delete", payload: deleted.id)
+            case .notification(let note):
+                guard let entity = MastodonController.notificationEntity(note, mapper: mapper),
+                    let payload = try? MastodonJSON.encoder.encode(entity)
+                else { return nil }
+                return Event(event: "notification", payload: String(decoding: payload, as: UTF8.self))
+            case .comment, .like:
+                return nil
+            }
         }
     }
 
-    /// The event kind and JSON of one of the hub's frames (`id:`, `event:` and `data:` lines).
-    static func parse(_ frame: ByteBuffer) -> (StreamEventKind, [UInt8])? {
-        var kind: StreamEventKind?
-        var data: [UInt8]?
-        for line in frame.readableBytesView.split(separator: UInt8(ascii: "\n")) {
-            if line.starts(with: "event: ".utf8) {
-                kind = StreamEventKind(rawValue: String(decoding: line.dropFirst(7), as: UTF8.self))
-            } else if line.starts(with: "data: ".utf8) {
-                data = Array(line.dropFirst(6))
+    /// What `stream` says of one event the hub delivered to its channel, if anything: the user
+    /// stream its posts, deletions and notifications, `user:notification` only notifications, the
+    /// public streams the posts (with media, for the media ones) and the deletions of those shown.
+    func event(_ event: StreamEvent, for stream: Stream, shown: Shown) -> Event? {
+        guard let translated = translated(event) else { return nil }
+        switch event.payload {
+        case .post(let post):
+            guard stream != .userNotification else { return nil }
+            if stream.isPublic {
+                // As Mastodon: a status whose media failed to process is not streamed publicly.
+                guard post.media.allSatisfy({ $0.state == .ready }), !stream.mediaOnly || !post.media.isEmpty else {
+                    return nil
+                }
+                shown.insert(post.id)
             }
+        case .deletedPost(let deleted):
+            guard stream != .userNotification, stream.needsUser || shown.contains(deleted.id) else { return nil }
+        case .notification:
+            guard stream.needsUser else { return nil }
+        case .comment, .like:
+            return nil
         }
-        guard let kind, let data else { return nil }
-        return (kind, data)
+        return translated
+    }
+
+    /// An event as Server-Sent Events send it (a payload is one line: JSON without line breaks, or an id).
+    func serverSentEvent(_ event: StreamEvent) -> ByteBuffer? {
+        event.encoded("mastodon.sse") { event in
+            translated(event).map { ByteBuffer(string: "event: \($0.event)\ndata: \($0.payload)\n\n") }
+        }
     }
 
     /// Server-Sent Events: `event:` and `data:` lines, a comment every heartbeat.
     func serverSentEvents(_ stream: Stream, _ request: Request, _ context: PlazaContext) async throws -> Response {
         let subscription = try await subscribe(stream, identity: context.identity)
-        let reader = try await reader(try context.mastodonUser("read:statuses"))
+        let shown = Shown()
         context.connectionClosed.whenComplete { _ in subscription.close() }
         var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
         headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
@@ -162,15 +143,15 @@ struct MastodonStreaming: Sendable {
                 defer { subscription.close() }
                 try await writer.write(ByteBuffer(string: ":)\n\n"))
                 try await withGracefulShutdownHandler {
-                    for await frame in subscription.frames {
-                        if frame.seq == nil {
+                    for await delivery in subscription.deliveries {
+                        switch delivery {
+                        case .heartbeat:
                             try await writer.write(ByteBuffer(string: ":thump\n\n"))
-                            continue
-                        }
-                        for event in events(frame, for: stream, reader: reader) {
-                            // A payload is one line: JSON without line breaks, or an id.
-                            try await writer.write(
-                                ByteBuffer(string: "event: \(event.event)\ndata: \(event.payload)\n\n"))
+                        case .event(let event):
+                            guard self.event(event, for: stream, shown: shown) != nil,
+                                let bytes = serverSentEvent(event)
+                            else { continue }
+                            try await writer.write(bytes)
                         }
                     }
                 } onGracefulShutdown: {

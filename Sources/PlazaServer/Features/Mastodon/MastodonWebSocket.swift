@@ -91,7 +91,7 @@ struct MastodonWebSocket: Sendable {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger
     ) async throws {
         let subscribed = NIOLockedValueBox(Set<MastodonStreaming.Stream>())
-        let reader = try await streaming.reader(identity)
+        let shown = MastodonStreaming.Shown()
         // A client that floods commands without reading the answers loses the oldest ones.
         let (commands, commandSink) = AsyncStream.makeStream(of: Command.self, bufferingPolicy: .bufferingNewest(32))
         if let initial { commandSink.yield(.subscribe(initial)) }
@@ -103,7 +103,7 @@ struct MastodonWebSocket: Sendable {
                     commandSink.yield(command(text))
                 }
             }
-            var open: [Bool: EventHub.Subscription] = [:]
+            var open: [EventHub.Channel: EventHub.Subscription] = [:]
             defer { for subscription in open.values { subscription.close() } }
             for await command in commands {
                 switch command {
@@ -119,7 +119,7 @@ struct MastodonWebSocket: Sendable {
                         continue
                     }
                     subscribed.withLockedValue { _ = $0.insert(stream) }
-                    guard open[stream.needsUser] == nil else { continue }
+                    guard open[stream.channel] == nil else { continue }
                     let subscription: EventHub.Subscription
                     do {
                         subscription = try await streaming.subscribe(stream, identity: identity)
@@ -127,15 +127,17 @@ struct MastodonWebSocket: Sendable {
                         try await outbound.write(.text(Self.error(error.message, status: error.status.code)))
                         continue
                     }
-                    open[stream.needsUser] = subscription
-                    let forPerson = stream.needsUser
+                    open[stream.channel] = subscription
+                    let channel = stream.channel
                     group.addTask {
-                        for await frame in subscription.frames where frame.seq != nil {
-                            let streams = subscribed.withLockedValue { $0 }.filter { $0.needsUser == forPerson }
+                        for await delivery in subscription.deliveries {
+                            guard case .event(let event) = delivery else { continue }
+                            let streams = subscribed.withLockedValue { $0 }.filter { $0.channel == channel }
                             for stream in streams.sorted(by: { $0.rawValue < $1.rawValue }) {
-                                for event in streaming.events(frame, for: stream, reader: reader) {
-                                    try await outbound.write(.text(message(event, stream: stream)))
-                                }
+                                guard streaming.event(event, for: stream, shown: shown) != nil,
+                                    let text = message(event, stream: stream, streaming: streaming)
+                                else { continue }
+                                try await outbound.write(.text(text))
                             }
                         }
                         // The hub ended it: the session was revoked, the reader fell behind, or
@@ -158,16 +160,22 @@ struct MastodonWebSocket: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// An event as Mastodon's WebSocket sends it: the payload is a JSON string.
-    static func message(_ event: MastodonStreaming.Event, stream: MastodonStreaming.Stream) -> String {
+    /// An event as Mastodon's WebSocket sends it on `stream` (the payload is a JSON string),
+    /// encoded once per event and stream.
+    static func message(_ event: StreamEvent, stream: MastodonStreaming.Stream, streaming: MastodonStreaming)
+        -> String?
+    {
         struct Message: Encodable {
             var stream: [String]
             var event: String
             var payload: String
         }
-        let bytes =
-            (try? JSONEncoder().encode(Message(stream: [stream.rawValue], event: event.event, payload: event.payload)))
-            ?? Data()
-        return String(decoding: bytes, as: UTF8.self)
+        return event.encoded("mastodon.websocket." + stream.rawValue) { event in
+            guard let told = streaming.translated(event),
+                let bytes = try? JSONEncoder().encode(
+                    Message(stream: [stream.rawValue], event: told.event, payload: told.payload))
+            else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import PlazaAPI
 import SQLKit
@@ -9,9 +10,18 @@ struct EventFeed: Sendable {
     let posts: PostStore
     let notifications: NotificationStore
 
-    /// One event for one recipient.
+    /// Which of a person's streams an event goes to.
+    enum Channel: Int, Sendable, Hashable {
+        /// Their own: their home feed's posts, events about their posts, their notifications.
+        case own = 0
+        /// Everyone's public posts (Mastodon's public streams), as this person may see them.
+        case everyone = 1
+    }
+
+    /// One event for one recipient on one of their channels.
     struct Entry: Sendable {
         var recipient: Int64
+        var channel: Channel
         var seq: Int64
         /// nil for a kind this server does not know (written by a newer one): not sent.
         var kind: StreamEventKind?
@@ -22,6 +32,7 @@ struct EventFeed: Sendable {
 
         init(row: Row) throws {
             recipient = try row.decode(column: "recipient_id", as: Int64.self)
+            channel = Channel(rawValue: try row.decode(column: "channel", as: Int.self)) ?? .own
             seq = try row.decode(column: "seq", as: Int64.self)
             kind = StreamEventKind(rawValue: try row.decode(column: "kind", as: String.self))
             post = try row.decode(column: "post_id", as: Int64?.self)
@@ -31,19 +42,23 @@ struct EventFeed: Sendable {
         }
     }
 
-    /// Who receives the events with a seq in (`after`, `through`]: their inbox rows, and for each
-    /// `post.created` (which has none: a post would write one per follower, half of what a new
-    /// post cost) its author, the author's followers and the members of its spaces, found when
-    /// the log is read. With `recipient`, only that person's.
-    static func recipientsSQL(after: Int64, through: Int64, recipient: Int64?) -> SQLQueryString {
-        let created: SQLQueryString =
-            "pc.seq > \(bind: after) AND pc.seq <= \(bind: through) AND pc.kind = 'post.created'"
-        var inbox: SQLQueryString = "SELECT recipient_id, seq FROM event_inbox WHERE "
-        var author: SQLQueryString = "SELECT pc.actor_id AS recipient_id, pc.seq FROM events pc WHERE \(created)"
+    /// Who receives the events with a seq in (`after`, `through`], on which channel. Their own
+    /// channel: their inbox rows, and for each `post.created` (which has none: a post would write
+    /// one per follower, half of what a new post cost) its author, the author's followers and the
+    /// members of its spaces, found when the log is read. With `recipient`, only that person's.
+    /// The public channel, for each of `publicReaders`: the new and changed public posts whose
+    /// media are processed, and the deleted posts.
+    static func recipientsSQL(after: Int64, through: Int64, recipient: Int64?, publicReaders: [Int64] = [])
+        -> SQLQueryString
+    {
+        let window: SQLQueryString = "pc.seq > \(bind: after) AND pc.seq <= \(bind: through)"
+        let created: SQLQueryString = "\(window) AND pc.kind = 'post.created'"
+        var inbox: SQLQueryString = "SELECT recipient_id, 0 AS channel, seq FROM event_inbox WHERE "
+        var author: SQLQueryString = "SELECT pc.actor_id AS recipient_id, 0, pc.seq FROM events pc WHERE \(created)"
         var followers: SQLQueryString =
-            "SELECT f.follower_id, pc.seq FROM events pc JOIN follows f ON f.followee_id = pc.actor_id"
+            "SELECT f.follower_id, 0, pc.seq FROM events pc JOIN follows f ON f.followee_id = pc.actor_id"
         var members: SQLQueryString = """
-            SELECT m.user_id, pc.seq FROM events pc JOIN post_spaces ps ON ps.post_id = pc.post_id
+            SELECT m.user_id, 0, pc.seq FROM events pc JOIN post_spaces ps ON ps.post_id = pc.post_id
             JOIN space_members m ON m.space_id = ps.space_id
             """
         if let recipient {
@@ -53,28 +68,42 @@ struct EventFeed: Sendable {
             members += " AND m.user_id = \(bind: recipient)"
         }
         inbox += "seq > \(bind: after) AND seq <= \(bind: through)"
-        return [inbox, author, followers + " WHERE \(created)", members + " WHERE \(created)"]
-            .joined(separator: " UNION ")
+        var branches = [inbox, author, followers + " WHERE \(created)", members + " WHERE \(created)"]
+        if !publicReaders.isEmpty {
+            branches.append(
+                """
+                SELECT r.id, 1, pc.seq FROM events pc JOIN users r ON r.id IN (\(binds: publicReaders))
+                WHERE \(window) AND (pc.kind = 'post.deleted' OR (pc.kind IN ('post.created', 'post.updated')
+                AND EXISTS (SELECT 1 FROM posts pp WHERE pp.id = pc.post_id AND pp.audience = 'public' AND NOT pp.processing)))
+                """)
+        }
+        return branches.joined(separator: " UNION ")
     }
 
     /// The events with a seq in (`after`, `through`] and their recipients (`recipientsSQL`),
-    /// oldest first, less those the recipient may not see *now* (rules applied when read, so a
-    /// block, a narrowed audience or a suspension made after the event was written holds, live
-    /// and on replay): events by someone with a block either way, new posts by someone they
-    /// muted, and events about a post they may not read, except `post.deleted`, which goes only
-    /// to those who may not read the post (deleted, or no longer theirs to read). A suspended
-    /// person's posts fail that last rule; their comments and notifications are left out when
-    /// the frames are made (`frames`).
-    static func entriesSQL(after: Int64, through: Int64, recipient: Int64? = nil) -> SQLQueryString {
+    /// oldest first, less those the recipient may not see *now* (rules applied when read, which
+    /// is when the hub delivers them, so a block, a mute, an unfollow, a narrowed audience, a
+    /// removal from a space or a suspension made after the event was written holds, live and on
+    /// replay): everything for a suspended recipient; events by someone with a block either way;
+    /// new posts by someone they muted (and on the public channel anything by them); and events
+    /// about a post they may not read, except `post.deleted`, which goes only to those who may not
+    /// read the post (deleted, or no longer theirs to read). A suspended person's posts fail that
+    /// last rule; their comments and notifications are left out when the events are read (`events`).
+    static func entriesSQL(after: Int64, through: Int64, recipient: Int64? = nil, publicReaders: [Int64] = [])
+        -> SQLQueryString
+    {
         let readable: SQLQueryString =
             "EXISTS (SELECT 1 FROM posts ep WHERE ep.id = e.post_id AND \(Visibility.post("ep", readableBy: "i.recipient_id")))"
+        let recipients = recipientsSQL(
+            after: after, through: through, recipient: recipient, publicReaders: publicReaders)
         return """
-            SELECT i.recipient_id, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
-            FROM (\(recipientsSQL(after: after, through: through, recipient: recipient))) i JOIN events e ON e.seq = i.seq
-            WHERE NOT \(Visibility.blocked(between: "i.recipient_id", and: "e.actor_id"))
-            AND (e.kind <> 'post.created' OR \(Visibility.unmuted("e.actor_id", by: "i.recipient_id")))
+            SELECT i.recipient_id, i.channel, e.seq, e.kind, e.post_id, e.comment_id, e.notification_id, e.data
+            FROM (\(recipients)) i JOIN events e ON e.seq = i.seq
+            WHERE \(Visibility.active("i.recipient_id"))
+            AND NOT \(Visibility.blocked(between: "i.recipient_id", and: "e.actor_id"))
+            AND ((i.channel = 0 AND e.kind <> 'post.created') OR \(Visibility.unmuted("e.actor_id", by: "i.recipient_id")))
             AND (e.post_id IS NULL OR (e.kind = 'post.deleted') <> \(readable))
-            ORDER BY i.seq, i.recipient_id
+            ORDER BY i.seq, i.recipient_id, i.channel
             """
     }
 
@@ -85,14 +114,16 @@ struct EventFeed: Sendable {
     static let replayWindow: Int64 = 5_000
 
     /// The events after `seq` up to `head` (from `bounds`) or to the end of a window, whichever
-    /// comes first, for `recipient` or for everyone, oldest first; and the seq read through.
-    func entries(after seq: Int64, through head: Int64, recipient: Int64? = nil) async throws
-        -> (entries: [Entry], through: Int64)
+    /// comes first, for `recipient` or for everyone (and the public channel of `publicReaders`),
+    /// oldest first; and the seq read through.
+    func entries(after seq: Int64, through head: Int64, recipient: Int64? = nil, publicReaders: [Int64] = [])
+        async throws -> (entries: [Entry], through: Int64)
     {
         let end = min(head, seq + (recipient == nil ? Self.hubWindow : Self.replayWindow))
         guard end > seq else { return ([], seq) }
         let rows = try await db.read { db in
-            try await db.rows(Self.entriesSQL(after: seq, through: end, recipient: recipient))
+            try await db.rows(
+                Self.entriesSQL(after: seq, through: end, recipient: recipient, publicReaders: publicReaders))
         }
         return (try rows.map(Entry.init(row:)), end)
     }
@@ -141,13 +172,13 @@ struct EventFeed: Sendable {
         }
     }
 
-    // MARK: frames
+    // MARK: typed events
 
-    /// The SSE frame of each entry whose subject still exists and is shown, in order. Posts and
-    /// comments are read once per batch, without a viewer's relation (the entries' query decided
-    /// who may have them; comments by suspended people are not read); notifications are read per
-    /// recipient, as the list shows them.
-    func frames(_ entries: [Entry]) async throws -> [(entry: Entry, frame: ByteBuffer)] {
+    /// The typed event of each entry whose subject still exists and is shown, in order; entries
+    /// of one seq share one event (and so its encodings). Posts and comments are read once per
+    /// batch, without a reader's relation (the entries' query decided who may have them; comments
+    /// by suspended people are not read); notifications are read per recipient, as the list shows them.
+    func events(_ entries: [Entry]) async throws -> [(entry: Entry, event: StreamEvent)] {
         var postIDs: Set<Int64> = []
         var commentIDs: Set<Int64> = []
         var notificationIDs: [Int64: [Int64]] = [:]
@@ -167,36 +198,29 @@ struct EventFeed: Sendable {
         for (recipient, ids) in notificationIDs {
             notes.merge(try await notifications.notifications(ids: ids, recipient: recipient)) { a, _ in a }
         }
-        var rendered: [Int64: ByteBuffer] = [:]
+        var made: [Int64: StreamEvent] = [:]
         return entries.compactMap { entry in
-            if let frame = rendered[entry.seq] { return (entry, frame) }
-            guard let kind = entry.kind else { return nil }
-            let json: [UInt8]
-            switch kind {
-            case .postCreated, .postUpdated:
-                guard let post = entry.post.flatMap({ posts[$0] }) else { return nil }
-                json = JSONWriter.encode(post, capacity: 2048)
-            case .postDeleted:
-                guard let id = entry.post else { return nil }
-                json = Array(#"{"id":"\#(id)"}"#.utf8)
-            case .commentCreated:
-                guard let comment = entry.comment.flatMap({ comments[$0] }),
-                    let bytes = try? JSON.encoder.encode(comment)
-                else { return nil }
-                json = Array(bytes)
-            case .likeChanged:
-                guard let data = entry.data else { return nil }
-                json = Array(data.utf8)
-            case .notification:
-                guard let note = entry.notification.flatMap({ notes[$0] }), let bytes = try? JSON.encoder.encode(note)
-                else { return nil }
-                json = Array(bytes)
-            case .ready, .reset:
-                return nil
-            }
-            let frame = Self.frame(id: entry.seq, event: kind, json: json)
-            rendered[entry.seq] = frame
-            return (entry, frame)
+            if let event = made[entry.seq] { return (entry, event) }
+            guard let kind = entry.kind,
+                let payload = Self.payload(entry, posts: posts, comments: comments, notes: notes)
+            else { return nil }
+            let event = StreamEvent(seq: entry.seq, kind: kind, payload: payload)
+            made[entry.seq] = event
+            return (entry, event)
+        }
+    }
+
+    private static func payload(
+        _ entry: Entry, posts: [Int64: Post], comments: [Int64: Comment], notes: [Int64: PlazaAPI.Notification]
+    ) -> StreamEvent.Payload? {
+        switch entry.kind {
+        case .postCreated, .postUpdated: entry.post.flatMap { posts[$0] }.map { .post($0) }
+        case .postDeleted: entry.post.map { .deletedPost(DeletedPost(id: String($0))) }
+        case .commentCreated: entry.comment.flatMap { comments[$0] }.map { .comment($0) }
+        case .likeChanged:
+            entry.data.flatMap { try? JSONDecoder().decode(LikeChange.self, from: Data($0.utf8)) }.map { .like($0) }
+        case .notification: entry.notification.flatMap { notes[$0] }.map { .notification($0) }
+        case .ready, .reset, nil: nil
         }
     }
 

@@ -6,39 +6,41 @@ import ServiceLifecycle
 
 /// This server's open streams, fed from the event log. Woken by `EventSignal` (a local commit,
 /// or PostgreSQL's `NOTIFY` from any server), it reads the log past its position once for all
-/// its subscribers, renders each event once, and hands the frames to the recipients' streams.
+/// its subscribers, with the rules of who may see what applied as it reads (`EventFeed`), so
+/// what a reader gets follows their blocks, mutes, follows, memberships and suspension as they
+/// are when the event is delivered. It makes one typed event per log event and hands the same
+/// one to every stream it goes to; each door encodes it in its own format, once (`StreamEvent`).
 /// A stream whose buffer is full is closed (its client resumes with `Last-Event-ID`), so a
 /// slow reader costs a bounded amount of memory and never holds up the others.
 final class EventHub: Service, Sendable {
     struct Limits: Sendable {
         var perUser = 8
         var total = 10_000
-        /// Frames buffered for one stream before it is closed as too slow.
+        /// Events buffered for one stream before it is closed as too slow.
         var buffer = 512
         var heartbeat: Duration = .seconds(15)
     }
 
-    struct Frame: Sendable {
-        /// nil for a heartbeat.
-        var seq: Int64?
-        var bytes: ByteBuffer
-        static let heartbeat = Frame(seq: nil, bytes: ByteBuffer(string: ":\n\n"))
+    /// What a stream is handed: an event, or a heartbeat (a sign of life to write when idle).
+    enum Delivery: Sendable {
+        case event(StreamEvent)
+        case heartbeat
+    }
+
+    typealias Channel = EventFeed.Channel
+
+    private struct Key: Hashable {
+        let person: Int64
+        let channel: Channel
     }
 
     private struct Subscriber {
         let session: Int64
-        /// Who listens: the key's own person, or on the public stream (`everyone`) the reader.
-        let person: Int64
-        let continuation: AsyncStream<Frame>.Continuation
+        let continuation: AsyncStream<Delivery>.Continuation
     }
 
-    /// The key of the public stream's subscribers: every new post's event, whoever may read
-    /// it, for a reader that shows only the public ones (Mastodon's `public` stream). User ids
-    /// are positive, so no person has this key.
-    static let everyone: Int64 = 0
-
     private struct State {
-        var streams: [Int64: [Int: Subscriber]] = [:]
+        var streams: [Key: [Int: Subscriber]] = [:]
         var count = 0
         var nextID = 0
         var closed = false
@@ -63,60 +65,58 @@ final class EventHub: Service, Sendable {
         self.logger = logger
     }
 
-    /// A subscriber's frames; `close()` (or the end of iteration) unsubscribes.
+    /// A subscriber's deliveries; `close()` (or the end of iteration) unsubscribes.
     struct Subscription: Sendable {
-        let frames: AsyncStream<Frame>
-        fileprivate let continuation: AsyncStream<Frame>.Continuation
+        let deliveries: AsyncStream<Delivery>
+        fileprivate let continuation: AsyncStream<Delivery>.Continuation
         func close() { continuation.finish() }
     }
 
     static let tooManyStreams = PlazaError(
         .tooManyRequests, "too_many_streams", "Too many open streams. Close one and try again.")
 
-    /// Subscribes `user`'s stream. At the per-user cap, the user's open streams are probed
-    /// first: a browser that moved to another page has closed its connection, but a
-    /// half-closed socket is only found dead by writing to it (the second write fails once the
-    /// peer has answered the first with a reset), so a few heartbeats over up to ~0.6 s free
+    /// Subscribes `person`'s `channel`. At the per-person cap (per channel), the person's open
+    /// streams are probed first: a browser that moved to another page has closed its connection,
+    /// but a half-closed socket is only found dead by writing to it (the second write fails once
+    /// the peer has answered the first with a reset), so a few heartbeats over up to ~0.6 s free
     /// those places before the request is refused.
-    /// `person`: who reads the public stream (`user` is `everyone`); each person has the same cap there.
-    func subscribe(user: Int64, session: Int64, person: Int64? = nil) async throws -> Subscription {
+    func subscribe(person: Int64, session: Int64, channel: Channel = .own) async throws -> Subscription {
+        let key = Key(person: person, channel: channel)
         for attempt in 0...6 {
-            if let subscription = try add(user: user, session: session, person: person ?? user) { return subscription }
+            if let subscription = try add(key, session: session) { return subscription }
             guard attempt < 6 else { break }
-            let streams = state.withLockedValue { Array(($0.streams[user] ?? [:]).values) }
+            let streams = state.withLockedValue { Array(($0.streams[key] ?? [:]).values) }
             for subscriber in streams { subscriber.continuation.yield(.heartbeat) }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Self.tooManyStreams
     }
 
-    /// The new subscription, or nil when the user is at the per-user cap.
-    private func add(user: Int64, session: Int64, person: Int64) throws -> Subscription? {
-        let (frames, continuation) = AsyncStream.makeStream(
-            of: Frame.self, bufferingPolicy: .bufferingOldest(limits.buffer))
+    /// The new subscription, or nil when the person is at the per-person cap.
+    private func add(_ key: Key, session: Int64) throws -> Subscription? {
+        let (deliveries, continuation) = AsyncStream.makeStream(
+            of: Delivery.self, bufferingPolicy: .bufferingOldest(limits.buffer))
         let id = try state.withLockedValue { state -> Int? in
             guard !state.closed else {
                 throw PlazaError(.serviceUnavailable, "shutting_down", "The server is shutting down.")
             }
             guard state.count < limits.total else { throw Self.tooManyStreams }
-            let theirs = state.streams[user]?.values.count { $0.person == person } ?? 0
-            guard theirs < limits.perUser else { return nil }
+            guard (state.streams[key]?.count ?? 0) < limits.perUser else { return nil }
             state.nextID += 1
             state.count += 1
-            state.streams[user, default: [:]][state.nextID] = Subscriber(
-                session: session, person: person, continuation: continuation)
+            state.streams[key, default: [:]][state.nextID] = Subscriber(session: session, continuation: continuation)
             return state.nextID
         }
         guard let id else { return nil }
-        continuation.onTermination = { [weak self] _ in self?.remove(user: user, id: id) }
-        return Subscription(frames: frames, continuation: continuation)
+        continuation.onTermination = { [weak self] _ in self?.remove(key, id: id) }
+        return Subscription(deliveries: deliveries, continuation: continuation)
     }
 
-    private func remove(user: Int64, id: Int) {
+    private func remove(_ key: Key, id: Int) {
         state.withLockedValue { state in
-            guard state.streams[user]?.removeValue(forKey: id) != nil else { return }
+            guard state.streams[key]?.removeValue(forKey: id) != nil else { return }
             state.count -= 1
-            if state.streams[user]?.isEmpty == true { state.streams[user] = nil }
+            if state.streams[key]?.isEmpty == true { state.streams[key] = nil }
         }
     }
 
@@ -169,22 +169,16 @@ final class EventHub: Service, Sendable {
             }
             let head = try await feed.bounds().head
             while position < head {
-                let (entries, through) = try await feed.entries(after: position, through: head)
-                var local = state.withLockedValue { state in entries.filter { state.streams[$0.recipient] != nil } }
-                // The public stream gets each new or deleted post once (its readers keep the public ones).
-                if state.withLockedValue({ $0.streams[Self.everyone] != nil }) {
-                    var seen = Set<Int64>()
-                    for var entry in entries
-                    where entry.kind == .postCreated || entry.kind == .postDeleted || entry.kind == .postUpdated {
-                        guard seen.insert(entry.seq).inserted else { continue }
-                        entry.recipient = Self.everyone
-                        local.append(entry)
-                    }
+                let publicReaders = state.withLockedValue { state in
+                    state.streams.keys.filter { $0.channel == .everyone }.map(\.person)
                 }
-                if !local.isEmpty {
-                    for (entry, frame) in try await feed.frames(local) {
-                        deliver(Frame(seq: entry.seq, bytes: frame), to: entry.recipient)
-                    }
+                let (entries, through) = try await feed.entries(
+                    after: position, through: head, publicReaders: publicReaders)
+                let local = state.withLockedValue { state in
+                    entries.filter { state.streams[Key(person: $0.recipient, channel: $0.channel)] != nil }
+                }
+                for (entry, event) in try await feed.events(local) {
+                    deliver(event, to: Key(person: entry.recipient, channel: entry.channel))
                 }
                 position = through
             }
@@ -201,17 +195,18 @@ final class EventHub: Service, Sendable {
         return position
     }
 
-    private func deliver(_ frame: Frame, to user: Int64) {
-        let slow = state.withLockedValue { state -> [AsyncStream<Frame>.Continuation] in
-            (state.streams[user]?.values).map { subscribers in
+    private func deliver(_ event: StreamEvent, to key: Key) {
+        let slow = state.withLockedValue { state -> [AsyncStream<Delivery>.Continuation] in
+            (state.streams[key]?.values).map { subscribers in
                 subscribers.compactMap { subscriber in
-                    if case .dropped = subscriber.continuation.yield(frame) { return subscriber.continuation }
+                    if case .dropped = subscriber.continuation.yield(.event(event)) { return subscriber.continuation }
                     return nil
                 }
             } ?? []
         }
         for continuation in slow {
-            logger.info("Closing a stream that fell \(limits.buffer) events behind", metadata: ["user": "\(user)"])
+            logger.info(
+                "Closing a stream that fell \(limits.buffer) events behind", metadata: ["user": "\(key.person)"])
             continuation.finish()
         }
     }

@@ -21,7 +21,7 @@ struct StreamController {
         let me = context.user
         let resumeFrom = try Self.lastEventID(request)
         // Subscribed before the replay is read, so nothing falls between the two.
-        let subscription = try await hub.subscribe(user: me.userID, session: me.sessionID)
+        let subscription = try await hub.subscribe(person: me.userID, session: me.sessionID)
         context.base.connectionClosed.whenComplete { _ in subscription.close() }
         let feed = feed
         var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
@@ -42,8 +42,8 @@ struct StreamController {
                         while cursor < head {
                             let (entries, through) = try await feed.entries(
                                 after: cursor, through: head, recipient: me.userID)
-                            for (_, frame) in try await feed.frames(entries) {
-                                buffer.writeImmutableBuffer(frame)
+                            for (_, event) in try await feed.events(entries) {
+                                buffer.writeImmutableBuffer(event.serverSentEvent)
                                 replayed += 1
                             }
                             try await writer.write(buffer)
@@ -59,12 +59,15 @@ struct StreamController {
                 try await writer.write(buffer)
                 // A stream never ends by itself, so it ends when the server begins to shut down.
                 try await withGracefulShutdownHandler {
-                    for await frame in subscription.frames {
-                        if let seq = frame.seq {
-                            guard seq > cursor else { continue }
-                            cursor = seq
+                    for await delivery in subscription.deliveries {
+                        switch delivery {
+                        case .heartbeat:
+                            try await writer.write(Self.heartbeat)
+                        case .event(let event):
+                            guard event.seq > cursor else { continue }
+                            cursor = event.seq
+                            try await writer.write(event.serverSentEvent)
                         }
-                        try await writer.write(frame.bytes)
                     }
                 } onGracefulShutdown: {
                     subscription.close()
@@ -72,6 +75,9 @@ struct StreamController {
                 try await writer.finish(nil)
             })
     }
+
+    /// A comment line: proxies and clients see the stream alive.
+    static let heartbeat = ByteBuffer(string: ":\n\n")
 
     static func lastEventID(_ request: Request) throws -> Int64? {
         guard
