@@ -254,6 +254,19 @@ struct AccountStore: Sendable {
     }
 
     /// Which of these sessions still exist (open streams end when theirs is revoked).
+    /// How many people (not suspended) and posts this instance has, for its public description.
+    func instanceCounts() async throws -> (people: Int, posts: Int) {
+        try await db.read { db in
+            let row = try await db.first(
+                "SELECT (SELECT count(*) FROM users WHERE suspended_at IS NULL) AS users, (SELECT count(*) FROM posts) AS posts"
+            )
+            return (
+                Int(try row?.decode(column: "users", as: Int64.self) ?? 0),
+                Int(try row?.decode(column: "posts", as: Int64.self) ?? 0)
+            )
+        }
+    }
+
     func existingSessions(_ ids: [Int64]) async throws -> Set<Int64> {
         guard !ids.isEmpty else { return [] }
         let rows = try await db.read { db in try await db.rows("SELECT id FROM sessions WHERE id IN (\(binds: ids))") }
@@ -268,7 +281,8 @@ struct AccountStore: Sendable {
             try await db.exec("DELETE FROM sessions WHERE last_used_at < \(bind: idle) OR created_at < \(bind: max)")
             try await db.exec("DELETE FROM oauth_codes WHERE expires_at < \(bind: now.milliseconds)")
             try await db.exec(
-                "DELETE FROM mastodon_idempotency WHERE created_at < \(bind: now.milliseconds - 3_600_000)")
+                "DELETE FROM mastodon_idempotency WHERE created_at < \(bind: now.milliseconds - PostStore.idempotencyMillis)"
+            )
         }
     }
 

@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import PlazaAPI
-import SQLKit
 
 extension MastodonController {
     // MARK: media
@@ -62,26 +61,18 @@ extension MastodonController {
             status: status)
     }
 
-    /// The sort key of my notification `id` (a cursor), nil when it is gone.
-    func notificationSortID(_ id: Int64, recipient: Int64) async throws -> Int64? {
-        try await services.db.read { db in
-            try await db.first(
-                "SELECT sort_id FROM notifications WHERE id = \(bind: id) AND recipient_id = \(bind: recipient)")
-        }.map { try $0.decode(column: "sort_id", as: Int64.self) }
-    }
-
     @Sendable func notifications(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("read:notifications")
         let params = try await MastodonParams.read(request, context: context)
         let paging = try MastodonPaging(params, defaultLimit: 40, maxLimit: 80)
         var page = PageRequest(limit: paging.limit)
         if let maxID = paging.maxID {
-            let sortID = try await notificationSortID(maxID, recipient: me.userID) ?? maxID
+            let sortID = try await services.notifications.sortID(of: maxID, recipient: me.userID) ?? maxID
             page.cursor = Cursor(time: 0, id: sortID)
         }
         var newerThan: Int64?
         if let newer = paging.newerThan {
-            newerThan = try await notificationSortID(newer, recipient: me.userID) ?? newer
+            newerThan = try await services.notifications.sortID(of: newer, recipient: me.userID) ?? newer
         }
         let list = try await services.notifications.list(
             recipient: me.userID, unreadOnly: false, page: page, newerThan: newerThan)
@@ -106,7 +97,8 @@ extension MastodonController {
         let paging = try MastodonPaging(params, defaultLimit: 40, maxLimit: 80)
         var page = PageRequest(limit: paging.limit)
         if let maxID = paging.maxID {
-            page.cursor = Cursor(time: 0, id: try await notificationSortID(maxID, recipient: me.userID) ?? maxID)
+            page.cursor = Cursor(
+                time: 0, id: try await services.notifications.sortID(of: maxID, recipient: me.userID) ?? maxID)
         }
         let list = try await services.notifications.list(recipient: me.userID, unreadOnly: false, page: page)
         let types = Set(params.strings("types"))

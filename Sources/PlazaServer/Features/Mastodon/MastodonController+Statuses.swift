@@ -2,17 +2,12 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PlazaAPI
-import SQLKit
 
 extension MastodonController {
     // MARK: timelines
 
     /// The creation time of the post `id` (a cursor's time), nil when it is gone.
-    func postTime(_ id: Int64) async throws -> Int64? {
-        try await services.db.read { db in
-            try await db.first("SELECT created_at FROM posts WHERE id = \(bind: id)")
-        }.map { try $0.decode(column: "created_at", as: Int64.self) }
-    }
+    @Sendable func postTime(_ id: Int64) async throws -> Int64? { try await posts.creationTime(of: id) }
 
     /// A page of a Plaza feed as statuses, with Mastodon's paging and `Link` header.
     func timeline(
@@ -91,14 +86,9 @@ extension MastodonController {
     /// The post or comment `id` as the viewer may read it: a comment needs its post readable.
     func statusEntity(_ id: Int64, viewer: Int64?) async throws -> Mastodon.Status {
         if let record = try await posts.record(id: id, viewer: viewer) { return mapper.status(record.post) }
-        let comments = try await services.db.read { db in try await CommentStore.comments(ids: [id], on: db) }
-        guard let comment = comments[id], let postID = Int64(comment.postId),
-            let post = try await posts.record(id: postID, viewer: viewer)
+        guard let comment = try await services.comments.comment(id: id, viewer: viewer),
+            let postID = Int64(comment.postId), let post = try await posts.record(id: postID, viewer: viewer)
         else { throw MastodonError.notFound }
-        // A block between the viewer and the comment's author hides it.
-        if let viewer, try await services.comments.owners(comment: id, viewer: viewer) == nil {
-            throw MastodonError.notFound
-        }
         return mapper.status(comment, on: post.post)
     }
 
@@ -121,7 +111,7 @@ extension MastodonController {
         let me = try context.mastodonUser("write:statuses")
         let params = try await MastodonParams.read(request, context: context)
         let key = request.headers[HTTPField.Name("Idempotency-Key")!].map { String($0.prefix(200)) }
-        if let key, let earlier = try await idempotentStatus(key: key, user: me.userID) {
+        if let key, let earlier = try await posts.idempotentPost(key: key, user: me.userID) {
             return try MastodonJSON.response(try await statusEntity(earlier, viewer: me.userID))
         }
         var text = params.string("status") ?? ""
@@ -133,18 +123,13 @@ extension MastodonController {
             // A reply to a comment is a comment on the same post.
             var postID = reply
             if try await posts.record(id: reply, viewer: me.userID) == nil {
-                let comments = try await services.db.read { db in try await CommentStore.comments(ids: [reply], on: db)
-                }
-                guard let comment = comments[reply], let post = Int64(comment.postId) else {
-                    throw MastodonError.notFound
-                }
+                guard let comment = try await services.comments.comment(id: reply, viewer: me.userID),
+                    let post = Int64(comment.postId)
+                else { throw MastodonError.notFound }
                 postID = post
             }
-            do {
-                created = Int64(try await services.comments.create(post: postID, author: me.userID, body: body).id) ?? 0
-            } catch let error as PlazaError where error.status == .notFound {
-                throw MastodonError.notFound
-            }
+            let comment = try await asMastodon { try await actions.comment(on: postID, by: me.userID, body: body) }
+            created = Int64(comment.id) ?? 0
         } else {
             guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !mediaIDs.isEmpty else {
                 throw MastodonError.validation("Text can't be blank")
@@ -152,36 +137,10 @@ extension MastodonController {
             let body = CreatePostRequest(
                 kind: mediaIDs.isEmpty ? .text : .photo, body: text.isEmpty ? nil : text,
                 mediaIds: mediaIDs.isEmpty ? nil : mediaIDs, audience: try Self.audience(params.string("visibility")))
-            let post = try await posts.create(author: me.userID, try PostRules.draft(body))
-            created = Int64(post.id) ?? 0
+            created = Int64(try await actions.create(by: me.userID, try PostRules.draft(body)).id) ?? 0
         }
-        if let key { try await rememberIdempotent(key: key, user: me.userID, status: created) }
+        if let key { try await posts.rememberIdempotent(key: key, user: me.userID, post: created) }
         return try MastodonJSON.response(try await statusEntity(created, viewer: me.userID))
-    }
-
-    /// The status an `Idempotency-Key` already made (kept an hour, as Mastodon does).
-    func idempotentStatus(key: String, user: Int64) async throws -> Int64? {
-        let since = Timestamp.now.milliseconds - 3_600_000
-        return try await services.db.read { db in
-            try await db.first(
-                """
-                SELECT status_id FROM mastodon_idempotency
-                WHERE user_id = \(bind: user) AND idempotency_key = \(bind: key) AND created_at > \(bind: since)
-                """)
-        }.map { try $0.decode(column: "status_id", as: Int64.self) }
-    }
-
-    /// Keeps the status an `Idempotency-Key` made (the maintenance service drops it after the hour).
-    func rememberIdempotent(key: String, user: Int64, status: Int64) async throws {
-        let now = Timestamp.now.milliseconds
-        try await services.db.write { db in
-            try await db.exec(
-                """
-                INSERT INTO mastodon_idempotency (user_id, idempotency_key, status_id, created_at)
-                VALUES (\(bind: user), \(bind: key), \(bind: status), \(bind: now))
-                ON CONFLICT (user_id, idempotency_key) DO UPDATE SET status_id = excluded.status_id, created_at = excluded.created_at
-                """)
-        }
     }
 
     @Sendable func deleteStatus(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -189,16 +148,10 @@ extension MastodonController {
         let id = try id(context)
         var status = try await statusEntity(id, viewer: me.userID)
         if status.inReplyToId == nil {
-            guard status.account.id == String(me.userID), let record = try await posts.record(id: id, viewer: me.userID)
-            else { throw MastodonError.notFound }
-            status.text = record.post.body ?? ""
-            let media = try await posts.delete(id: id, author: me.userID)
-            await services.mediaStorage.deleteFiles(ofMedia: media, logger: context.logger)
+            let post = try await asMastodon { try await actions.delete(id, by: me.userID, logger: context.logger) }
+            status.text = post.body ?? ""
         } else {
-            guard let owners = try await services.comments.owners(comment: id, viewer: me.userID),
-                owners.commentAuthor == me.userID || owners.postAuthor == me.userID
-            else { throw MastodonError.notFound }
-            try await services.comments.delete(comment: id)
+            try await asMastodon { try await actions.deleteComment(id, by: me.userID) }
         }
         return try MastodonJSON.response(status)
     }
@@ -207,13 +160,12 @@ extension MastodonController {
     @Sendable func editStatus(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:statuses")
         let id = try id(context)
-        guard let record = try await posts.record(id: id, viewer: me.userID), record.authorID == me.userID else {
-            throw MastodonError.notFound
-        }
         let params = try await MastodonParams.read(request, context: context)
         var update = UpdatePostRequest()
         if let text = params.string("status") { update.body = text.isEmpty ? .clear : .set(text) }
-        try await posts.update(record, try PostRules.changes(update, to: record.post))
+        _ = try await asMastodon {
+            try await actions.update(id, by: me.userID) { try PostRules.changes(update, to: $0) }
+        }
         return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
     }
 
@@ -246,11 +198,7 @@ extension MastodonController {
         let me = try context.mastodonUser("write:favourites")
         let id = try id(context)
         try await requirePost(id, viewer: me.userID, action: "favourited")
-        do {
-            _ = try await services.likes.set(post: id, user: me.userID, liked: liked)
-        } catch let error as PlazaError where error.status == .notFound {
-            throw MastodonError.notFound
-        }
+        _ = try await asMastodon { try await actions.like(id, by: me.userID, liked) }
         return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
     }
 

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PlazaAPI
-import SQLKit
 
 /// Mastodon's client API over Plaza's stores (see `docs/mastodon.md` for what each endpoint
 /// does here). Every handler reads its parameters with `MastodonParams` (query, form or JSON)
@@ -26,6 +25,17 @@ struct MastodonController {
 
     var posts: PostStore { services.posts }
     var people: PeopleStore { services.people }
+    var actions: PostActions { services.postActions }
+
+    /// Runs a core action and says its refusals as Mastodon does: what is not the person's to
+    /// change, like what they cannot see, is "Record not found".
+    func asMastodon<T>(_ action: () async throws -> T) async throws -> T {
+        do {
+            return try await action()
+        } catch let error as PlazaError where error.status == .notFound || error.status == .forbidden {
+            throw MastodonError.notFound
+        }
+    }
 
     func register(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
         // The router matches `instance/` (Mastodon.py asks for it) too.
@@ -196,20 +206,8 @@ struct MastodonController {
                 videoSizeLimit: config.maxVideoBytes ?? 0))
     }
 
-    private func counts() async throws -> (users: Int, posts: Int) {
-        try await services.db.read { db in
-            let row = try await db.first(
-                "SELECT (SELECT count(*) FROM users WHERE suspended_at IS NULL) AS users, (SELECT count(*) FROM posts) AS posts"
-            )
-            return (
-                Int(try row?.decode(column: "users", as: Int64.self) ?? 0),
-                Int(try row?.decode(column: "posts", as: Int64.self) ?? 0)
-            )
-        }
-    }
-
     @Sendable func instanceV1(_ request: Request, context: PlazaContext) async throws -> Response {
-        let (users, statuses) = try await counts()
+        let (users, statuses) = try await services.accounts.instanceCounts()
         let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
         return try MastodonJSON.response(
             InstanceV1(
@@ -265,7 +263,7 @@ struct MastodonController {
     }
 
     @Sendable func instanceV2(_ request: Request, context: PlazaContext) async throws -> Response {
-        let (users, _) = try await counts()
+        let (users, _) = try await services.accounts.instanceCounts()
         let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
         let icon = config.baseURL + "/assets/icon-512.png"
         return try MastodonJSON.response(
@@ -320,9 +318,9 @@ struct MastodonController {
         let me = try context.mastodonUser("write:accounts")
         let params = try await MastodonParams.read(request, context: context)
         let displayName = try params.string("display_name").map {
-            try Validate.displayName($0, field: "display_name", max: 50, required: true) ?? ""
+            try Validate.displayName($0, field: "display_name", required: true) ?? ""
         }
-        let note = try params.string("note").map { try Validate.bio($0, field: "note", max: 500) ?? "" }
+        let note = try params.string("note").map { try Validate.bio($0, field: "note") ?? "" }
         if displayName != nil || note != nil {
             try await services.accounts.updateProfile(
                 userID: me.userID, displayName: displayName, bio: note, status: .keep)

@@ -201,6 +201,14 @@ struct NotificationStore: Sendable {
         return sql
     }
 
+    /// The sort key of `recipient`'s notification `id` (a cursor), nil when it is gone.
+    func sortID(of id: Int64, recipient: Int64) async throws -> Int64? {
+        try await db.read { db in
+            try await db.first(
+                "SELECT sort_id FROM notifications WHERE id = \(bind: id) AND recipient_id = \(bind: recipient)")
+        }.map { try $0.decode(column: "sort_id", as: Int64.self) }
+    }
+
     /// The recipient's notifications among `ids` (for the stream), in the order of `ids`.
     func notifications(ids: [Int64], recipient: Int64) async throws -> [Int64: PlazaAPI.Notification] {
         guard !ids.isEmpty else { return [:] }

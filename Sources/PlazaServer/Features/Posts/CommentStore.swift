@@ -35,6 +35,23 @@ struct CommentStore: Sendable {
         return comments
     }
 
+    /// The comment `id` if `viewer` may read it: on a post they may read, by someone not
+    /// suspended whom they see, or (a block notwithstanding) by them or on their post.
+    func comment(id: Int64, viewer: Int64?) async throws -> Comment? {
+        var shown = Visibility.comment("c", seenBy: viewer)
+        if let viewer { shown = "(\(shown) OR c.author_id = \(bind: viewer) OR p.author_id = \(bind: viewer))" }
+        let condition = shown
+        let row = try await db.read { db in
+            try await db.first(
+                """
+                SELECT \(Self.columns) FROM comments c JOIN users u ON u.id = c.author_id JOIN posts p ON p.id = c.post_id
+                WHERE c.id = \(bind: id) AND \(Visibility.active("c.author_id"))
+                AND \(Visibility.post("p", readableBy: viewer)) AND \(condition)
+                """)
+        }
+        return try row.map(Self.comment)
+    }
+
     /// Comments of a post, oldest first, without those by users the viewer has a block with.
     func comments(post: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<Comment> {
         let query = Self.listSQL(post: post, page: page, viewer: viewer)
@@ -125,10 +142,21 @@ struct CommentStore: Sendable {
         )
     }
 
-    /// Deletes the comment. On PostgreSQL its post (the comment count) is locked first, then the
-    /// people whose unread counts lose its notifications, in id order (`PeopleStore.lockInOrder`).
-    func delete(comment: Int64) async throws {
-        try await db.write { db in try await Self.delete(comment: comment, on: db) }
+    /// Deletes the comment if `person` wrote it or the post it is on; false when it is not
+    /// theirs to delete (or is gone). On PostgreSQL its post (the comment count) is locked first,
+    /// then the people whose unread counts lose its notifications, in id order (`PeopleStore.lockInOrder`).
+    func delete(comment: Int64, by person: Int64) async throws -> Bool {
+        try await db.write { db in
+            guard
+                try await db.first(
+                    """
+                    SELECT c.id FROM comments c JOIN posts p ON p.id = c.post_id
+                    WHERE c.id = \(bind: comment) AND (c.author_id = \(bind: person) OR p.author_id = \(bind: person))
+                    """) != nil
+            else { return false }
+            try await Self.delete(comment: comment, on: db)
+            return true
+        }
     }
 
     /// Deletes the comment in the caller's transaction, locking as `delete(comment:)` does, with

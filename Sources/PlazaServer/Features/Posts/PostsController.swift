@@ -5,14 +5,12 @@ extension Post: ResponseEncodable {}
 extension Comment: ResponseEncodable {}
 extension LikeState: ResponseEncodable {}
 
-/// Posts, their comments and likes.
+/// Posts, their comments and likes: reads from the stores, changes through `PostActions`.
 struct PostsController {
-    let posts: PostStore
-    let comments: CommentStore
-    let likes: LikeStore
+    let actions: PostActions
     let people: PeopleStore
-    let storage: any MediaStorage
-    let previews: WorkSignal
+    var posts: PostStore { actions.posts }
+    var comments: CommentStore { actions.comments }
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("posts/{id}", use: get)
@@ -37,11 +35,8 @@ struct PostsController {
     }
 
     @Sendable func create(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Post> {
-        let me = context.user
         let body = try await request.decode(as: CreatePostRequest.self, context: context)
-        let draft = try PostRules.draft(body)
-        let post = try await posts.create(author: me.userID, draft)
-        if post.link?.fetchedAt == nil, post.link != nil { previews.wake() }
+        let post = try await actions.create(by: context.user.userID, try PostRules.draft(body))
         return EditedResponse(status: .created, response: post)
     }
 
@@ -68,25 +63,14 @@ struct PostsController {
     }
 
     @Sendable func update(_ request: Request, context: SignedInContext) async throws -> Post {
-        let me = context.user
-        let record = try await visiblePost(context, viewer: me.userID)
-        guard record.authorID == me.userID else {
-            throw PlazaError(.forbidden, "not_author", "Only the author can edit this post.")
-        }
+        let id = try context.parameters.id("id", "Post")
         let body = try await request.decode(as: UpdatePostRequest.self, context: context)
-        let changes = try PostRules.changes(body, to: record.post)
-        try await posts.update(record, changes)
-        return try await posts.post(id: record.id, viewer: me.userID)
+        return try await actions.update(id, by: context.user.userID) { try PostRules.changes(body, to: $0) }
     }
 
     @Sendable func delete(_ request: Request, context: SignedInContext) async throws -> Response {
-        let me = context.user
-        let record = try await visiblePost(context, viewer: me.userID)
-        guard record.authorID == me.userID else {
-            throw PlazaError(.forbidden, "not_author", "Only the author can delete this post.")
-        }
-        let media = try await posts.delete(id: record.id, author: me.userID)
-        await storage.deleteFiles(ofMedia: media, logger: context.logger)
+        try await actions.delete(
+            try context.parameters.id("id", "Post"), by: context.user.userID, logger: context.logger)
         return Response(status: .noContent)
     }
 
@@ -96,40 +80,29 @@ struct PostsController {
     }
 
     @Sendable func createComment(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Comment> {
-        let me = context.user
         let post = try context.parameters.id("id", "Post")
         let body = try await request.decode(as: CreateCommentRequest.self, context: context)
         let text = try Validate.requiredText(body.body, field: "body", max: PostRules.maxCommentLength)
         return EditedResponse(
-            status: .created, response: try await comments.create(post: post, author: me.userID, body: text))
+            status: .created, response: try await actions.comment(on: post, by: context.user.userID, body: text))
     }
 
     @Sendable func deleteComment(_ request: Request, context: SignedInContext) async throws -> Response {
-        let me = context.user
-        let id = try context.parameters.id("id", "Comment")
-        guard let owners = try await comments.owners(comment: id, viewer: me.userID) else {
-            throw PlazaError.notFound("Comment")
-        }
-        guard owners.commentAuthor == me.userID || owners.postAuthor == me.userID else {
-            throw PlazaError(.forbidden, "not_allowed", "Only the comment's author or the post's author can delete it.")
-        }
-        try await comments.delete(comment: id)
+        try await actions.deleteComment(try context.parameters.id("id", "Comment"), by: context.user.userID)
         return Response(status: .noContent)
     }
 
     @Sendable func like(_ request: Request, context: SignedInContext) async throws -> LikeState {
-        let me = context.user
-        return try await likes.set(post: context.parameters.id("id", "Post"), user: me.userID, liked: true)
+        try await actions.like(try context.parameters.id("id", "Post"), by: context.user.userID, true)
     }
 
     @Sendable func unlike(_ request: Request, context: SignedInContext) async throws -> LikeState {
-        let me = context.user
-        return try await likes.set(post: context.parameters.id("id", "Post"), user: me.userID, liked: false)
+        try await actions.like(try context.parameters.id("id", "Post"), by: context.user.userID, false)
     }
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Page<User> {
         let record = try await visiblePost(context, viewer: context.viewerID)
-        return try await likes.likers(
+        return try await actions.likes.likers(
             post: record.id, page: request.pageRequest(), viewer: context.viewerID, people: people)
     }
 }
