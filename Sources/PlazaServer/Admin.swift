@@ -25,7 +25,7 @@ public enum Admin {
                 .init(
                     username: name, email: try Validate.email(email),
                     passwordHash: try await services.passwords.hash(password),
-                    displayName: try Validate.displayName(displayName, max: 60) ?? name, isAdmin: admin,
+                    displayName: try Validate.displayName(displayName) ?? name, isAdmin: admin,
                     emailVerified: true))
             return String(id)
         }

@@ -4,12 +4,14 @@ import Foundation
 enum Validate {
     static func username(_ value: String) throws -> String {
         let ok =
-            (3...30).contains(value.utf8.count)
+            AccountRules.usernameLength.contains(value.utf8.count)
             && value.utf8.allSatisfy {
                 ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 || ($0 >= 65 && $0 <= 90)
             }
         guard ok else {
-            throw PlazaError.invalid("username", "username must be 3–30 characters: letters a–z, digits and _.")
+            let (low, high) = (AccountRules.usernameLength.lowerBound, AccountRules.usernameLength.upperBound)
+            throw PlazaError.invalid(
+                "username", "username must be \(low)–\(high) characters: letters a–z, digits and _.")
         }
         return value.lowercased()
     }
@@ -17,7 +19,8 @@ enum Validate {
     static func email(_ value: String) throws -> String {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
-        guard trimmed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
+        guard trimmed.utf8.count <= AccountRules.maxEmailLength, parts.count == 2, !parts[0].isEmpty,
+            parts[1].contains("."),
             !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
             !trimmed.contains(where: {
                 $0.isWhitespace || $0.isNewline || $0.asciiValue.map { $0 < 32 || $0 == 127 } == true
@@ -28,8 +31,13 @@ enum Validate {
     }
 
     static func password(_ value: String, field: String = "password") throws {
-        guard value.count >= 8 else { throw PlazaError.invalid(field, "\(field) must be at least 8 characters.") }
-        guard value.count <= 128 else { throw PlazaError.invalid(field, "\(field) must be at most 128 characters.") }
+        let (low, high) = (AccountRules.passwordLength.lowerBound, AccountRules.passwordLength.upperBound)
+        guard value.count >= low else {
+            throw PlazaError.invalid(field, "\(field) must be at least \(low) characters.")
+        }
+        guard value.count <= high else {
+            throw PlazaError.invalid(field, "\(field) must be at most \(high) characters.")
+        }
     }
 
     /// Trims surrounding whitespace and checks length (in characters); nil when left empty.
@@ -50,16 +58,16 @@ enum Validate {
 
     /// A display name: `text` made trustworthy (`trustworthy`), on one line; nil when nothing
     /// visible is left, a 422 when `required`.
-    static func displayName(_ value: String?, field: String = "displayName", max: Int, required: Bool = false) throws
+    static func displayName(_ value: String?, field: String = "displayName", required: Bool = false) throws
         -> String?
     {
         let cleaned = value.map { trustworthy($0, lines: false) }
-        return try text(cleaned, field: field, max: max, required: required)
+        return try text(cleaned, field: field, max: AccountRules.maxDisplayNameLength, required: required)
     }
 
     /// A bio: `text` made trustworthy, its line breaks kept.
-    static func bio(_ value: String?, field: String = "bio", max: Int) throws -> String? {
-        try text(value.map { trustworthy($0, lines: true) }, field: field, max: max)
+    static func bio(_ value: String?, field: String = "bio") throws -> String? {
+        try text(value.map { trustworthy($0, lines: true) }, field: field, max: AccountRules.maxBioLength)
     }
 
     /// Text that names or presents a person, with nothing in it that reads differently from

@@ -63,7 +63,7 @@ struct AccountsController {
         let username = try Validate.username(body.username)
         let email = try Validate.email(body.email)
         try Validate.password(body.password)
-        let displayName = try Validate.displayName(body.displayName, max: 60) ?? username
+        let displayName = try Validate.displayName(body.displayName) ?? username
         var preferences: [String: JSONValue] = [:]
         if let timeZone = body.timeZone { preferences["timeZone"] = .string(timeZone) }
         if let language = body.language { preferences["language"] = .string(language) }
@@ -201,14 +201,14 @@ struct AccountsController {
     @Sendable func updateMe(_ request: Request, context: SignedInContext) async throws -> Me {
         let me = context.user
         let body = try await request.decode(as: UpdateMeRequest.self, context: context)
-        let displayName = try body.displayName.map { try Validate.displayName($0, max: 60, required: true) ?? "" }
-        let bio = try body.bio.map { try Validate.bio($0, max: 500) ?? "" }
+        let displayName = try body.displayName.map { try Validate.displayName($0, required: true) ?? "" }
+        let bio = try body.bio.map { try Validate.bio($0) ?? "" }
         var status = FieldUpdate<StatusInput>.keep
         switch body.status {
         case .keep: break
         case .clear: status = .clear
         case .set(let input):
-            let text = try Validate.text(input.text, field: "status.text", max: 140) ?? ""
+            let text = try Validate.text(input.text, field: "status.text", max: AccountRules.maxStatusTextLength) ?? ""
             status = .set(StatusInput(kind: try Validate.statusKind(input.kind), text: text))
         }
         try await accounts.updateProfile(userID: me.userID, displayName: displayName, bio: bio, status: status)

@@ -219,15 +219,28 @@ extension OpenAPIDocument {
                 // Request bodies
                 "RegisterRequest": object(
                     [
-                        "username": pattern("^[A-Za-z0-9_]{3,30}$"), "email": string(maxLength: 254),
-                        "password": .string(minLength: 8, maxLength: 128), "displayName": string(maxLength: 60),
+                        "username": pattern(
+                            "^[A-Za-z0-9_]{\(AccountRules.usernameLength.lowerBound),\(AccountRules.usernameLength.upperBound)}$"
+                        ),
+                        "email": string(maxLength: AccountRules.maxEmailLength),
+                        "password": .string(
+                            minLength: AccountRules.passwordLength.lowerBound,
+                            maxLength: AccountRules.passwordLength.upperBound),
+                        "displayName": string(maxLength: AccountRules.maxDisplayNameLength),
                     ], required: ["username", "email", "password"]),
-                "LoginRequest": object(["login": string(maxLength: 254), "password": string(maxLength: 128)]),
+                "LoginRequest": object([
+                    "login": string(maxLength: AccountRules.maxEmailLength),
+                    "password": string(maxLength: AccountRules.passwordLength.upperBound),
+                ]),
                 "UpdateMeRequest": object(
                     [
-                        "displayName": string(maxLength: 60), "bio": string(maxLength: 500),
+                        "displayName": string(maxLength: AccountRules.maxDisplayNameLength),
+                        "bio": string(maxLength: AccountRules.maxBioLength),
                         "status": nullable(
-                            object(["kind": pattern("^[a-z0-9_]{1,32}$"), "text": string(maxLength: 140)])),
+                            object([
+                                "kind": pattern("^[a-z0-9_]{1,32}$"),
+                                "text": string(maxLength: AccountRules.maxStatusTextLength),
+                            ])),
                         "locked": boolean,
                     ], required: []),
                 "SetAvatarRequest": object(["mediaId": nullable(id)]),
@@ -290,10 +303,13 @@ extension OpenAPIDocument {
                     ], required: []),
                 "CreatePostRequest": object(
                     [
-                        "kind": enumeration(["text", "photo", "link", "activity"]), "title": string(maxLength: 300),
-                        "body": string(maxLength: 10_000), "spaces": array(string()), "mediaIds": array(id),
+                        "kind": enumeration(["text", "photo", "link", "activity"]),
+                        "title": string(maxLength: PostRules.maxTitleLength),
+                        "body": string(maxLength: PostRules.maxBodyLength), "spaces": array(string()),
+                        "mediaIds": array(id),
                         "link": object(["url": string(maxLength: 2048, format: .uri)]), "location": ref("Location"),
-                        "activity": ref("ActivityInput"), "price": string(maxLength: 32), "audience": audience,
+                        "activity": ref("ActivityInput"), "price": string(maxLength: PostRules.maxPriceLength),
+                        "audience": audience,
                     ], required: ["kind"],
                     description: """
                         text needs title or body; link needs link.url; activity needs activity.type; photo needs \
@@ -301,15 +317,17 @@ extension OpenAPIDocument {
                         """),
                 "UpdatePostRequest": object(
                     [
-                        "title": nullable(string(maxLength: 300)), "body": nullable(string(maxLength: 10_000)),
-                        "location": nullable(ref("Location")), "price": nullable(string(maxLength: 32)),
+                        "title": nullable(string(maxLength: PostRules.maxTitleLength)),
+                        "body": nullable(string(maxLength: PostRules.maxBodyLength)),
+                        "location": nullable(ref("Location")),
+                        "price": nullable(string(maxLength: PostRules.maxPriceLength)),
                         "activity": ref("ActivityInput"), "spaces": array(string()), "audience": audience,
                     ], required: [],
                     description: """
                         Left-out fields stay as they are; null clears. In a closed or private space the audience is \
                         members whatever is asked
                         """),
-                "CreateCommentRequest": object(["body": string(maxLength: 5000)]),
+                "CreateCommentRequest": object(["body": string(maxLength: PostRules.maxCommentLength)]),
                 "RecommendPostRequest": object(["to": .array(minItems: 1, maxItems: 20, items: string())]),
                 "CreateSpaceRequest": object(
                     [
