@@ -81,6 +81,32 @@ struct OpenAPITests {
         }
     }
 
+    /// A documented path answers every method it does not serve with 405 and `Allow`, naming
+    /// the methods it does; an unknown path stays a 404.
+    @Test func aKnownPathAnswersOtherMethodsWith405() async throws {
+        let document = try JSONSerialization.jsonObject(with: Data(try OpenAPIDocument.json())) as! [String: Any]
+        let paths = (document["paths"] as! [String: [String: Any]]).mapValues { Set($0.keys.map { $0.uppercased() }) }
+        try await withApp { api async throws in
+            var checked = 0
+            for (path, methods) in paths where !path.contains("/streaming") {
+                let served = methods.intersection(["GET", "POST", "PUT", "PATCH", "DELETE"])
+                let concrete = path.replacingOccurrences(of: #"\{[^}]+\}"#, with: "1", options: .regularExpression)
+                for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] where !served.contains(method) {
+                    let response = try await api.client.execute(
+                        uri: concrete, method: HTTPRequest.Method(method)!, headers: [:], body: nil)
+                    #expect(response.status == .methodNotAllowed, "\(method) \(path)")
+                    let allowed = (response.headers[.allow] ?? "").split(separator: ", ").map(String.init)
+                    #expect(Set(allowed).subtracting(["HEAD"]) == served, "\(method) \(path)")
+                    checked += 1
+                }
+            }
+            #expect(checked > 100)
+            let unknown = try await api.client.execute(
+                uri: "/api/v1/no-such-thing", method: .put, headers: [:], body: nil)
+            #expect(unknown.status == .notFound)
+        }
+    }
+
     @Test func healthzAnswersWhenTheDatabaseDoes() async throws {
         try await withApp { api async throws in
             let response = try await api.client.execute(uri: "/healthz", method: .get, headers: [:], body: nil)
