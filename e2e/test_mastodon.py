@@ -142,6 +142,17 @@ def test_mastodon_py_toots_pages_favourites_searches_and_streams(server: PlazaSe
     context = ana.status_context(photo.id)
     assert [status.id for status in context.descendants] == [reply.id]
 
+    # The links statuses and accounts carry open the web app's pages, signed out.
+    assert photo.url == photo.uri == f"{server.url}/@ana/{photo.id}"
+    assert me.url == f"{server.url}/@ana"
+    assert reply.url == f"{server.url}/@ana/{photo.id}#c-{reply.id}"
+    for url in [photo.url, me.url, reply.url, reply.account.url, favourite.status.url, favourite.account.url,
+                photo.tags[0].url]:
+        page = requests.get(url, timeout=30)
+        assert page.status_code == 200, (url, page.status_code)
+        assert page.headers["Content-Type"].startswith("text/html"), url
+    assert f'id="c-{reply.id}"' in requests.get(reply.url, timeout=30).text
+
     # Search.
     found = bea.search_v2("pattern", result_type="statuses")
     assert photo.id in [status.id for status in found.statuses]

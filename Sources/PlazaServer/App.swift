@@ -253,7 +253,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.feeds.register(to: api)
     controllers.spaces.register(to: api)
     SpaceMembersController(
-        spaces: services.spaces, members: services.spaceMembers, people: services.people, publicURL: config.publicURL
+        spaces: services.spaces, members: services.spaceMembers, people: services.people,
+        links: PublicLinks(base: config.publicURL ?? "")
     ).register(to: api)
     controllers.search.register(to: api)
     controllers.history.register(to: api)

@@ -177,8 +177,7 @@ extension MastodonController {
         let type = params.string("type")
         var results = Mastodon.SearchResults(accounts: [], statuses: [], hashtags: [])
         // A link to a post here is that post.
-        let postPrefix = config.baseURL + "/posts/"
-        if q.hasPrefix(postPrefix), let id = Int64(q.dropFirst(postPrefix.count).prefix { $0 != "#" && $0 != "?" }) {
+        if let id = mapper.links.postID(in: q) {
             if let status = try? await statusEntity(id, viewer: viewer) { results.statuses = [status] }
             return try MastodonJSON.response(results)
         }

@@ -214,7 +214,7 @@ struct MastodonController {
                 uri: host, title: config.name, shortDescription: "A Plaza community.",
                 description: "A Plaza community.", email: config.contactEmail, version: Self.version,
                 urls: .init(streamingApi: streamingURL), stats: .init(userCount: users, statusCount: statuses),
-                thumbnail: config.baseURL + "/assets/icon-512.png", registrations: config.registrations,
+                thumbnail: mapper.links.asset("icon-512.png"), registrations: config.registrations,
                 configuration: configuration(urls: false), contactAccount: nil))
     }
 
@@ -265,7 +265,7 @@ struct MastodonController {
     @Sendable func instanceV2(_ request: Request, context: PlazaContext) async throws -> Response {
         let (users, _) = try await services.accounts.instanceCounts()
         let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
-        let icon = config.baseURL + "/assets/icon-512.png"
+        let icon = mapper.links.asset("icon-512.png")
         return try MastodonJSON.response(
             InstanceV2(
                 domain: host, title: config.name, version: Self.version, description: "A Plaza community.",
@@ -274,7 +274,7 @@ struct MastodonController {
                     url: icon, description: "\(config.name)'s icon", blurhash: nil,
                     versions: ["@1x": icon, "@2x": icon]),
                 icon: [
-                    .init(src: config.baseURL + "/assets/icon-192.png", size: "192x192"),
+                    .init(src: mapper.links.asset("icon-192.png"), size: "192x192"),
                     .init(src: icon, size: "512x512"),
                 ],
                 configuration: configuration(urls: true),

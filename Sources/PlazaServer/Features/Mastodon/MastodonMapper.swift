@@ -4,20 +4,19 @@ import PlazaAPI
 /// to its post. Audiences map to visibilities: `public` is `public`, `followers` and `members`
 /// (a space's members) are `private`.
 struct MastodonMapper: Sendable {
-    /// The public URL, without a trailing slash.
-    let baseURL: String
+    /// Every `url` and `uri`: absolute, at the public URL.
+    let links: PublicLinks
 
-    var missingAvatar: String { baseURL + "/assets/avatar-missing.png" }
-    var missingHeader: String { baseURL + "/assets/header-missing.png" }
+    /// `baseURL`: the public URL.
+    init(baseURL: String) { links = PublicLinks(base: baseURL) }
 
-    func absolute(_ url: String) -> String { url.hasPrefix("/") ? baseURL + url : url }
+    var missingAvatar: String { links.asset("avatar-missing.png") }
+    var missingHeader: String { links.asset("header-missing.png") }
 
-    func profileURL(_ username: String) -> String { "\(baseURL)/@\(username)" }
+    func absolute(_ url: String) -> String { links.absolute(url) }
 
     /// A hashtag, linked to the web app's search for it.
-    func tag(_ name: String) -> Mastodon.Tag {
-        Mastodon.Tag(name: name, url: "\(baseURL)/search?q=" + WebPages.encoded("#" + name))
-    }
+    func tag(_ name: String) -> Mastodon.Tag { Mastodon.Tag(name: name, url: links.tag(name)) }
 
     func account(_ user: User, source: Mastodon.Account.Source? = nil) -> Mastodon.Account {
         var account = self.account(user.summary, createdAt: user.createdAt, locked: user.locked, note: user.bio)
@@ -37,8 +36,8 @@ struct MastodonMapper: Sendable {
         return Mastodon.Account(
             id: user.id, username: user.username, acct: user.username, displayName: user.displayName, locked: locked,
             bot: false, discoverable: true, indexable: true, group: false,
-            createdAt: Self.midnight(created), note: Self.html(note), url: profileURL(user.username),
-            uri: profileURL(user.username), avatar: avatar, avatarStatic: avatar, header: missingHeader,
+            createdAt: Self.midnight(created), note: Self.html(note), url: links.person(user.username),
+            uri: links.person(user.username), avatar: avatar, avatarStatic: avatar, header: missingHeader,
             headerStatic: missingHeader, followersCount: 0, followingCount: 0, statusesCount: 0, lastStatusAt: nil,
             hideCollections: false, noindex: false, emojis: [], roles: [],
             fields: user.status.map { [Mastodon.Field(name: $0.kind, value: Self.escape($0.text), verifiedAt: nil)] }
@@ -115,7 +114,7 @@ struct MastodonMapper: Sendable {
         if let link = post.link, !(post.body ?? "").contains(link.url) {
             html += "<p>\(Self.linkify(Self.escape(link.url)))</p>"
         }
-        let url = "\(baseURL)/posts/\(post.id)"
+        let url = links.post(id: post.id, author: post.author.username)
         return Mastodon.Status(
             id: post.id, uri: url, url: url, createdAt: post.createdAt.description, account: account(post.author),
             content: html, visibility: Self.visibility(post.audience), spoilerText: "",
@@ -128,7 +127,7 @@ struct MastodonMapper: Sendable {
 
     /// A comment as a reply to its post, whose author and audience it takes.
     func status(_ comment: Comment, on post: Post) -> Mastodon.Status {
-        let url = "\(baseURL)/posts/\(post.id)#comment-\(comment.id)"
+        let url = links.comment(id: comment.id, postID: post.id, postAuthor: post.author.username)
         return Mastodon.Status(
             id: comment.id, uri: url, url: url, createdAt: comment.createdAt.description,
             account: account(comment.author), content: Self.html(comment.body),

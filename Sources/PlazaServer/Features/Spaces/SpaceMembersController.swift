@@ -9,8 +9,8 @@ struct SpaceMembersController {
     let spaces: SpaceStore
     let members: SpaceMembersStore
     let people: PeopleStore
-    /// The web app's address for invite links; relative when not configured.
-    let publicURL: String?
+    /// Invite links: at the public URL, or bare paths when none is configured.
+    let links: PublicLinks
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("spaces/{slug}/members", use: list)
@@ -120,11 +120,10 @@ struct SpaceMembersController {
             throw PlazaError.invalid("expiresAt", "expiresAt must be in the future.")
         }
         let code = try await members.invite(to: space.id, by: me, maxUses: body.maxUses, expiresAt: body.expiresAt)
-        let path = "/join/\(code)"
         return EditedResponse(
             status: .created,
             response: SpaceInvite(
-                code: code, url: (publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? "") + path,
+                code: code, url: links.invite(code),
                 expiresAt: body.expiresAt, maxUses: body.maxUses))
     }
 

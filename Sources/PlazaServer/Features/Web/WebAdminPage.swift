@@ -44,10 +44,12 @@ struct WebAdminPage {
 
     static func link(_ report: Report, commentPosts: [Int64: Int64]) -> String? {
         switch report.targetType {
-        case .post: return "/p/\(report.targetId)"
-        case .user: return report.targetUser.map { "/u/\($0.username)" }
+        case .post: return PublicLinks.paths.postPage(report.targetId)
+        case .user: return report.targetUser.map { PublicLinks.paths.profilePage($0.username) }
         case .comment:
-            return Int64(report.targetId).flatMap { commentPosts[$0] }.map { "/p/\($0)#c-\(report.targetId)" }
+            return Int64(report.targetId).flatMap { commentPosts[$0] }.map {
+                PublicLinks.paths.commentPage(report.targetId, postID: String($0))
+            }
         }
     }
 }

@@ -294,7 +294,7 @@ struct WebController {
             slug.utf8.count <= 64, slug.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }),
             (try? await stores.spaces.key(slug: slug, viewer: viewer)) != nil
         else { return nil }
-        return "/s/\(slug)"
+        return PublicLinks.paths.space(slug)
     }
 
     /// The browser's new session, and on to `next`. Signing in again from a browser that still

@@ -88,7 +88,8 @@ struct MapView: Sendable {
             post.location.map {
                 Marker(
                     latitude: $0.latitude.jsonText, longitude: $0.longitude.jsonText,
-                    label: $0.name ?? post.title ?? t("Pinned place"), href: "/p/\(post.id)", here: false)
+                    label: $0.name ?? post.title ?? t("Pinned place"), href: PublicLinks.paths.postPage(post.id),
+                    here: false)
             }
         }
         self.init(

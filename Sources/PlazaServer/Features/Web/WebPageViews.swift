@@ -662,7 +662,10 @@ struct RecentView: Sendable {
 
     init(_ item: ModerationStore.RecentItem, t: Localizer) {
         kind = ReportView.label(of: item.kind, t: t)
-        link = item.kind == .post ? "/p/\(item.post)" : "/p/\(item.post)#c-\(item.id)"
+        link =
+            item.kind == .post
+            ? PublicLinks.paths.postPage(String(item.post))
+            : PublicLinks.paths.commentPage(String(item.id), postID: String(item.post))
         text = String(item.text.prefix(200))
         when = t.dateTime(item.createdAt)
     }

@@ -25,6 +25,14 @@ struct WebPages {
         web.get("u/{username}/followers", use: followers)
         web.get("u/{username}/following", use: following)
         web.get("u/{username}/friends", use: friends)
+        // The same pages at the addresses Mastodon clients and the API hand out (`PublicLinks`):
+        // the sub-pages before `{id}`, which would match them too.
+        web.get("@{username}", use: profile)
+        web.get("@{username}/followers", use: followers)
+        web.get("@{username}/following", use: following)
+        web.get("@{username}/friends", use: friends)
+        web.get("@{username}/{id}", use: post)
+        web.get("posts/{id}", use: oldPostLink)
         web.get("search", use: search)
         let signedIn = web.signedIn
         signedIn.get("compose", use: compose)
@@ -52,11 +60,7 @@ struct WebPages {
     }
 
     /// A query value percent-encoded for a link.
-    static func encoded(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~,")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
+    static func encoded(_ value: String) -> String { PublicLinks.queryValue(value) }
 
     /// `request` with its query replaced by `limit` (to read another list's first page).
     static func firstPage(of request: Request, limit: Int) -> Request {
@@ -148,6 +152,7 @@ struct WebPages {
     @Sendable func post(_ request: Request, context: PlazaContext) async throws -> Response {
         let t = web.localizer(context)
         let post = try await api.posts.get(request, context: context)
+        try Self.expectAuthor(of: post, context: context)
         let comments = try await api.posts.listComments(request, context: context)
         var mine: [SavedCollection] = []
         if let me = context.identity {
@@ -170,6 +175,20 @@ struct WebPages {
             frameSources: post.link?.embedURL == nil ? [] : VideoEmbed.origins)
     }
 
+    /// `/posts/{id}`, where Mastodon entities pointed before the post pages had that address: on
+    /// to the post's page, which decides who may read it.
+    @Sendable func oldPostLink(_ request: Request, context: PlazaContext) throws -> Response {
+        let id = try context.parameters.id("id", "Post")
+        return Response(status: .movedPermanently, headers: [.location: PublicLinks.paths.postPage(String(id))])
+    }
+
+    /// `/@{username}/{id}` names the post's author: under anyone else's name the page does not
+    /// exist (404, as Mastodon answers a local status under another account).
+    static func expectAuthor(of post: Post, context: PlazaContext) throws {
+        guard let username = context.parameters.get("username") else { return }
+        guard username.lowercased() == post.author.username.lowercased() else { throw PlazaError.notFound("Post") }
+    }
+
     @Sendable func edit(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user
         let post = try await api.posts.get(request, context: context.base)
@@ -186,7 +205,7 @@ struct WebPages {
         let page = try await api.posts.likers(request, context: context)
         let t = web.localizer(context)
         return try await people(
-            page, heading: t("Liked by"), back: "/p/\(post.id)", request: request, context: context)
+            page, heading: t("Liked by"), back: PublicLinks.paths.postPage(post.id), request: request, context: context)
     }
 
     /// Comments after `cursor`, as list items: what the post page appends when new ones arrive.
@@ -259,7 +278,8 @@ struct WebPages {
         let user = try await api.people.profile(request, context: context)
         let page = try await list(request, context)
         return try await people(
-            page, heading: heading(user.displayName), back: "/u/\(user.username)", request: request, context: context)
+            page, heading: heading(user.displayName), back: PublicLinks.paths.profilePage(user.username),
+            request: request, context: context)
     }
 
     func people(_ page: Page<User>, heading: String, back: String, request: Request, context: PlazaContext) async throws

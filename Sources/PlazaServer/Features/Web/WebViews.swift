@@ -103,7 +103,7 @@ struct PostView: Sendable {
             case .followers: t("Followers")
             case .members: t("Members")
             }
-        postPath = "/p/\(post.id)"
+        postPath = PublicLinks.paths.postPage(post.id)
         kind = post.kind.rawValue
         isPhoto = post.kind == .photo
         author = AuthorView(post.author, t: t)
@@ -459,7 +459,7 @@ struct NotificationView: Sendable {
         href =
             switch n.kind {
             case .followRequest: "/follow-requests"
-            default: n.post.map { "/p/\($0.id)" } ?? "/u/\(n.actor.username)"
+            default: n.post.map { PublicLinks.paths.postPage($0.id) } ?? PublicLinks.paths.profilePage(n.actor.username)
             }
         excerpt = n.comment?.body ?? n.post.flatMap { $0.title ?? $0.body }
         createdAt = n.createdAt.description
