@@ -138,8 +138,7 @@ extension AppServices {
 
     func pushService(config: PlazaConfig, logger: Logger) async throws -> PushService {
         let fetcher = SafeFetcher(
-            policy: try AddressPolicy.parse(allowList: config.push.allowList),
-            publicAddresses: config.push.publicAddresses, timeout: config.push.timeout,
+            policy: config.push.allowed, publicAddresses: config.push.publicAddresses, timeout: config.push.timeout,
             maxRedirects: 0, plainHTTPOnlyToAllowed: true, clients: PinnedClients())
         var apns: APNsSender?
         if let settings = config.push.apns { apns = try await APNsSender(settings: settings) }
@@ -260,10 +259,8 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.history.register(to: api)
     controllers.collections.register(to: api)
     controllers.notifications.register(to: api)
-    let pushPolicy = (try? AddressPolicy.parse(allowList: config.push.allowList)) ?? AddressPolicy()
     PushController(
-        devices: services.pushDevices, vapid: services.vapid,
-        policy: pushPolicy,
+        devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed,
         apnsConfigured: config.push.apns != nil
     ).register(to: api)
     controllers.moderation.register(to: api)
@@ -288,7 +285,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     ).register(v1: mastodon.group("v1"), v2: mastodon.group("v2"))
     MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)).register(
         v1: mastodon.group("v1"))
-    MastodonPushController(devices: services.pushDevices, vapid: services.vapid, policy: pushPolicy)
+    MastodonPushController(devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed)
         .register(v1: mastodon.group("v1"))
     WebController(
         renderer: web, api: controllers,

@@ -317,13 +317,12 @@ extension PlazaConfig {
         func value(_ key: String) -> String? {
             reader.string(forKey: ConfigKey(key)).flatMap { $0.isEmpty ? nil : $0 }
         }
-        push.allowList = value("plaza.push.allow") ?? ""
-        push.publicAddresses = try Self.onOff(value("plaza.push.public") ?? "on", key: "push-public")
         do {
-            _ = try AddressPolicy.parse(allowList: push.allowList)
+            push.allowed = try AddressPolicy.parse(allowList: value("plaza.push.allow") ?? "")
         } catch {
-            throw ConfigurationError("push-allow: \(error)")
+            throw ConfigurationError("push-allow (PLAZA_PUSH_ALLOW): \(error)")
         }
+        push.publicAddresses = try Self.onOff(value("plaza.push.public") ?? "on", key: "push-public")
         if let subject = value("plaza.vapid.subject") {
             guard subject.hasPrefix("mailto:") || subject.hasPrefix("https://"), subject.count <= 200 else {
                 throw ConfigurationError("vapid-subject must be a mailto: or https: URL.")

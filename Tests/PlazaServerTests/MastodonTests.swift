@@ -927,7 +927,7 @@ struct MastodonTests {
     }
 
     @Test func aTokenHasOnePushSubscription() async throws {
-        try await withApp({ $0.push.allowList = "127.0.0.1" }) { api async throws in
+        try await withApp({ $0.push.allowed = AddressPolicy(allowing: [IPBlock("127.0.0.1")!]) }) { api async throws in
             let ana = try await api.register("ana")
             let token = try await api.mastodonToken(ana)
             let noPush = try await api.mastodonToken(ana, scopes: "read write")

@@ -15,7 +15,7 @@ struct PushTests {
 
     /// An app whose pushes go to `base` (the loopback push services), checked every 100 ms.
     static func configure(_ config: inout PlazaConfig, base: String?) {
-        config.push.allowList = "127.0.0.1"
+        config.push.allowed = AddressPolicy(allowing: [IPBlock("127.0.0.1")!])
         config.push.pollInterval = .milliseconds(100)
         var apns = APNsSettings(
             keyPEM: apnsKey.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456", topic: "com.example.plaza")
@@ -468,6 +468,27 @@ struct PushTests {
 
     /// With `PLAZA_PUSH_PUBLIC=off` (as every test runs) a push service named by a host name is
     /// never looked up: the push is refused before any connection, and the device forgotten.
+    /// `PLAZA_PUSH_ALLOW` is parsed once, when the configuration is read: a bad entry stops
+    /// start-up naming the setting and the entry; a good list is what registrations are checked against.
+    @Test func theAllowListIsParsedWhenTheConfigurationIsRead() async throws {
+        #expect {
+            try PlazaConfig(reader: IdentityTests.reader(["plaza.push.allow": "127.0.0.1, 10.0.0.0/99"]))
+        } throws: { error in
+            "\(error)".contains("PLAZA_PUSH_ALLOW") && "\(error)".contains("\"10.0.0.0/99\"")
+        }
+        let parsed = try PlazaConfig(reader: IdentityTests.reader(["plaza.push.allow": " 127.0.0.1 ,, ::1"])).push
+        #expect(parsed.allowed.allowed == [IPBlock("127.0.0.1")!, IPBlock("::1")!])
+        #expect(try PlazaConfig(reader: IdentityTests.reader([:])).push.allowed.allowed.isEmpty)
+        let endpoint = TestBrowser().subscription(endpoint: "http://127.0.0.1:9/wp/ana")
+        for allowed in [true, false] {
+            try await withApp({ $0.push.allowed = allowed ? parsed.allowed : AddressPolicy() }) { api in
+                let ana = try await api.register("ana")
+                let status = try await api.call(.post, "/me/push-devices", as: ana, json: endpoint).status
+                #expect(status == (allowed ? .created : .unprocessableContent))
+            }
+        }
+    }
+
     @Test func namedPushServicesAreRefusedWhenOnlyTheAllowListCounts() async throws {
         try await Self.withPushApp { api, services, _ in
             let ana = try await api.register("ana")

@@ -5,9 +5,11 @@ import ServiceLifecycle
 
 /// How pushes are sent.
 public struct PushSettings: Sendable {
-    /// CIDR blocks Web Push endpoints may be at although they are private; plain http is
-    /// allowed to these only (`PLAZA_PUSH_ALLOW`, the format of `PLAZA_LINK_PREVIEW_ALLOW`).
-    public var allowList = ""
+    /// The CIDR blocks Web Push endpoints may be at although they are private; plain http is
+    /// allowed to these only (`PLAZA_PUSH_ALLOW`, the format of `PLAZA_LINK_PREVIEW_ALLOW`). Parsed
+    /// once, when the configuration is read (a bad entry stops start-up), and used as it is by the
+    /// device registration and the sender.
+    var allowed = AddressPolicy()
     /// False: push only to allow-listed addresses and look up no host name but `localhost`
     /// (closed networks, test runs that must stay on loopback), `PLAZA_PUSH_PUBLIC=off`.
     public var publicAddresses = true
