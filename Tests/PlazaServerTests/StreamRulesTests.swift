@@ -16,14 +16,20 @@ struct StreamRulesTests {
         case block, blockedBy, mute
     }
 
+    /// Ana, and Ben who follows her and the people named in `follows` (each registered).
+    static func people(_ api: TestAPI, bensFollows follows: [String]) async throws -> (ana: Account, ben: Account) {
+        let ana = try await api.register("ana")
+        let ben = try await api.register("ben")
+        for name in follows where name != "ana" { _ = try await api.register(name) }
+        for name in follows { try await api.follow(ben, name) }
+        return (ana, ben)
+    }
+
     @Test(arguments: Change.allCases)
     func aBlockOrAMuteAppliesToOpenStreamsAtOnce(_ change: Change) async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let zed = try await api.register("zed")
-            try await api.follow(ben, "ana")
-            try await api.follow(ben, "zed")
+            let (ana, ben) = try await Self.people(api, bensFollows: ["ana", "zed"])
+            let zed = try await api.login("zed")
             let streams = try await OpenStreams.open(api, port: port, ben)
             defer { streams.close() }
             let before = try await api.textPost(ana, "before")
@@ -48,11 +54,8 @@ struct StreamRulesTests {
 
     @Test func anUnfollowOrARemovalFromASpaceAppliesToOpenStreamsAtOnce() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let zed = try await api.register("zed")
-            try await api.follow(ben, "ana")
-            try await api.follow(ben, "zed")
+            let (ana, ben) = try await Self.people(api, bensFollows: ["ana", "zed"])
+            let zed = try await api.login("zed")
             let created = try await api.call(
                 .post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "club", name: "Club"))
             #expect(created.status == .created)
@@ -90,10 +93,8 @@ struct StreamRulesTests {
     @Test func aSuspensionAppliesToOpenStreamsAtOnce() async throws {
         try await withLiveApp({ $0.streamHeartbeatSeconds = 1 }) { api, port async throws in
             let admin = try await api.admin("adm")
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await Self.people(api, bensFollows: ["ana"])
             let cat = try await api.register("cat")
-            try await api.follow(ben, "ana")
             try await api.follow(cat, "ana")
             let streams = try await OpenStreams.open(api, port: port, ben)
             defer { streams.close() }

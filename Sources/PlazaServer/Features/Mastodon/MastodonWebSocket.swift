@@ -130,24 +130,35 @@ struct MastodonWebSocket: Sendable {
                     open[stream.channel] = subscription
                     let channel = stream.channel
                     group.addTask {
-                        for await delivery in subscription.deliveries {
-                            guard case .event(let event) = delivery else { continue }
-                            let streams = subscribed.withLockedValue { $0 }.filter { $0.channel == channel }
-                            for stream in streams.sorted(by: { $0.rawValue < $1.rawValue }) {
-                                guard streaming.event(event, for: stream, shown: shown) != nil,
-                                    let text = message(event, stream: stream, streaming: streaming)
-                                else { continue }
-                                try await outbound.write(.text(text))
-                            }
-                        }
-                        // The hub ended it: the session was revoked, the reader fell behind, or
-                        // the server is shutting down. The client reconnects.
-                        if !Task.isCancelled { try? await outbound.close(.goingAway, reason: nil) }
+                        try await forward(
+                            subscription, of: channel, to: outbound, subscribed: subscribed, shown: shown,
+                            streaming: streaming)
                     }
                 }
             }
             group.cancelAll()
         }
+    }
+
+    /// Writes what the hub delivers on `channel` to the connection, as each stream subscribed on
+    /// it tells it, until the hub ends the subscription (the session was revoked, the reader fell
+    /// behind, the server is shutting down), which closes the connection: the client reconnects.
+    static func forward(
+        _ subscription: EventHub.Subscription, of channel: EventHub.Channel, to outbound: WebSocketOutboundWriter,
+        subscribed: NIOLockedValueBox<Set<MastodonStreaming.Stream>>, shown: MastodonStreaming.Shown,
+        streaming: MastodonStreaming
+    ) async throws {
+        for await delivery in subscription.deliveries {
+            guard case .event(let event) = delivery else { continue }
+            let streams = subscribed.withLockedValue { $0 }.filter { $0.channel == channel }
+            for stream in streams.sorted(by: { $0.rawValue < $1.rawValue }) {
+                guard streaming.event(event, for: stream, shown: shown) != nil,
+                    let text = message(event, stream: stream, streaming: streaming)
+                else { continue }
+                try await outbound.write(.text(text))
+            }
+        }
+        if !Task.isCancelled { try? await outbound.close(.goingAway, reason: nil) }
     }
 
     /// A refusal as Mastodon's WebSocket sends it.
