@@ -519,21 +519,17 @@ struct AuthorizationMatrixTests {
     // MARK: the test
 
     @Test func everyOperationAsEveryoneMatchesThePolicy() async throws {
-        try await withLiveApp { api, port async throws in
-            try await api.withDatabase { db in
-                let client = MatrixClient(
-                    api: api, port: port, jpeg: try MediaFixtures.sample(.jpeg, width: 32, height: 24), db: db)
-                let report = try await Self.run(client)
-                print(
-                    "authorization matrix: \(report.operations) operations, \(report.rows) rows, \(report.cells) cells checked, \(report.mismatches.count) mismatches"
+        try await MatrixClient.withLiveApp { client in
+            let report = try await Self.run(client)
+            print(
+                "authorization matrix: \(report.operations) operations, \(report.rows) rows, \(report.cells) cells checked, \(report.mismatches.count) mismatches"
+            )
+            #expect(report.operations > 50, "the document lists the API's operations")
+            #expect(report.cells >= report.rows * MatrixActor.allCases.count)
+            if !report.mismatches.isEmpty {
+                Issue.record(
+                    "\(report.mismatches.count) of \(report.cells) cells differ from the policy:\n\(report.mismatches.joined(separator: "\n"))"
                 )
-                #expect(report.operations > 50, "the document lists the API's operations")
-                #expect(report.cells >= report.rows * MatrixActor.allCases.count)
-                if !report.mismatches.isEmpty {
-                    Issue.record(
-                        "\(report.mismatches.count) of \(report.cells) cells differ from the policy:\n\(report.mismatches.joined(separator: "\n"))"
-                    )
-                }
             }
         }
     }
@@ -550,9 +546,9 @@ struct AuthorizationMatrixTests {
         }
     }
 
-    /// The document's operations: "METHOD path" and whether it requires a token. Mastodon's API
-    /// (tagged `Mastodon`) has its own tokens and scopes, checked by `MastodonTests`
-    /// (`everyMastodonOperationChecksItsToken` and the tests of each endpoint).
+    /// The document's operations: "METHOD path" and whether it requires a token; Plaza's, or
+    /// those of Mastodon's API (tagged `Mastodon`), whose tokens and scopes have their own
+    /// matrix (`MastodonAuthorizationMatrixTests`).
     static func documentedOperations(_ client: MatrixClient, mastodon: Bool = false) async throws -> [String: Bool] {
         let response = try await client.send(.get, "\(v1)/openapi.json", token: nil)
         guard
@@ -721,19 +717,7 @@ struct AuthorizationMatrixTests {
     ) async throws -> [String] {
         var problems: [String] = []
         let isJSON = response.headers[.contentType]?.hasPrefix("application/json") == true
-        if isJSON, row.leakCheck {
-            let text = response.text
-            if actor != .owner {
-                for marker in world.privateMarkers where mentions(text, marker) {
-                    problems.append("shows the owner's private \(marker)")
-                }
-            }
-            if actor == .blocked {
-                for marker in world.publicMarkers where mentions(text, marker) {
-                    problems.append("shows the blocker's \(marker)")
-                }
-            }
-        }
+        if isJSON, row.leakCheck { problems += leaks(response.text, world: world, actor: actor) }
         if row.emptyFor.contains(actor) {
             let page = try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
             let items = page?["items"] as? [Any]
@@ -742,6 +726,23 @@ struct AuthorizationMatrixTests {
             }
         }
         if let verify = row.verify, let problem = try await verify(client, world, actor) { problems.append(problem) }
+        return problems
+    }
+
+    /// What `text` shows this actor that it must not: the owner's private things to anyone else,
+    /// the owner's posts, comments and bio to the person they blocked.
+    static func leaks(_ text: String, world: MatrixWorld, actor: MatrixActor) -> [String] {
+        var problems: [String] = []
+        if actor != .owner {
+            for marker in world.privateMarkers where mentions(text, marker) {
+                problems.append("shows the owner's private \(marker)")
+            }
+        }
+        if actor == .blocked {
+            for marker in world.publicMarkers where mentions(text, marker) {
+                problems.append("shows the blocker's \(marker)")
+            }
+        }
         return problems
     }
 
@@ -759,18 +760,25 @@ struct AuthorizationMatrixTests {
 
     /// The template with each `{name}` replaced by the row's fixture or the owner's default one.
     static func fill(_ template: String, row: Row, world: MatrixWorld) throws -> String {
+        try fill(template, label: row.label) { name, previous in
+            row.parameters[name]?(world) ?? world.defaultParameter(name, after: previous)
+        }
+    }
+
+    /// The template with each `{name}` replaced by `value(name, the segment before it)`.
+    static func fill(_ template: String, label: String, value: (String, String) -> String?) throws -> String {
         var previous = ""
         var segments: [String] = []
         for segment in template.split(separator: "/", omittingEmptySubsequences: false).map(String.init) {
             if segment.hasPrefix("{"), segment.hasSuffix("}") {
                 let name = String(segment.dropFirst().dropLast())
-                guard let value = row.parameters[name]?(world) ?? world.defaultParameter(name, after: previous) else {
+                guard let filled = value(name, previous) else {
                     throw MatrixFixtureError(
                         description:
-                            "\(row.label): no fixture for {\(name)}; add one to the row or MatrixWorld.defaultParameter"
+                            "\(label): no fixture for {\(name)}; add one to the row or the world's defaultParameter"
                     )
                 }
-                segments.append(value)
+                segments.append(filled)
             } else {
                 segments.append(segment)
             }

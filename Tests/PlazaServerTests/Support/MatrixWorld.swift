@@ -23,6 +23,8 @@ enum MatrixActor: String, CaseIterable, Sendable {
 /// A request body of the matrix.
 enum MatrixBody: Sendable {
     case json(String)
+    /// A form (`application/x-www-form-urlencoded`), as Mastodon's apps send.
+    case form(String)
     /// `POST /me/media`'s multipart form with a small JPEG.
     case upload
 }
@@ -75,6 +77,9 @@ struct MatrixWorld: Sendable {
     let collectionMarker: String
     let noteMarker: String
     let preferenceMarker: String
+    /// Mastodon tokens (`read write follow push`) of everyone but anonymous, made before the
+    /// suspension, when the world was made for Mastodon's matrix.
+    var mastodonTokens: [MatrixActor: String] = [:]
 
     func token(_ actor: MatrixActor) -> String? {
         switch actor {
@@ -117,6 +122,17 @@ struct MatrixClient: Sendable {
 
     static let password = "correct horse battery"
 
+    /// Runs `body` with a client of a fresh application listening on a loopback port.
+    static func withLiveApp(_ body: @escaping @Sendable (MatrixClient) async throws -> Void) async throws {
+        try await PlazaServerTests.withLiveApp { api, port async throws in
+            try await api.withDatabase { db in
+                try await body(
+                    MatrixClient(
+                        api: api, port: port, jpeg: try MediaFixtures.sample(.jpeg, width: 32, height: 24), db: db))
+            }
+        }
+    }
+
     /// A request to a full path (`/api/v1/…`, `/media/…`, `/healthz`).
     func send(_ method: HTTPRequest.Method, _ path: String, token: String?, body: MatrixBody? = nil) async throws
         -> TestResponse
@@ -129,6 +145,9 @@ struct MatrixClient: Sendable {
         case .json(let text):
             buffer = ByteBuffer(string: text)
             headers[.contentType] = "application/json"
+        case .form(let text):
+            buffer = ByteBuffer(string: text)
+            headers[.contentType] = "application/x-www-form-urlencoded"
         case .upload:
             let form = MediaFixtures.multipart(jpeg)
             buffer = form.body
@@ -194,8 +213,8 @@ struct MatrixClient: Sendable {
         return Account(token: auth.token, me: auth.user, password: Self.password)
     }
 
-    /// Makes a new set of fixtures (about 25 requests).
-    func makeWorld(media: Bool) async throws -> MatrixWorld {
+    /// Makes a new set of fixtures (about 25 requests, and 4 per Mastodon token).
+    func makeWorld(media: Bool, mastodon: Bool = false) async throws -> MatrixWorld {
         let owner = try await register("own")
         let other = try await register("oth")
         let blocked = try await register("blk")
@@ -278,6 +297,14 @@ struct MatrixClient: Sendable {
         guard let notification = notifications.items.first else {
             throw MatrixFixtureError(description: "the owner has no notification")
         }
+        var mastodonTokens: [MatrixActor: String] = [:]
+        if mastodon {
+            let people: [(MatrixActor, Account)] = [
+                (.owner, owner), (.other, other), (.blocked, blocked), (.admin, admin), (.follower, follower),
+                (.member, member), (.moderator, moderator), (.suspended, suspended),
+            ]
+            for (actor, account) in people { mastodonTokens[actor] = try await api.mastodonToken(account) }
+        }
         try await mustSucceed(204, .put, "/admin/users/\(suspended.username)/suspension", as: admin)
 
         return MatrixWorld(
@@ -291,7 +318,7 @@ struct MatrixClient: Sendable {
             postMarker: postMarker,
             commentMarker: commentMarker, bioMarker: bioMarker, collectionMarker: collectionMarker,
             noteMarker: noteMarker,
-            preferenceMarker: preferenceMarker)
+            preferenceMarker: preferenceMarker, mastodonTokens: mastodonTokens)
     }
 
     /// The owner's upload on a post they then deleted (for the media route).
