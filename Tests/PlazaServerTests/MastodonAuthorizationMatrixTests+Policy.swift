@@ -113,8 +113,7 @@ extension MastodonAuthorizationMatrixTests {
         rows.append(
             row(
                 "GET \(v1)/statuses/{id}/reblogged_by", scope: "read:statuses", anon: 200, owner: 200, other: 200,
-                blocked: 404,
-                knownIssue: "reblogged_by answers [] for any id, also one the person may not see (Mastodon: 404)"))
+                blocked: 404))
         rows.append(
             uniform(
                 "POST \(v1)/statuses", scope: "write:statuses", anon: 401, body: form("status=hello+from+the+matrix")))
@@ -177,8 +176,7 @@ extension MastodonAuthorizationMatrixTests {
         rows.append(
             row(
                 "POST \(v1)/notifications/{id}/dismiss", scope: "write:notifications", anon: 401, owner: 200,
-                other: 404,
-                knownIssue: "dismissing someone else's notification answers 200 (a no-op); Mastodon: 404"))
+                other: 404))
         return rows
     }
 }
@@ -246,9 +244,7 @@ extension MastodonAuthorizationMatrixTests {
         for (path, scope) in scopes {
             rows.append(
                 row(
-                    "GET \(v1)/streaming/\(path)", scope: scope, anon: 401, owner: 200, other: 200,
-                    knownIssue: path.hasPrefix("public")
-                        ? "the OpenAPI document says the public streams take an optional token; they need one" : nil))
+                    "GET \(v1)/streaming/\(path)", scope: scope, anon: 401, owner: 200, other: 200))
         }
         return rows
     }

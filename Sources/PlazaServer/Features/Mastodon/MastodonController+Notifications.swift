@@ -162,7 +162,10 @@ extension MastodonController {
 
     @Sendable func dismissNotification(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:notifications")
-        try await services.notifications.dismiss(recipient: me.userID, ids: [try id(context)])
+        // Someone else's notification, like a missing one, is "Record not found".
+        guard try await services.notifications.dismiss(recipient: me.userID, ids: [try id(context)]) > 0 else {
+            throw MastodonError.notFound
+        }
         return try MastodonJSON.response([String: String]())
     }
 

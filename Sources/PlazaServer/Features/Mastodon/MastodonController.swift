@@ -67,8 +67,9 @@ struct MastodonController {
         v1.post("statuses/{id}/favourite") { request, context in try await favourite(true, request, context) }
         v1.post("statuses/{id}/unfavourite") { request, context in try await favourite(false, request, context) }
         v1.get("statuses/{id}/favourited_by", use: favouritedBy)
+        // Plaza has no boosts yet: nobody, for a status the viewer may see.
         v1.get("statuses/{id}/reblogged_by") { request, context in
-            _ = try context.mastodonViewer("read:statuses")
+            _ = try await statusEntity(try id(context), viewer: try context.mastodonViewer("read:statuses"))
             return try MastodonJSON.response([Mastodon.Account]())
         }
         v1.post("statuses/{id}/bookmark") { request, context in try await bookmark(true, request, context) }

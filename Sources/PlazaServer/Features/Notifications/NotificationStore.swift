@@ -291,14 +291,15 @@ struct NotificationStore: Sendable {
 
     /// Deletes the recipient's notifications: those in `ids`, or all (Mastodon's dismiss and
     /// clear). Unread counts follow (triggers).
-    func dismiss(recipient: Int64, ids: [Int64]?) async throws {
+    @discardableResult
+    func dismiss(recipient: Int64, ids: [Int64]?) async throws -> Int {
         var sql: SQLQueryString = "DELETE FROM notifications WHERE recipient_id = \(bind: recipient)"
         if let ids {
-            guard !ids.isEmpty else { return }
+            guard !ids.isEmpty else { return 0 }
             sql += " AND id IN (\(binds: ids))"
         }
-        let statement = sql
-        try await db.write { db in try await db.exec(statement) }
+        let statement: SQLQueryString = sql + " RETURNING id"
+        return try await db.write { db in try await db.rows(statement).count }
     }
 }
 

@@ -203,9 +203,8 @@ extension OpenAPIDocument {
             operations.append(("\(v1)/\(path)", op(.get, "Empty: no such feature in Plaza", auth, empty)))
         }
         for (path, auth) in [
-            ("user", Auth.required), ("user/notification", .required), ("public", .optional),
-            ("public/local", .optional),
-            ("public/media", .optional), ("public/local/media", .optional),
+            ("user", Auth.required), ("user/notification", .required), ("public", .required),
+            ("public/local", .required), ("public/media", .required), ("public/local/media", .required),
         ] {
             operations.append(
                 (
