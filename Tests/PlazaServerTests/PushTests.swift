@@ -1,8 +1,10 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import JWTKit
+import NIOConcurrencyHelpers
 import PlazaAPI
 import SQLKit
 import Testing
@@ -464,6 +466,44 @@ struct PushTests {
             #expect(try await Self.devicesLeft(api, bob).isEmpty)
             _ = base
         }
+    }
+
+    /// An HTTP/2 connection the server is closing fails a request handed to it as `cancelled`
+    /// before writing it (found when the retry after Apple's 429 met the server's keep-alive end
+    /// and waited a whole backoff): such a push is sent again at once. The same error for a
+    /// send that was itself cancelled (the server shutting down) is not sent again.
+    @Test func apnsSendsAgainWhatAClosingConnectionNeverSent() async throws {
+        let message = PushMessage(
+            title: "Plaza", body: "bob followed you", path: "/u/bob", notificationID: "1", kind: .follow, badge: 1)
+        let job = PushOutbox.Job(
+            notification: 1, device: 1, recipient: 1, attempts: 0, generation: 0, claim: 1, platform: .apns,
+            address: String(repeating: "ab", count: 32), owner: 1, preferences: "{}", unread: 1)
+        var settings = APNsSettings(
+            keyPEM: Self.apnsKey.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456", topic: "com.example.plaza")
+        settings.productionURL = "https://127.0.0.1:9"
+        let closing = NIOLockedValueBox(0)
+        let sender = try await APNsSender(settings: settings) { _ in
+            // The first request meets a closing connection; the next one a fresh connection.
+            guard closing.withLockedValue({ $0 += 1; return $0 }) > 1 else { throw HTTPClientError.cancelled }
+            return HTTPClientResponse(status: .ok)
+        }
+        #expect(await sender.send(message, to: job) == .sent)
+        #expect(closing.withLockedValue { $0 } == 2)
+
+        let sends = NIOLockedValueBox(0)
+        let stopping = try await APNsSender(settings: settings) { _ in
+            sends.withLockedValue { $0 += 1 }
+            throw HTTPClientError.cancelled
+        }
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await stopping.send(message, to: job)
+        }
+        guard case .retry = await cancelled.value else {
+            Issue.record("a cancelled send is tried again later, not at once")
+            return
+        }
+        #expect(sends.withLockedValue { $0 } == 1)
     }
 
     /// With `PLAZA_PUSH_PUBLIC=off` (as every test runs) a push service named by a host name is

@@ -35,14 +35,35 @@ public struct APNsSettings: Sendable {
 final class APNsSender: Sendable {
     let settings: APNsSettings
     private let tokens: ProviderTokens
-    private let client: HTTPClient
+    /// Sends one request and reads the answer's head: the HTTP client's, or a test's.
+    typealias Transport = @Sendable (HTTPClientRequest) async throws -> HTTPClientResponse
+    private let transport: Transport
+    private let client: HTTPClient?
     static let tokenLifetime: TimeInterval = 50 * 60
 
     init(settings: APNsSettings) async throws {
+        let client = try Self.client(settings)
+        self.client = client
         self.settings = settings
+        tokens = try await Self.tokens(settings)
+        transport = { try await client.execute($0, timeout: .seconds(30)) }
+    }
+
+    /// A sender whose requests go to `transport` (tests of what is sent again).
+    init(settings: APNsSettings, transport: @escaping Transport) async throws {
+        client = nil
+        self.settings = settings
+        tokens = try await Self.tokens(settings)
+        self.transport = transport
+    }
+
+    private static func tokens(_ settings: APNsSettings) async throws -> ProviderTokens {
         let keys = await JWTKeyCollection().add(
             ecdsa: try ES256PrivateKey(pem: settings.keyPEM), kid: JWKIdentifier(string: settings.keyID))
-        tokens = ProviderTokens(keys: keys, keyID: settings.keyID, teamID: settings.teamID)
+        return ProviderTokens(keys: keys, keyID: settings.keyID, teamID: settings.teamID)
+    }
+
+    private static func client(_ settings: APNsSettings) throws -> HTTPClient {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile = settings.caFile {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
@@ -51,11 +72,11 @@ final class APNsSender: Sendable {
             tlsConfiguration: tls, redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .seconds(20)))
         configuration.httpVersion = .automatic
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        try? await client?.shutdown()
     }
 
     /// The provider token every send uses: one at a time is made, when the current one is
@@ -123,8 +144,8 @@ final class APNsSender: Sendable {
                 request.body = .bytes(ByteBuffer(bytes: message.apnsPayload))
                 let response: HTTPClientResponse
                 do {
-                    response = try await client.execute(request, timeout: .seconds(30))
-                } catch  where Self.isStaleConnection(error) && staleRetries < Self.staleRetries {
+                    response = try await transport(request)
+                } catch where Self.isStaleConnection(error) && staleRetries < Self.staleRetries {
                     // Apple (or a proxy) closed the idle connection as it was taken. The pool may
                     // hand out the closing connection once more before it sees the close (found
                     // when a retry met a server's 5 s keep-alive end): a moment, then again.
@@ -155,11 +176,15 @@ final class APNsSender: Sendable {
     static let staleRetries = 3
 
     /// A request that failed because its connection had closed before it went out (an idle
-    /// HTTP/2 connection the server ended): safe to send again at once.
+    /// HTTP/2 connection the server ended): safe to send again at once. A request handed to an
+    /// HTTP/2 connection that is closing is failed as `cancelled` without being written
+    /// (AsyncHTTPClient's `HTTP2Connection`, "requests might reach this point, even though the
+    /// connection is already closing"); the same error for a cancelled task is not a stale
+    /// connection, and is not sent again.
     static func isStaleConnection(_ error: any Error) -> Bool {
         if case .ioOnClosedChannel? = error as? ChannelError { return true }
-        if let client = error as? HTTPClientError, client == .remoteConnectionClosed { return true }
-        return false
+        guard let client = error as? HTTPClientError else { return false }
+        return client == .remoteConnectionClosed || (client == .cancelled && !Task.isCancelled)
     }
 
     /// A `Retry-After` in seconds, as milliseconds within an hour; nil for anything else.

@@ -15,7 +15,9 @@ struct PushMessage: Sendable, Equatable {
     var badge: Int
 
     static let maxQuote = 120
+}
 
+extension PushMessage {
     init(_ notification: PlazaAPI.Notification, instanceName: String, badge: Int) {
         title = instanceName
         notificationID = notification.id
