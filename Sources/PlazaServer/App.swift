@@ -31,6 +31,7 @@ struct AppServices: Sendable {
     let videoQueue = WorkSignal()
     let videos: VideoStore
     let uploadDirectory: String
+    let quotas: Quotas
     let mailSignal = WorkSignal()
     let outbox: MailOutbox
     let emails: EmailStore
@@ -42,12 +43,6 @@ struct AppServices: Sendable {
     let search: SearchStore
     let deletions: AccountDeletion
     let export: AccountExport
-
-    /// What people do to posts, comments and likes, for every door.
-    var postActions: PostActions {
-        PostActions(
-            posts: posts, comments: comments, likes: likes, storage: mediaStorage, previews: linkPreviewQueue)
-    }
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
@@ -80,6 +75,7 @@ struct AppServices: Sendable {
             video: VideoPipeline.make(config.video, logger: Logger(label: "PlazaServer.media")), videoQueue: videoQueue)
         videos = VideoStore(db: db, events: events, ids: ids, searchWindows: searchWindows)
         uploadDirectory = (config.dataDir as NSString).appendingPathComponent("uploads")
+        quotas = config.quotas
         outbox = MailOutbox(db: db, ids: ids)
         emails = EmailStore(
             db: db, outbox: outbox,
@@ -204,29 +200,28 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     // runs before authentication (invalid tokens pay their address's bucket), then charges a
     // signed-in person's own bucket. On PostgreSQL its buckets are shared by every app server.
     let rateLimiter = config.rateLimits ? services.rateLimiter(policy: config.rateLimitPolicy) : nil
-    if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication)) }
-    api.add(middleware: AuthMiddleware(accounts: services.accounts))
-    if let rateLimiter { api.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication)) }
+    api.authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
+    let actions = services.actions
     let accounts = AccountsController(
         accounts: services.accounts, people: services.people, passwords: services.passwords,
         throttle: services.loginThrottle(policy: config.loginThrottle),
-        devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: services.media,
-        storage: services.mediaStorage, twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
+        devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: actions.media,
+        twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
         outbox: services.outbox, deletions: services.deletions, export: services.export,
         scratch: services.uploadDirectory)
     let controllers = WebController.APIControllers(
         accounts: accounts,
-        people: PeopleController(people: services.people),
-        posts: PostsController(actions: services.postActions, people: services.people),
+        people: PeopleController(people: services.people, actions: actions.people),
+        posts: PostsController(actions: actions.posts, people: services.people),
         feeds: FeedsController(posts: services.posts, people: services.people, spaces: services.spaces),
-        spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, storage: services.mediaStorage),
+        spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, actions: actions.spaces),
         search: SearchController(
             search: services.search, spaces: services.spaces, collections: services.collections),
         history: HistoryController(history: HistoryStore(db: services.db)),
         collections: CollectionsController(
-            collections: services.collections, posts: services.posts, previews: services.linkPreviewQueue),
+            collections: services.collections, posts: services.posts, actions: actions.collections),
         notifications: NotificationsController(notifications: services.notifications),
-        moderation: ModerationController(moderation: services.moderation, storage: services.mediaStorage),
+        moderation: ModerationController(moderation: services.moderation, actions: actions.moderation),
         identity: IdentityController(
             signIn: SignInProviders(config.authProviders), identities: IdentityStore(db: services.db),
             accounts: accounts, emails: services.emails, baseURL: config.baseURL))
@@ -237,18 +232,11 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     controllers.posts.register(to: api)
     // Media files: rate limited like the API, and authenticated (an unused upload is its owner's).
     let mediaFiles = router.group("media")
-    if let rateLimiter {
-        mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication))
-    }
-    mediaFiles.add(middleware: AuthMiddleware(accounts: services.accounts))
-    if let rateLimiter {
-        mediaFiles.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication))
-    }
-    let mediaController = MediaController(
-        media: services.media, storage: services.mediaStorage, ingest: services.ingest, ids: services.ids,
-        uploadDirectory: services.uploadDirectory, maxUploadBytes: config.mediaMaxBytes,
-        maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes, quotas: config.quotas)
-    mediaController.register(api: api, files: mediaFiles)
+        .authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
+    let uploadLimits = MultipartUpload.Limits(
+        maxFileBytes: config.mediaMaxBytes, maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes)
+    MediaController(media: services.media, storage: services.mediaStorage, actions: actions.media, limits: uploadLimits)
+        .register(api: api, files: mediaFiles)
     controllers.feeds.register(to: api)
     controllers.spaces.register(to: api)
     SpaceMembersController(
@@ -267,20 +255,15 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     StreamController(hub: hub, feed: services.eventFeed).register(to: api)
     // Mastodon's client API, at Mastodon's paths, with its own errors and tokens (`Features/Mastodon`).
     let mastodon = router.group("api")
-    if let rateLimiter {
-        mastodon.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication))
-    }
-    mastodon.add(middleware: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth))
-    if let rateLimiter {
-        mastodon.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication))
-    }
+        .authenticated(
+            by: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth), limiter: rateLimiter)
     OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: config.baseURL)
         .register(mastodon: mastodon.group("v1"), router: router)
     MastodonController(
-        services: services, mapper: MastodonMapper(baseURL: config.baseURL), mediaController: mediaController,
+        services: services, mapper: MastodonMapper(baseURL: config.baseURL),
         config: .init(
             name: config.instanceName, baseURL: config.baseURL, registrations: true,
-            maxMediaBytes: config.mediaMaxBytes, maxVideoBytes: mediaController.maxVideoBytes,
+            maxMediaBytes: config.mediaMaxBytes, maxVideoBytes: uploadLimits.maxVideoBytes,
             contactEmail: config.mailSender.address)
     ).register(v1: mastodon.group("v1"), v2: mastodon.group("v2"))
     MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)).register(
@@ -288,7 +271,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     MastodonPushController(devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed)
         .register(v1: mastodon.group("v1"))
     WebController(
-        renderer: web, api: controllers,
+        renderer: web, api: controllers, actions: actions,
         stores: .init(
             accounts: services.accounts, spaces: services.spaces, members: services.spaceMembers,
             collections: services.collections, moderation: services.moderation, linkPreviews: services.linkPreviews,

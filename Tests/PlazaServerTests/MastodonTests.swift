@@ -724,6 +724,10 @@ struct MastodonTests {
             // A block hides the blocker's account from the blocked.
             #expect(try await api.mastodon(.post, "/api/v1/accounts/\(cat.id)/block", token: anaToken).status == .ok)
             #expect(try await api.mastodon(.get, "/api/v1/accounts/\(ana.id)", token: catToken).status == .notFound)
+            // One's own block leaves muting them to oneself, as on Plaza's API (it was a 404).
+            let muted = try await api.mastodon(.post, "/api/v1/accounts/\(cat.id)/mute", token: anaToken)
+            #expect(muted.status == .ok)
+            #expect(try muted.json()["muting"]?.bool == true && muted.json()["blocking"]?.bool == true)
         }
     }
 

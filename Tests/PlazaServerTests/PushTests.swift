@@ -479,12 +479,18 @@ struct PushTests {
             notification: 1, device: 1, recipient: 1, attempts: 0, generation: 0, claim: 1, platform: .apns,
             address: String(repeating: "ab", count: 32), owner: 1, preferences: "{}", unread: 1)
         var settings = APNsSettings(
-            keyPEM: Self.apnsKey.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456", topic: "com.example.plaza")
+            keyPEM: Self.apnsKey.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456",
+            topic: "com.example.plaza")
         settings.productionURL = "https://127.0.0.1:9"
         let closing = NIOLockedValueBox(0)
         let sender = try await APNsSender(settings: settings) { _ in
             // The first request meets a closing connection; the next one a fresh connection.
-            guard closing.withLockedValue({ $0 += 1; return $0 }) > 1 else { throw HTTPClientError.cancelled }
+            guard
+                closing.withLockedValue({
+                    $0 += 1
+                    return $0
+                }) > 1
+            else { throw HTTPClientError.cancelled }
             return HTTPClientResponse(status: .ok)
         }
         #expect(await sender.send(message, to: job) == .sent)

@@ -16,8 +16,7 @@ struct AccountsController {
     let passwords: PasswordHasher
     let throttle: LoginThrottle
     let devices: DeviceTokens
-    let media: MediaStore
-    let storage: any MediaStorage
+    let media: MediaActions
     let twoFactor: TwoFactorStore
     let emails: EmailStore
     let outbox: MailOutbox
@@ -193,8 +192,7 @@ struct AccountsController {
         let me = context.user
         let body = try await request.decode(as: SetAvatarRequest.self, context: context)
         let mediaID = try body.mediaId.map { try Validate.id($0, field: "mediaId") }
-        let unused = try await media.setAvatar(user: me.userID, mediaID: mediaID)
-        await storage.deleteFiles(ofMedia: unused, logger: context.logger)
+        try await media.setAvatar(of: me.userID, to: mediaID, logger: context.logger)
         return try await accounts.me(userID: me.userID)
     }
 

@@ -9,10 +9,7 @@ extension CollectionItem: ResponseEncodable {}
 struct CollectionsController {
     let collections: CollectionStore
     let posts: PostStore
-    let previews: WorkSignal
-
-    static let maxNameLength = 100
-    static let maxNoteLength = 2_000
+    let actions: CollectionActions
 
     func register(to api: RouterGroup<PlazaContext>) {
         let signedIn = api.signedIn
@@ -28,7 +25,7 @@ struct CollectionsController {
 
     private func name(_ request: Request, context: some RequestContext) async throws -> String {
         let body = try await request.decode(as: CollectionRequest.self, context: context)
-        return try Validate.requiredText(body.name, field: "name", max: Self.maxNameLength)
+        return try Validate.requiredText(body.name, field: "name", max: CollectionRules.maxNameLength)
     }
 
     @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<SavedCollection> {
@@ -40,18 +37,18 @@ struct CollectionsController {
         let me = context.user
         return EditedResponse(
             status: .created,
-            response: try await collections.create(owner: me.userID, name: name(request, context: context)))
+            response: try await actions.create(by: me.userID, name: name(request, context: context)))
     }
 
     @Sendable func rename(_ request: Request, context: SignedInContext) async throws -> SavedCollection {
         let me = context.user
         let id = try context.parameters.id("id", "Collection")
-        return try await collections.rename(id: id, owner: me.userID, name: name(request, context: context))
+        return try await actions.rename(id, by: me.userID, name: name(request, context: context))
     }
 
     @Sendable func delete(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user
-        try await collections.delete(id: context.parameters.id("id", "Collection"), owner: me.userID)
+        try await actions.delete(context.parameters.id("id", "Collection"), by: me.userID)
         return Response(status: .noContent)
     }
 
@@ -65,17 +62,15 @@ struct CollectionsController {
         let me = context.user
         let collection = try context.parameters.id("id", "Collection")
         let body = try await request.decode(as: SaveItemRequest.self, context: context)
-        let note = try Validate.text(body.note, field: "note", max: Self.maxNoteLength) ?? ""
+        let note = try Validate.text(body.note, field: "note", max: CollectionRules.maxNoteLength) ?? ""
         let saved: CollectionStore.Saved
         switch (body.postId, body.url) {
         case (let post?, nil): saved = .post(try Validate.id(post, field: "postId"))
         case (nil, let url?): saved = .link(try Validate.url(url, field: "url"))
         default: throw PlazaError.invalid("postId", "Send either postId or url.")
         }
-        let id = try await collections.save(saved, note: note, collection: collection, owner: me.userID)
-        if case .link = saved { previews.wake() }
         return EditedResponse(
-            status: .created, response: try await collections.item(id: id, owner: me.userID, posts: posts))
+            status: .created, response: try await actions.save(saved, note: note, into: collection, by: me.userID))
     }
 
     @Sendable func updateItem(_ request: Request, context: SignedInContext) async throws -> CollectionItem {
@@ -83,14 +78,13 @@ struct CollectionsController {
         let id = try context.parameters.id("id", "Item")
         let body = try await request.decode(as: UpdateItemRequest.self, context: context)
         let target = try body.collectionId.map { try Validate.id($0, field: "collectionId") }
-        let note = try body.note.map { try Validate.text($0, field: "note", max: Self.maxNoteLength) ?? "" }
-        try await collections.updateItem(id: id, owner: me.userID, moveTo: target, note: note)
-        return try await collections.item(id: id, owner: me.userID, posts: posts)
+        let note = try body.note.map { try Validate.text($0, field: "note", max: CollectionRules.maxNoteLength) ?? "" }
+        return try await actions.updateItem(id, by: me.userID, moveTo: target, note: note)
     }
 
     @Sendable func deleteItem(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user
-        try await collections.deleteItem(id: context.parameters.id("id", "Item"), owner: me.userID)
+        try await actions.deleteItem(context.parameters.id("id", "Item"), by: me.userID)
         return Response(status: .noContent)
     }
 }

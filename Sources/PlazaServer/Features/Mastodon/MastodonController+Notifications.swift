@@ -6,12 +6,13 @@ extension MastodonController {
     // MARK: media
 
     @Sendable func uploadMedia(_ request: Request, context: PlazaContext) async throws -> Response {
-        _ = try context.mastodonUser("write:media")
-        let uploaded = try await mediaController.upload(request, context: try SignedInContext(context: context))
-        let upload = uploaded.responseGenerator
-        let attachment = mapper.media(upload)
+        let me = try context.mastodonUser("write:media")
+        let limits = MultipartUpload.Limits(maxFileBytes: config.maxMediaBytes, maxVideoBytes: config.maxVideoBytes)
+        let upload = try await actions.media.upload(by: me.userID, logger: context.logger) { path in
+            try await MultipartUpload.receive(request, into: path, limits: limits)
+        }.media
         // Mastodon answers 202 (and no `url`) while a video is processed.
-        return try MastodonJSON.response(attachment, status: upload.state == .processing ? .accepted : .ok)
+        return try MastodonJSON.response(mapper.media(upload), status: upload.state == .processing ? .accepted : .ok)
     }
 
     /// One of my uploads: 206 while it is processed, as Mastodon answers. `PUT` (a description or

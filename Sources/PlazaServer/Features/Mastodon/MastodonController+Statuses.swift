@@ -128,7 +128,9 @@ extension MastodonController {
                 else { throw MastodonError.notFound }
                 postID = post
             }
-            let comment = try await asMastodon { try await actions.comment(on: postID, by: me.userID, body: body) }
+            let comment = try await asMastodon {
+                try await actions.posts.comment(on: postID, by: me.userID, body: body)
+            }
             created = Int64(comment.id) ?? 0
         } else {
             guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || !mediaIDs.isEmpty else {
@@ -137,7 +139,7 @@ extension MastodonController {
             let body = CreatePostRequest(
                 kind: mediaIDs.isEmpty ? .text : .photo, body: text.isEmpty ? nil : text,
                 mediaIds: mediaIDs.isEmpty ? nil : mediaIDs, audience: try Self.audience(params.string("visibility")))
-            created = Int64(try await actions.create(by: me.userID, try PostRules.draft(body)).id) ?? 0
+            created = Int64(try await actions.posts.create(by: me.userID, try PostRules.draft(body)).id) ?? 0
         }
         if let key { try await posts.rememberIdempotent(key: key, user: me.userID, post: created) }
         return try MastodonJSON.response(try await statusEntity(created, viewer: me.userID))
@@ -148,10 +150,12 @@ extension MastodonController {
         let id = try id(context)
         var status = try await statusEntity(id, viewer: me.userID)
         if status.inReplyToId == nil {
-            let post = try await asMastodon { try await actions.delete(id, by: me.userID, logger: context.logger) }
+            let post = try await asMastodon {
+                try await actions.posts.delete(id, by: me.userID, logger: context.logger)
+            }
             status.text = post.body ?? ""
         } else {
-            try await asMastodon { try await actions.deleteComment(id, by: me.userID) }
+            try await asMastodon { try await actions.posts.deleteComment(id, by: me.userID) }
         }
         return try MastodonJSON.response(status)
     }
@@ -164,7 +168,7 @@ extension MastodonController {
         var update = UpdatePostRequest()
         if let text = params.string("status") { update.body = text.isEmpty ? .clear : .set(text) }
         _ = try await asMastodon {
-            try await actions.update(id, by: me.userID) { try PostRules.changes(update, to: $0) }
+            try await actions.posts.update(id, by: me.userID) { try PostRules.changes(update, to: $0) }
         }
         return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
     }
@@ -198,7 +202,7 @@ extension MastodonController {
         let me = try context.mastodonUser("write:favourites")
         let id = try id(context)
         try await requirePost(id, viewer: me.userID, action: "favourited")
-        _ = try await asMastodon { try await actions.like(id, by: me.userID, liked) }
+        _ = try await asMastodon { try await actions.posts.like(id, by: me.userID, liked) }
         return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
     }
 
@@ -213,24 +217,12 @@ extension MastodonController {
         return try MastodonJSON.response(likers.items.map { mapper.account($0) })
     }
 
-    /// Bookmarks are saves into the person's "Bookmarks" collection (made at the first one).
+    /// Bookmarks are saves into the person's "Bookmarks" collection (`CollectionActions.bookmark`).
     func bookmark(_ saved: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:bookmarks")
         let id = try id(context)
         try await requirePost(id, viewer: me.userID, action: "bookmarked")
-        let collection = try await services.collections.named("Bookmarks", owner: me.userID, creating: saved)
-        if let collection {
-            if saved {
-                do {
-                    _ = try await services.collections.save(
-                        .post(id), note: "", collection: collection, owner: me.userID)
-                } catch let error as PlazaError where error.status == .conflict {
-                    // Bookmarked already.
-                }
-            } else {
-                try await services.collections.unsave(post: id, collection: collection, owner: me.userID)
-            }
-        }
+        try await actions.collections.bookmark(id, by: me.userID, saved)
         return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
     }
 }

@@ -9,8 +9,6 @@ import PlazaAPI
 struct MastodonController {
     let services: AppServices
     let mapper: MastodonMapper
-    /// Uploads go through Plaza's own handler (same limits, quotas and processing).
-    let mediaController: MediaController
     let config: InstanceSettings
 
     /// What the instance entity says of this server.
@@ -25,7 +23,8 @@ struct MastodonController {
 
     var posts: PostStore { services.posts }
     var people: PeopleStore { services.people }
-    var actions: PostActions { services.postActions }
+    /// Every change goes through the core's actions.
+    var actions: Actions { services.actions }
 
     /// Runs a core action and says its refusals as Mastodon does: what is not the person's to
     /// change, like what they cannot see, is "Record not found".
@@ -50,9 +49,14 @@ struct MastodonController {
         v1.get("accounts/{id}/statuses", use: accountStatuses)
         v1.get("accounts/{id}/followers", use: followers)
         v1.get("accounts/{id}/following", use: following)
-        for action in ["follow", "unfollow", "block", "unblock", "mute", "unmute"] {
-            v1.post(RouterPath("accounts/{id}/\(action)")) { request, context in
-                try await relate(action, request, context)
+        let changes: [(String, PeopleActions.Change, scope: String)] = [
+            ("follow", .follow, "write:follows"), ("unfollow", .unfollow, "write:follows"),
+            ("block", .block, "write:blocks"), ("unblock", .unblock, "write:blocks"),
+            ("mute", .mute, "write:mutes"), ("unmute", .unmute, "write:mutes"),
+        ]
+        for (path, change, scope) in changes {
+            v1.post(RouterPath("accounts/{id}/\(path)")) { request, context in
+                try await relate(change, scope: scope, context)
             }
         }
         v1.get("timelines/home", use: homeTimeline)
@@ -326,7 +330,7 @@ struct MastodonController {
             try await services.accounts.updateProfile(
                 userID: me.userID, displayName: displayName, bio: note, status: .keep)
         }
-        if let locked = params.bool("locked") { try await people.setLocked(userID: me.userID, locked) }
+        if let locked = params.bool("locked") { try await actions.people.setLocked(me.userID, locked) }
         return try MastodonJSON.response(try await credentialAccount(me))
     }
 
@@ -377,23 +381,12 @@ struct MastodonController {
         return try MastodonJSON.response(ids.compactMap { users[String($0)].map(Self.relationship) })
     }
 
-    @Sendable func relate(_ action: String, _ request: Request, _ context: PlazaContext) async throws -> Response {
-        let scope =
-            action.hasSuffix("follow") ? "write:follows" : action.hasSuffix("block") ? "write:blocks" : "write:mutes"
+    func relate(_ change: PeopleActions.Change, scope: String, _ context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser(scope).userID
         let target = try id(context)
-        let hiding: Visibility.ProfileHiding = action.hasSuffix("block") ? .theirBlock : .eitherWay
-        _ = try await profile(target, viewer: me, hiding: hiding)
         guard target != me else { throw MastodonError.validation("You cannot do that to yourself") }
-        switch action {
-        case "follow": try await people.follow(follower: me, followee: target)
-        case "unfollow": try await people.unfollow(follower: me, followee: target)
-        case "block": try await people.block(blocker: me, blocked: target)
-        case "unblock": try await people.unblock(blocker: me, blocked: target)
-        case "mute": try await people.mute(muter: me, muted: target)
-        default: try await people.unmute(muter: me, muted: target)
-        }
-        return try MastodonJSON.response(Self.relationship(try await profile(target, viewer: me, hiding: hiding)))
+        let profile = try await asMastodon { try await actions.people.relate(me, change, target) }
+        return try MastodonJSON.response(Self.relationship(profile))
     }
 
     @Sendable func searchAccounts(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -449,11 +442,7 @@ struct MastodonController {
     func answerFollowRequest(_ approve: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:follows").userID
         let requester = try id(context)
-        if approve {
-            try await people.approveRequest(from: requester, to: me)
-        } else {
-            try await people.denyRequest(from: requester, to: me)
-        }
+        try await asMastodon { try await actions.people.answerRequest(from: requester, to: me, approve: approve) }
         return try MastodonJSON.response(Self.relationship(try await profile(requester, viewer: me)))
     }
 }

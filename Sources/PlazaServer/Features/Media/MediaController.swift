@@ -10,14 +10,9 @@ extension Media: ResponseEncodable {}
 struct MediaController {
     let media: MediaStore
     let storage: any MediaStorage
-    let ingest: MediaIngest
-    let ids: IDGenerator
-    /// Where uploads wait while they are processed.
-    let uploadDirectory: String
-    let maxUploadBytes: Int
-    /// The cap for a video upload; nil when this server takes no videos.
-    let maxVideoBytes: Int?
-    let quotas: Quotas
+    let actions: MediaActions
+    /// The largest photo and video (nil: this server takes no videos) an upload may be.
+    let limits: MultipartUpload.Limits
 
     /// `files` is the `/media` group, with the rate limiter and authentication in front (an
     /// upload nothing uses yet is served to its owner only).
@@ -29,25 +24,12 @@ struct MediaController {
         files.head("{id}/{variant}", use: serve)
     }
 
-    /// Refused before the body is read when the person's storage is full (413
-    /// `storage_quota_exceeded`) or today's uploads are used up (429 `daily_upload_limit`); the
-    /// quota is checked again with the processed size when the upload is stored. A photo is
-    /// ready at once (201); a video is probed and its poster made, then processed in the
-    /// background (202, `state: processing`; `GET /me/media/{id}` reports its progress).
+    /// An upload (`MediaActions.upload`): a photo is ready at once (201); a video is processed
+    /// in the background (202, `state: processing`; `GET /me/media/{id}` reports its progress).
     @Sendable func upload(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Media> {
-        let me = context.user
-        try await media.checkRoom(owner: me.userID, quota: quotas.storageBytes)
-        try await media.chargeUpload(owner: me.userID, cap: quotas.uploadsPerDay)
-        let id = ids.next()
-        let work = "\(uploadDirectory)/upload-\(id)"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
-        let path = work + "/file"
-        try await MultipartUpload.receive(
-            request, into: path, limits: .init(maxFileBytes: maxUploadBytes, maxVideoBytes: maxVideoBytes))
-        let record = try await ingest.ingestUpload(
-            path: path, id: id, owner: me.userID, quota: quotas.storageBytes, workDirectory: work,
-            logger: context.logger)
+        let record = try await actions.upload(by: context.user.userID, logger: context.logger) { path in
+            try await MultipartUpload.receive(request, into: path, limits: limits)
+        }
         return EditedResponse(status: record.state == .processing ? .accepted : .created, response: record.media)
     }
 

@@ -5,10 +5,10 @@ extension Report: ResponseEncodable {}
 extension AuditEntry: ResponseEncodable {}
 
 /// Reports, the moderation queue, suspensions and the audit log. Who may do what is decided by
-/// `ModerationStore` in SQL; these routes parse and answer.
+/// `ModerationStore` in SQL; these routes parse, call `ModerationActions` and answer.
 struct ModerationController {
     let moderation: ModerationStore
-    let storage: any MediaStorage
+    let actions: ModerationActions
 
     func register(to api: RouterGroup<PlazaContext>) {
         let signedIn = api.signedIn
@@ -28,8 +28,8 @@ struct ModerationController {
     @Sendable func create(_ request: Request, context: SignedInContext) async throws -> EditedResponse<Report> {
         let body = try await request.decode(as: CreateReportRequest.self, context: context)
         let target = try Validate.id(body.targetId, field: "targetId")
-        let (report, created) = try await moderation.report(
-            by: context.user.userID, type: body.targetType, targetID: target, reason: body.reason,
+        let (report, created) = try await actions.report(
+            by: context.user.userID, type: body.targetType, target: target, reason: body.reason,
             note: try Self.note(body.note))
         return EditedResponse(status: created ? .created : .ok, response: report)
     }
@@ -48,10 +48,8 @@ struct ModerationController {
     @Sendable func resolve(_ request: Request, context: SignedInContext) async throws -> Report {
         let id = try context.parameters.id("id", "Report")
         let body = try await request.decode(as: ResolveReportRequest.self, context: context)
-        let (report, media) = try await moderation.resolve(
-            report: id, by: context.user.userID, action: body.action, note: try Self.note(body.note))
-        await storage.deleteFiles(ofMedia: media, logger: context.logger)
-        return report
+        return try await actions.resolve(
+            id, by: context.user.userID, action: body.action, note: try Self.note(body.note), logger: context.logger)
     }
 
     @Sendable func suspend(_ request: Request, context: SignedInContext) async throws -> Response {
@@ -61,14 +59,14 @@ struct ModerationController {
         if buffer.readableBytes > 0 {
             note = try Self.note(try PlazaRequestDecoder.decode(SuspensionRequest.self, from: buffer).note)
         }
-        try await moderation.setSuspension(
-            username: context.parameters.string("username"), suspended: true, by: context.user.userID, note: note)
+        try await actions.setSuspension(
+            of: context.parameters.string("username"), true, by: context.user.userID, note: note)
         return Response(status: .noContent)
     }
 
     @Sendable func unsuspend(_ request: Request, context: SignedInContext) async throws -> Response {
-        try await moderation.setSuspension(
-            username: context.parameters.string("username"), suspended: false, by: context.user.userID, note: nil)
+        try await actions.setSuspension(
+            of: context.parameters.string("username"), false, by: context.user.userID, note: nil)
         return Response(status: .noContent)
     }
 

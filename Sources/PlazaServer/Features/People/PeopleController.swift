@@ -8,6 +8,7 @@ extension JoinRequest: ResponseEncodable {}
 /// Profiles, follows and follow requests, friends, blocks and mutes.
 struct PeopleController {
     let people: PeopleStore
+    let actions: PeopleActions
     var suggestions: SuggestionStore { SuggestionStore(db: people.db, people: people) }
 
     func register(to api: RouterGroup<PlazaContext>) {
@@ -45,44 +46,34 @@ struct PeopleController {
         try await people.profile(userID: target(context, viewer: context.viewerID), viewer: context.viewerID)
     }
 
-    /// Applies a change from the signed-in user to the user in the path and returns their
-    /// profile as the signed-in user now sees it (404 when `hiding` hides it).
-    private func relate(
-        _ context: SignedInContext, hiding: Visibility.ProfileHiding = .eitherWay,
-        _ change: @Sendable (_ me: Int64, _ target: Int64) async throws -> Void
-    ) async throws -> User {
-        let me = context.user.userID
-        let target = try await target(context, viewer: me, hiding: hiding)
-        try await change(me, target)
-        return try await people.profile(userID: target, viewer: me, hiding: hiding)
+    /// The signed-in person's change to the person in the path (`PeopleActions.relate`).
+    private func relate(_ change: PeopleActions.Change, _ context: SignedInContext) async throws -> User {
+        try await actions.relate(context.user.userID, change, username: context.parameters.string("username"))
     }
 
     @Sendable func follow(_ request: Request, context: SignedInContext) async throws -> User {
-        try await relate(context) { try await people.follow(follower: $0, followee: $1) }
+        try await relate(.follow, context)
     }
 
     @Sendable func unfollow(_ request: Request, context: SignedInContext) async throws -> User {
-        try await relate(context) { try await people.unfollow(follower: $0, followee: $1) }
+        try await relate(.unfollow, context)
     }
 
     @Sendable func block(_ request: Request, context: SignedInContext) async throws -> User {
-        try await relate(context, hiding: .theirBlock) { try await people.block(blocker: $0, blocked: $1) }
+        try await relate(.block, context)
     }
 
     @Sendable func unblock(_ request: Request, context: SignedInContext) async throws -> User {
-        try await relate(context, hiding: .theirBlock) { try await people.unblock(blocker: $0, blocked: $1) }
+        try await relate(.unblock, context)
     }
 
     @Sendable func mute(_ request: Request, context: SignedInContext) async throws -> Response {
-        let me = context.user.userID
-        // Like a block, one's own mute is one's to change whatever one blocked.
-        try await people.mute(muter: me, muted: target(context, viewer: me, hiding: .theirBlock))
+        _ = try await relate(.mute, context)
         return Response(status: .noContent)
     }
 
     @Sendable func unmute(_ request: Request, context: SignedInContext) async throws -> Response {
-        let me = context.user.userID
-        try await people.unmute(muter: me, muted: target(context, viewer: me, hiding: .theirBlock))
+        _ = try await relate(.unmute, context)
         return Response(status: .noContent)
     }
 
@@ -94,13 +85,13 @@ struct PeopleController {
     /// Approves the request of the person in the path: 404 when they did not ask.
     @Sendable func approveRequest(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user.userID
-        try await people.approveRequest(from: target(context, viewer: me), to: me)
+        try await actions.answerRequest(from: target(context, viewer: me), to: me, approve: true)
         return Response(status: .noContent)
     }
 
     @Sendable func denyRequest(_ request: Request, context: SignedInContext) async throws -> Response {
         let me = context.user.userID
-        try await people.denyRequest(from: target(context, viewer: me), to: me)
+        try await actions.answerRequest(from: target(context, viewer: me), to: me, approve: false)
         return Response(status: .noContent)
     }
 

@@ -145,7 +145,7 @@ final class APNsSender: Sendable {
                 let response: HTTPClientResponse
                 do {
                     response = try await transport(request)
-                } catch where Self.isStaleConnection(error) && staleRetries < Self.staleRetries {
+                } catch  where Self.isStaleConnection(error) && staleRetries < Self.staleRetries {
                     // Apple (or a proxy) closed the idle connection as it was taken. The pool may
                     // hand out the closing connection once more before it sees the close (found
                     // when a retry met a server's 5 s keep-alive end): a moment, then again.

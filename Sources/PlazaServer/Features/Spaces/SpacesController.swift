@@ -48,7 +48,7 @@ enum SpaceRules {
 struct SpacesController {
     let spaces: SpaceStore
     let accounts: AccountStore
-    let storage: any MediaStorage
+    let actions: SpaceActions
 
     func register(to api: RouterGroup<PlazaContext>) {
         api.get("spaces", use: list)
@@ -81,7 +81,7 @@ struct SpacesController {
                 ?? "",
             imageID: try body.imageId.map { try Validate.id($0, field: "imageId") },
             visibility: body.visibility ?? .open)
-        return EditedResponse(status: .created, response: try await spaces.create(owner: me.userID, draft))
+        return EditedResponse(status: .created, response: try await actions.create(by: me.userID, draft))
     }
 
     /// The space; a signed-in viewer's `lastSpace` preference becomes this space, so apps can
@@ -95,11 +95,6 @@ struct SpacesController {
     }
 
     @Sendable func update(_ request: Request, context: SignedInContext) async throws -> Space {
-        let me = context.user
-        let key = try await spaces.key(slug: context.parameters.string("slug"), viewer: me.userID)
-        guard key.owner == me.userID else {
-            throw PlazaError(.forbidden, "not_owner", "Only the space's owner can edit it.")
-        }
         let body = try await request.decode(as: UpdateSpaceRequest.self, context: context)
         var changes = SpaceStore.Changes()
         changes.name = try body.name.map { try SpaceRules.name($0) }
@@ -112,26 +107,15 @@ struct SpacesController {
         case .clear: changes.imageID = .clear
         case .set(let id): changes.imageID = .set(try Validate.id(id, field: "imageId"))
         }
-        let unused = try await spaces.update(id: key.id, owner: me.userID, changes)
-        await storage.deleteFiles(ofMedia: unused, logger: context.logger)
-        return try await spaces.space(id: key.id, viewer: me.userID)
+        return try await actions.update(
+            context.parameters.string("slug"), by: context.user.userID, changes, logger: context.logger)
     }
 
     @Sendable func join(_ request: Request, context: SignedInContext) async throws -> Space {
-        let me = context.user
-        let key = try await spaces.key(slug: context.parameters.string("slug"), viewer: me.userID)
-        try await spaces.join(key, user: me.userID)
-        return try await spaces.space(id: key.id, viewer: me.userID)
+        try await actions.join(context.parameters.string("slug"), by: context.user.userID)
     }
 
     @Sendable func leave(_ request: Request, context: SignedInContext) async throws -> Space {
-        let me = context.user
-        let key = try await spaces.key(slug: context.parameters.string("slug"), viewer: me.userID)
-        // Read first: a private space is gone from the view of someone who left it.
-        var space = try await spaces.space(id: key.id, viewer: me.userID)
-        try await spaces.leave(key, user: me.userID)
-        if space.viewer.member { space.counts.members -= 1 }
-        space.viewer = Space.Viewer(member: false, owner: false)
-        return space
+        try await actions.leave(context.parameters.string("slug"), by: context.user.userID)
     }
 }

@@ -9,6 +9,8 @@ import PlazaAPI
 struct WebController {
     let renderer: WebRenderer
     let api: APIControllers
+    /// What the pages' forms do (the same actions as the API's).
+    let actions: Actions
     let stores: Stores
     /// The name the installed app goes by.
     let instanceName: String
@@ -51,13 +53,7 @@ struct WebController {
         }
         let web = router.group().add(middleware: FormQueryMiddleware())
         // As on the API: limits before authentication (a stale or forged cookie pays its address), then per person.
-        if let rateLimiter {
-            web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .beforeAuthentication))
-        }
-        web.add(middleware: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false))
-        if let rateLimiter {
-            web.add(middleware: RateLimitMiddleware(limiter: rateLimiter, step: .afterAuthentication))
-        }
+        web.authenticated(by: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false), limiter: rateLimiter)
         web.add(middleware: WebLocaleMiddleware(accounts: stores.accounts))
         web.get("login", use: loginPage)
         web.post("login", use: login)

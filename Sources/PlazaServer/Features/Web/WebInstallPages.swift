@@ -116,26 +116,20 @@ struct WebInstallPages {
         var view = SharePage(
             url: checkedURL, title: form.title.map { String($0.prefix(200)) }, note: form.note ?? "",
             newName: form.newName ?? "")
-        var made: Int64?
         do {
             let url = try Validate.url(form.url ?? "", field: "url")
-            let note = try Validate.text(form.note, field: "note", max: CollectionsController.maxNoteLength) ?? ""
-            let collection: Int64
+            let note = try Validate.text(form.note, field: "note", max: CollectionRules.maxNoteLength) ?? ""
+            let destination: CollectionActions.Destination
             if let chosen = form.collection, chosen != "new", !chosen.isEmpty {
-                collection = try Validate.id(chosen, field: "collection")
+                destination = .collection(try Validate.id(chosen, field: "collection"))
             } else {
-                let name = try Validate.requiredText(
-                    form.newName, field: "newName", max: CollectionsController.maxNameLength)
-                let created = try await web.stores.collections.create(owner: me.userID, name: name)
-                guard let id = parseID(created.id) else { throw PlazaError.notFound("Collection") }
-                (collection, made) = (id, id)
+                destination = .new(
+                    name: try Validate.requiredText(form.newName, field: "newName", max: CollectionRules.maxNameLength))
             }
-            _ = try await web.stores.collections.save(.link(url), note: note, collection: collection, owner: me.userID)
-            web.api.collections.previews.wake()
+            let collection = try await web.actions.collections.save(
+                link: url, note: note, into: destination, by: me.userID)
             return WebController.redirect(to: "/collections/\(collection)")
         } catch let error as PlazaError {
-            // A collection made for a link that could not be saved goes again.
-            if let made { try? await web.stores.collections.delete(id: made, owner: me.userID) }
             view.error = error.message
             view.chosen = form.collection
             return try await page(view, request: request, context: context, status: error.status)

@@ -1,0 +1,28 @@
+/// The core's actions: every state change people make, decided once for every door. The
+/// JSON API's controllers, the web app's pages and the Mastodon adapter translate their input
+/// into an action's typed input and its answer into theirs; the action decides who may do it
+/// (with the stores' queries), writes, and runs what follows the commit (files removed,
+/// previews fetched). Reads go through the stores' visibility-aware queries.
+struct Actions: Sendable {
+    let posts: PostActions
+    let people: PeopleActions
+    let collections: CollectionActions
+    let media: MediaActions
+    let spaces: SpaceActions
+    let moderation: ModerationActions
+}
+
+extension AppServices {
+    var actions: Actions {
+        Actions(
+            posts: PostActions(
+                posts: posts, comments: comments, likes: likes, storage: mediaStorage, previews: linkPreviewQueue),
+            people: PeopleActions(people: people),
+            collections: CollectionActions(collections: collections, posts: posts, previews: linkPreviewQueue),
+            media: MediaActions(
+                media: media, storage: mediaStorage, ingest: ingest, ids: ids, uploadDirectory: uploadDirectory,
+                quotas: quotas),
+            spaces: SpaceActions(spaces: spaces, storage: mediaStorage),
+            moderation: ModerationActions(moderation: moderation, storage: mediaStorage))
+    }
+}

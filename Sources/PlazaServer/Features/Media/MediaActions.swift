@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+import PlazaAPI
+
+/// What people do with their media, decided once for every door: uploads (Plaza's API and
+/// Mastodon's), avatars. Each checks the person's quotas and removes the files nothing uses
+/// any more once the change is committed.
+struct MediaActions: Sendable {
+    let media: MediaStore
+    let storage: any MediaStorage
+    let ingest: MediaIngest
+    let ids: IDGenerator
+    /// Where uploads wait while they are processed.
+    let uploadDirectory: String
+    let quotas: Quotas
+
+    /// An upload by `owner`. Refused before anything is received when their storage is full
+    /// (413 `storage_quota_exceeded`) or today's uploads are used up (429
+    /// `daily_upload_limit`); `receive` writes the upload's bytes into the file it is given (the
+    /// door's body reader, which enforces the sizes); the quota is checked again with the
+    /// processed size when it is stored. A photo is ready at once; a video is probed and its
+    /// poster made, then processed in the background (`state: processing`).
+    func upload(by owner: Int64, logger: Logger, receive: (_ path: String) async throws -> Void) async throws
+        -> MediaRecord
+    {
+        try await media.checkRoom(owner: owner, quota: quotas.storageBytes)
+        try await media.chargeUpload(owner: owner, cap: quotas.uploadsPerDay)
+        let id = ids.next()
+        let work = "\(uploadDirectory)/upload-\(id)"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let path = work + "/file"
+        try await receive(path)
+        return try await ingest.ingestUpload(
+            path: path, id: id, owner: owner, quota: quotas.storageBytes, workDirectory: work, logger: logger)
+    }
+
+    /// Sets (or with nil, removes) `person`'s avatar to one of their uploads; the old one's
+    /// files go when nothing else uses them.
+    func setAvatar(of person: Int64, to mediaID: Int64?, logger: Logger) async throws {
+        let unused = try await media.setAvatar(user: person, mediaID: mediaID)
+        await storage.deleteFiles(ofMedia: unused, logger: logger)
+    }
+}

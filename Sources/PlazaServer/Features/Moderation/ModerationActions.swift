@@ -1,0 +1,33 @@
+import Logging
+import PlazaAPI
+
+/// What people do about content and accounts, decided once for every door: report, resolve a
+/// report, suspend and reinstate. Who may do what is decided by `ModerationStore` in SQL; a
+/// post removed by a resolution loses its media files once that is committed.
+struct ModerationActions: Sendable {
+    let moderation: ModerationStore
+    let storage: any MediaStorage
+
+    /// `reporter`'s report on a post, comment or person: the new report and true, or their open
+    /// report on the same target and false.
+    func report(
+        by reporter: Int64, type: ReportTargetType, target: Int64, reason: ReportReason, note: String?
+    ) async throws -> (report: Report, created: Bool) {
+        try await moderation.report(by: reporter, type: type, targetID: target, reason: reason, note: note)
+    }
+
+    /// Resolves the report (and every other open report on the same target) with `action`.
+    /// 404 when `moderator` may not see it.
+    func resolve(_ report: Int64, by moderator: Int64, action: ReportAction, note: String?, logger: Logger)
+        async throws -> Report
+    {
+        let (resolved, media) = try await moderation.resolve(report: report, by: moderator, action: action, note: note)
+        await storage.deleteFiles(ofMedia: media, logger: logger)
+        return resolved
+    }
+
+    /// Suspends (or reinstates) the person named `username`, as `moderator` (an admin).
+    func setSuspension(of username: String, _ suspended: Bool, by moderator: Int64, note: String?) async throws {
+        try await moderation.setSuspension(username: username, suspended: suspended, by: moderator, note: note)
+    }
+}
