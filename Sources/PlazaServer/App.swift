@@ -48,14 +48,14 @@ struct AppServices: Sendable {
         self.db = db
         ids = IDGenerator(node: config.nodeID)
         accounts = AccountStore(
-            db: db, ids: ids, sessionIdleMillis: Int64(config.sessionIdleDays) * 86_400_000,
-            sessionMaxMillis: Int64(config.sessionMaxDays) * 86_400_000, searchWindows: searchWindows)
+            db: db, ids: ids, sessionIdleMillis: Int64(config.accounts.sessionIdleDays) * 86_400_000,
+            sessionMaxMillis: Int64(config.accounts.sessionMaxDays) * 86_400_000, searchWindows: searchWindows)
         events = EventLog(db: db, signal: EventSignal(), pushes: pushSignal)
         people = PeopleStore(
             db: db, ids: ids, events: events, home: HomeTimeline(fanOutLimit: config.homeFanOutLimit))
         posts = PostStore(
             db: db, ids: ids, events: events, searchWindows: searchWindows,
-            linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)
+            linkPreviewsPerDay: config.media.quotas.linkPreviewsPerDay)
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)
@@ -64,18 +64,18 @@ struct AppServices: Sendable {
             db: db, ids: ids, events: events, accounts: accounts, searchWindows: searchWindows)
         spaces = SpaceStore(db: db, ids: ids, searchWindows: searchWindows)
         spaceMembers = SpaceMembersStore(db: db, ids: ids)
-        collections = CollectionStore(db: db, ids: ids, linkPreviewsPerDay: config.quotas.linkPreviewsPerDay)
+        collections = CollectionStore(db: db, ids: ids, linkPreviewsPerDay: config.media.quotas.linkPreviewsPerDay)
         linkPreviews = LinkPreviewStore(db: db)
-        passwords = PasswordHasher(cost: config.bcryptCost)
+        passwords = PasswordHasher(cost: config.accounts.bcryptCost)
         media = MediaStore(db: db)
         mediaStorage = Self.mediaStorage(config: config)
         ingest = MediaIngest(
             media: media, storage: mediaStorage,
-            pipeline: ImagePipeline(limits: .init(maxPixels: config.mediaMaxPixels)),
+            pipeline: ImagePipeline(limits: .init(maxPixels: config.media.maxPixels)),
             video: VideoPipeline.make(config.video, logger: Logger(label: "PlazaServer.media")), videoQueue: videoQueue)
         videos = VideoStore(db: db, events: events, ids: ids, searchWindows: searchWindows)
         uploadDirectory = (config.dataDir as NSString).appendingPathComponent("uploads")
-        quotas = config.quotas
+        quotas = config.media.quotas
         outbox = MailOutbox(db: db, ids: ids)
         emails = EmailStore(
             db: db, outbox: outbox,
@@ -88,7 +88,7 @@ struct AppServices: Sendable {
         search = SearchStore(db: db, cache: searchWindows, postStore: posts, people: people)
         deletions = AccountDeletion(
             db: db, events: events, emails: emails, storage: mediaStorage, accounts: accounts,
-            searchWindows: searchWindows, graceMillis: Int64(config.accountDeletionGraceDays) * 86_400_000)
+            searchWindows: searchWindows, graceMillis: Int64(config.accounts.deletionGraceDays) * 86_400_000)
         export = AccountExport(
             db: db, accounts: accounts, posts: posts, collections: collections, storage: mediaStorage)
     }
@@ -114,7 +114,7 @@ extension AppServices {
 
     func eventHub(config: PlazaConfig, logger: Logger) -> EventHub {
         EventHub(
-            feed: eventFeed, signal: events.signal, sessions: accounts, limits: config.streamLimits, logger: logger)
+            feed: eventFeed, signal: events.signal, sessions: accounts, limits: config.streams.limits, logger: logger)
     }
 
     func mailService(config: PlazaConfig, logger: Logger) throws -> MailService {
@@ -156,7 +156,7 @@ extension AppServices {
 
     /// Where media files are kept: the S3 bucket when one is configured, else `<data dir>/media`.
     static func mediaStorage(config: PlazaConfig) -> any MediaStorage {
-        if let s3 = config.mediaS3 { return S3MediaStorage(settings: s3, client: .shared) }
+        if let s3 = config.media.s3 { return S3MediaStorage(settings: s3, client: .shared) }
         return LocalMediaStorage(root: (config.dataDir as NSString).appendingPathComponent("media"))
     }
 
@@ -167,14 +167,14 @@ extension AppServices {
     func linkPreviewService(config: PlazaConfig, logger: Logger) throws -> LinkPreviewService {
         let settings = config.linkPreviews
         let fetcher = SafeFetcher(
-            policy: try AddressPolicy.parse(allowList: settings.allowList), publicAddresses: settings.publicAddresses,
+            policy: settings.allowed, publicAddresses: settings.publicAddresses,
             timeout: settings.timeout,
             maxRedirects: settings.maxRedirects)
         return LinkPreviewService(
             store: linkPreviews, fetcher: fetcher, ingest: ingest, ids: ids, queue: linkPreviewQueue,
             settings: settings,
-            uploadDirectory: uploadDirectory, maxImageBytes: config.mediaMaxBytes,
-            storageQuota: config.quotas.storageBytes, logger: logger)
+            uploadDirectory: uploadDirectory, maxImageBytes: config.media.maxBytes,
+            storageQuota: config.media.quotas.storageBytes, logger: logger)
     }
 }
 
@@ -183,8 +183,9 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
 {
     let router = Router(context: PlazaContext.self)
     // First, so limits, throttles, sessions and the request log see the client behind any trusted proxy.
-    router.add(middleware: ClientAddressMiddleware(proxies: config.trustedProxies, alwaysHTTPS: config.servesHTTPS))
-    router.add(middleware: RequestIDMiddleware(proxies: config.trustedProxies))
+    router.add(
+        middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies, alwaysHTTPS: config.servesHTTPS))
+    router.add(middleware: RequestIDMiddleware(proxies: config.http.trustedProxies))
     if let metrics = services.db.metrics {
         router.add(middleware: MetricsMiddleware(metrics: metrics))
         if config.metricsOnPublicPort { services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router) }
@@ -192,19 +193,19 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: WebErrorMiddleware(renderer: web))
-    router.add(middleware: BodyLimitMiddleware(limit: config.maxBodyBytes))
-    router.add(middleware: BodyDeadlineMiddleware(timeout: .seconds(config.bodyTimeoutSeconds)))
+    router.add(middleware: BodyLimitMiddleware(limit: config.http.maxBodyBytes))
+    router.add(middleware: BodyDeadlineMiddleware(timeout: .seconds(config.http.bodyTimeoutSeconds)))
     HealthController(db: services.db).register(to: router)
     let api = router.group("api/v1")
     // One limiter for the API and the web app's pages, so a client cannot double its budget; it
     // runs before authentication (invalid tokens pay their address's bucket), then charges a
     // signed-in person's own bucket. On PostgreSQL its buckets are shared by every app server.
-    let rateLimiter = config.rateLimits ? services.rateLimiter(policy: config.rateLimitPolicy) : nil
+    let rateLimiter = config.http.rateLimits ? services.rateLimiter(policy: config.http.rateLimitPolicy) : nil
     api.authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
     let actions = services.actions
     let accounts = AccountsController(
         accounts: services.accounts, people: services.people, passwords: services.passwords,
-        throttle: services.loginThrottle(policy: config.loginThrottle),
+        throttle: services.loginThrottle(policy: config.accounts.loginThrottle),
         devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: actions.media,
         twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
         outbox: services.outbox, deletions: services.deletions, export: services.export,
@@ -234,7 +235,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     let mediaFiles = router.group("media")
         .authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
     let uploadLimits = MultipartUpload.Limits(
-        maxFileBytes: config.mediaMaxBytes, maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes)
+        maxFileBytes: config.media.maxBytes, maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes)
     MediaController(media: services.media, storage: services.mediaStorage, actions: actions.media, limits: uploadLimits)
         .register(api: api, files: mediaFiles)
     controllers.feeds.register(to: api)
@@ -263,7 +264,7 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
         services: services, mapper: MastodonMapper(baseURL: config.baseURL),
         config: .init(
             name: config.instanceName, baseURL: config.baseURL, registrations: true,
-            maxMediaBytes: config.mediaMaxBytes, maxVideoBytes: uploadLimits.maxVideoBytes,
+            maxMediaBytes: config.media.maxBytes, maxVideoBytes: uploadLimits.maxVideoBytes,
             contactEmail: config.mailSender.address)
     ).register(v1: mastodon.group("v1"), v2: mastodon.group("v2"))
     MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)).register(
@@ -273,12 +274,12 @@ func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, confi
     WebController(
         renderer: web, api: controllers, actions: actions,
         stores: .init(
-            accounts: services.accounts, spaces: services.spaces, members: services.spaceMembers,
+            accounts: services.accounts, posts: services.posts, spaces: services.spaces, members: services.spaceMembers,
             collections: services.collections, moderation: services.moderation, linkPreviews: services.linkPreviews,
             pushDevices: services.pushDevices, oauth: services.oauth),
         instanceName: config.instanceName,
         map: config.map,
-        sessionDays: config.sessionIdleDays,
+        sessionDays: config.accounts.sessionIdleDays,
         rateLimiter: rateLimiter
     ).register(to: router)
     return router
@@ -289,7 +290,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     var logger = logger ?? Logger(label: "plaza")
     logger.logLevel = config.logLevel
     // Nothing is counted when nobody can read it: no metrics port, no cost on any request.
-    let metrics = config.metricsPort == nil ? nil : PlazaMetrics()
+    let metrics = config.metrics.port == nil ? nil : PlazaMetrics()
     let db = try await Database.open(config.database, logger: logger, metrics: metrics)
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
@@ -297,9 +298,9 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)),
         accounts: services.accounts)
     let http1 = HTTP1Channel.Configuration(
-        idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
+        idleTimeout: .seconds(Int64(config.http.idleTimeoutSeconds)),
         httpDecoderConfiguration: .init(
-            maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
+            maxHeaderFieldSize: config.http.maxHeaderBytes, maxHeaderListSize: config.http.maxHeaderBytes,
             maxHeaderFieldCount: 100))
     let router = buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config)
     router.answerUnservedMethodsNotAllowed()
@@ -316,7 +317,7 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
                     configuration: .init(
                         http1: http1, ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))),
                     shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
-                timeout: .seconds(Int64(config.idleTimeoutSeconds)))
+                timeout: .seconds(Int64(config.http.idleTimeoutSeconds)))
         },
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
@@ -326,24 +327,25 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         MaintenanceService(
             accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
             events: services.eventFeed, outbox: services.outbox, pushes: services.pushes,
-            eventRetentionMillis: Int64(config.eventRetentionDays) * 86_400_000, limits: services.sharedLimits,
+            eventRetentionMillis: Int64(config.streams.eventRetentionDays) * 86_400_000, limits: services.sharedLimits,
             limitAges: (
-                buckets: config.rateLimitPolicy.longestRefillMillis, throttle: config.loginThrottle.staleAfterMillis
+                buckets: config.http.rateLimitPolicy.longestRefillMillis,
+                throttle: config.accounts.loginThrottle.staleAfterMillis
             ),
             // Past the longest a transcode or an upload's body may run, twice over, and at least an hour.
             scratch: (
                 services.uploadDirectory,
-                max(.seconds(3600), config.video.timeout * 2, .seconds(config.bodyTimeoutSeconds * 2))
+                max(.seconds(3600), config.video.timeout * 2, .seconds(config.http.bodyTimeoutSeconds * 2))
             ), deletions: services.deletions, logger: logger),
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(config: config, logger: logger), hub)
-    if let port = config.metricsPort, let metrics, !config.metricsOnPublicPort {
+    if let port = config.metrics.port, let metrics, !config.metricsOnPublicPort {
         let router = Router()
         services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router)
         app.addServices(
             Application(
-                router: router, configuration: .init(address: .hostname(config.metricsHost, port: port)),
+                router: router, configuration: .init(address: .hostname(config.metrics.host, port: port)),
                 logger: logger))
     }
     if config.video.worker, let videos = services.videoService(logger: logger) { app.addServices(videos) }

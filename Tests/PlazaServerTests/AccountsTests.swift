@@ -101,7 +101,7 @@ struct AccountsTests {
     /// unknown user is checked against a decoy made at that same cost.
     @Test func passwordsAreStoredAsBcryptAtTheConfiguredCost() async throws {
         for (cost, prefix) in [(11, "$2b$11$"), (4, "$2b$04$")] {
-            try await withApp({ $0.bcryptCost = cost }) { api async throws in
+            try await withApp({ $0.accounts.bcryptCost = cost }) { api async throws in
                 let ana = try await api.register("ana")
                 let stored = try await api.withDatabase { db in
                     try await db.read {

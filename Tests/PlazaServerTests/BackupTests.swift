@@ -50,7 +50,7 @@ struct BackupTests {
     @Test(arguments: TestS3.endpoint == nil ? [false] : [false, true])
     func aBackupTakenWhilePeoplePostRestoresToAConsistentCopy(s3: Bool) async throws {
         let buckets: [S3MediaSettings?] = s3 ? [try await Self.bucket(), try await Self.bucket()] : [nil, nil]
-        let config = try await TestDatabase.config { $0.mediaS3 = buckets[0] }
+        let config = try await TestDatabase.config { $0.media.s3 = buckets[0] }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plaza-backup-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await TestDatabase.cleaningUp(config) {
@@ -99,7 +99,7 @@ struct BackupTests {
             #expect(manifest.mediaFiles >= 3, "the photo's original and its variants")
 
             // Restored into an empty data folder or database: every row as of one moment.
-            let target = try await TestDatabase.config(migrated: false) { $0.mediaS3 = buckets[1] }
+            let target = try await TestDatabase.config(migrated: false) { $0.media.s3 = buckets[1] }
             try await TestDatabase.cleaningUp(target) {
                 let restored = try await Backup.restore(config: target, from: directory, logger: Logger(label: "test"))
                 #expect(restored == manifest)

@@ -278,7 +278,7 @@ struct IdentityTests {
                 "plaza.auth.facebook.client.id": "fb-app", "plaza.auth.facebook.client.secret": "fb-secret",
                 "plaza.auth.facebook.graph.url": "http://127.0.0.1:9/graph",
                 "plaza.auth.providers.file": file.path,
-            ]))
+            ]).scoped(to: "plaza"))
         #expect(providers.map(\.id) == ["corp", "google", "facebook"])
         #expect(
             providers[0].name == "Corp SSO" && providers[0].kind == .oidc && providers[0].scopes == ["openid", "email"])
@@ -296,7 +296,9 @@ struct IdentityTests {
             ["plaza.auth.providers.file": "/nonexistent/providers.json"],
         ]
         for pairs in refused {
-            #expect(throws: ConfigurationError.self, "\(pairs)") { try AuthProvider.read(from: Self.reader(pairs)) }
+            #expect(throws: ConfigurationError.self, "\(pairs)") {
+                try AuthProvider.read(from: Self.reader(pairs).scoped(to: "plaza"))
+            }
         }
     }
 

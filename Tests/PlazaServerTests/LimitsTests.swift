@@ -13,7 +13,8 @@ private let forwardedName = HTTPField.Name("Forwarded")!
 
 /// The test server's own loopback peer is the trusted proxy; `X-Forwarded-For` names the client.
 private func behindLoopbackProxy(_ config: inout PlazaConfig) {
-    config.trustedProxies = TrustedProxies(blocks: IPBlock("127.0.0.0/8").map { [$0] } ?? [], header: .xForwardedFor)
+    config.http.trustedProxies = TrustedProxies(
+        blocks: IPBlock("127.0.0.0/8").map { [$0] } ?? [], header: .xForwardedFor)
 }
 
 private func ip(_ text: String) throws -> IPAddress { try #require(IPAddress(text)) }
@@ -124,8 +125,8 @@ struct RateLimitTests {
 
     @Test func invalidTokensCountAgainstTheAddress() async throws {
         try await withApp({
-            $0.rateLimits = true
-            $0.rateLimitPolicy = Self.tight
+            $0.http.rateLimits = true
+            $0.http.rateLimitPolicy = Self.tight
         }) { api async throws in
             for _ in 0..<3 {
                 #expect(try await api.call(.get, "/feed/global", token: "made-up-token").status == .unauthorized)
@@ -144,8 +145,8 @@ struct RateLimitTests {
 
     @Test func signedInPeopleBehindOneAddressHaveTheirOwnBuckets() async throws {
         try await withApp({
-            $0.rateLimits = true
-            $0.rateLimitPolicy = .init(
+            $0.http.rateLimits = true
+            $0.http.rateLimitPolicy = .init(
                 reads: Self.tight.reads, writes: Self.tight.writes, registrations: .init(burst: 5, perMinute: 1))
         }) {
             api async throws in
@@ -161,8 +162,8 @@ struct RateLimitTests {
 
     @Test func anonymousTrafficFromAnAddressDoesNotLockOutThoseSignedInThere() async throws {
         try await withApp({
-            $0.rateLimits = true
-            $0.rateLimitPolicy = Self.tight
+            $0.http.rateLimits = true
+            $0.http.rateLimitPolicy = Self.tight
         }) { api async throws in
             let ana = try await api.register("ana")
             for _ in 0..<3 { #expect(try await api.get("/feed/global").status == .ok) }
@@ -175,8 +176,8 @@ struct RateLimitTests {
 
     @Test func clientsBehindATrustedProxyAreKeyedByTheForwardedAddress() async throws {
         try await withLiveApp({
-            $0.rateLimits = true
-            $0.rateLimitPolicy = Self.tight
+            $0.http.rateLimits = true
+            $0.http.rateLimitPolicy = Self.tight
             behindLoopbackProxy(&$0)
         }) { api, _ async throws in
             // Sign-ups through the proxy come from different people (the 30-sign-up wall).
@@ -202,8 +203,8 @@ struct RateLimitTests {
 
     @Test func forwardingHeadersFromAnUntrustedPeerDoNotBuyFreshBuckets() async throws {
         try await withLiveApp({
-            $0.rateLimits = true
-            $0.rateLimitPolicy = Self.tight
+            $0.http.rateLimits = true
+            $0.http.rateLimitPolicy = Self.tight
         }) { api, _ async throws in
             for i in 0..<3 {
                 #expect(try await api.call(.get, "/feed/global", headers: [xff: "198.51.100.\(i)"]).status == .ok)
@@ -218,8 +219,8 @@ struct RateLimitTests {
 
     @Test func rateLimitsOffStillMeansOff() async throws {
         try await withApp({
-            $0.rateLimits = false
-            $0.rateLimitPolicy = Self.tight
+            $0.http.rateLimits = false
+            $0.http.rateLimitPolicy = Self.tight
         }) { api async throws in
             for _ in 0..<6 {
                 #expect(try await api.call(.get, "/feed/global", token: "made-up-token").status == .unauthorized)
@@ -577,8 +578,8 @@ struct SharedLimitsTests {
 
     @Test func twoAppServersTogetherAllowTheConfiguredRate() async throws {
         let config = try await TestDatabase.config {
-            $0.rateLimits = true
-            $0.rateLimitPolicy = RateLimiter.Policy(
+            $0.http.rateLimits = true
+            $0.http.rateLimitPolicy = RateLimiter.Policy(
                 reads: .init(burst: 4, perMinute: 1), writes: .init(burst: 4, perMinute: 1),
                 registrations: .init(burst: 2, perMinute: 1))
         }

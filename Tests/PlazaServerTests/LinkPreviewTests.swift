@@ -15,7 +15,7 @@ struct LinkPreviewTests {
     /// huge page took 2 s to its response head (the body, 21 chunks, 60 ms) and in one CI run
     /// more than 10. Only the slow page's test shortens it.
     static func configure(_ config: inout PlazaConfig) {
-        config.linkPreviews.allowList = "127.0.0.0/8"
+        config.linkPreviews.allowed = AddressPolicy(allowing: [IPBlock("127.0.0.0/8")!])
         config.linkPreviews.timeout = .seconds(60)
         config.linkPreviews.retryDelay = .milliseconds(100)
         config.linkPreviews.pollInterval = .milliseconds(50)

@@ -898,7 +898,7 @@ struct MastodonTests {
     /// A new connection's first head must arrive within the idle timeout (`HeadDeadlineChannel`);
     /// once upgraded, a quiet WebSocket is not held to that deadline.
     @Test func anUpgradedWebSocketOutlivesTheFirstHeadDeadline() async throws {
-        let config = try await TestDatabase.config { $0.idleTimeoutSeconds = 1 }
+        let config = try await TestDatabase.config { $0.http.idleTimeoutSeconds = 1 }
         try await TestDatabase.cleaningUp(config) {
             // The token first, through the router: a live HTTP connection would itself be closed
             // by a second's idle timeout between two requests on a loaded machine.

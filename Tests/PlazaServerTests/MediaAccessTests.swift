@@ -94,8 +94,8 @@ struct MediaAccessTests {
 
     @Test func theMediaRouteIsRateLimited() async throws {
         try await withApp({
-            $0.rateLimits = true
-            $0.rateLimitPolicy.reads = RateLimiter.Limit(burst: 3, perMinute: 1)
+            $0.http.rateLimits = true
+            $0.http.rateLimitPolicy.reads = RateLimiter.Limit(burst: 3, perMinute: 1)
         }) { api async throws in
             let ana = try await api.register("ana")
             let media = try await api.uploaded(try MediaFixtures.sample(.jpeg), as: ana)

@@ -140,7 +140,7 @@ struct MediaTests {
 
     @Test func uploadsOverTheCapAre413() async throws {
         let cap = 64 * 1024
-        try await withApp({ $0.mediaMaxBytes = cap }) { api async throws in
+        try await withApp({ $0.media.maxBytes = cap }) { api async throws in
             let ana = try await api.register("ana")
             var exact = try MediaFixtures.sample(.png, width: 16, height: 16)
             // PNG decoders ignore bytes after IEND: pad to exactly the cap, then one byte more.

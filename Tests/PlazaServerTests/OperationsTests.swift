@@ -28,7 +28,7 @@ struct OperationsTests {
     /// Served on the public port here (the operator's choice when the metrics port is the
     /// public one); by default it is not served there at all.
     @Test func metricsCountRequestsByRouteAndTheServersLevels() async throws {
-        try await withApp({ $0.metricsPort = $0.port }) { api async throws in
+        try await withApp({ $0.metrics.port = $0.port }) { api async throws in
             let ana = try await api.register("ana")
             let post = try await api.textPost(ana, "Counted")
             for _ in 0..<2 { #expect(try await api.get("/posts/\(post.id)", as: ana).status == .ok) }
@@ -98,7 +98,7 @@ struct OperationsTests {
     @Test func everyAnswerHasARequestIDAndOnlyATrustedProxyNamesIt() async throws {
         let header = HTTPField.Name("X-Request-Id")!
         try await withLiveApp({
-            $0.trustedProxies = (try? TrustedProxies.parse("127.0.0.1", header: "x-forwarded-for")) ?? .none
+            $0.http.trustedProxies = (try? TrustedProxies.parse("127.0.0.1", header: "x-forwarded-for")) ?? .none
         }) { api, _ async throws in
             let own = try await api.get("/feed/global")
             let id = try #require(own.headers[header])

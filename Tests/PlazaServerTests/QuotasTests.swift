@@ -26,7 +26,7 @@ struct QuotasTests {
         // The stored size of one upload of this image (every variant).
         let stored = try await Self.storedSize(of: jpeg)
         #expect(stored > 0)
-        try await withApp({ $0.quotas.storageBytes = stored }) { api async throws in
+        try await withApp({ $0.media.quotas.storageBytes = stored }) { api async throws in
             let ana = try await api.register("ana")
             let ben = try await api.register("ben")
             let first = try await api.uploaded(jpeg, as: ana)
@@ -46,7 +46,7 @@ struct QuotasTests {
             #expect(try await api.upload(jpeg, as: ana).status == .created)
         }
         // Room left, but not for this upload once processed: 413, and nothing kept.
-        try await withApp({ $0.quotas.storageBytes = stored - 1 }) { api async throws in
+        try await withApp({ $0.media.quotas.storageBytes = stored - 1 }) { api async throws in
             let ana = try await api.register("ana")
             let response = try await api.upload(jpeg, as: ana)
             #expect(response.status == .contentTooLarge)
@@ -68,7 +68,7 @@ struct QuotasTests {
     }
 
     @Test func uploadsPastTheDailyCapAre429UntilTomorrow() async throws {
-        try await withApp({ $0.quotas.uploadsPerDay = 2 }) { api async throws in
+        try await withApp({ $0.media.quotas.uploadsPerDay = 2 }) { api async throws in
             let ana = try await api.register("ana")
             let ben = try await api.register("ben")
             let jpeg = try MediaFixtures.sample(.jpeg)
@@ -84,7 +84,7 @@ struct QuotasTests {
     }
 
     @Test func newLinkPreviewsPastTheDailyCapAre429() async throws {
-        try await withApp({ $0.quotas.linkPreviewsPerDay = 2 }) { api async throws in
+        try await withApp({ $0.media.quotas.linkPreviewsPerDay = 2 }) { api async throws in
             let ana = try await api.register("ana")
             for n in 1...2 {
                 _ = try await api.post(

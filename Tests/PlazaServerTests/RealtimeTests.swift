@@ -151,8 +151,8 @@ struct RealtimeTests {
 
     @Test func streamsNeedAnAccountAreCappedAndEndWhenTheSessionDoes() async throws {
         try await withLiveApp({
-            $0.streamsPerUser = 2
-            $0.streamHeartbeatSeconds = 1
+            $0.streams.perUser = 2
+            $0.streams.heartbeatSeconds = 1
         }) { api, port async throws in
             let ana = try await api.register("ana")
             #expect(try await EventStreamClient.connect(port: port, token: nil).status == 401)
@@ -179,8 +179,8 @@ struct RealtimeTests {
     /// page to page opens a stream per page.
     @Test func aClosedConnectionFreesItsStreamAtOnce() async throws {
         try await withLiveApp({
-            $0.streamsPerUser = 2
-            $0.streamHeartbeatSeconds = 300
+            $0.streams.perUser = 2
+            $0.streams.heartbeatSeconds = 300
         }) { api, port async throws in
             let ana = try await api.register("ana")
             let one = try await EventStreamClient.connect(port: port, token: ana.token)
@@ -208,8 +208,8 @@ struct RealtimeTests {
     @Test func aSlowConsumerIsClosedNotBuffered() async throws {
         try await withDatabase { db, config in
             var config = config
-            config.streamBuffer = 16
-            config.streamHeartbeatSeconds = 300
+            config.streams.buffer = 16
+            config.streams.heartbeatSeconds = 300
             let services = try AppServices(config: config, db: db)
             let hub = services.eventHub(config: config, logger: Logger(label: "test"))
             let author = try await services.accounts.createUser(

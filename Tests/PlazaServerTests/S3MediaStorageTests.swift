@@ -38,7 +38,7 @@ struct S3MediaStorageTests {
         let settings = Self.settings()
         try await S3MediaStorage(settings: settings, client: .shared).createBucket()
         let clip = try VideoFixtures.mov(seconds: 1)
-        try await withApp({ $0.mediaS3 = settings }) { api async throws in
+        try await withApp({ $0.media.s3 = settings }) { api async throws in
             let ana = try await api.register("ana")
             let uploaded = try await VideoTests.uploadVideo(api, clip, as: ana)
             let ready = try await VideoTests.processed(api, uploaded, as: ana)
@@ -63,7 +63,7 @@ struct S3MediaStorageTests {
     @Test func uploadsServeAndDeleteThroughTheBucket() async throws {
         let settings = Self.settings()
         try await S3MediaStorage(settings: settings, client: .shared).createBucket()
-        try await withApp({ $0.mediaS3 = settings }) { api async throws in
+        try await withApp({ $0.media.s3 = settings }) { api async throws in
             let ana = try await api.register("ana")
             let media = try await api.uploaded(try MediaFixtures.sample(.jpeg, width: 800, height: 600), as: ana)
             // Unused yet, so its owner's alone.

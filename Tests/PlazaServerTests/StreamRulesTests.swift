@@ -91,7 +91,7 @@ struct StreamRulesTests {
     }
 
     @Test func aSuspensionAppliesToOpenStreamsAtOnce() async throws {
-        try await withLiveApp({ $0.streamHeartbeatSeconds = 1 }) { api, port async throws in
+        try await withLiveApp({ $0.streams.heartbeatSeconds = 1 }) { api, port async throws in
             let admin = try await api.admin("adm")
             let (ana, ben) = try await Self.people(api, bensFollows: ["ana"])
             let cat = try await api.register("cat")

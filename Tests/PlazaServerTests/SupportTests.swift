@@ -116,8 +116,8 @@ struct SupportTests {
             reads: .init(burst: 3, perMinute: 1), writes: .init(burst: 2, perMinute: 1),
             registrations: .init(burst: 2, perMinute: 1))
         try await withApp({
-            $0.rateLimits = true
-            $0.rateLimitPolicy = tight
+            $0.http.rateLimits = true
+            $0.http.rateLimitPolicy = tight
         }) { api async throws in
             let ana = try await api.register("ana")
             _ = try await api.register("bob")
@@ -132,8 +132,8 @@ struct SupportTests {
             #expect(limited.error?.code == "rate_limited")
         }
         try await withApp({
-            $0.rateLimits = false
-            $0.rateLimitPolicy = tight
+            $0.http.rateLimits = false
+            $0.http.rateLimitPolicy = tight
         }) { api async throws in
             for i in 0..<4 { _ = try await api.register("user\(i)") }
             for _ in 0..<10 { #expect(try await api.get("/feed/global").status == .ok) }

@@ -53,7 +53,7 @@ struct TransportSecurityTests {
 
     @Test func onlyATrustedProxySaysTheClientUsedHTTPS() async throws {
         try await withLiveApp({
-            $0.trustedProxies = (try? TrustedProxies.parse("127.0.0.1", header: "x-forwarded-for")) ?? .none
+            $0.http.trustedProxies = (try? TrustedProxies.parse("127.0.0.1", header: "x-forwarded-for")) ?? .none
         }) { api, _ in
             let proxied = try await Self.signUp(api, headers: [Self.forwardedProto: "https"])
             #expect(proxied.setCookie("__Host-" + WebSession.sessionCookie)?.contains("Secure") == true)
@@ -149,7 +149,7 @@ struct TransportSecurityTests {
     }
 
     @Test func aClientThatStopsSendingMidRequestIsDisconnected() async throws {
-        try await withLiveApp({ $0.idleTimeoutSeconds = 1 }) { _, port in
+        try await withLiveApp({ $0.http.idleTimeoutSeconds = 1 }) { _, port in
             let fd = try Self.connect(port: port)
             defer { close(fd) }
             let partial = Array("GET /healthz HTTP/1.1\r\nHost: plaza.test\r\n".utf8)
@@ -161,7 +161,7 @@ struct TransportSecurityTests {
 
     /// `HeadDeadlineChannel`: the first head has one deadline, however the bytes trickle in.
     @Test func aHeadThatTricklesPastTheIdleTimeoutIsCutOff() async throws {
-        try await withLiveApp({ $0.idleTimeoutSeconds = 1 }) { _, port in
+        try await withLiveApp({ $0.http.idleTimeoutSeconds = 1 }) { _, port in
             let fd = try Self.connect(port: port)
             defer { close(fd) }
             let start = Array("GET /healthz HTTP/1.1\r\nHost: plaza.test\r\nX-Slow: ".utf8)
@@ -183,7 +183,7 @@ struct TransportSecurityTests {
     }
 
     @Test func aBodyThatTricklesPastTheBodyTimeoutIsRefusedAndTheConnectionClosed() async throws {
-        try await withLiveApp({ $0.bodyTimeoutSeconds = 1 }) { _, port in
+        try await withLiveApp({ $0.http.bodyTimeoutSeconds = 1 }) { _, port in
             let fd = try Self.connect(port: port)
             defer { close(fd) }
             let head = Array(
@@ -215,7 +215,7 @@ struct TransportSecurityTests {
     }
 
     @Test func headersOverTheCapAreRefused() async throws {
-        try await withLiveApp({ $0.maxHeaderBytes = 8 * 1024 }) { _, port in
+        try await withLiveApp({ $0.http.maxHeaderBytes = 8 * 1024 }) { _, port in
             let fd = try Self.connect(port: port)
             defer { close(fd) }
             let request = Array(

@@ -217,7 +217,7 @@ struct TwoFactorTests {
 
     @Test func wrongCodesAreThrottledAcrossChallenges() async throws {
         try await withApp({
-            $0.loginThrottle = .init(
+            $0.accounts.loginThrottle = .init(
                 freeFailuresPerAccount: 3, freeFailuresPerAddress: 100, windowSeconds: 900, baseLockoutSeconds: 60,
                 maxLockoutSeconds: 60)
         }) { api async throws in

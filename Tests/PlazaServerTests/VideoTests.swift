@@ -126,7 +126,7 @@ struct VideoTests {
         let video = try VideoFixtures.mov(seconds: 1)
         try await withApp({
             $0.video.maxBytes = video.count - 1
-            $0.mediaMaxBytes = 1024 * 1024
+            $0.media.maxBytes = 1024 * 1024
         }) { api async throws in
             let ana = try await api.register("ana")
             let response = try await api.upload(video, as: ana, filename: "x.mov", contentType: "video/quicktime")

@@ -172,7 +172,7 @@ struct WebTests {
                 try await api.page(.get, "/", cookie: ana.cookie).setCookie(WebSession.sessionCookie))
             #expect(
                 renewed.hasPrefix("\(ana.cookie);")
-                    && renewed.contains("Max-Age=\(api.config.sessionIdleDays * 86_400)"))
+                    && renewed.contains("Max-Age=\(api.config.accounts.sessionIdleDays * 86_400)"))
             let again = try await api.page(
                 .post, "/login", cookie: ana.cookie,
                 form: formEncode(["login": "ana", "password": ana.password, "_csrf": ana.csrf]))

@@ -29,8 +29,8 @@ enum TestDatabase {
         config.port = 0
         // bcrypt's lowest cost (operators may set 10 to 16): the suite registers hundreds of
         // accounts, and at cost 10 hashing took half its CPU. `AccountsTests` checks the configured cost is used.
-        config.bcryptCost = 4
-        config.rateLimits = false
+        config.accounts.bcryptCost = 4
+        config.http.rateLimits = false
         config.logLevel = .warning
         config.nodeID = 1
         // Many suites run at once on one PostgreSQL server (max_connections 200).

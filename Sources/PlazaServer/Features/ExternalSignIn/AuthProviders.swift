@@ -71,9 +71,10 @@ public struct AuthProvider: Sendable, Equatable {
     /// The settings of `PLAZA_AUTH_PROVIDERS` (ids, comma-separated) and
     /// `PLAZA_AUTH_<ID>_CLIENT_ID`, `…_CLIENT_SECRET`, … for each, or of a JSON file
     /// (`PLAZA_AUTH_PROVIDERS_FILE`: an array of objects with the same keys in camel case).
+    /// `reader` is scoped to `plaza`.
     static func read(from reader: ConfigReader) throws -> [AuthProvider] {
         var providers: [AuthProvider] = []
-        if let path = reader.string(forKey: "plaza.auth.providers.file"), !path.isEmpty {
+        if let path = reader.string(forKey: "auth.providers.file"), !path.isEmpty {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ConfigurationError("auth-providers-file: cannot read \(path).")
             }
@@ -85,11 +86,11 @@ public struct AuthProvider: Sendable, Equatable {
             }
             providers += try entries.map { try $0.provider() }
         }
-        let ids = reader.string(forKey: "plaza.auth.providers", default: "").split(separator: ",")
+        let ids = reader.string(forKey: "auth.providers", default: "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
         for id in ids {
             func value(_ key: String) -> String? {
-                reader.string(forKey: ConfigKey("plaza.auth.\(id).\(key)")).flatMap { $0.isEmpty ? nil : $0 }
+                reader.string(forKey: ConfigKey("auth.\(id).\(key)")).flatMap { $0.isEmpty ? nil : $0 }
             }
             let entry = FileEntry(
                 id: id, kind: value("kind"), name: value("name"), issuer: value("issuer"),

@@ -6,8 +6,9 @@ import ServiceLifecycle
 
 /// How link previews are fetched.
 public struct LinkPreviewSettings: Sendable {
-    /// Addresses (CIDR blocks) that previews may fetch even though they are private.
-    public var allowList = ""
+    /// Addresses (CIDR blocks) that previews may fetch even though they are private
+    /// (`PLAZA_LINK_PREVIEW_ALLOW`, parsed when the configuration is read).
+    var allowed = AddressPolicy()
     /// False: fetch only allow-listed addresses and look up no names (closed networks, tests).
     public var publicAddresses = true
     public var timeout: Duration = .seconds(5)

@@ -159,7 +159,7 @@ public enum Backup {
                 throw Failure("\(path) exists: restore into an empty data folder.")
             }
         }
-        if config.mediaS3 == nil {
+        if config.media.s3 == nil {
             let media = (config.dataDir as NSString).appendingPathComponent("media")
             guard (try? files.contentsOfDirectory(atPath: media))?.isEmpty ?? true else {
                 throw Failure("\(media) is not empty: restore into an empty data folder.")

@@ -23,6 +23,7 @@ struct WebController {
     /// The stores the pages read besides the API's handlers: sessions, spaces' keys, collections.
     struct Stores {
         let accounts: AccountStore
+        let posts: PostStore
         let spaces: SpaceStore
         let members: SpaceMembersStore
         let collections: CollectionStore

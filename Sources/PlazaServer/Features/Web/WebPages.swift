@@ -62,13 +62,6 @@ struct WebPages {
     /// A query value percent-encoded for a link.
     static func encoded(_ value: String) -> String { PublicLinks.queryValue(value) }
 
-    /// `request` with its query replaced by `limit` (to read another list's first page).
-    static func firstPage(of request: Request, limit: Int) -> Request {
-        var head = request.head
-        head.path = "\(request.uri.path)?limit=\(limit)"
-        return Request(head: head, body: .init(buffer: ByteBuffer()))
-    }
-
     /// `?fragment=1`: only the list part of the page, for infinite scroll and live updates.
     static func wantsFragment(_ request: Request) -> Bool { request.uri.queryParameters.get("fragment") != nil }
 
@@ -90,7 +83,9 @@ struct WebPages {
         // A new person's home: whom to follow, and what is new everywhere until theirs fills.
         if page.items.count < 3, request.uri.queryParameters.get("cursor") == nil {
             let suggestions = try await api.people.suggest(request, context: signedIn)
-            let newest = try await api.feeds.global(Self.firstPage(of: request, limit: 10), context: context).items
+            let newest = try await stores.posts.feed(
+                .init(source: .global, page: PageRequest(limit: 10)), viewer: context.viewerID
+            ).items
                 .filter { post in !page.items.contains { $0.id == post.id } }
             body.welcome = WelcomeView(
                 suggestions, newest: newest.map { PostView($0, viewer: context.viewerID, t: t) },
