@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import HTTPTypes
 import Testing
@@ -110,6 +111,25 @@ struct LocalizationTests {
                 #expect(!translated.contains("[[") && !translated.contains("]]"), "\(file) in \(language)")
             }
         }
+    }
+
+    /// A form field's length is the rule's, by name (`WebRenderer.fieldLengths`): no template
+    /// writes a number of its own, so a form cannot take more than the API will (the compose
+    /// form's title stopped at 200 characters while posts take 300, a price at 40 while the API
+    /// refused more than 32).
+    @Test func formFieldLengthsAreTheRules() throws {
+        for file in try FileManager.default.contentsOfDirectory(
+            atPath: Self.web.appendingPathComponent("Templates").path)
+        {
+            let source = try String(contentsOf: Self.web.appendingPathComponent("Templates/" + file), encoding: .utf8)
+            #expect(source.firstRange(of: /(max|min)length="\d/) == nil, "\(file) writes a length of its own")
+            let filled = try WebRenderer.fillingFieldLengths(in: source)
+            #expect(!filled.contains("length=\"@"), "\(file)")
+        }
+        let compose = try WebRenderer.fillingFieldLengths(
+            in: #"<input name="title" maxlength="@post.title"><input name="password" minlength="@password.min">"#)
+        #expect(compose == #"<input name="title" maxlength="300"><input name="password" minlength="8">"#)
+        #expect(throws: ConfigurationError.self) { try WebRenderer.fillingFieldLengths(in: #"maxlength="@nothing""#) }
     }
 
     @Test func theLanguageComesFromThePreferenceThenTheBrowser() {

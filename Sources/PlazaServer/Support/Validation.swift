@@ -147,9 +147,11 @@ enum Validate {
         return value.lowercased()
     }
 
+    static let maxURLLength = 2048
+
     static func url(_ value: String, field: String) throws -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard trimmed.utf8.count <= 2048, let url = URLComponents(string: trimmed),
+        guard trimmed.utf8.count <= maxURLLength, let url = URLComponents(string: trimmed),
             let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
         else { throw PlazaError.invalid(field, "\(field) must be an http or https URL.") }

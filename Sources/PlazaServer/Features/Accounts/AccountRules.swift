@@ -7,6 +7,8 @@ enum AccountRules {
     static let maxEmailLength = 254
     static let maxDisplayNameLength = 60
     static let maxBioLength = 500
+    /// A sign-in code: six digits from an authenticator app, or a recovery code.
+    static let maxCodeLength = 64
     /// The status line's text (`status.text`) and kind.
     static let maxStatusTextLength = 140
 }

@@ -71,7 +71,7 @@ extension AccountsController {
     }
 
     func confirmTwoFactor(userID: Int64, code: String) async throws -> RecoveryCodes {
-        guard code.utf8.count <= 64 else { throw Self.wrongSetupCode }
+        guard code.utf8.count <= AccountRules.maxCodeLength else { throw Self.wrongSetupCode }
         switch try await twoFactor.confirm(userID: userID, code: code) {
         case .enabled(let codes): return RecoveryCodes(recoveryCodes: codes)
         case .wrongCode: throw Self.wrongSetupCode

@@ -107,11 +107,14 @@ extension OpenAPIDocument.Schemas {
                     """),
             "AuditEntryPage": page("AuditEntry"),
             "CreateReportRequest": object(
-                ["targetType": targetType, "targetId": id, "reason": reason, "note": string(maxLength: 1000)],
+                [
+                    "targetType": targetType, "targetId": id, "reason": reason,
+                    "note": string(maxLength: ModerationStore.maxNoteLength),
+                ],
                 required: ["targetType", "targetId", "reason"]),
             "ResolveReportRequest": object(
-                ["action": action, "note": string(maxLength: 1000)], required: ["action"]),
-            "SuspensionRequest": object(["note": string(maxLength: 1000)], required: []),
+                ["action": action, "note": string(maxLength: ModerationStore.maxNoteLength)], required: ["action"]),
+            "SuspensionRequest": object(["note": string(maxLength: ModerationStore.maxNoteLength)], required: []),
         ]
     }
 }

@@ -123,7 +123,7 @@ extension OpenAPIDocument {
                 "Location": object(
                     [
                         "latitude": number(minimum: -90, maximum: 90), "longitude": number(minimum: -180, maximum: 180),
-                        "name": nullable(string(maxLength: 200)),
+                        "name": nullable(string(maxLength: PostRules.maxLocationNameLength)),
                     ], required: ["latitude", "longitude"]),
                 "Activity": object([
                     "type": string(), "emoji": nullable(string()), "color": nullable(string()),
@@ -246,12 +246,17 @@ extension OpenAPIDocument {
                 "SetAvatarRequest": object(["mediaId": nullable(id)]),
                 "CurrentPasswordRequest": object(["currentPassword": string()]),
                 "AccountDeletionScheduled": object(["deletesAt": timestamp]),
-                "ForgotPasswordRequest": object(["email": string(maxLength: 254)]),
+                "ForgotPasswordRequest": object(["email": string(maxLength: AccountRules.maxEmailLength)]),
                 "ResetPasswordRequest": object([
-                    "token": string(maxLength: 100), "newPassword": .string(minLength: 8, maxLength: 128),
+                    "token": string(maxLength: 100),
+                    "newPassword": .string(
+                        minLength: AccountRules.passwordLength.lowerBound,
+                        maxLength: AccountRules.passwordLength.upperBound),
                 ]),
                 "VerifyEmailRequest": object(["token": string(maxLength: 100)]),
-                "ChangeEmailRequest": object(["email": string(maxLength: 254), "currentPassword": string()]),
+                "ChangeEmailRequest": object([
+                    "email": string(maxLength: AccountRules.maxEmailLength), "currentPassword": string(),
+                ]),
                 "OutgoingMail": object([
                     "id": id,
                     "kind": enumeration(["verify_email", "password_reset", "email_changed", "provider_linked"]),
@@ -289,16 +294,22 @@ extension OpenAPIDocument {
                 ]),
                 "LinkedIdentityPage": page("LinkedIdentity"),
                 "TwoFactorSetup": object(["secret": string(), "otpauthURL": string()]),
-                "ConfirmTwoFactorRequest": object(["code": string(maxLength: 64)]),
+                "ConfirmTwoFactorRequest": object(["code": string(maxLength: AccountRules.maxCodeLength)]),
                 "RecoveryCodes": object(["recoveryCodes": array(string())]),
                 "TwoFactorStatus": object(["enabled": boolean, "recoveryCodesLeft": integer]),
-                "SecondFactorRequest": object(["challenge": string(maxLength: 100), "code": string(maxLength: 64)]),
+                "SecondFactorRequest": object([
+                    "challenge": string(maxLength: 100), "code": string(maxLength: AccountRules.maxCodeLength),
+                ]),
                 "ChangePasswordRequest": object([
-                    "currentPassword": string(), "newPassword": .string(minLength: 8, maxLength: 128),
+                    "currentPassword": string(),
+                    "newPassword": .string(
+                        minLength: AccountRules.passwordLength.lowerBound,
+                        maxLength: AccountRules.passwordLength.upperBound),
                 ]),
                 "ActivityInput": object(
                     [
-                        "type": string(maxLength: 40), "emoji": string(maxLength: 16),
+                        "type": string(maxLength: PostRules.maxActivityTypeLength),
+                        "emoji": string(maxLength: PostRules.maxEmojiLength),
                         "color": pattern("^#[0-9A-Fa-f]{6}$"), "progress": integer(minimum: 0, maximum: 100),
                     ], required: []),
                 "CreatePostRequest": object(
@@ -307,7 +318,8 @@ extension OpenAPIDocument {
                         "title": string(maxLength: PostRules.maxTitleLength),
                         "body": string(maxLength: PostRules.maxBodyLength), "spaces": array(string()),
                         "mediaIds": array(id),
-                        "link": object(["url": string(maxLength: 2048, format: .uri)]), "location": ref("Location"),
+                        "link": object(["url": string(maxLength: Validate.maxURLLength, format: .uri)]),
+                        "location": ref("Location"),
                         "activity": ref("ActivityInput"), "price": string(maxLength: PostRules.maxPriceLength),
                         "audience": audience,
                     ], required: ["kind"],
@@ -328,15 +340,20 @@ extension OpenAPIDocument {
                         members whatever is asked
                         """),
                 "CreateCommentRequest": object(["body": string(maxLength: PostRules.maxCommentLength)]),
-                "RecommendPostRequest": object(["to": .array(minItems: 1, maxItems: 20, items: string())]),
+                "RecommendPostRequest": object([
+                    "to": .array(minItems: 1, maxItems: PostRules.maxRecipients, items: string())
+                ]),
                 "CreateSpaceRequest": object(
                     [
-                        "slug": pattern("^[A-Za-z0-9][A-Za-z0-9_-]{1,39}$"), "name": string(maxLength: 80),
-                        "description": string(maxLength: 2000), "imageId": id, "visibility": spaceVisibility,
+                        "slug": pattern("^[A-Za-z0-9][A-Za-z0-9_-]{1,\(SpaceRules.maxSlugLength - 1)}$"),
+                        "name": string(maxLength: SpaceRules.maxNameLength),
+                        "description": string(maxLength: SpaceRules.maxDescriptionLength), "imageId": id,
+                        "visibility": spaceVisibility,
                     ], required: ["slug", "name"]),
                 "UpdateSpaceRequest": object(
                     [
-                        "name": string(maxLength: 80), "description": string(maxLength: 2000), "imageId": nullable(id),
+                        "name": string(maxLength: SpaceRules.maxNameLength),
+                        "description": string(maxLength: SpaceRules.maxDescriptionLength), "imageId": nullable(id),
                         "visibility": spaceVisibility,
                     ],
                     required: [],
@@ -344,11 +361,15 @@ extension OpenAPIDocument {
                 "UpdateMemberRequest": object(["role": enumeration(["moderator", "member"])]),
                 "CreateInviteRequest": object(
                     ["maxUses": integer(minimum: 1, maximum: 100_000), "expiresAt": timestamp], required: []),
-                "CollectionRequest": object(["name": string(maxLength: 100)]),
+                "CollectionRequest": object(["name": string(maxLength: CollectionRules.maxNameLength)]),
                 "SaveItemRequest": object(
-                    ["postId": id, "url": string(maxLength: 2048, format: .uri), "note": string(maxLength: 2000)],
+                    [
+                        "postId": id, "url": string(maxLength: Validate.maxURLLength, format: .uri),
+                        "note": string(maxLength: CollectionRules.maxNoteLength),
+                    ],
                     required: [], description: "Either postId or url"),
-                "UpdateItemRequest": object(["collectionId": id, "note": string(maxLength: 2000)], required: []),
+                "UpdateItemRequest": object(
+                    ["collectionId": id, "note": string(maxLength: CollectionRules.maxNoteLength)], required: []),
             ].merging(moderation) { a, _ in a }
         }
     }

@@ -8,6 +8,10 @@ enum PostRules {
     static let maxPriceLength = 32
     static let maxLocationNameLength = 200
     static let maxMedia = 10
+    static let maxActivityTypeLength = 40
+    static let maxEmojiLength = 16
+    /// The most people one recommendation goes to.
+    static let maxRecipients = 20
 
     static func draft(_ body: CreatePostRequest) throws -> PostStore.Draft {
         var draft = PostStore.Draft(
@@ -35,7 +39,7 @@ enum PostRules {
             guard let input = body.activity else {
                 throw PlazaError.invalid("activity", "An activity post needs activity.type.")
             }
-            guard let type = try Validate.text(input.type, field: "activity.type", max: 40) else {
+            guard let type = try Validate.text(input.type, field: "activity.type", max: maxActivityTypeLength) else {
                 throw PlazaError.invalid("activity.type", "activity.type must not be empty.")
             }
             draft.activity = try activity(
@@ -80,12 +84,14 @@ enum PostRules {
     static func activity(_ current: Activity, applying input: ActivityInput, now: Timestamp = .now) throws -> Activity {
         var activity = current
         if let type = input.type {
-            guard let value = try Validate.text(type, field: "activity.type", max: 40) else {
+            guard let value = try Validate.text(type, field: "activity.type", max: maxActivityTypeLength) else {
                 throw PlazaError.invalid("activity.type", "activity.type must not be empty.")
             }
             activity.type = value
         }
-        if let emoji = input.emoji { activity.emoji = try Validate.text(emoji, field: "activity.emoji", max: 16) }
+        if let emoji = input.emoji {
+            activity.emoji = try Validate.text(emoji, field: "activity.emoji", max: maxEmojiLength)
+        }
         if let color = input.color { activity.color = try Validate.color(color) }
         if let progress = input.progress {
             guard (0...100).contains(progress) else {

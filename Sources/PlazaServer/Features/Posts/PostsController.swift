@@ -45,7 +45,9 @@ struct PostsController {
     @Sendable func recommend(_ request: Request, context: SignedInContext) async throws -> HTTPResponse.Status {
         let id = try context.parameters.id("id", "Post")
         let body = try await request.decode(as: RecommendPostRequest.self, context: context)
-        guard (1...20).contains(body.to.count) else { throw PlazaError.invalid("to", "Name 1 to 20 people.") }
+        guard (1...PostRules.maxRecipients).contains(body.to.count) else {
+            throw PlazaError.invalid("to", "Name 1 to \(PostRules.maxRecipients) people.")
+        }
         guard let refused = try await posts.recommend(post: id, by: context.user.userID, to: body.to) else {
             throw PlazaError.notFound("Post")
         }

@@ -38,7 +38,8 @@ struct WebRenderer: Sendable {
         for (language, catalog) in catalogs {
             var library = MustacheLibrary()
             for file in templateNames {
-                let source = try String(contentsOfFile: templateFolder + "/" + file, encoding: .utf8)
+                let source = try fillingFieldLengths(
+                    in: String(contentsOfFile: templateFolder + "/" + file, encoding: .utf8))
                 try library.register(catalog.translating(template: source), named: String(file.dropLast(9)))
             }
             libraries[language] = library
@@ -80,6 +81,41 @@ struct WebRenderer: Sendable {
         return WebRenderer(
             libraries: libraries, catalogs: catalogs, scriptMessages: scriptMessages, assets: assets,
             assetVersion: version, contentSecurityPolicy: csp)
+    }
+
+    /// The longest (and, with `.min`, shortest) value of each kind of form field, from the
+    /// rules the API validates with: a template writes `maxlength="@post.title"`.
+    static let fieldLengths: [String: Int] = [
+        "post.title": PostRules.maxTitleLength, "post.body": PostRules.maxBodyLength,
+        "comment": PostRules.maxCommentLength, "price": PostRules.maxPriceLength,
+        "place": PostRules.maxLocationNameLength, "activity.type": PostRules.maxActivityTypeLength,
+        "activity.emoji": PostRules.maxEmojiLength, "url": Validate.maxURLLength,
+        "recipients": PostRules.maxRecipients * (AccountRules.usernameLength.upperBound + 2),
+        "username": AccountRules.usernameLength.upperBound, "username.min": AccountRules.usernameLength.lowerBound,
+        "password": AccountRules.passwordLength.upperBound, "password.min": AccountRules.passwordLength.lowerBound,
+        "email": AccountRules.maxEmailLength, "displayName": AccountRules.maxDisplayNameLength,
+        "bio": AccountRules.maxBioLength, "status": AccountRules.maxStatusTextLength,
+        "code": AccountRules.maxCodeLength,
+        "collection.name": CollectionRules.maxNameLength, "collection.note": CollectionRules.maxNoteLength,
+        "space.name": SpaceRules.maxNameLength, "space.slug": SpaceRules.maxSlugLength,
+        "space.description": SpaceRules.maxDescriptionLength, "report.note": ModerationStore.maxNoteLength,
+    ]
+
+    /// `template` with each `maxlength="@name"` and `minlength="@name"` given its number from
+    /// `fieldLengths`; an unknown name stops loading.
+    static func fillingFieldLengths(in template: String) throws -> String {
+        var output = ""
+        var rest = Substring(template)
+        while let marker = rest.range(of: "length=\"@") {
+            output += rest[..<marker.upperBound].dropLast()
+            rest = rest[marker.upperBound...]
+            guard let end = rest.firstIndex(of: "\""), let value = fieldLengths[String(rest[..<end])] else {
+                throw ConfigurationError("A template names an unknown field length: \(rest.prefix(40))")
+            }
+            output += String(value)
+            rest = rest[end...]
+        }
+        return output + rest
     }
 
     static func contentType(of name: String) -> String {
