@@ -91,7 +91,7 @@ struct OpenAPITests {
             for (path, methods) in paths where !path.contains("/streaming") {
                 let served = methods.intersection(["GET", "POST", "PUT", "PATCH", "DELETE"])
                 let concrete = path.replacingOccurrences(of: #"\{[^}]+\}"#, with: "1", options: .regularExpression)
-                for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] where !served.contains(method) {
+                for method in ["GET", "POST", "PUT", "PATCH", "DELETE", "TRACE"] where !served.contains(method) {
                     let response = try await api.client.execute(
                         uri: concrete, method: HTTPRequest.Method(method)!, headers: [:], body: nil)
                     #expect(response.status == .methodNotAllowed, "\(method) \(path)")
@@ -101,6 +101,10 @@ struct OpenAPITests {
                 }
             }
             #expect(checked > 100)
+            // OPTIONS names what a path serves; HEAD goes wherever GET does.
+            let options = try await api.client.execute(
+                uri: "/api/v1/collections", method: .options, headers: [:], body: nil)
+            #expect(options.status == .noContent && options.headers[.allow] == "GET, HEAD, POST")
             let unknown = try await api.client.execute(
                 uri: "/api/v1/no-such-thing", method: .put, headers: [:], body: nil)
             #expect(unknown.status == .notFound)

@@ -4,19 +4,25 @@ import Hummingbird
 extension Router {
     /// Makes every path the router serves answer the methods it does not serve with 405 and an
     /// `Allow` header naming those it does (Hummingbird alone answers 404, as for an unknown
-    /// path). Call it once every route is added.
+    /// path), and `OPTIONS` with 204 and the same header. `HEAD` is served wherever `GET` is.
+    /// Call it once every route is added.
     func answerUnservedMethodsNotAllowed() {
         var served: [String: (path: RouterPath, methods: Set<HTTPRequest.Method>)] = [:]
         for route in routes {
             served[route.path.description, default: (route.path, [])].methods.insert(route.method)
         }
-        let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete]
+        let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .trace]
         for (path, known) in served.values {
-            let allow = known.map(\.rawValue).sorted().joined(separator: ", ")
-            for method in methods where !known.contains(method) {
+            var allowed = known
+            if known.contains(.get) { allowed.insert(.head) }
+            let allow = allowed.map(\.rawValue).sorted().joined(separator: ", ")
+            for method in methods where !allowed.contains(method) {
                 on(path, method: method) { _, _ -> Response in
                     throw HTTPError(.methodNotAllowed, headers: [.allow: allow])
                 }
+            }
+            if !known.contains(.options) {
+                on(path, method: .options) { _, _ in Response(status: .noContent, headers: [.allow: allow]) }
             }
         }
     }
