@@ -178,113 +178,6 @@ extension AppServices {
     }
 }
 
-/// Builds the router with every route of the API and the web app.
-func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, config: PlazaConfig) -> Router<PlazaContext>
-{
-    let router = Router(context: PlazaContext.self)
-    // First, so limits, throttles, sessions and the request log see the client behind any trusted proxy.
-    router.add(
-        middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies, alwaysHTTPS: config.servesHTTPS))
-    router.add(middleware: RequestIDMiddleware(proxies: config.http.trustedProxies))
-    if let metrics = services.db.metrics {
-        router.add(middleware: MetricsMiddleware(metrics: metrics))
-        if config.metricsOnPublicPort { services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router) }
-    }
-    router.add(middleware: LogRequestsMiddleware(.debug))
-    router.add(middleware: ErrorMiddleware())
-    router.add(middleware: WebErrorMiddleware(renderer: web))
-    router.add(middleware: BodyLimitMiddleware(limit: config.http.maxBodyBytes))
-    router.add(middleware: BodyDeadlineMiddleware(timeout: .seconds(config.http.bodyTimeoutSeconds)))
-    HealthController(db: services.db).register(to: router)
-    let api = router.group("api/v1")
-    // One limiter for the API and the web app's pages, so a client cannot double its budget; it
-    // runs before authentication (invalid tokens pay their address's bucket), then charges a
-    // signed-in person's own bucket. On PostgreSQL its buckets are shared by every app server.
-    let rateLimiter = config.http.rateLimits ? services.rateLimiter(policy: config.http.rateLimitPolicy) : nil
-    api.authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
-    let actions = services.actions
-    let accounts = AccountsController(
-        accounts: services.accounts, people: services.people, passwords: services.passwords,
-        throttle: services.loginThrottle(policy: config.accounts.loginThrottle),
-        devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: actions.media,
-        twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
-        outbox: services.outbox, deletions: services.deletions, export: services.export,
-        scratch: services.uploadDirectory)
-    let controllers = WebController.APIControllers(
-        accounts: accounts,
-        people: PeopleController(people: services.people, actions: actions.people),
-        posts: PostsController(actions: actions.posts, people: services.people),
-        feeds: FeedsController(posts: services.posts, people: services.people, spaces: services.spaces),
-        spaces: SpacesController(spaces: services.spaces, accounts: services.accounts, actions: actions.spaces),
-        search: SearchController(
-            search: services.search, spaces: services.spaces, collections: services.collections),
-        history: HistoryController(history: HistoryStore(db: services.db)),
-        collections: CollectionsController(
-            collections: services.collections, posts: services.posts, actions: actions.collections),
-        notifications: NotificationsController(notifications: services.notifications),
-        moderation: ModerationController(moderation: services.moderation, actions: actions.moderation),
-        identity: IdentityController(
-            signIn: SignInProviders(config.authProviders), identities: IdentityStore(db: services.db),
-            accounts: accounts, emails: services.emails, baseURL: config.baseURL))
-    OpenAPIController().register(to: api)
-    controllers.accounts.register(to: api)
-    controllers.identity.register(to: api)
-    controllers.people.register(to: api)
-    controllers.posts.register(to: api)
-    // Media files: rate limited like the API, and authenticated (an unused upload is its owner's).
-    let mediaFiles = router.group("media")
-        .authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
-    let uploadLimits = MultipartUpload.Limits(
-        maxFileBytes: config.media.maxBytes, maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes)
-    MediaController(media: services.media, storage: services.mediaStorage, actions: actions.media, limits: uploadLimits)
-        .register(api: api, files: mediaFiles)
-    controllers.feeds.register(to: api)
-    controllers.spaces.register(to: api)
-    SpaceMembersController(
-        spaces: services.spaces, members: services.spaceMembers, people: services.people,
-        links: PublicLinks(base: config.publicURL ?? "")
-    ).register(to: api)
-    controllers.search.register(to: api)
-    controllers.history.register(to: api)
-    controllers.collections.register(to: api)
-    controllers.notifications.register(to: api)
-    PushController(
-        devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed,
-        apnsConfigured: config.push.apns != nil
-    ).register(to: api)
-    controllers.moderation.register(to: api)
-    StreamController(hub: hub, feed: services.eventFeed).register(to: api)
-    // Mastodon's client API, at Mastodon's paths, with its own errors and tokens (`Features/Mastodon`).
-    let mastodon = router.group("api")
-        .authenticated(
-            by: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth), limiter: rateLimiter)
-    OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: config.baseURL)
-        .register(mastodon: mastodon.group("v1"), router: router)
-    MastodonController(
-        services: services, mapper: MastodonMapper(baseURL: config.baseURL),
-        config: .init(
-            name: config.instanceName, baseURL: config.baseURL, registrations: true,
-            maxMediaBytes: config.media.maxBytes, maxVideoBytes: uploadLimits.maxVideoBytes,
-            contactEmail: config.mailSender.address)
-    ).register(v1: mastodon.group("v1"), v2: mastodon.group("v2"))
-    MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)).register(
-        v1: mastodon.group("v1"))
-    MastodonPushController(devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed)
-        .register(v1: mastodon.group("v1"))
-    WebController(
-        renderer: web, api: controllers, actions: actions,
-        stores: .init(
-            accounts: services.accounts, posts: services.posts, spaces: services.spaces, members: services.spaceMembers,
-            collections: services.collections, moderation: services.moderation, linkPreviews: services.linkPreviews,
-            pushDevices: services.pushDevices, oauth: services.oauth),
-        instanceName: config.instanceName,
-        map: config.map,
-        sessionDays: config.accounts.sessionIdleDays,
-        rateLimiter: rateLimiter
-    ).register(to: router)
-    return router
-}
-
 /// Opens the database, runs pending migrations and returns the application, ready to run.
 public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async throws -> some ApplicationProtocol {
     var logger = logger ?? Logger(label: "plaza")
@@ -297,11 +190,6 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let webSocket = MastodonWebSocket(
         streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)),
         accounts: services.accounts)
-    let http1 = HTTP1Channel.Configuration(
-        idleTimeout: .seconds(Int64(config.http.idleTimeoutSeconds)),
-        httpDecoderConfiguration: .init(
-            maxHeaderFieldSize: config.http.maxHeaderBytes, maxHeaderListSize: config.http.maxHeaderBytes,
-            maxHeaderFieldCount: 100))
     let router = buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config)
     router.answerUnservedMethodsNotAllowed()
     var app = Application(
@@ -310,33 +198,13 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         // its headers and body too, is closed; headers are capped. Mastodon's streaming WebSocket
         // upgrades on the same port (pinged every 30 s). The upgradable channel sets its idle
         // timeout only after a request's head: `HeadDeadlineChannel` guards the first head.
-        server: HTTPServerBuilder { responder in
-            HeadDeadlineChannel(
-                inner: HTTP1WebSocketUpgradeChannel(
-                    responder: responder,
-                    configuration: .init(
-                        http1: http1, ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))),
-                    shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
-                timeout: .seconds(Int64(config.http.idleTimeoutSeconds)))
-        },
+        server: httpServer(config: config.http, webSocket: webSocket),
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )
     app.addServices(
         db,
-        MaintenanceService(
-            accounts: services.accounts, media: services.media, mediaStorage: services.mediaStorage,
-            events: services.eventFeed, outbox: services.outbox, pushes: services.pushes,
-            eventRetentionMillis: Int64(config.streams.eventRetentionDays) * 86_400_000, limits: services.sharedLimits,
-            limitAges: (
-                buckets: config.http.rateLimitPolicy.longestRefillMillis,
-                throttle: config.accounts.loginThrottle.staleAfterMillis
-            ),
-            // Past the longest a transcode or an upload's body may run, twice over, and at least an hour.
-            scratch: (
-                services.uploadDirectory,
-                max(.seconds(3600), config.video.timeout * 2, .seconds(config.http.bodyTimeoutSeconds * 2))
-            ), deletions: services.deletions, logger: logger),
+        services.maintenanceService(config: config, logger: logger),
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(config: config, logger: logger), hub)
@@ -364,6 +232,46 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         hub.open()
     }
     return app
+}
+
+/// HTTP/1.1 with Mastodon's streaming WebSocket upgrading on the same port (pinged every 30 s).
+/// Slow clients cannot hold connections: one that sends nothing for the idle timeout, in its
+/// headers and body too, is closed; headers are capped. The upgradable channel sets its idle
+/// timeout only after a request's head: `HeadDeadlineChannel` guards the first head.
+func httpServer(config: HTTPSettings, webSocket: MastodonWebSocket) -> HTTPServerBuilder {
+    let http1 = HTTP1Channel.Configuration(
+        idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
+        httpDecoderConfiguration: .init(
+            maxHeaderFieldSize: config.maxHeaderBytes, maxHeaderListSize: config.maxHeaderBytes,
+            maxHeaderFieldCount: 100))
+    return HTTPServerBuilder { responder in
+        HeadDeadlineChannel(
+            inner: HTTP1WebSocketUpgradeChannel(
+                responder: responder,
+                configuration: .init(
+                    http1: http1, ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))),
+                shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
+            timeout: .seconds(Int64(config.idleTimeoutSeconds)))
+    }
+}
+
+extension AppServices {
+    /// The periodic clean-up (`MaintenanceService`), with this configuration's ages.
+    func maintenanceService(config: PlazaConfig, logger: Logger) -> MaintenanceService {
+        MaintenanceService(
+            accounts: accounts, media: media, mediaStorage: mediaStorage, events: eventFeed, outbox: outbox,
+            pushes: pushes, eventRetentionMillis: Int64(config.streams.eventRetentionDays) * 86_400_000,
+            limits: sharedLimits,
+            limitAges: (
+                buckets: config.http.rateLimitPolicy.longestRefillMillis,
+                throttle: config.accounts.loginThrottle.staleAfterMillis
+            ),
+            // Past the longest a transcode or an upload's body may run, twice over, and at least an hour.
+            scratch: (
+                uploadDirectory,
+                max(.seconds(3600), config.video.timeout * 2, .seconds(config.http.bodyTimeoutSeconds * 2))
+            ), deletions: deletions, logger: logger)
+    }
 }
 
 /// Applies the configured JSON body limit to the request context.

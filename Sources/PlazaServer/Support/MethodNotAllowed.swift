@@ -11,7 +11,9 @@ extension Router {
         for route in routes {
             served[route.path.description, default: (route.path, [])].methods.insert(route.method)
         }
-        let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .trace]
+        // QUERY: the safe method with a body (an IETF draft) some clients and fuzzers send.
+        let methods: [HTTPRequest.Method] =
+            [.get, .head, .post, .put, .patch, .delete, .trace] + [.init("QUERY")].compactMap { $0 }
         for (path, known) in served.values {
             var allowed = known
             if known.contains(.get) { allowed.insert(.head) }
