@@ -40,6 +40,25 @@ struct MastodonController {
         // The router matches `instance/` (Mastodon.py asks for it) too.
         v1.get("instance", use: instanceV1)
         v2.get("instance", use: instanceV2)
+        registerAccounts(v1)
+        registerStatuses(v1)
+        v2.post("media", use: uploadMedia)
+        v1.post("media", use: uploadMedia)
+        v1.get("media/{id}", use: media)
+        v1.put("media/{id}", use: media)
+        v1.get("notifications", use: notifications)
+        v1.get("notifications/{id}", use: notification)
+        v2.get("notifications", use: groupedNotifications)
+        v1.post("notifications/clear", use: clearNotifications)
+        v1.post("notifications/{id}/dismiss", use: dismissNotification)
+        v2.get("search", use: search)
+        v1.get("markers", use: markers)
+        v1.post("markers", use: saveMarkers)
+        v1.get("preferences", use: preferences)
+        registerEmpty(v1: v1, v2: v2)
+    }
+
+    private func registerAccounts(_ v1: RouterGroup<PlazaContext>) {
         v1.get("accounts/verify_credentials", use: verifyCredentials)
         v1.patch("accounts/update_credentials", use: updateCredentials)
         v1.get("accounts/lookup", use: lookup)
@@ -59,6 +78,16 @@ struct MastodonController {
                 try await relate(change, scope: scope, context)
             }
         }
+        v1.get("follow_requests", use: followRequests)
+        v1.post("follow_requests/{id}/authorize") { request, context in
+            try await answerFollowRequest(true, request, context)
+        }
+        v1.post("follow_requests/{id}/reject") { request, context in
+            try await answerFollowRequest(false, request, context)
+        }
+    }
+
+    private func registerStatuses(_ v1: RouterGroup<PlazaContext>) {
         v1.get("timelines/home", use: homeTimeline)
         v1.get("timelines/public", use: publicTimeline)
         v1.get("timelines/tag/{tag}", use: tagTimeline)
@@ -78,27 +107,10 @@ struct MastodonController {
         }
         v1.post("statuses/{id}/bookmark") { request, context in try await bookmark(true, request, context) }
         v1.post("statuses/{id}/unbookmark") { request, context in try await bookmark(false, request, context) }
-        v2.post("media", use: uploadMedia)
-        v1.post("media", use: uploadMedia)
-        v1.get("media/{id}", use: media)
-        v1.put("media/{id}", use: media)
-        v1.get("notifications", use: notifications)
-        v1.get("notifications/{id}", use: notification)
-        v2.get("notifications", use: groupedNotifications)
-        v1.post("notifications/clear", use: clearNotifications)
-        v1.post("notifications/{id}/dismiss", use: dismissNotification)
-        v2.get("search", use: search)
-        v1.get("markers", use: markers)
-        v1.post("markers", use: saveMarkers)
-        v1.get("preferences", use: preferences)
-        v1.get("follow_requests", use: followRequests)
-        v1.post("follow_requests/{id}/authorize") { request, context in
-            try await answerFollowRequest(true, request, context)
-        }
-        v1.post("follow_requests/{id}/reject") { request, context in
-            try await answerFollowRequest(false, request, context)
-        }
-        // Mastodon features Plaza has no counterpart for: valid, empty answers.
+    }
+
+    /// Mastodon features Plaza has no counterpart for: valid, empty answers.
+    private func registerEmpty(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
         let empty: [(String, String)] = [
             ("custom_emojis", ""), ("lists", "read:lists"), ("filters", "read:filters"),
             ("followed_tags", "read:follows"),
@@ -112,13 +124,11 @@ struct MastodonController {
                 return try MastodonJSON.response([String]())
             }
         }
-        v2.get("filters") { _, context in
-            _ = try context.mastodonUser("read:filters")
-            return try MastodonJSON.response([String]())
-        }
-        v2.get("suggestions") { _, context in
-            _ = try context.mastodonUser("read")
-            return try MastodonJSON.response([String]())
+        for (path, scope) in [("filters", "read:filters"), ("suggestions", "read")] {
+            v2.get(RouterPath(path)) { _, context in
+                _ = try context.mastodonUser(scope)
+                return try MastodonJSON.response([String]())
+            }
         }
     }
 
