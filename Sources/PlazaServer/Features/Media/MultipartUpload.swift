@@ -15,20 +15,10 @@ enum MultipartUpload {
 
     /// Receives the file into `path` (created or truncated). The caller deletes it.
     static func receive(_ request: Request, into path: String, limits: Limits) async throws {
-        guard let contentType = request.headers[.contentType], let boundary = Self.boundary(of: contentType) else {
-            throw PlazaError(
-                .unsupportedMediaType, "unsupported_media_type",
-                "Upload the photo or video as multipart/form-data with a file field.")
-        }
         let largest = max(limits.maxFileBytes, limits.maxVideoBytes ?? 0)
         let maxTotal = largest + limits.maxOverheadBytes
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxTotal {
-            throw tooLarge(limits)
-        }
-        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path)
-        else {
-            throw PlazaError(.internalServerError, "storage_failed", "The upload could not be stored.")
-        }
+        let boundary = try checkedBoundary(request, maxTotal: maxTotal, limits: limits)
+        let file = try create(path)
         defer { try? file.close() }
 
         var parser = MultipartParser(boundary: boundary)
@@ -78,6 +68,29 @@ enum MultipartUpload {
         }
         guard fileBytes > 0 else { throw PlazaError.invalid("file", "The file is empty.") }
         if fileBytes > Self.cap(for: head, limits) { throw tooLarge(limits, cap: Self.cap(for: head, limits)) }
+    }
+
+    /// The form's boundary: 415 for a body that is not multipart/form-data, 413 for one that says
+    /// it is longer than the caps allow.
+    private static func checkedBoundary(_ request: Request, maxTotal: Int, limits: Limits) throws -> String {
+        guard let contentType = request.headers[.contentType], let boundary = Self.boundary(of: contentType) else {
+            throw PlazaError(
+                .unsupportedMediaType, "unsupported_media_type",
+                "Upload the photo or video as multipart/form-data with a file field.")
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxTotal {
+            throw tooLarge(limits)
+        }
+        return boundary
+    }
+
+    /// An empty file at `path` to write the upload into.
+    private static func create(_ path: String) throws -> FileHandle {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path)
+        else {
+            throw PlazaError(.internalServerError, "storage_failed", "The upload could not be stored.")
+        }
+        return file
     }
 
     /// A video's cap when the first bytes are a video's, else the photo cap.

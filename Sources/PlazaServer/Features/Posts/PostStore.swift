@@ -165,8 +165,8 @@ struct PostStore: Sendable {
         var audience: PostAudience?
     }
 
-    func update(_ record: PostRecord, _ changes: Changes) async throws {
-        let id = record.id
+    /// The columns an edit sets, `edited_at` first.
+    static func assignments(_ changes: Changes) -> SQLQueryString {
         var sets: [SQLQueryString] = ["edited_at = \(bind: Timestamp.now.milliseconds)"]
         func set<V: Encodable & Sendable>(_ column: String, _ update: FieldUpdate<V>) {
             switch update {
@@ -192,7 +192,12 @@ struct PostStore: Sendable {
                 activity_progress = \(bind: a.progress), activity_completed_at = \(bind: a.completedAt?.milliseconds)
                 """)
         }
-        let assignments = sets.joined(separator: ", ")
+        return sets.joined(separator: ", ")
+    }
+
+    func update(_ record: PostRecord, _ changes: Changes) async throws {
+        let id = record.id
+        let assignments = Self.assignments(changes)
         let before = Set(Mentions.usernames(in: record.post.title, record.post.body))
         let mentioned = Mentions.usernames(
             in: changes.title.applied(to: record.post.title), changes.body.applied(to: record.post.body)
