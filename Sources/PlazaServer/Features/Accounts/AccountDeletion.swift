@@ -95,7 +95,22 @@ struct AccountDeletion: Sendable {
     func purge(userID user: Int64, now: Int64, logger: Logger) async throws -> Bool {
         let stillDue: SQLQueryString =
             "id = \(bind: user) AND deletion_due_at IS NOT NULL AND deletion_due_at <= \(bind: now)"
-        // Their posts, each as its author deletes it: readers hear of it, home timelines lose it.
+        guard try await deletePosts(of: user, stillDue: stillDue, logger: logger) else { return false }
+        try await deleteComments(of: user)
+        try await deleteLikes(of: user)
+        try await handOverSpaces(of: user)
+        try await handOverPreviewImages(of: user)
+        guard let media = try await deleteAccount(user, stillDue: stillDue, now: now) else { return false }
+        await storage.deleteFiles(ofMedia: media, logger: logger)
+        accounts.forgetSessions(of: user)
+        searchWindows.clear()
+        logger.info("Deleted account \(user) at its owner's request")
+        return true
+    }
+
+    /// Their posts, each as its author deletes it: readers hear of it, home timelines lose it.
+    /// False when the account is no longer due.
+    private func deletePosts(of user: Int64, stillDue: SQLQueryString, logger: Logger) async throws -> Bool {
         while true {
             let batch = try await events.write { db -> (media: [Int64], posts: Int)? in
                 guard try await db.first("SELECT id FROM users WHERE \(stillDue)") != nil else { return nil }
@@ -117,7 +132,11 @@ struct AccountDeletion: Sendable {
             await storage.deleteFiles(ofMedia: batch.media, logger: logger)
             if batch.posts < Self.batch { break }
         }
-        // Their comments on other people's posts.
+        return true
+    }
+
+    /// Their comments on other people's posts.
+    private func deleteComments(of user: Int64) async throws {
         while try await hasRows("comments WHERE author_id = \(bind: user)") {
             try await db.write { db in
                 let comments = try await db.rows(
@@ -135,7 +154,10 @@ struct AccountDeletion: Sendable {
                 for comment in comments { try await CommentStore.delete(comment: comment, on: db) }
             }
         }
-        // Their likes, the liked posts locked first (in id order), as a like does.
+    }
+
+    /// Their likes, the liked posts locked first (in id order), as a like does.
+    private func deleteLikes(of user: Int64) async throws {
         while try await hasRows("likes WHERE user_id = \(bind: user)") {
             try await db.write { db in
                 let posts = try await db.rows(
@@ -147,10 +169,12 @@ struct AccountDeletion: Sendable {
                 try await db.exec("DELETE FROM likes WHERE user_id = \(bind: user) AND post_id IN (\(binds: posts))")
             }
         }
-        try await handOverSpaces(of: user)
-        try await handOverPreviewImages(of: user)
-        // The account itself; the rest goes with it (foreign keys), counters kept by triggers.
-        let media = try await db.write { db -> [Int64]? in
+    }
+
+    /// The account itself; the rest goes with it (foreign keys), counters kept by triggers.
+    /// The ids of the media whose files go after; nil when it is no longer due.
+    private func deleteAccount(_ user: Int64, stillDue: SQLQueryString, now: Int64) async throws -> [Int64]? {
+        try await db.write { db -> [Int64]? in
             if let lock = db.dialect.rowLock(.noKeyUpdate) {
                 // Everyone whose counters the cascade changes, in id order.
                 try await db.exec(
@@ -186,12 +210,6 @@ struct AccountDeletion: Sendable {
             try await db.exec("DELETE FROM users WHERE id = \(bind: user)")
             return media
         }
-        guard let media else { return false }
-        await storage.deleteFiles(ofMedia: media, logger: logger)
-        accounts.forgetSessions(of: user)
-        searchWindows.clear()
-        logger.info("Deleted account \(user) at its owner's request")
-        return true
     }
 
     /// Each space the person owns passes to its oldest moderator, else its oldest member, with
