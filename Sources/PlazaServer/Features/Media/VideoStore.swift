@@ -141,20 +141,9 @@ struct VideoStore: Sendable {
                 }
                 let record = try MediaRecord(row: row)
                 guard let postID, let post else { return .ended(published: false) }
-                let media = MediaRecord.list(try post.decode(column: "media", as: String?.self)).map {
-                    $0.id == id ? record : $0
-                }
-                let processing = PostStore.isProcessing(media)
-                let publish = try post.decode(column: "processing", as: Bool.self) && !processing
-                try await db.exec(
-                    """
-                    UPDATE posts SET media = \(bind: MediaRecord.text(media)), processing = \(bind: processing)
-                    WHERE id = \(bind: postID)
-                    """)
-                if publish {
-                    try await PostStore.announce(post: postID, author: owner, mentioned: mentioned, ids: ids, on: db)
-                }
-                return .ended(published: publish)
+                let published = try await Self.replace(
+                    record, inPost: postID, post, author: owner, mentioned: mentioned, ids: ids, on: db)
+                return .ended(published: published)
             }
             if let ending {
                 if ending == .ended(published: true) { searchWindows.clear() }
@@ -162,5 +151,27 @@ struct VideoStore: Sendable {
             }
         }
         throw PlazaError(.conflict, "video_busy", "The video's post kept changing while it was being finished.")
+    }
+
+    /// The post's copy of the video becomes `record`; the post is published (announced to its
+    /// readers, its mentions notified) when this was the last of its media being processed.
+    private static func replace(
+        _ record: MediaRecord, inPost postID: Int64, _ post: Row, author: Int64, mentioned: [Int64],
+        ids: IDGenerator, on db: Connection
+    ) async throws -> Bool {
+        let media = MediaRecord.list(try post.decode(column: "media", as: String?.self)).map {
+            $0.id == record.id ? record : $0
+        }
+        let processing = PostStore.isProcessing(media)
+        let publish = try post.decode(column: "processing", as: Bool.self) && !processing
+        try await db.exec(
+            """
+            UPDATE posts SET media = \(bind: MediaRecord.text(media)), processing = \(bind: processing)
+            WHERE id = \(bind: postID)
+            """)
+        if publish {
+            try await PostStore.announce(post: postID, author: author, mentioned: mentioned, ids: ids, on: db)
+        }
+        return publish
     }
 }
