@@ -47,24 +47,7 @@ public enum Backup {
             }
         }
         try files.createDirectory(atPath: directory + "/media", withIntermediateDirectories: true)
-        let copy: Database
-        if let url = config.databaseURL {
-            try await pgTool(
-                "pg_dump", url: url, ["--format=custom", "--no-owner", "--file=\(directory)/\(postgresFile)"])
-            // The media rows as of now: the dump's, less those deleted since (their files went
-            // with them), and any newer ones.
-            copy = try await Database.open(config.database, logger: logger)
-        } else {
-            guard files.fileExists(atPath: config.database.sqlitePath) else {
-                throw Failure("There is no database at \(config.database.sqlitePath).")
-            }
-            let source = try SQLiteHandle(path: config.database.sqlitePath)
-            try source.execute(script: "PRAGMA busy_timeout = 10000")
-            try source.backup(to: "\(directory)/\(sqliteFile)")
-            var copied = config.database
-            copied.sqlitePath = "\(directory)/\(sqliteFile)"
-            copy = try await Database.open(copied, logger: logger)
-        }
+        let copy = try await copyDatabase(config: config, into: directory, logger: logger)
         let (ids, migration) = try await copy.withRunning { db in
             try await db.read { conn in
                 let ids = try await conn.rows("SELECT id FROM media ORDER BY id").map {
@@ -75,24 +58,7 @@ public enum Backup {
             }
         }
         let storage = AppServices.mediaStorage(config: config)
-        var count = 0
-        var bytes: Int64 = 0
-        var missing = 0
-        // Several media at a time: from S3 each file is a request.
-        try await withThrowingTaskGroup(of: (files: Int, bytes: Int64).self) { group in
-            var next = ids.makeIterator()
-            func add() {
-                guard let id = next.next() else { return }
-                group.addTask { try await copyFiles(ofMedia: id, from: storage, into: "\(directory)/media") }
-            }
-            for _ in 0..<mediaCopies { add() }
-            while let copied = try await group.next() {
-                count += copied.files
-                bytes += copied.bytes
-                if copied.files == 0 { missing += 1 }
-                add()
-            }
-        }
+        let (count, bytes, missing) = try await copyMedia(ids, from: storage, into: "\(directory)/media")
         let manifest = Manifest(
             createdAt: Date().formatted(.iso8601), database: config.databaseURL == nil ? "sqlite" : "postgres",
             migration: migration, mediaFiles: count, mediaBytes: bytes, missingMedia: missing)
@@ -104,6 +70,55 @@ public enum Backup {
         }
         logger.info("Backed up the database and \(count) media files (\(bytes) bytes) to \(directory)")
         return manifest
+    }
+
+    /// The database copied into the backup (`pg_dump`, or SQLite's online backup), opened: the
+    /// media rows to copy files of are read from it.
+    private static func copyDatabase(config: PlazaConfig, into directory: String, logger: Logger) async throws
+        -> Database
+    {
+        if let url = config.databaseURL {
+            try await pgTool(
+                "pg_dump", url: url, ["--format=custom", "--no-owner", "--file=\(directory)/\(postgresFile)"])
+            // The media rows as of now: the dump's, less those deleted since (their files went
+            // with them), and any newer ones.
+            return try await Database.open(config.database, logger: logger)
+        } else {
+            guard FileManager.default.fileExists(atPath: config.database.sqlitePath) else {
+                throw Failure("There is no database at \(config.database.sqlitePath).")
+            }
+            let source = try SQLiteHandle(path: config.database.sqlitePath)
+            try source.execute(script: "PRAGMA busy_timeout = 10000")
+            try source.backup(to: "\(directory)/\(sqliteFile)")
+            var copied = config.database
+            copied.sqlitePath = "\(directory)/\(sqliteFile)"
+            return try await Database.open(copied, logger: logger)
+        }
+    }
+
+    /// Copies the files of `ids`, several media at a time (from S3 each file is a request): the
+    /// files and bytes copied, and the media whose files were gone (deleted since).
+    private static func copyMedia(_ ids: [Int64], from storage: any MediaStorage, into root: String) async throws
+        -> (files: Int, bytes: Int64, missing: Int)
+    {
+        var count = 0
+        var bytes: Int64 = 0
+        var missing = 0
+        try await withThrowingTaskGroup(of: (files: Int, bytes: Int64).self) { group in
+            var next = ids.makeIterator()
+            func add() {
+                guard let id = next.next() else { return }
+                group.addTask { try await copyFiles(ofMedia: id, from: storage, into: root) }
+            }
+            for _ in 0..<mediaCopies { add() }
+            while let copied = try await group.next() {
+                count += copied.files
+                bytes += copied.bytes
+                if copied.files == 0 { missing += 1 }
+                add()
+            }
+        }
+        return (count, bytes, missing)
     }
 
     /// Media whose files are copied at once.
@@ -136,6 +151,31 @@ public enum Backup {
                 "The backup is of a newer Plaza (migration \(manifest.migration)): restore it with that version.")
         }
         // Refused before anything is written: a database or media folder with data in it.
+        try await checkEmpty(config: config, for: manifest, logger: logger)
+        let sqliteTarget = config.database.sqlitePath
+        // The media first: a failure after them leaves only files a retry writes again.
+        try await restoreMedia(from: "\(directory)/media", config: config)
+        // Then the database, all or nothing.
+        if let url = config.databaseURL {
+            try await pgTool(
+                "pg_restore", url: url,
+                ["--no-owner", "--exit-on-error", "--single-transaction", "\(directory)/\(postgresFile)"])
+        } else {
+            try files.createDirectory(
+                atPath: (sqliteTarget as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let partial = sqliteTarget + ".restoring"
+            try? files.removeItem(atPath: partial)
+            try files.copyItem(atPath: "\(directory)/\(sqliteFile)", toPath: partial)
+            try files.moveItem(atPath: partial, toPath: sqliteTarget)
+        }
+        _ = try await Admin.migrate(config: config, logger: logger)
+        logger.info("Restored the database and \(manifest.mediaFiles) media files from \(directory)")
+        return manifest
+    }
+
+    /// Refuses a database or a media folder with data in it, and a backup of the other database.
+    private static func checkEmpty(config: PlazaConfig, for manifest: Manifest, logger: Logger) async throws {
+        let files = FileManager.default
         let sqliteTarget = config.database.sqlitePath
         if config.databaseURL != nil {
             guard manifest.database == "postgres" else {
@@ -165,9 +205,12 @@ public enum Backup {
                 throw Failure("\(media) is not empty: restore into an empty data folder.")
             }
         }
-        // The media first: a failure after them leaves only files a retry writes again.
+    }
+
+    /// Stores every file of the backup's media folder.
+    private static func restoreMedia(from root: String, config: PlazaConfig) async throws {
+        let files = FileManager.default
         let storage = AppServices.mediaStorage(config: config)
-        let root = "\(directory)/media"
         for folder in (try? files.contentsOfDirectory(atPath: root)) ?? [] where Int64(folder) != nil {
             for variant in try files.contentsOfDirectory(atPath: "\(root)/\(folder)") {
                 let path = "\(root)/\(folder)/\(variant)"
@@ -175,22 +218,6 @@ public enum Backup {
                 try await storage.put("\(folder)/\(variant)", file: path, contentType: type)
             }
         }
-        // Then the database, all or nothing.
-        if let url = config.databaseURL {
-            try await pgTool(
-                "pg_restore", url: url,
-                ["--no-owner", "--exit-on-error", "--single-transaction", "\(directory)/\(postgresFile)"])
-        } else {
-            try files.createDirectory(
-                atPath: (sqliteTarget as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            let partial = sqliteTarget + ".restoring"
-            try? files.removeItem(atPath: partial)
-            try files.copyItem(atPath: "\(directory)/\(sqliteFile)", toPath: partial)
-            try files.moveItem(atPath: partial, toPath: sqliteTarget)
-        }
-        _ = try await Admin.migrate(config: config, logger: logger)
-        logger.info("Restored the database and \(manifest.mediaFiles) media files from \(directory)")
-        return manifest
     }
 
     /// A stored file's type, as it was given when stored: the variants are JPEG, PNG or WebP
