@@ -389,42 +389,53 @@ struct PostStore: Sendable {
                 sql += "\(timeline) JOIN users u ON u.id = p.author_id WHERE \(mine)"
                 order = "he.created_at DESC, he.post_id DESC"
             } else {
-                // The newest page of each source (the timeline, each pulled account, each space, so
-                // every branch walks an index in order), merged: no source is read past one page.
-                func branch(_ select: SQLQueryString, order: SQLQueryString) -> SQLQueryString {
-                    "SELECT id FROM (SELECT \(select) ORDER BY \(order) LIMIT \(bind: limit)) AS by_source"
-                }
-                var branches = [
-                    branch(
-                        "he.post_id AS id FROM \(timeline) WHERE \(mine)", order: "he.created_at DESC, he.post_id DESC")
-                ]
-                for author in home.pulled.prefix(HomeTimeline.maxPulledBranches) {
-                    branches.append(
-                        branch(
-                            "p.id FROM posts p WHERE p.author_id = \(bind: author)\(postFilters)",
-                            order: "p.created_at DESC, p.id DESC"))
-                }
-                if home.pulled.count > HomeTimeline.maxPulledBranches {
-                    // All of them (the first ones again, which the UNION drops): correct, not cheap.
-                    let pulled: SQLQueryString =
-                        "SELECT followee_id FROM follows WHERE follower_id = \(bind: id) AND pulled"
-                    branches.append(
-                        branch(
-                            "p.id FROM posts p WHERE p.author_id IN (\(pulled))\(postFilters)",
-                            order: "p.created_at DESC, p.id DESC"))
-                }
-                for space in home.spaces {
-                    branches.append(
-                        branch(
-                            "ps.post_id AS id FROM post_spaces ps JOIN posts p ON p.id = ps.post_id WHERE ps.space_id = \(bind: space)\(spaceFilters)",
-                            order: "ps.created_at DESC, ps.post_id DESC"))
-                }
+                let branches = homeBranches(
+                    of: id, home: home, timeline: timeline, mine: mine, postFilters: postFilters,
+                    spaceFilters: spaceFilters, limit: limit)
                 sql +=
                     "posts p JOIN users u ON u.id = p.author_id WHERE p.id IN (\(branches.joined(separator: " UNION ")))"
             }
         }
         sql += " ORDER BY \(order) LIMIT \(bind: limit)"
         return sql
+    }
+
+    /// A merged home feed's sources: the newest page of the timeline, of each pulled account
+    /// and of each joined space, each branch walking an index in order.
+    private static func homeBranches(
+        of id: Int64, home: HomeTimeline.Sources, timeline: SQLQueryString, mine: SQLQueryString,
+        postFilters: SQLQueryString, spaceFilters: SQLQueryString, limit: Int
+    ) -> [SQLQueryString] {
+        // The newest page of each source, merged by the caller: no source is read past one page.
+        func branch(_ select: SQLQueryString, order: SQLQueryString) -> SQLQueryString {
+            "SELECT id FROM (SELECT \(select) ORDER BY \(order) LIMIT \(bind: limit)) AS by_source"
+        }
+        var branches = [
+            branch(
+                "he.post_id AS id FROM \(timeline) WHERE \(mine)", order: "he.created_at DESC, he.post_id DESC")
+        ]
+        for author in home.pulled.prefix(HomeTimeline.maxPulledBranches) {
+            branches.append(
+                branch(
+                    "p.id FROM posts p WHERE p.author_id = \(bind: author)\(postFilters)",
+                    order: "p.created_at DESC, p.id DESC"))
+        }
+        if home.pulled.count > HomeTimeline.maxPulledBranches {
+            // All of them (the first ones again, which the UNION drops): correct, not cheap.
+            let pulled: SQLQueryString =
+                "SELECT followee_id FROM follows WHERE follower_id = \(bind: id) AND pulled"
+            branches.append(
+                branch(
+                    "p.id FROM posts p WHERE p.author_id IN (\(pulled))\(postFilters)",
+                    order: "p.created_at DESC, p.id DESC"))
+        }
+        for space in home.spaces {
+            branches.append(
+                branch(
+                    "ps.post_id AS id FROM post_spaces ps JOIN posts p ON p.id = ps.post_id WHERE ps.space_id = \(bind: space)\(spaceFilters)",
+                    order: "ps.created_at DESC, ps.post_id DESC"))
+        }
+        return branches
     }
 
     /// The conditions every feed applies to its posts `p`, keyed on the given sort columns.
