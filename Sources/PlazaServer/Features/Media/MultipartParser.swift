@@ -93,12 +93,6 @@ struct MultipartParser {
     mutating func feed(_ bytes: [UInt8]) throws(Malformed) -> [Event] {
         var events: [Event] = []
         var run: [UInt8] = []
-        func flush() {
-            if !run.isEmpty {
-                events.append(.body(run))
-                run.removeAll()
-            }
-        }
         var i = 0
         while i < bytes.count {
             let byte = bytes[i]
@@ -111,81 +105,98 @@ struct MultipartParser {
                     i = end
                     continue
                 }
-                var k = matched
-                while k > 0, byte != delimiter[k] { k = fallback[k - 1] }
-                if byte == delimiter[k] { k += 1 }
-                if body {
-                    // The held-back bytes were delimiter[..<matched]; with `byte` appended, the
-                    // first `matched + 1 - k` of them can no longer start a delimiter.
-                    let release = matched + 1 - k
-                    if release <= matched {
-                        run.append(contentsOf: delimiter[..<release])
-                    } else {
-                        run.append(contentsOf: delimiter[..<matched])
-                        run.append(byte)
-                    }
-                }
-                matched = k
-                if matched == delimiter.count {
-                    matched = 0
-                    if body {
-                        flush()
-                        events.append(.partEnd)
-                    }
-                    state = .afterDelimiter
-                }
-            case .afterDelimiter:
-                switch byte {
-                case UInt8(ascii: "-"): state = .closingDash
-                case UInt8(ascii: "\r"): state = .delimiterLineFeed
-                case UInt8(ascii: " "), UInt8(ascii: "\t"): state = .padding
-                default: throw Malformed(reason: "a boundary delimiter must be followed by a line break or --")
-                }
-            case .closingDash:
-                guard byte == UInt8(ascii: "-") else {
-                    throw Malformed(reason: "a boundary delimiter must be followed by a line break or --")
-                }
-                state = .epilogue
-            case .padding:
-                switch byte {
-                case UInt8(ascii: " "), UInt8(ascii: "\t"): break
-                case UInt8(ascii: "\r"): state = .delimiterLineFeed
-                default: throw Malformed(reason: "a boundary delimiter must be followed by a line break or --")
-                }
-            case .delimiterLineFeed:
-                guard byte == UInt8(ascii: "\n") else { throw Malformed(reason: "lines must end with CRLF") }
-                parts += 1
-                guard parts <= limits.maxParts else { throw Malformed(reason: "more than \(limits.maxParts) parts") }
-                (state, headers, headerBytes, line) = (.header, [], 0, [])
-            case .header:
-                headerBytes += 1
-                guard headerBytes <= limits.maxHeaderBytes else {
-                    throw Malformed(reason: "a part's headers are longer than \(limits.maxHeaderBytes) bytes")
-                }
-                switch byte {
-                case UInt8(ascii: "\r"): state = .headerLineFeed
-                case UInt8(ascii: "\t"), 0x20...0x7E, 0x80...0xFF: line.append(byte)
-                default: throw Malformed(reason: "a part header has a control character")
-                }
-            case .headerLineFeed:
-                guard byte == UInt8(ascii: "\n") else { throw Malformed(reason: "lines must end with CRLF") }
-                headerBytes += 1
-                if line.isEmpty {
-                    events.append(.headers(headers))
-                    (state, matched) = (.scanning(body: true), 0)
-                } else {
-                    headers.append(try Self.header(line))
-                    line.removeAll(keepingCapacity: true)
-                    state = .header
-                }
+                scan(byte, body: body, run: &run, events: &events)
             case .epilogue:
                 i = bytes.count
                 continue
+            default:
+                try step(byte, events: &events)
             }
             i += 1
         }
-        flush()
+        if !run.isEmpty { events.append(.body(run)) }
         return events
+    }
+
+    /// One byte that may continue a delimiter: the body bytes that can no longer start one go
+    /// to `run`; a whole delimiter ends the part.
+    private mutating func scan(_ byte: UInt8, body: Bool, run: inout [UInt8], events: inout [Event]) {
+        var k = matched
+        while k > 0, byte != delimiter[k] { k = fallback[k - 1] }
+        if byte == delimiter[k] { k += 1 }
+        if body {
+            // The held-back bytes were delimiter[..<matched]; with `byte` appended, the
+            // first `matched + 1 - k` of them can no longer start a delimiter.
+            let release = matched + 1 - k
+            if release <= matched {
+                run.append(contentsOf: delimiter[..<release])
+            } else {
+                run.append(contentsOf: delimiter[..<matched])
+                run.append(byte)
+            }
+        }
+        matched = k
+        if matched == delimiter.count {
+            matched = 0
+            if body {
+                if !run.isEmpty { events.append(.body(run)) }
+                run.removeAll()
+                events.append(.partEnd)
+            }
+            state = .afterDelimiter
+        }
+    }
+
+    /// One byte after a delimiter or in a part's headers.
+    private mutating func step(_ byte: UInt8, events: inout [Event]) throws(Malformed) {
+        switch state {
+        case .afterDelimiter:
+            switch byte {
+            case UInt8(ascii: "-"): state = .closingDash
+            case UInt8(ascii: "\r"): state = .delimiterLineFeed
+            case UInt8(ascii: " "), UInt8(ascii: "\t"): state = .padding
+            default: throw Malformed(reason: "a boundary delimiter must be followed by a line break or --")
+            }
+        case .closingDash:
+            guard byte == UInt8(ascii: "-") else {
+                throw Malformed(reason: "a boundary delimiter must be followed by a line break or --")
+            }
+            state = .epilogue
+        case .padding:
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"): break
+            case UInt8(ascii: "\r"): state = .delimiterLineFeed
+            default: throw Malformed(reason: "a boundary delimiter must be followed by a line break or --")
+            }
+        case .delimiterLineFeed:
+            guard byte == UInt8(ascii: "\n") else { throw Malformed(reason: "lines must end with CRLF") }
+            parts += 1
+            guard parts <= limits.maxParts else { throw Malformed(reason: "more than \(limits.maxParts) parts") }
+            (state, headers, headerBytes, line) = (.header, [], 0, [])
+        case .header:
+            headerBytes += 1
+            guard headerBytes <= limits.maxHeaderBytes else {
+                throw Malformed(reason: "a part's headers are longer than \(limits.maxHeaderBytes) bytes")
+            }
+            switch byte {
+            case UInt8(ascii: "\r"): state = .headerLineFeed
+            case UInt8(ascii: "\t"), 0x20...0x7E, 0x80...0xFF: line.append(byte)
+            default: throw Malformed(reason: "a part header has a control character")
+            }
+        case .headerLineFeed:
+            guard byte == UInt8(ascii: "\n") else { throw Malformed(reason: "lines must end with CRLF") }
+            headerBytes += 1
+            if line.isEmpty {
+                events.append(.headers(headers))
+                (state, matched) = (.scanning(body: true), 0)
+            } else {
+                headers.append(try Self.header(line))
+                line.removeAll(keepingCapacity: true)
+                state = .header
+            }
+        case .scanning, .epilogue:
+            break
+        }
     }
 
     /// Call when the body has ended: it is malformed unless the closing delimiter was read.
