@@ -4,6 +4,13 @@ extension OpenAPIDocument {
     /// Accounts and sessions: sign-up, sign-in, two-factor, email, password, profile, preferences, export, sessions.
     static var accountOperations: [(String, Operation)] {
         [
+            authRegisterOperations, meTwoFactorOperations, meEmailVerificationOperations, meOperations,
+            mePreferencesOperations,
+        ].flatMap { $0 }
+    }
+
+    private static var authRegisterOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/auth/register",
                 Operation(
@@ -54,6 +61,11 @@ extension OpenAPIDocument {
                     summary: "Turn two-factor sign-in on with a code from the app; returns 10 one-time recovery codes",
                     auth: .required, body: "ConfirmTwoFactorRequest", response: ref("RecoveryCodes"), errors: [409])
             ),
+        ]
+    }
+
+    private static var meTwoFactorOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/me/two-factor",
                 Operation(
@@ -100,6 +112,11 @@ extension OpenAPIDocument {
                         """,
                     auth: .none, body: "VerifyEmailRequest", status: 204, errors: [400, 409])
             ),
+        ]
+    }
+
+    private static var meEmailVerificationOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/me/email/verification",
                 Operation(
@@ -144,6 +161,11 @@ extension OpenAPIDocument {
                     auth: .required,
                     body: "UpdateMeRequest", response: ref("Me"))
             ),
+        ]
+    }
+
+    private static var meOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/me",
                 Operation(
@@ -189,6 +211,11 @@ extension OpenAPIDocument {
                     method: .put, summary: "Replace my app preferences (a JSON object, at most 4 KB)", auth: .required,
                     body: "Preferences", response: ref("Preferences"))
             ),
+        ]
+    }
+
+    private static var mePreferencesOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/me/preferences",
                 Operation(

@@ -3,12 +3,15 @@ import OpenAPIKit
 extension OpenAPIDocument {
     /// Collections and saved items.
     static var collectionOperations: [(String, Operation)] {
-        let page = Params.page
-        return [
+        [collectionsOperations, collectionsItemsIdOperations].flatMap { $0 }
+    }
+
+    private static var collectionsOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/collections",
                 Operation(
-                    method: .get, summary: "My collections, newest first", auth: .required, query: page,
+                    method: .get, summary: "My collections, newest first", auth: .required, query: Params.page,
                     response: pageOf("SavedCollection"))
             ),
             (
@@ -33,7 +36,7 @@ extension OpenAPIDocument {
             (
                 "\(v1)/collections/{id}/items",
                 Operation(
-                    method: .get, summary: "Items of my collection, newest first", auth: .required, query: page,
+                    method: .get, summary: "Items of my collection, newest first", auth: .required, query: Params.page,
                     response: pageOf("CollectionItem"), errors: [404])
             ),
             (
@@ -51,6 +54,11 @@ extension OpenAPIDocument {
                         (operationID: "deleteCollectionsItemsId", parameter: "id", pointer: "/id"),
                     ])
             ),
+        ]
+    }
+
+    private static var collectionsItemsIdOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/collections/items/{id}",
                 Operation(

@@ -3,6 +3,10 @@ import OpenAPIKit
 extension OpenAPIDocument {
     /// Sign-in with other providers (OpenID Connect, Google, Facebook, Apple) and linked identities.
     static var externalSignInOperations: [(String, Operation)] {
+        [authProvidersOperations, meIdentitiesProviderOperations].flatMap { $0 }
+    }
+
+    private static var authProvidersOperations: [(String, Operation)] {
         [
             (
                 "\(v1)/auth/providers",
@@ -54,13 +58,18 @@ extension OpenAPIDocument {
                     method: .get, summary: "The provider accounts linked to mine", auth: .required,
                     response: pageOf("LinkedIdentity"))
             ),
+        ]
+    }
+
+    private static var meIdentitiesProviderOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/me/identities/{provider}",
                 Operation(
                     method: .delete,
                     summary: "Unlink a provider; 409 `last_sign_in_method` when it is the only way to sign in",
                     auth: .required, status: 204, errors: [404, 409])
-            ),
+            )
         ]
     }
 }

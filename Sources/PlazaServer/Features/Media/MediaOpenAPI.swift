@@ -3,8 +3,7 @@ import OpenAPIKit
 extension OpenAPIDocument {
     /// Uploads and the media files.
     static var mediaOperations: [(String, Operation)] {
-        let page = Params.page
-        return [
+        [
             (
                 "\(v1)/me/media",
                 Operation(
@@ -22,7 +21,7 @@ extension OpenAPIDocument {
             (
                 "\(v1)/me/media",
                 Operation(
-                    method: .get, summary: "My uploads, newest first", auth: .required, query: page,
+                    method: .get, summary: "My uploads, newest first", auth: .required, query: Params.page,
                     response: pageOf("Media"))
             ),
             (

@@ -3,8 +3,7 @@ import OpenAPIKit
 /// Reports, the moderation queue, suspensions and the audit log (API.md, step 11).
 extension OpenAPIDocument {
     static var moderationOperations: [(String, Operation)] {
-        let page = [Params.limit, Params.cursor]
-        return [
+        [
             (
                 "\(v1)/reports",
                 Operation(
@@ -25,7 +24,8 @@ extension OpenAPIDocument {
                         The moderation queue, newest first: every report for admins; for the owners and moderators \
                         of spaces, the reports about content in their spaces; 403 for anyone else
                         """,
-                    auth: .required, query: page + [Params.reportState], response: pageOf("Report"), errors: [403])
+                    auth: .required, query: Params.page + [Params.reportState], response: pageOf("Report"),
+                    errors: [403])
             ),
             (
                 "\(v1)/admin/reports/{id}",
@@ -59,7 +59,7 @@ extension OpenAPIDocument {
                 "\(v1)/admin/audit",
                 Operation(
                     method: .get, summary: "The audit log, newest first: who did what (admins only)",
-                    auth: .required, query: page, response: pageOf("AuditEntry"), errors: [403])
+                    auth: .required, query: Params.page, response: pageOf("AuditEntry"), errors: [403])
             ),
         ]
     }

@@ -3,13 +3,12 @@ import OpenAPIKit
 extension OpenAPIDocument {
     /// Notifications.
     static var notificationOperations: [(String, Operation)] {
-        let page = Params.page
-        return [
+        [
             (
                 "\(v1)/me/notifications",
                 Operation(
                     method: .get, summary: "My notifications, most recent activity first; unread=true for unread only",
-                    auth: .required, query: page + [Params.unread], response: pageOf("Notification"))
+                    auth: .required, query: Params.page + [Params.unread], response: pageOf("Notification"))
             ),
             (
                 "\(v1)/me/notifications/read",

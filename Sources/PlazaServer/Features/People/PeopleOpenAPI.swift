@@ -3,8 +3,11 @@ import OpenAPIKit
 extension OpenAPIDocument {
     /// Profiles, follows and requests, friends, blocks, mutes, heatmaps.
     static var peopleOperations: [(String, Operation)] {
-        let page = Params.page
-        return [
+        [usersUsernameOperations, meFollowRequestsOperations, usersUsernameActivityOperations].flatMap { $0 }
+    }
+
+    private static var usersUsernameOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/users/{username}",
                 Operation(
@@ -30,7 +33,7 @@ extension OpenAPIDocument {
                 "\(v1)/users/{username}/friends",
                 Operation(
                     method: .get, summary: "People who follow each other with the user, newest follow first",
-                    auth: .optional, query: page, response: pageOf("User"), errors: [404])
+                    auth: .optional, query: Params.page, response: pageOf("User"), errors: [404])
             ),
             (
                 "\(v1)/users/{username}/mute",
@@ -54,10 +57,16 @@ extension OpenAPIDocument {
                         """,
                     auth: .required, response: ref("Suggestions"))
             ),
+        ]
+    }
+
+    private static var meFollowRequestsOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/me/follow-requests",
                 Operation(
-                    method: .get, summary: "People asking to follow me, newest first", auth: .required, query: page,
+                    method: .get, summary: "People asking to follow me, newest first", auth: .required,
+                    query: Params.page,
                     response: pageOf("JoinRequest"))
             ),
             (
@@ -74,13 +83,13 @@ extension OpenAPIDocument {
             (
                 "\(v1)/users/{username}/followers",
                 Operation(
-                    method: .get, summary: "Followers, newest first", auth: .optional, query: page,
+                    method: .get, summary: "Followers, newest first", auth: .optional, query: Params.page,
                     response: pageOf("User"), errors: [404])
             ),
             (
                 "\(v1)/users/{username}/following",
                 Operation(
-                    method: .get, summary: "Whom the user follows, newest first", auth: .optional, query: page,
+                    method: .get, summary: "Whom the user follows, newest first", auth: .optional, query: Params.page,
                     response: pageOf("User"), errors: [404])
             ),
             (
@@ -94,6 +103,11 @@ extension OpenAPIDocument {
                 Operation(
                     method: .delete, summary: "Unblock", auth: .required, response: ref("User"), errors: [404])
             ),
+        ]
+    }
+
+    private static var usersUsernameActivityOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/users/{username}/activity",
                 Operation(
@@ -104,7 +118,7 @@ extension OpenAPIDocument {
                         """,
                     auth: .optional, query: [Params.days, Params.tz], response: ref("ActivityHeatmap"),
                     errors: [404, 422])
-            ),
+            )
         ]
     }
 }

@@ -3,8 +3,11 @@ import OpenAPIKit
 extension OpenAPIDocument {
     /// Posts, comments, likes and recommendations.
     static var postOperations: [(String, Operation)] {
-        let page = Params.page
-        return [
+        [postsOperations, postsIdLikeOperations].flatMap { $0 }
+    }
+
+    private static var postsOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/posts",
                 Operation(
@@ -35,7 +38,7 @@ extension OpenAPIDocument {
             (
                 "\(v1)/posts/{id}/comments",
                 Operation(
-                    method: .get, summary: "Comments, oldest first", auth: .optional, query: page,
+                    method: .get, summary: "Comments, oldest first", auth: .optional, query: Params.page,
                     response: pageOf("Comment"), errors: [404])
             ),
             (
@@ -51,6 +54,11 @@ extension OpenAPIDocument {
                     method: .delete, summary: "Delete a comment (its author or the post's author)", auth: .required,
                     status: 204, errors: [403, 404])
             ),
+        ]
+    }
+
+    private static var postsIdLikeOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/posts/{id}/like",
                 Operation(
@@ -74,7 +82,7 @@ extension OpenAPIDocument {
             (
                 "\(v1)/posts/{id}/likes",
                 Operation(
-                    method: .get, summary: "Who liked the post, newest first", auth: .optional, query: page,
+                    method: .get, summary: "Who liked the post, newest first", auth: .optional, query: Params.page,
                     response: pageOf("User"), errors: [404])
             ),
         ]

@@ -3,8 +3,11 @@ import OpenAPIKit
 extension OpenAPIDocument {
     /// Search, reading history and recommendations.
     static var searchOperations: [(String, Operation)] {
-        let page = Params.page
-        return [
+        [searchPostsOperations, meHistoryPostIdOperations].flatMap { $0 }
+    }
+
+    private static var searchPostsOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/search/posts",
                 Operation(
@@ -15,7 +18,7 @@ extension OpenAPIDocument {
                         followed=true to the people I follow; in=place searches place names
                         """,
                     auth: .optional,
-                    query: page + [
+                    query: Params.page + [
                         Params.postQ, Params.searchIn, Params.space, Params.kind, Params.near, Params.radiusKm,
                         Params.followed,
                     ],
@@ -26,7 +29,7 @@ extension OpenAPIDocument {
                 Operation(
                     method: .get,
                     summary: "Accounts whose username or display name has words starting with each word of q",
-                    auth: .optional, query: page + [Params.searchQ], response: pageOf("User"))
+                    auth: .optional, query: Params.page + [Params.searchQ], response: pageOf("User"))
             ),
             (
                 "\(v1)/search/saved",
@@ -36,7 +39,7 @@ extension OpenAPIDocument {
                         My saved items whose link title, description, URL, note or saved post contain every word of q, \
                         newest first
                         """,
-                    auth: .required, query: page + [Params.searchQ], response: pageOf("CollectionItem"))
+                    auth: .required, query: Params.page + [Params.searchQ], response: pageOf("CollectionItem"))
             ),
             (
                 "\(v1)/posts/{id}/view",
@@ -52,9 +55,14 @@ extension OpenAPIDocument {
                         Posts I viewed; sort by when I last viewed them, when they were posted, or how often I viewed \
                         them; q and in search them
                         """,
-                    auth: .required, query: page + [Params.historySort, Params.historyQ, Params.searchIn],
+                    auth: .required, query: Params.page + [Params.historySort, Params.historyQ, Params.searchIn],
                     response: pageOf("HistoryItem"))
             ),
+        ]
+    }
+
+    private static var meHistoryPostIdOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/me/history/{postId}/click",
                 Operation(

@@ -3,15 +3,17 @@ import OpenAPIKit
 extension OpenAPIDocument {
     /// Spaces, their members, requests, bans and invitations.
     static var spaceOperations: [(String, Operation)] {
-        let feed = Params.feed
-        let page = Params.page
-        return [
+        [spacesOperations, spacesSlugMembersOperations, spacesSlugRequestsOperations].flatMap { $0 }
+    }
+
+    private static var spacesOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/spaces",
                 Operation(
                     method: .get,
                     summary: "Spaces, newest first; q searches slug and name; member=true lists the ones I joined",
-                    auth: .optional, query: page + [Params.q, Params.member], response: pageOf("Space"))
+                    auth: .optional, query: Params.page + [Params.q, Params.member], response: pageOf("Space"))
             ),
             (
                 "\(v1)/spaces",
@@ -50,13 +52,18 @@ extension OpenAPIDocument {
                 Operation(
                     method: .get,
                     summary: "Posts in the space, newest first (a closed or private space's only for its members)",
-                    auth: .optional, query: feed, response: pageOf("Post"), errors: [404])
+                    auth: .optional, query: Params.feed, response: pageOf("Post"), errors: [404])
             ),
+        ]
+    }
+
+    private static var spacesSlugMembersOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/spaces/{slug}/members",
                 Operation(
                     method: .get, summary: "Members and their roles, earliest first (closed and private: members only)",
-                    auth: .optional, query: page, response: pageOf("SpaceMember"), errors: [403, 404])
+                    auth: .optional, query: Params.page, response: pageOf("SpaceMember"), errors: [403, 404])
             ),
             (
                 "\(v1)/spaces/{slug}/members/{username}",
@@ -99,8 +106,13 @@ extension OpenAPIDocument {
                 "\(v1)/spaces/{slug}/requests",
                 Operation(
                     method: .get, summary: "Pending join requests, oldest first (moderators)", auth: .required,
-                    query: page, response: pageOf("JoinRequest"), errors: [403, 404])
+                    query: Params.page, response: pageOf("JoinRequest"), errors: [403, 404])
             ),
+        ]
+    }
+
+    private static var spacesSlugRequestsOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/spaces/{slug}/requests/{username}",
                 Operation(
