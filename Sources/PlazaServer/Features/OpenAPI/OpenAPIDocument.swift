@@ -127,18 +127,29 @@ enum OpenAPIDocument {
             case .optional: [[:], [bearerAuth: []]]
             case .required: [[bearerAuth: []]]
             }
-        var requestBody: OpenAPI.Request?
-        if let body = op.body {
-            requestBody = OpenAPI.Request(content: [.json: .b(.init(schema: ref(body)))], required: op.bodyRequired)
+        return OpenAPI.Operation(
+            tags: op.mastodon ? ["Mastodon"] : nil, summary: op.summary, operationId: operationID(op.method, path),
+            parameters: (pathParameters(path) + op.query).map { .b($0) }, requestBody: requestBody(op),
+            responses: responses(op, path: path), security: security)
+    }
+
+    /// A JSON body by its schema's name, Mastodon's JSON or form, or an upload's multipart form.
+    static func requestBody(_ op: Operation) -> OpenAPI.Request? {
+        if op.upload {
+            let form = Schemas.object(["file": .string(format: .other("binary"))])
+            return OpenAPI.Request(content: [.multipartForm: .b(.init(schema: form))], required: true)
         }
         if op.mastodonBody {
             let free = OpenAPI.Content(schema: .object)
-            requestBody = OpenAPI.Request(content: [.json: .b(free), .form: .b(free)], required: false)
+            return OpenAPI.Request(content: [.json: .b(free), .form: .b(free)], required: false)
         }
-        if op.upload {
-            let form = Schemas.object(["file": .string(format: .other("binary"))])
-            requestBody = OpenAPI.Request(content: [.multipartForm: .b(.init(schema: form))], required: true)
+        return op.body.map {
+            OpenAPI.Request(content: [.json: .b(.init(schema: ref($0)))], required: op.bodyRequired)
         }
+    }
+
+    /// The success answer: JSON, an event stream, an image or video, an archive, or nothing.
+    static func success(_ op: Operation) -> OpenAPI.Response {
         var success = OpenAPI.Response(description: "Done")
         if let response = op.response {
             success = OpenAPI.Response(description: "OK", content: [.json: .b(.init(schema: response))])
@@ -163,6 +174,13 @@ enum OpenAPIDocument {
             success.links[link.operationID] = .b(
                 OpenAPI.Link(operationId: link.operationID, parameters: [link.parameter: .a(value)]))
         }
+        return success
+    }
+
+    /// Every status the operation can answer: its successes, a file's partial and unchanged
+    /// answers, and the errors (the operation's own and those every route of its kind may give).
+    static func responses(_ op: Operation, path: String) -> OpenAPI.Response.Map {
+        let success = success(op)
         var responses: OpenAPI.Response.Map = [.status(code: op.status): .b(success)]
         for code in op.alsoStatus { responses[.status(code: code)] = .b(success) }
         var errors = Set(op.errors + [400, 422, 429])
@@ -188,10 +206,7 @@ enum OpenAPIDocument {
             }
             responses[.status(code: code)] = .b(error)
         }
-        return OpenAPI.Operation(
-            tags: op.mastodon ? ["Mastodon"] : nil, summary: op.summary, operationId: operationID(op.method, path),
-            parameters: (pathParameters(path) + op.query).map { .b($0) }, requestBody: requestBody,
-            responses: responses, security: security)
+        return responses
     }
 
     static func pathParameters(_ path: String) -> [OpenAPI.Parameter] {
