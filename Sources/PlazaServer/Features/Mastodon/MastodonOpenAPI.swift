@@ -4,7 +4,10 @@ import OpenAPIKit
 /// documented at docs.joinmastodon.org; the schemas here hold the keys clients cannot do without.
 /// Bodies are JSON or forms; errors are `{"error": "…"}`.
 extension OpenAPIDocument {
-    static var mastodonOperations: [(String, Operation)] {
+    static var mastodonOperations: [(String, Operation)] { MastodonOperations().all }
+
+    /// The operations, with the parameters, schemas and defaults they share.
+    struct MastodonOperations {
         let v2 = "/api/v2"
         let statusPage = [mastodonLimit(20, 40), maxID, sinceID, minID]
         let accountPage = [mastodonLimit(40, 80), maxID]
@@ -22,197 +25,252 @@ extension OpenAPIDocument {
         }
         let status = ref("MastodonStatus")
         let account = ref("MastodonAccount")
-        let statuses = JSONSchema.array(items: status)
-        let accounts = JSONSchema.array(items: account)
+        var statuses: JSONSchema { .array(items: status) }
+        var accounts: JSONSchema { .array(items: account) }
         let relationship = ref("MastodonRelationship")
         let empty = JSONSchema.array(items: .object)
-        var operations: [(String, Operation)] = [
-            (
-                "\(v1)/apps",
-                op(.post, "Register an app (client_name, redirect_uris, scopes, website)", .none, .object, body: true)
-            ),
-            ("\(v1)/apps/verify_credentials", op(.get, "The app behind the token", .required, .object)),
-            ("\(v1)/instance", op(.get, "The instance (Mastodon v1 entity; version 4.3.0 compatible)", .none, .object)),
-            ("\(v2)/instance", op(.get, "The instance (Mastodon v2 entity)", .none, .object)),
-            ("\(v1)/accounts/verify_credentials", op(.get, "My account, with `source`", .required, account)),
-            (
-                "\(v1)/accounts/update_credentials",
-                op(.patch, "Change my display_name, note (bio) or locked", .required, account, body: true)
-            ),
-            (
-                "\(v1)/accounts/lookup",
-                op(
-                    .get, "An account by username (acct)", .optional, account,
-                    query: [.query(name: "acct", schema: .string)], errors: [404])
-            ),
-            (
-                "\(v1)/accounts/relationships",
-                op(
-                    .get, "My relationships to the accounts id[]", .required, .array(items: relationship),
-                    query: [idArray])
-            ),
-            (
-                "\(v1)/accounts/search",
-                op(.get, "Accounts whose name matches q", .optional, accounts, query: [q, mastodonLimit(40, 80)])
-            ),
-            ("\(v1)/accounts/{id}", op(.get, "An account", .optional, account)),
-            (
-                "\(v1)/accounts/{id}/statuses",
-                op(.get, "An account's posts, newest first", .optional, statuses, query: statusPage)
-            ),
-            (
-                "\(v1)/accounts/{id}/followers",
-                op(.get, "Who follows the account", .optional, accounts, query: accountPage)
-            ),
-            (
-                "\(v1)/accounts/{id}/following",
-                op(.get, "Whom the account follows", .optional, accounts, query: accountPage)
-            ),
-        ]
-        for action in ["follow", "unfollow", "block", "unblock", "mute", "unmute"] {
-            operations.append(
+
+        var all: [(String, Operation)] {
+            [
+                appsAndAccounts, relationships, timelinesAndStatuses, notificationsAndMore, pushAndStreaming,
+                emptyFeatures, streams,
+            ].flatMap { $0 }
+        }
+
+        var appsAndAccounts: [(String, Operation)] {
+            [
                 (
-                    "\(v1)/accounts/{id}/\(action)",
-                    op(.post, "\(action.capitalized) the account", .required, relationship, errors: [422])
-                ))
-        }
-        operations += [
-            ("\(v1)/timelines/home", op(.get, "My home feed", .required, statuses, query: statusPage)),
-            ("\(v1)/timelines/public", op(.get, "Everyone's public posts", .optional, statuses, query: statusPage)),
-            (
-                "\(v1)/timelines/tag/{tag}",
-                op(.get, "Posts found by searching for the tag", .optional, statuses, query: [mastodonLimit(20, 40)])
-            ),
-            (
-                "\(v1)/timelines/list/{id}",
-                op(.get, "A space's feed (a list is a space)", .required, statuses, query: statusPage)
-            ),
-            (
-                "\(v1)/statuses",
-                op(
-                    .post, "Post (status, media_ids[], visibility, spoiler_text), or comment (in_reply_to_id)",
-                    .required,
-                    status, body: true, errors: [404])
-            ),
-            ("\(v1)/statuses/{id}", op(.get, "A post or a comment", .optional, status)),
-            (
-                "\(v1)/statuses/{id}",
-                op(.delete, "Delete my post or comment; the answer has its text", .required, status)
-            ),
-            ("\(v1)/statuses/{id}", op(.put, "Edit my post's text", .required, status, body: true)),
-            ("\(v1)/statuses/{id}/context", op(.get, "A post's comments, or a comment's post", .optional, .object)),
-            ("\(v1)/statuses/{id}/favourite", op(.post, "Like", .required, status)),
-            ("\(v1)/statuses/{id}/unfavourite", op(.post, "Unlike", .required, status)),
-            (
-                "\(v1)/statuses/{id}/favourited_by",
-                op(.get, "Who liked it", .optional, accounts, query: [mastodonLimit(40, 80)])
-            ),
-            ("\(v1)/statuses/{id}/reblogged_by", op(.get, "Empty: Plaza has no boosts", .optional, accounts)),
-            ("\(v1)/statuses/{id}/bookmark", op(.post, "Save into my Bookmarks collection", .required, status)),
-            ("\(v1)/statuses/{id}/unbookmark", op(.post, "Take out of my Bookmarks collection", .required, status)),
-            (
-                "\(v2)/media",
-                op(
-                    .post, "Upload a photo or video (202 while a video is processed)", .required,
-                    ref("MastodonMediaAttachment"), also: [202], upload: true)
-            ),
-            (
-                "\(v1)/media",
-                op(
-                    .post, "Upload a photo or video", .required, ref("MastodonMediaAttachment"), also: [202],
-                    upload: true)
-            ),
-            (
-                "\(v1)/media/{id}",
-                op(.get, "My upload (206 while processed)", .required, ref("MastodonMediaAttachment"), also: [206])
-            ),
-            (
-                "\(v1)/media/{id}",
-                op(
-                    .put, "My upload (a description or focus is not kept)", .required, ref("MastodonMediaAttachment"),
-                    body: true, also: [206])
-            ),
-            (
-                "\(v1)/notifications",
-                op(
-                    .get, "My notifications, newest first", .required, .array(items: ref("MastodonNotification")),
-                    query: [mastodonLimit(40, 80), maxID, sinceID, minID])
-            ),
-            (
-                "\(v2)/notifications",
-                op(
-                    .get, "My notifications, grouped (likes of a post, follows) as Plaza groups them", .required,
-                    .object, query: [mastodonLimit(40, 80), maxID])
-            ),
-            ("\(v1)/notifications/{id}", op(.get, "One of my notifications", .required, ref("MastodonNotification"))),
-            ("\(v1)/notifications/clear", op(.post, "Delete all my notifications", .required, .object)),
-            ("\(v1)/notifications/{id}/dismiss", op(.post, "Delete one of my notifications", .required, .object)),
-            (
-                "\(v2)/search",
-                op(
-                    .get, "Accounts, statuses (and the hashtag asked for) matching q", .optional, .object,
-                    query: [
-                        q, .query(name: "type", schema: .string(allowedValues: "accounts", "statuses", "hashtags")),
-                        mastodonLimit(20, 40),
-                    ])
-            ),
-            ("\(v1)/markers", op(.get, "Where I stopped reading (timeline[])", .required, .object)),
-            ("\(v1)/markers", op(.post, "Save where I stopped reading", .required, .object, body: true, errors: [422])),
-            ("\(v1)/preferences", op(.get, "My posting and reading preferences", .required, .object)),
-            (
-                "\(v1)/follow_requests",
-                op(.get, "Who asks to follow me", .required, accounts, query: [mastodonLimit(40, 80)])
-            ),
-            ("\(v1)/follow_requests/{id}/authorize", op(.post, "Accept a follow request", .required, relationship)),
-            ("\(v1)/follow_requests/{id}/reject", op(.post, "Refuse a follow request", .required, relationship)),
-            ("\(v2)/filters", op(.get, "Empty: Plaza has no filters", .required, empty)),
-            ("\(v2)/suggestions", op(.get, "Empty", .required, empty)),
-            ("\(v1)/streaming/health", op(.get, "OK when streaming works", .none)),
-            (
-                "\(v1)/push/subscription",
-                op(
-                    .post,
-                    """
-                    Subscribe this token to Web Push (subscription[endpoint], subscription[keys][p256dh|auth], \
-                    subscription[standard] for aes128gcm, else aesgcm; data[alerts][…], data[policy]); replaces its last
-                    """, .required, .object, body: true)
-            ),
-            ("\(v1)/push/subscription", op(.get, "This token's push subscription", .required, .object, errors: [404])),
-            (
-                "\(v1)/push/subscription",
-                op(.put, "Change its alerts or policy", .required, .object, body: true, errors: [404])
-            ),
-            ("\(v1)/push/subscription", op(.delete, "Unsubscribe this token", .required, .object)),
-            (
-                "\(v1)/streaming",
-                op(
-                    .get,
-                    """
-                    Mastodon's streaming WebSocket (token as Bearer, access_token or Sec-WebSocket-Protocol); \
-                    a plain GET is 400, and so is a refused upgrade
-                    """, .none)
-            ),
-        ]
-        for (path, auth) in [
-            ("custom_emojis", Auth.none), ("lists", .required), ("filters", .required), ("followed_tags", .required),
-            ("announcements", .none), ("trends", .none), ("trends/tags", .none), ("trends/statuses", .none),
-            ("trends/links", .none), ("suggestions", .required), ("conversations", .required),
-            ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),
-            ("domain_blocks", .required),
-        ] {
-            operations.append(("\(v1)/\(path)", op(.get, "Empty: no such feature in Plaza", auth, empty)))
-        }
-        for (path, auth) in [
-            ("user", Auth.required), ("user/notification", .required), ("public", .required),
-            ("public/local", .required), ("public/media", .required), ("public/local/media", .required),
-        ] {
-            operations.append(
+                    "\(v1)/apps",
+                    op(
+                        .post, "Register an app (client_name, redirect_uris, scopes, website)", .none, .object,
+                        body: true)
+                ),
+                ("\(v1)/apps/verify_credentials", op(.get, "The app behind the token", .required, .object)),
                 (
-                    "\(v1)/streaming/\(path)",
-                    op(.get, "Mastodon's \(path) stream as Server-Sent Events", auth, eventStream: true)
-                ))
+                    "\(v1)/instance",
+                    op(.get, "The instance (Mastodon v1 entity; version 4.3.0 compatible)", .none, .object)
+                ),
+                ("\(v2)/instance", op(.get, "The instance (Mastodon v2 entity)", .none, .object)),
+                ("\(v1)/accounts/verify_credentials", op(.get, "My account, with `source`", .required, account)),
+                (
+                    "\(v1)/accounts/update_credentials",
+                    op(.patch, "Change my display_name, note (bio) or locked", .required, account, body: true)
+                ),
+                (
+                    "\(v1)/accounts/lookup",
+                    op(
+                        .get, "An account by username (acct)", .optional, account,
+                        query: [.query(name: "acct", schema: .string)], errors: [404])
+                ),
+                (
+                    "\(v1)/accounts/relationships",
+                    op(
+                        .get, "My relationships to the accounts id[]", .required, .array(items: relationship),
+                        query: [idArray])
+                ),
+                (
+                    "\(v1)/accounts/search",
+                    op(.get, "Accounts whose name matches q", .optional, accounts, query: [q, mastodonLimit(40, 80)])
+                ),
+                ("\(v1)/accounts/{id}", op(.get, "An account", .optional, account)),
+                (
+                    "\(v1)/accounts/{id}/statuses",
+                    op(.get, "An account's posts, newest first", .optional, statuses, query: statusPage)
+                ),
+                (
+                    "\(v1)/accounts/{id}/followers",
+                    op(.get, "Who follows the account", .optional, accounts, query: accountPage)
+                ),
+                (
+                    "\(v1)/accounts/{id}/following",
+                    op(.get, "Whom the account follows", .optional, accounts, query: accountPage)
+                ),
+            ]
         }
-        return operations
+
+        var relationships: [(String, Operation)] {
+            var operations: [(String, Operation)] = []
+            for action in ["follow", "unfollow", "block", "unblock", "mute", "unmute"] {
+                operations.append(
+                    (
+                        "\(v1)/accounts/{id}/\(action)",
+                        op(.post, "\(action.capitalized) the account", .required, relationship, errors: [422])
+                    ))
+            }
+            return operations
+        }
+
+        var timelinesAndStatuses: [(String, Operation)] {
+            [
+                ("\(v1)/timelines/home", op(.get, "My home feed", .required, statuses, query: statusPage)),
+                ("\(v1)/timelines/public", op(.get, "Everyone's public posts", .optional, statuses, query: statusPage)),
+                (
+                    "\(v1)/timelines/tag/{tag}",
+                    op(
+                        .get, "Posts found by searching for the tag", .optional, statuses,
+                        query: [mastodonLimit(20, 40)])
+                ),
+                (
+                    "\(v1)/timelines/list/{id}",
+                    op(.get, "A space's feed (a list is a space)", .required, statuses, query: statusPage)
+                ),
+                (
+                    "\(v1)/statuses",
+                    op(
+                        .post, "Post (status, media_ids[], visibility, spoiler_text), or comment (in_reply_to_id)",
+                        .required,
+                        status, body: true, errors: [404])
+                ),
+                ("\(v1)/statuses/{id}", op(.get, "A post or a comment", .optional, status)),
+                (
+                    "\(v1)/statuses/{id}",
+                    op(.delete, "Delete my post or comment; the answer has its text", .required, status)
+                ),
+                ("\(v1)/statuses/{id}", op(.put, "Edit my post's text", .required, status, body: true)),
+                ("\(v1)/statuses/{id}/context", op(.get, "A post's comments, or a comment's post", .optional, .object)),
+                ("\(v1)/statuses/{id}/favourite", op(.post, "Like", .required, status)),
+                ("\(v1)/statuses/{id}/unfavourite", op(.post, "Unlike", .required, status)),
+                (
+                    "\(v1)/statuses/{id}/favourited_by",
+                    op(.get, "Who liked it", .optional, accounts, query: [mastodonLimit(40, 80)])
+                ),
+                ("\(v1)/statuses/{id}/reblogged_by", op(.get, "Empty: Plaza has no boosts", .optional, accounts)),
+                ("\(v1)/statuses/{id}/bookmark", op(.post, "Save into my Bookmarks collection", .required, status)),
+                ("\(v1)/statuses/{id}/unbookmark", op(.post, "Take out of my Bookmarks collection", .required, status)),
+                (
+                    "\(v2)/media",
+                    op(
+                        .post, "Upload a photo or video (202 while a video is processed)", .required,
+                        ref("MastodonMediaAttachment"), also: [202], upload: true)
+                ),
+                (
+                    "\(v1)/media",
+                    op(
+                        .post, "Upload a photo or video", .required, ref("MastodonMediaAttachment"), also: [202],
+                        upload: true)
+                ),
+                (
+                    "\(v1)/media/{id}",
+                    op(.get, "My upload (206 while processed)", .required, ref("MastodonMediaAttachment"), also: [206])
+                ),
+            ]
+        }
+
+        var notificationsAndMore: [(String, Operation)] {
+            [
+                (
+                    "\(v1)/media/{id}",
+                    op(
+                        .put, "My upload (a description or focus is not kept)", .required,
+                        ref("MastodonMediaAttachment"),
+                        body: true, also: [206])
+                ),
+                (
+                    "\(v1)/notifications",
+                    op(
+                        .get, "My notifications, newest first", .required, .array(items: ref("MastodonNotification")),
+                        query: [mastodonLimit(40, 80), maxID, sinceID, minID])
+                ),
+                (
+                    "\(v2)/notifications",
+                    op(
+                        .get, "My notifications, grouped (likes of a post, follows) as Plaza groups them", .required,
+                        .object, query: [mastodonLimit(40, 80), maxID])
+                ),
+                (
+                    "\(v1)/notifications/{id}",
+                    op(.get, "One of my notifications", .required, ref("MastodonNotification"))
+                ),
+                ("\(v1)/notifications/clear", op(.post, "Delete all my notifications", .required, .object)),
+                ("\(v1)/notifications/{id}/dismiss", op(.post, "Delete one of my notifications", .required, .object)),
+                (
+                    "\(v2)/search",
+                    op(
+                        .get, "Accounts, statuses (and the hashtag asked for) matching q", .optional, .object,
+                        query: [
+                            q, .query(name: "type", schema: .string(allowedValues: "accounts", "statuses", "hashtags")),
+                            mastodonLimit(20, 40),
+                        ])
+                ),
+                ("\(v1)/markers", op(.get, "Where I stopped reading (timeline[])", .required, .object)),
+                (
+                    "\(v1)/markers",
+                    op(.post, "Save where I stopped reading", .required, .object, body: true, errors: [422])
+                ),
+                ("\(v1)/preferences", op(.get, "My posting and reading preferences", .required, .object)),
+                (
+                    "\(v1)/follow_requests",
+                    op(.get, "Who asks to follow me", .required, accounts, query: [mastodonLimit(40, 80)])
+                ),
+                ("\(v1)/follow_requests/{id}/authorize", op(.post, "Accept a follow request", .required, relationship)),
+                ("\(v1)/follow_requests/{id}/reject", op(.post, "Refuse a follow request", .required, relationship)),
+                ("\(v2)/filters", op(.get, "Empty: Plaza has no filters", .required, empty)),
+                ("\(v2)/suggestions", op(.get, "Empty", .required, empty)),
+                ("\(v1)/streaming/health", op(.get, "OK when streaming works", .none)),
+            ]
+        }
+
+        var pushAndStreaming: [(String, Operation)] {
+            [
+                (
+                    "\(v1)/push/subscription",
+                    op(
+                        .post,
+                        """
+                        Subscribe this token to Web Push (subscription[endpoint], subscription[keys][p256dh|auth], \
+                        subscription[standard] for aes128gcm, else aesgcm; data[alerts][…], data[policy]); replaces its last
+                        """, .required, .object, body: true)
+                ),
+                (
+                    "\(v1)/push/subscription",
+                    op(.get, "This token's push subscription", .required, .object, errors: [404])
+                ),
+                (
+                    "\(v1)/push/subscription",
+                    op(.put, "Change its alerts or policy", .required, .object, body: true, errors: [404])
+                ),
+                ("\(v1)/push/subscription", op(.delete, "Unsubscribe this token", .required, .object)),
+                (
+                    "\(v1)/streaming",
+                    op(
+                        .get,
+                        """
+                        Mastodon's streaming WebSocket (token as Bearer, access_token or Sec-WebSocket-Protocol); \
+                        a plain GET is 400, and so is a refused upgrade
+                        """, .none)
+                ),
+            ]
+        }
+
+        var emptyFeatures: [(String, Operation)] {
+            var operations: [(String, Operation)] = []
+            for (path, auth) in [
+                ("custom_emojis", Auth.none), ("lists", .required), ("filters", .required),
+                ("followed_tags", .required),
+                ("announcements", .none), ("trends", .none), ("trends/tags", .none), ("trends/statuses", .none),
+                ("trends/links", .none), ("suggestions", .required), ("conversations", .required),
+                ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),
+                ("domain_blocks", .required),
+            ] {
+                operations.append(("\(v1)/\(path)", op(.get, "Empty: no such feature in Plaza", auth, empty)))
+            }
+            return operations
+        }
+
+        var streams: [(String, Operation)] {
+            var operations: [(String, Operation)] = []
+            for (path, auth) in [
+                ("user", Auth.required), ("user/notification", .required), ("public", .required),
+                ("public/local", .required), ("public/media", .required), ("public/local/media", .required),
+            ] {
+                operations.append(
+                    (
+                        "\(v1)/streaming/\(path)",
+                        op(.get, "Mastodon's \(path) stream as Server-Sent Events", auth, eventStream: true)
+                    ))
+            }
+            return operations
+        }
     }
 
     static func mastodonLimit(_ fallback: Int, _ max: Int) -> OpenAPI.Parameter {
