@@ -64,6 +64,13 @@ extension OpenAPIDocument {
 
         static var all: [String: JSONSchema] {
             [
+                peopleSchemas, postSchemas, spaceSchemas, notificationSchemas, accountRequestSchemas,
+                signInAndPostRequestSchemas, spaceAndCollectionRequestSchemas, moderation,
+            ].reduce(into: [:]) { all, part in all.merge(part) { a, _ in a } }
+        }
+
+        private static var peopleSchemas: [String: JSONSchema] {
+            [
                 "Error": object([
                     "error": object(
                         ["code": string(), "message": string(), "field": string(), "challenge": string()],
@@ -113,6 +120,11 @@ extension OpenAPIDocument {
                         language) and push ({kind: bool}); a bad value of one of them is a 422
                         """),
                 "SpaceSummary": object(["id": id, "slug": string(), "name": string()]),
+            ]
+        }
+
+        private static var postSchemas: [String: JSONSchema] {
+            [
                 "LinkPreview": object([
                     "url": string(), "title": nullable(string()), "description": nullable(string()),
                     "imageURL": nullable(string()), "siteName": nullable(string()), "fetchedAt": nullable(timestamp),
@@ -157,6 +169,11 @@ extension OpenAPIDocument {
                             confirming the password (docs/operations.md)
                             """),
                 ]),
+            ]
+        }
+
+        private static var spaceSchemas: [String: JSONSchema] {
+            [
                 "Space": object([
                     "id": id, "slug": string(), "name": string(), "description": string(),
                     "visibility": spaceVisibility, "image": nullable(ref("Media")), "owner": ref("UserSummary"),
@@ -199,6 +216,11 @@ extension OpenAPIDocument {
                     "clicks": integer,
                 ]),
                 "HistoryItemPage": page("HistoryItem"),
+            ]
+        }
+
+        private static var notificationSchemas: [String: JSONSchema] {
+            [
                 "Notification": object(
                     [
                         "id": id, "kind": enumeration(NotificationKind.allCases.map(\.rawValue)),
@@ -247,6 +269,11 @@ extension OpenAPIDocument {
                 "CurrentPasswordRequest": object(["currentPassword": string()]),
                 "AccountDeletionScheduled": object(["deletesAt": timestamp]),
                 "ForgotPasswordRequest": object(["email": string(maxLength: AccountRules.maxEmailLength)]),
+            ]
+        }
+
+        private static var accountRequestSchemas: [String: JSONSchema] {
+            [
                 "ResetPasswordRequest": object([
                     "token": string(maxLength: 100),
                     "newPassword": .string(
@@ -297,6 +324,11 @@ extension OpenAPIDocument {
                 "ConfirmTwoFactorRequest": object(["code": string(maxLength: AccountRules.maxCodeLength)]),
                 "RecoveryCodes": object(["recoveryCodes": array(string())]),
                 "TwoFactorStatus": object(["enabled": boolean, "recoveryCodesLeft": integer]),
+            ]
+        }
+
+        private static var signInAndPostRequestSchemas: [String: JSONSchema] {
+            [
                 "SecondFactorRequest": object([
                     "challenge": string(maxLength: 100), "code": string(maxLength: AccountRules.maxCodeLength),
                 ]),
@@ -343,6 +375,11 @@ extension OpenAPIDocument {
                 "RecommendPostRequest": object([
                     "to": .array(minItems: 1, maxItems: PostRules.maxRecipients, items: string())
                 ]),
+            ]
+        }
+
+        private static var spaceAndCollectionRequestSchemas: [String: JSONSchema] {
+            [
                 "CreateSpaceRequest": object(
                     [
                         "slug": pattern("^[A-Za-z0-9][A-Za-z0-9_-]{1,\(SpaceRules.maxSlugLength - 1)}$"),
@@ -370,7 +407,7 @@ extension OpenAPIDocument {
                     required: [], description: "Either postId or url"),
                 "UpdateItemRequest": object(
                     ["collectionId": id, "note": string(maxLength: CollectionRules.maxNoteLength)], required: []),
-            ].merging(moderation) { a, _ in a }
+            ]
         }
     }
 }
