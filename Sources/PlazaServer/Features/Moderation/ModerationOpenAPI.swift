@@ -1,8 +1,11 @@
 import OpenAPIKit
 
-/// Reports, the moderation queue, suspensions and the audit log (API.md, step 11).
+/// Reports, the moderation queue, suspensions and the audit log.
 extension OpenAPIDocument {
-    static var moderationOperations: [(String, Operation)] {
+    static var moderationOperations: [(String, Operation)] { reportOperations + adminOperations }
+
+    /// Reporting, and the moderators' queue of reports.
+    private static var reportOperations: [(String, Operation)] {
         [
             (
                 "\(v1)/reports",
@@ -39,6 +42,12 @@ extension OpenAPIDocument {
                         """,
                     auth: .required, body: "ResolveReportRequest", response: ref("Report"), errors: [403, 409, 422])
             ),
+        ]
+    }
+
+    /// Suspensions and the audit log.
+    private static var adminOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/admin/users/{username}/suspension",
                 Operation(
