@@ -33,6 +33,8 @@ test:
 	scripts/install-deps.sh test
 	@echo "==> Formatting: swift format lint --strict (make format fixes it; configuration in .swift-format)"
 	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+	@echo "==> Function lengths: none in Sources over 60 lines (scripts/function-lengths.py)"
+	python3 scripts/function-lengths.py Sources
 	@echo "==> Building (debug) with tests"
 	$(SWIFT) build --build-tests
 	@echo "==> Swift tests on SQLite (and S3 media storage against moto, mail against aiosmtpd)"
