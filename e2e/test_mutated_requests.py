@@ -706,6 +706,20 @@ def make_case(number: int, world: World, mutate: bool = True) -> Case:
 # MARK: the run
 
 
+# The paths of Mastodon's client API that Plaza serves (docs/mastodon.md), whose errors are Mastodon's.
+MASTODON_PATH = re.compile(
+    rb"/(api/v1/(accounts|apps|instance|statuses|timelines|media|notifications|markers|preferences|follow_requests"
+    rb"|push/subscription|streaming|custom_emojis|lists|filters|followed_tags|announcements|trends|suggestions"
+    rb"|conversations|scheduled_statuses|endorsements|featured_tags|domain_blocks)\b|api/v2/|oauth/)")
+
+
+def request_target(case: Case) -> bytes:
+    """The path the mutated request line names, with runs of slashes as one, as the router reads
+    it (empty when it names none)."""
+    parts = case.data.split(b"\r\n", 1)[0].split(b" ")
+    return re.sub(rb"/+", b"/", parts[1]) if len(parts) > 2 else b""
+
+
 def check(case: Case, answer) -> str | None:
     """What is wrong with the answer to `case`, or None."""
     if answer.ended == "timeout":
@@ -729,6 +743,10 @@ def check(case: Case, answer) -> str | None:
                 return f"status {response.status} with a JSON content type but not JSON: {response.body[:300]!r}"
             if response.status >= 400:
                 error = body.get("error") if isinstance(body, dict) else None
+                # Mastodon's door answers Mastodon's `{"error": "…"}` (a mutation can turn one of
+                # Plaza's paths into one of Mastodon's: /api/v1/me/media into /api/v1/media).
+                if isinstance(error, str) and MASTODON_PATH.match(request_target(case)):
+                    continue
                 if not (isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str)):
                     return f"status {response.status} without the API's error body: {response.body[:300]!r}"
     return None
