@@ -102,10 +102,27 @@ let package = Package(
             resources: [.copy("Features/Web/Templates"), .copy("Features/Web/Assets"), .copy("Features/Web/Locales")],
             swiftSettings: swiftSettings
         ),
+        // Mastodon's client API, an adapter over the core: it sees only what the core declares
+        // `package` (its actions, read queries, API types), so the compiler keeps it one.
+        .target(
+            name: "PlazaMastodon",
+            dependencies: [
+                "PlazaAPI",
+                "PlazaServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "plaza",
             dependencies: [
                 "PlazaServer",
+                "PlazaMastodon",
                 "PlazaKitCore",
                 "PlazaKitAsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -116,6 +133,7 @@ let package = Package(
             name: "PlazaServerTests",
             dependencies: [
                 "PlazaServer",
+                "PlazaMastodon",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

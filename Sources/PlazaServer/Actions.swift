@@ -3,11 +3,11 @@
 /// into an action's typed input and its answer into theirs; the action decides who may do it
 /// (with the stores' queries), writes, and runs what follows the commit (files removed,
 /// previews fetched). Reads go through the stores' visibility-aware queries.
-struct Actions: Sendable {
-    let posts: PostActions
-    let people: PeopleActions
-    let collections: CollectionActions
-    let media: MediaActions
+package struct Actions: Sendable {
+    package let posts: PostActions
+    package let people: PeopleActions
+    package let collections: CollectionActions
+    package let media: MediaActions
     let spaces: SpaceActions
     let moderation: ModerationActions
 }

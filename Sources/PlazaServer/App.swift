@@ -6,26 +6,26 @@ import Logging
 import ServiceLifecycle
 
 /// Everything the routes need, built once from the configuration.
-struct AppServices: Sendable {
+package struct AppServices: Sendable {
     let db: Database
     let ids: IDGenerator
-    let accounts: AccountStore
-    let people: PeopleStore
-    let posts: PostStore
-    let comments: CommentStore
-    let likes: LikeStore
-    let spaces: SpaceStore
+    package let accounts: AccountStore
+    package let people: PeopleStore
+    package let posts: PostStore
+    package let comments: CommentStore
+    package let likes: LikeStore
+    package let spaces: SpaceStore
     let spaceMembers: SpaceMembersStore
     let collections: CollectionStore
     let linkPreviews: LinkPreviewStore
     let linkPreviewQueue = WorkSignal()
     let events: EventLog
     let searchWindows = SearchWindowCache()
-    let notifications: NotificationStore
+    package let notifications: NotificationStore
     let moderation: ModerationStore
     let eventFeed: EventFeed
     let passwords: PasswordHasher
-    let media: MediaStore
+    package let media: MediaStore
     let mediaStorage: any MediaStorage
     let ingest: MediaIngest
     let videoQueue = WorkSignal()
@@ -37,10 +37,10 @@ struct AppServices: Sendable {
     let emails: EmailStore
     let pushSignal = WorkSignal()
     let pushes: PushOutbox
-    let pushDevices: PushDeviceStore
-    let vapid: VAPID.Source
-    let oauth: OAuthStore
-    let search: SearchStore
+    package let pushDevices: PushDeviceStore
+    package let vapid: VAPID.Source
+    package let oauth: OAuthStore
+    package let search: SearchStore
     let deletions: AccountDeletion
     let export: AccountExport
 
@@ -132,7 +132,7 @@ extension AppServices {
             pollInterval: config.mail.pollInterval, leaseMillis: lease * 1000, logger: logger)
     }
 
-    func pushService(config: PlazaConfig, logger: Logger) async throws -> PushService {
+    func pushService(config: PlazaConfig, appPushes: (any AppPushFormat)?, logger: Logger) async throws -> PushService {
         let fetcher = SafeFetcher(
             policy: config.push.allowed, publicAddresses: config.push.publicAddresses, timeout: config.push.timeout,
             maxRedirects: 0, plainHTTPOnlyToAllowed: true, clients: PinnedClients())
@@ -140,7 +140,7 @@ extension AppServices {
         if let settings = config.push.apns { apns = try await APNsSender(settings: settings) }
         return PushService(
             outbox: pushes, notifications: notifications, webPush: WebPushSender(vapid: vapid, fetcher: fetcher),
-            apns: apns, signal: pushSignal,
+            apns: apns, appPushes: appPushes, signal: pushSignal,
             instanceName: config.instanceName, pollInterval: config.push.pollInterval,
             leaseMillis: (config.push.timeout.components.seconds + 60) * 1000, logger: logger)
     }
@@ -178,8 +178,11 @@ extension AppServices {
     }
 }
 
-/// Opens the database, runs pending migrations and returns the application, ready to run.
-public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async throws -> some ApplicationProtocol {
+/// Opens the database, runs pending migrations and returns the application with the core's own
+/// doors and `doors` (Mastodon's, from its target), ready to run.
+package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors extra: [any Door]) async throws
+    -> some ApplicationProtocol
+{
     var logger = logger ?? Logger(label: "plaza")
     logger.logLevel = config.logLevel
     // Nothing is counted when nobody can read it: no metrics port, no cost on any request.
@@ -187,18 +190,16 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     let db = try await Database.open(config.database, logger: logger, metrics: metrics)
     let services = try AppServices(config: config, db: db)
     let hub = services.eventHub(config: config, logger: logger)
-    let webSocket = MastodonWebSocket(
-        streaming: MastodonStreaming(hub: hub, mapper: MastodonMapper(baseURL: config.baseURL)),
-        accounts: services.accounts)
-    let router = buildRouter(services, hub: hub, web: try await WebRenderer.load(map: config.map), config: config)
+    let doors = Doors(services: services, hub: hub, config: config)
+    let router = buildRouter(doors, web: try await WebRenderer.load(map: config.map), extra: extra)
     router.answerUnservedMethodsNotAllowed()
     var app = Application(
         router: router,
         // Slow clients cannot hold connections: one that sends nothing for the idle timeout, in
-        // its headers and body too, is closed; headers are capped. Mastodon's streaming WebSocket
-        // upgrades on the same port (pinged every 30 s). The upgradable channel sets its idle
-        // timeout only after a request's head: `HeadDeadlineChannel` guards the first head.
-        server: httpServer(config: config.http, webSocket: webSocket),
+        // its headers and body too, is closed; headers are capped. A door's WebSocket (Mastodon's
+        // streaming) upgrades on the same port (pinged every 30 s). The upgradable channel sets its
+        // idle timeout only after a request's head: `HeadDeadlineChannel` guards the first head.
+        server: httpServer(config: config.http, webSockets: extra.compactMap { $0.webSocket(core: doors) }),
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "Plaza"),
         logger: logger
     )
@@ -207,7 +208,9 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
         services.maintenanceService(config: config, logger: logger),
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),
-        try await services.pushService(config: config, logger: logger), hub)
+        try await services.pushService(
+            config: config, appPushes: extra.lazy.compactMap { $0.pushFormat(core: doors) }.first, logger: logger),
+        hub)
     if let port = config.metrics.port, let metrics, !config.metricsOnPublicPort {
         let router = Router()
         services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router)
@@ -234,11 +237,12 @@ public func buildApplication(config: PlazaConfig, logger: Logger? = nil) async t
     return app
 }
 
-/// HTTP/1.1 with Mastodon's streaming WebSocket upgrading on the same port (pinged every 30 s).
-/// Slow clients cannot hold connections: one that sends nothing for the idle timeout, in its
-/// headers and body too, is closed; headers are capped. The upgradable channel sets its idle
-/// timeout only after a request's head: `HeadDeadlineChannel` guards the first head.
-func httpServer(config: HTTPSettings, webSocket: MastodonWebSocket) -> HTTPServerBuilder {
+/// HTTP/1.1 with the doors' WebSockets upgrading on the same port (pinged every 30 s); the first
+/// door that takes a request upgrades it. Slow clients cannot hold connections: one that sends
+/// nothing for the idle timeout, in its headers and body too, is closed; headers are capped. The
+/// upgradable channel sets its idle timeout only after a request's head: `HeadDeadlineChannel`
+/// guards the first head.
+func httpServer(config: HTTPSettings, webSockets: [WebSocketUpgrade]) -> HTTPServerBuilder {
     let http1 = HTTP1Channel.Configuration(
         idleTimeout: .seconds(Int64(config.idleTimeoutSeconds)),
         httpDecoderConfiguration: .init(
@@ -250,7 +254,14 @@ func httpServer(config: HTTPSettings, webSocket: MastodonWebSocket) -> HTTPServe
                 responder: responder,
                 configuration: .init(
                     http1: http1, ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))),
-                shouldUpgrade: { request, _, _ in await webSocket.shouldUpgrade(request) }),
+                shouldUpgrade: { request, _, _ in
+                    for upgrade in webSockets {
+                        if case .upgrade(let headers, let handler) = await upgrade(request) {
+                            return .upgrade(headers, handler)
+                        }
+                    }
+                    return .dontUpgrade
+                }),
             timeout: .seconds(Int64(config.idleTimeoutSeconds)))
     }
 }

@@ -68,14 +68,14 @@ public struct PlazaConfig: Sendable {
     }
 
     /// Where links in mail point: the public URL, else the address Plaza listens on.
-    var baseURL: String {
+    package var baseURL: String {
         if let publicURL { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
         let host = ["0.0.0.0", "::", "127.0.0.1"].contains(self.host) ? "localhost" : self.host
         return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
     /// The sender of mail: `mail.from`, else the instance's name at noreply@ the public URL's host.
-    var mailSender: MailAddress {
+    package var mailSender: MailAddress {
         if let from = mail.from, let address = try? MailAddress.parse(from) { return address }
         let host = publicURL.flatMap { URL(string: $0)?.host } ?? "localhost"
         return MailAddress(name: instanceName, address: "noreply@\(host)")

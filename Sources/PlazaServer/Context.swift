@@ -21,15 +21,26 @@ public struct Identity: Sendable {
     }
 
     /// True when this identity may do what `scope` names (always, for Plaza's own sessions).
-    func allows(_ scope: String) -> Bool { scopes?.allows(scope) ?? true }
+    package func allows(_ scope: String) -> Bool { scopes?.allows(scope) ?? true }
+}
+
+/// An app acting on its own (OAuth's `client_credentials`), without a person.
+package struct AppCredential: Sendable {
+    package let app: OAuthStore.App
+    package let scopes: OAuthScopes
+
+    package init(app: OAuthStore.App, scopes: OAuthScopes) {
+        self.app = app
+        self.scopes = scopes
+    }
 }
 
 /// The request context: the signed-in identity (if any) and the client address.
 public struct PlazaContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var identity: Identity?
-    /// An OAuth app acting on its own (Mastodon's `client_credentials` tokens), on Mastodon's routes.
-    var appCredential: AppCredential?
+    /// An OAuth app acting on its own (`client_credentials` tokens), on Mastodon's routes.
+    package var appCredential: AppCredential?
     /// The client's address as text ("local" when unknown): the TCP peer, or behind trusted
     /// proxies the address they forwarded for (`ClientAddressMiddleware`).
     public private(set) var remoteAddress: String
@@ -42,7 +53,7 @@ public struct PlazaContext: RequestContext {
     /// The client's connection.
     let channel: any Channel
     /// Completes when the client's connection closes: endless responses (the event stream) stop then.
-    var connectionClosed: EventLoopFuture<Void> { channel.closeFuture }
+    package var connectionClosed: EventLoopFuture<Void> { channel.closeFuture }
     var bodyLimit: Int
     /// The web app's language and time zone for this request (`WebLocaleMiddleware`).
     var language = Language.en

@@ -1,28 +1,46 @@
+import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 
-/// Builds the router: the middleware every request passes, the health check, then the three
-/// doors to the one core — Plaza's JSON API, Mastodon's client API and the web app.
-func buildRouter(_ services: AppServices, hub: EventHub, web: WebRenderer, config: PlazaConfig) -> Router<PlazaContext>
-{
+/// Builds the router: the middleware every request passes, the health check, then the doors to
+/// the one core — Plaza's JSON API, the web app, and the doors kept in targets of their own
+/// (`extra`: Mastodon's client API).
+func buildRouter(_ doors: Doors, web: WebRenderer, extra: [any Door]) -> Router<PlazaContext> {
     let router = Router(context: PlazaContext.self)
-    let doors = Doors(services: services, hub: hub, config: config)
     doors.addMiddleware(to: router, renderer: web)
-    HealthController(db: services.db).register(to: router)
-    let api = doors.api(on: router)
-    doors.mastodon(on: router)
+    HealthController(db: doors.services.db).register(to: router)
+    let api = doors.api(on: router, openAPI: extra.map(\.openAPI))
+    for door in extra { door.register(on: router, core: doors) }
     doors.web(on: router, renderer: web, api: api)
     return router
 }
 
+/// A door to the core kept in a target of its own, which sees only what the core declares
+/// `package`: its actions, read queries and API types. Mastodon's client API is one.
+package protocol Door: Sendable {
+    /// Adds the door's routes; `core` is what every door is built from.
+    func register(on router: Router<PlazaContext>, core: Doors)
+    /// The WebSocket upgrade the door serves on the HTTP port, if any.
+    func webSocket(core: Doors) -> WebSocketUpgrade?
+    /// How the push subscriptions made through this door want their pushes, if it takes any.
+    func pushFormat(core: Doors) -> (any AppPushFormat)?
+    /// The door's operations and schemas in the served OpenAPI document.
+    var openAPI: OpenAPIDocument.Part { get }
+}
+
+/// Decides whether a request on the HTTP port becomes a WebSocket, and what runs on it.
+package typealias WebSocketUpgrade =
+    @Sendable (HTTPRequest) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+
 /// What the doors are built from. One rate limiter serves every door, so a client cannot
 /// double its budget by changing doors; on PostgreSQL its buckets are shared by every app server.
-struct Doors {
-    let services: AppServices
-    let hub: EventHub
-    let config: PlazaConfig
-    let rateLimiter: RateLimiter?
-    let actions: Actions
+package struct Doors: Sendable {
+    package let services: AppServices
+    package let hub: EventHub
+    package let config: PlazaConfig
+    package let rateLimiter: RateLimiter?
+    package let actions: Actions
 
     init(services: AppServices, hub: EventHub, config: PlazaConfig) {
         self.services = services
@@ -33,7 +51,7 @@ struct Doors {
     }
 
     /// The largest photo and video an upload may be, whichever door it comes through.
-    var uploadLimits: MultipartUpload.Limits {
+    package var uploadLimits: MultipartUpload.Limits {
         MultipartUpload.Limits(
             maxFileBytes: config.media.maxBytes,
             maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes)
@@ -57,11 +75,11 @@ struct Doors {
 
     /// Plaza's JSON API under `/api/v1`, and the media files under `/media`; returns the API's
     /// controllers, whose reads the web app's pages share.
-    func api(on router: Router<PlazaContext>) -> WebController.APIControllers {
+    func api(on router: Router<PlazaContext>, openAPI: [OpenAPIDocument.Part]) -> WebController.APIControllers {
         let api = router.group("api/v1")
             .authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
         let controllers = apiControllers()
-        OpenAPIController().register(to: api)
+        OpenAPIController(parts: openAPI).register(to: api)
         controllers.accounts.register(to: api)
         controllers.identity.register(to: api)
         controllers.people.register(to: api)
@@ -116,28 +134,6 @@ struct Doors {
             identity: IdentityController(
                 signIn: SignInProviders(config.authProviders), identities: IdentityStore(db: services.db),
                 accounts: accounts, emails: services.emails, baseURL: config.baseURL))
-    }
-
-    /// Mastodon's client API at Mastodon's paths, with its own errors and tokens
-    /// (`Features/Mastodon`), and its OAuth.
-    func mastodon(on router: Router<PlazaContext>) {
-        let mastodon = router.group("api")
-            .authenticated(
-                by: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth), limiter: rateLimiter)
-        let v1 = mastodon.group("v1")
-        let mapper = MastodonMapper(baseURL: config.baseURL)
-        OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: config.baseURL)
-            .register(mastodon: v1, router: router)
-        MastodonController(
-            services: services, mapper: mapper,
-            config: .init(
-                name: config.instanceName, baseURL: config.baseURL, registrations: true,
-                maxMediaBytes: config.media.maxBytes, maxVideoBytes: uploadLimits.maxVideoBytes,
-                contactEmail: config.mailSender.address)
-        ).register(v1: v1, v2: mastodon.group("v2"))
-        MastodonStreaming(hub: hub, mapper: mapper).register(v1: v1)
-        MastodonPushController(devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed)
-            .register(v1: v1)
     }
 
     /// The web app's pages and forms.

@@ -3,6 +3,7 @@ import Configuration
 import Foundation
 import Hummingbird
 import Logging
+import PlazaMastodon
 import PlazaServer
 
 #if canImport(Glibc)
@@ -120,7 +121,7 @@ struct Serve: AsyncParsableCommand {
             _ = glibcMallopt(arenaMax, 2)
         #endif
         raiseOpenFileLimit()
-        let app = try await buildApplication(config: config, logger: logger)
+        let app = try await buildApplication(config: config, logger: logger, doors: [MastodonDoor()])
         logger.info(
             "Plaza on http://\(config.host):\(config.port) with \(config.databaseURL == nil ? "SQLite in \(config.dataDir)" : "PostgreSQL")"
         )

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// `docs/api.md`, the API reference people read in the repository, is made from the served

@@ -3,6 +3,7 @@ import HTTPTypes
 import PlazaAPI
 import Testing
 
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// Every operation of the served OpenAPI document, run as nine people — anonymous, the owner of

@@ -7,6 +7,7 @@ import NIOCore
 import Testing
 
 @testable import PlazaAPI
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// A seeded mutation fuzzer over every parser of untrusted input, through the real parsing

@@ -2,6 +2,7 @@ import Foundation
 import PlazaAPI
 import Testing
 
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// The policy of Mastodon's door. Admins have no extra rights here; what a person may not see or

@@ -3,6 +3,7 @@ import HTTPTypes
 import PlazaAPI
 import Testing
 
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 extension MastodonAuthorizationMatrixTests {

@@ -3,6 +3,7 @@ import HTTPTypes
 import PlazaAPI
 import Testing
 
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// The authorization matrix of Mastodon's door: every operation of the served OpenAPI document

@@ -9,6 +9,7 @@ import NIOConcurrencyHelpers
 import Testing
 
 @testable import PlazaAPI
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// A Mastodon app's view of Plaza: its own paths, form or JSON bodies, its tokens.

@@ -5,6 +5,7 @@ import OpenAPIKit
 import Testing
 
 @testable import PlazaAPI
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 @Suite("OpenAPI document")
@@ -14,9 +15,10 @@ struct OpenAPITests {
     @Test func documentMatchesTheRouter() async throws {
         try await withDatabase { db, config in
             let services = try AppServices(config: config, db: db)
-            let router = buildRouter(
-                services, hub: services.eventHub(config: config, logger: .init(label: "test")),
-                web: try await WebRenderer.load(map: config.map), config: config)
+            let doors = Doors(
+                services: services, hub: services.eventHub(config: config, logger: .init(label: "test")),
+                config: config)
+            let router = buildRouter(doors, web: try await WebRenderer.load(map: config.map), extra: extraDoors)
             let all = router.routes.map {
                 (method: $0.method.rawValue.lowercased(), path: Self.normalise($0.path.description))
             }

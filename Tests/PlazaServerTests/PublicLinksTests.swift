@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 
 @testable import PlazaAPI
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// Every link Plaza hands out opens a page of the web app.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import PlazaAPI
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// Who may see an event is decided when it is delivered, from the reader's blocks, mutes,

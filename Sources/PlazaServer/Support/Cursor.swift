@@ -2,7 +2,7 @@ import Foundation
 
 /// An opaque keyset cursor: the sort key of the last item of a page, `(time, id)`, led by
 /// a relevance `score` in ranked search results (kept bit-exact).
-struct Cursor: Equatable {
+package struct Cursor: Equatable {
     var time: Int64
     var id: Int64
     var score: Double?
@@ -12,7 +12,7 @@ struct Cursor: Equatable {
         return ByteText.base64url(text.utf8)
     }
 
-    init(time: Int64, id: Int64, score: Double? = nil) {
+    package init(time: Int64, id: Int64, score: Double? = nil) {
         self.time = time
         self.id = id
         self.score = score
@@ -24,7 +24,7 @@ struct Cursor: Equatable {
             time: try row.decode(column: column, as: Int64.self), id: try row.decode(column: "id", as: Int64.self))
     }
 
-    init?(encoded: String) {
+    package init?(encoded: String) {
         guard encoded.count <= 128 else { return nil }
         guard let bytes = ByteText.bytes(base64url: encoded), let text = String(validating: bytes, as: UTF8.self) else {
             return nil
@@ -43,11 +43,16 @@ struct Cursor: Equatable {
 }
 
 /// `?limit=&cursor=` of a list request.
-struct PageRequest {
+package struct PageRequest {
     static let defaultLimit = 20
     static let maxLimit = 100
-    var limit: Int
-    var cursor: Cursor?
+    package var limit: Int
+    package var cursor: Cursor?
+
+    package init(limit: Int, cursor: Cursor? = nil) {
+        self.limit = limit
+        self.cursor = cursor
+    }
 
     /// The LIMIT of a page's query: one row more than the page, to learn whether another follows.
     var fetchLimit: Int { limit + 1 }

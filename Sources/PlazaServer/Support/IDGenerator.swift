@@ -4,7 +4,7 @@ import PlazaAPI
 /// Time-ordered 64-bit IDs: 41 bits of milliseconds since 2024-01-01, 10 bits of node,
 /// 12 bits of sequence. Newer IDs compare greater; several app servers use distinct nodes.
 public final class IDGenerator: Sendable {
-    static let epoch: Int64 = 1_704_067_200_000
+    package static let epoch: Int64 = 1_704_067_200_000
     private let node: Int64
     private let state = NIOLockedValueBox((millis: Int64(0), sequence: Int64(0)))
 

@@ -22,7 +22,8 @@ public struct PlazaRequestDecoder: RequestDecoder {
 
     /// The JSON body's bytes (empty when there is none): 415 for another content type (but a
     /// URL-encoded form `allowingForms`, as the Mastodon API takes), 413 past the limit.
-    static func body(of request: Request, context: some RequestContext, allowingForms: Bool = false) async throws
+    package static func body(of request: Request, context: some RequestContext, allowingForms: Bool = false)
+        async throws
         -> ByteBuffer
     {
         if let contentType = request.headers[.contentType]?.lowercased(), !contentType.hasPrefix("application/json"),

@@ -53,7 +53,9 @@ public struct PlazaError: HTTPResponseError, CustomStringConvertible {
 
     // MARK: common errors
 
-    static func malformed(_ message: String) -> PlazaError { PlazaError(.badRequest, "malformed_request", message) }
+    package static func malformed(_ message: String) -> PlazaError {
+        PlazaError(.badRequest, "malformed_request", message)
+    }
     static func invalid(_ field: String, _ message: String) -> PlazaError {
         PlazaError(.unprocessableContent, "invalid_field", message, field: field)
     }

@@ -7,11 +7,11 @@ import Foundation
 /// `/@{username}` and `/@{username}/{id}`, which Mastodon clients and the API hand out, and the
 /// short `/u/{username}` and `/p/{id}` the web app uses in its own pages (its service worker keeps
 /// offline copies of those).
-struct PublicLinks: Sendable {
+package struct PublicLinks: Sendable {
     /// Put before every path: the public URL without a trailing slash, or "" for bare paths.
     let base: String
 
-    init(base: String) {
+    package init(base: String) {
         var base = Substring(base)
         while base.hasSuffix("/") { base = base.dropLast() }
         self.base = String(base)
@@ -21,23 +21,23 @@ struct PublicLinks: Sendable {
     static let paths = PublicLinks(base: "")
 
     /// A path of this server (`/…`) made absolute; anything else (a URL elsewhere) as it is.
-    func absolute(_ pathOrURL: String) -> String { pathOrURL.hasPrefix("/") ? base + pathOrURL : pathOrURL }
+    package func absolute(_ pathOrURL: String) -> String { pathOrURL.hasPrefix("/") ? base + pathOrURL : pathOrURL }
 
     // MARK: canonical addresses
 
     /// A person's page: `/@{username}`.
-    func person(_ username: String) -> String { "\(base)/@\(username)" }
+    package func person(_ username: String) -> String { "\(base)/@\(username)" }
 
     /// A post's page: `/@{author}/{id}`.
-    func post(id: String, author username: String) -> String { "\(person(username))/\(id)" }
+    package func post(id: String, author username: String) -> String { "\(person(username))/\(id)" }
 
     /// A comment, on its post's page: `/@{author}/{post}#c-{id}` (the page's anchor for it).
-    func comment(id: String, postID: String, postAuthor username: String) -> String {
+    package func comment(id: String, postID: String, postAuthor username: String) -> String {
         post(id: postID, author: username) + Self.commentAnchor(id)
     }
 
     /// A hashtag: the web app's search for it.
-    func tag(_ name: String) -> String { "\(base)/search?q=" + Self.queryValue("#" + name) }
+    package func tag(_ name: String) -> String { "\(base)/search?q=" + Self.queryValue("#" + name) }
 
     /// A space's page.
     func space(_ slug: String) -> String { "\(base)/s/\(slug)" }
@@ -46,7 +46,7 @@ struct PublicLinks: Sendable {
     func invite(_ code: String) -> String { "\(base)/join/\(code)" }
 
     /// A file the web app serves as it is (`/assets/…`).
-    func asset(_ name: String) -> String { "\(base)/assets/\(name)" }
+    package func asset(_ name: String) -> String { "\(base)/assets/\(name)" }
 
     // MARK: the web app's short forms
 
@@ -66,7 +66,7 @@ struct PublicLinks: Sendable {
     /// The id of the post a link to one of this server's post pages names: `/@{username}/{id}`,
     /// `/p/{id}`, or `/posts/{id}` (what Mastodon entities carried before the pages above), with
     /// any `#fragment` or `?query`. Nil for anything else.
-    func postID(in url: String) -> Int64? {
+    package func postID(in url: String) -> Int64? {
         guard !base.isEmpty, url.hasPrefix(base + "/") else { return nil }
         let path = url.dropFirst(base.count + 1).prefix { $0 != "#" && $0 != "?" }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)

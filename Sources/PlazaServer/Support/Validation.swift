@@ -1,7 +1,7 @@
 import Foundation
 
 /// Field rules shared by the routes. Each throws a 422 naming the field.
-enum Validate {
+package enum Validate {
     static func username(_ value: String) throws -> String {
         let ok =
             AccountRules.usernameLength.contains(value.utf8.count)
@@ -58,7 +58,7 @@ enum Validate {
 
     /// A display name: `text` made trustworthy (`trustworthy`), on one line; nil when nothing
     /// visible is left, a 422 when `required`.
-    static func displayName(_ value: String?, field: String = "displayName", required: Bool = false) throws
+    package static func displayName(_ value: String?, field: String = "displayName", required: Bool = false) throws
         -> String?
     {
         let cleaned = value.map { trustworthy($0, lines: false) }
@@ -66,7 +66,7 @@ enum Validate {
     }
 
     /// A bio: `text` made trustworthy, its line breaks kept.
-    static func bio(_ value: String?, field: String = "bio") throws -> String? {
+    package static func bio(_ value: String?, field: String = "bio") throws -> String? {
         try text(value.map { trustworthy($0, lines: true) }, field: field, max: AccountRules.maxBioLength)
     }
 
@@ -122,7 +122,7 @@ enum Validate {
     }
 
     /// `text` for a field that must have some: the trimmed text, or 422.
-    static func requiredText(_ value: String?, field: String, max: Int) throws -> String {
+    package static func requiredText(_ value: String?, field: String, max: Int) throws -> String {
         guard let text = try text(value, field: field, max: max, required: true) else {
             throw PlazaError.invalid(field, "\(field) must not be empty.")
         }

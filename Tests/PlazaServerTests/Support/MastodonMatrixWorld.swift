@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import PlazaAPI
 
+@testable import PlazaMastodon
 @testable import PlazaServer
 
 /// The matrix's fixtures seen through Mastodon's door: a `MatrixWorld` made with a Mastodon token

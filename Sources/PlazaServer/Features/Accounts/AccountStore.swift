@@ -3,7 +3,7 @@ import PlazaAPI
 import SQLKit
 
 /// Users' private data and sessions.
-struct AccountStore: Sendable {
+package struct AccountStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let sessionIdleMillis: Int64
@@ -140,7 +140,7 @@ struct AccountStore: Sendable {
     /// session (OAuth) names the app and the scopes it was granted. `signingIn`: the person proved
     /// who they are just now (a password, a provider), which keeps an account whose deletion they
     /// asked for (`AccountDeletion`) while its grace period runs.
-    func createSession(
+    package func createSession(
         userID: Int64, userAgent: String?, ip: String?, app: (id: Int64, scopes: OAuthScopes)? = nil,
         signingIn: Bool = false
     ) async throws -> String {
@@ -162,7 +162,7 @@ struct AccountStore: Sendable {
 
     /// The identity behind a token, if the session exists, has not been idle too long and is
     /// younger than the absolute lifetime. Refreshes the session's last use at most once a minute.
-    func identity(token: String) async throws -> Identity? {
+    package func identity(token: String) async throws -> Identity? {
         let now = Timestamp.now.milliseconds
         let hash = SessionToken.hash(token)
         if let cached = sessionCache.get(hash, now: now), now - cached.lastUsed < sessionIdleMillis,
@@ -224,7 +224,7 @@ struct AccountStore: Sendable {
     }
 
     /// The OAuth app a session was given to, if any.
-    func app(ofSession id: Int64) async throws -> Int64? {
+    package func app(ofSession id: Int64) async throws -> Int64? {
         try await db.read { db in
             try await db.first("SELECT app_id FROM sessions WHERE id = \(bind: id)")
         }.flatMap { try $0.decode(column: "app_id", as: Int64?.self) }
@@ -255,7 +255,7 @@ struct AccountStore: Sendable {
 
     /// Which of these sessions still exist (open streams end when theirs is revoked).
     /// How many people (not suspended) and posts this instance has, for its public description.
-    func instanceCounts() async throws -> (people: Int, posts: Int) {
+    package func instanceCounts() async throws -> (people: Int, posts: Int) {
         try await db.read { db in
             let row = try await db.first(
                 "SELECT (SELECT count(*) FROM users WHERE suspended_at IS NULL) AS users, (SELECT count(*) FROM posts) AS posts"
@@ -288,7 +288,7 @@ struct AccountStore: Sendable {
 
     // MARK: me
 
-    func me(userID: Int64) async throws -> Me {
+    package func me(userID: Int64) async throws -> Me {
         let now = Timestamp.now.milliseconds
         guard
             let row = try await db.read({ db in
@@ -311,7 +311,8 @@ struct AccountStore: Sendable {
             unreadNotifications: try row.decode(column: "unread_notifications", as: Int.self))
     }
 
-    func updateProfile(userID: Int64, displayName: String?, bio: String?, status: FieldUpdate<StatusInput>) async throws
+    package func updateProfile(userID: Int64, displayName: String?, bio: String?, status: FieldUpdate<StatusInput>)
+        async throws
     {
         var sets: [SQLQueryString] = []
         if let displayName { sets.append("display_name = \(bind: displayName)") }
@@ -343,7 +344,7 @@ struct AccountStore: Sendable {
 
     /// Sets one key of the user's preferences, writing only when it changes (checked on a
     /// reader first, so repeated views cost no write).
-    func setPreference(_ key: String, to value: JSONValue, userID: Int64) async throws {
+    package func setPreference(_ key: String, to value: JSONValue, userID: Int64) async throws {
         let current = try await db.read { db in
             try await db.first("SELECT preferences FROM users WHERE id = \(bind: userID)")?.decode(
                 column: "preferences", as: String.self)

@@ -6,12 +6,13 @@ import Hummingbird
 ///
 /// With `requireCSRFHeader` (the API), an unsafe request authenticated by the cookie must
 /// carry the page's CSRF token in `X-CSRF-Token`. The web pages' own forms check theirs.
-struct AuthMiddleware: RouterMiddleware {
-    typealias Context = PlazaContext
+package struct AuthMiddleware: RouterMiddleware {
+    package typealias Context = PlazaContext
     let accounts: AccountStore
     var requireCSRFHeader = true
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws
         -> Response
     {
         var context = context
@@ -70,7 +71,7 @@ struct AuthMiddleware: RouterMiddleware {
 
     /// The token of an `Authorization: Bearer <token>` header (RFC 6750: the scheme is
     /// case-insensitive), if it has a token's shape: 1–128 bytes of base64url or `.~+/=`.
-    static func bearerToken(_ header: String) throws -> String {
+    package static func bearerToken(_ header: String) throws -> String {
         let bytes = Array(header.utf8)
         guard bytes.count > 7, String(decoding: bytes[..<7], as: UTF8.self).lowercased() == "bearer " else {
             throw PlazaError(.unauthorized, "invalid_token", "Use Authorization: Bearer <token>.")
@@ -91,7 +92,7 @@ extension RouterGroup<PlazaContext> {
     /// serves every door, so a client cannot double its budget by changing doors, and an
     /// invalid token pays its address's bucket before it is looked at.
     @discardableResult
-    func authenticated(by authentication: some RouterMiddleware<PlazaContext>, limiter: RateLimiter?) -> Self {
+    package func authenticated(by authentication: some RouterMiddleware<PlazaContext>, limiter: RateLimiter?) -> Self {
         if let limiter { add(middleware: RateLimitMiddleware(limiter: limiter, step: .beforeAuthentication)) }
         add(middleware: authentication)
         if let limiter { add(middleware: RateLimitMiddleware(limiter: limiter, step: .afterAuthentication)) }

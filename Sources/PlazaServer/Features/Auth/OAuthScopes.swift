@@ -2,12 +2,12 @@
 /// `profile`, and the granular `read:statuses`, `write:media`, … A top-level scope grants each
 /// of its sub-scopes; `follow` (deprecated by Mastodon, still asked for by many apps) grants
 /// reading and changing follows, blocks and mutes.
-struct OAuthScopes: Sendable, Hashable, CustomStringConvertible {
+package struct OAuthScopes: Sendable, Hashable, CustomStringConvertible {
     /// The scopes as granted, in the order asked.
-    let names: [String]
+    package let names: [String]
 
-    static let topLevel = ["read", "write", "follow", "push", "profile"]
-    static let granular: [String: [String]] = [
+    package static let topLevel = ["read", "write", "follow", "push", "profile"]
+    package static let granular: [String: [String]] = [
         "read": [
             "accounts", "blocks", "bookmarks", "favourites", "filters", "follows", "lists", "mutes",
             "notifications", "search", "statuses",
@@ -27,7 +27,7 @@ struct OAuthScopes: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a space-separated list (`+` also separates, as some apps send it unencoded); nil
     /// when a name is not a scope. Empty means the default, `read`.
-    init?(_ text: String?) {
+    package init?(_ text: String?) {
         let words = (text ?? "").split(whereSeparator: { $0 == " " || $0 == "+" }).map(String.init)
         guard words.count <= 40 else { return nil }
         var names: [String] = []
@@ -46,14 +46,14 @@ struct OAuthScopes: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// True when these scopes grant `scope` (a top-level or granular name).
-    func allows(_ scope: String) -> Bool {
+    package func allows(_ scope: String) -> Bool {
         if names.contains(scope) { return true }
         if let colon = scope.firstIndex(of: ":"), names.contains(String(scope[..<colon])) { return true }
         return names.contains("follow") && Self.followGrants.contains(scope)
     }
 
     /// True when every scope of `other` is granted by these (an app asks only for what it registered).
-    func covers(_ other: OAuthScopes) -> Bool { other.names.allSatisfy(allows) }
+    package func covers(_ other: OAuthScopes) -> Bool { other.names.allSatisfy(allows) }
 
-    var description: String { names.joined(separator: " ") }
+    package var description: String { names.joined(separator: " ") }
 }

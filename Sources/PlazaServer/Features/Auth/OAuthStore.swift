@@ -6,28 +6,28 @@ import SQLKit
 /// OAuth 2 as Mastodon speaks it: apps, the codes a person's consent gives them, and app-only
 /// tokens. A person's token is a Plaza session that names its app and scopes
 /// (`AccountStore.createSession(app:)`). Secrets, codes and tokens are stored as hashes only.
-struct OAuthStore: Sendable {
+package struct OAuthStore: Sendable {
     let db: Database
     let ids: IDGenerator
     /// How long a code waits to be redeemed (Mastodon: 10 minutes).
     var codeLifetimeMillis: Int64 = 600_000
 
     /// The out-of-band redirect: the code is shown to the person instead of sent anywhere.
-    static let outOfBand = "urn:ietf:wg:oauth:2.0:oob"
+    package static let outOfBand = "urn:ietf:wg:oauth:2.0:oob"
 
-    struct App: Sendable, Hashable {
-        let id: Int64
-        let clientID: String
-        let name: String
-        let website: String?
-        let redirectURIs: [String]
-        let scopes: OAuthScopes
+    package struct App: Sendable, Hashable {
+        package let id: Int64
+        package let clientID: String
+        package let name: String
+        package let website: String?
+        package let redirectURIs: [String]
+        package let scopes: OAuthScopes
     }
 
     // MARK: apps
 
     /// Registers an app; returns it with its secret, which only this answer shows.
-    func register(name: String, website: String?, redirectURIs: [String], scopes: OAuthScopes) async throws -> (
+    package func register(name: String, website: String?, redirectURIs: [String], scopes: OAuthScopes) async throws -> (
         app: App, secret: String
     ) {
         let id = ids.next()
@@ -60,7 +60,7 @@ struct OAuthStore: Sendable {
     }
 
     /// The app with this client id; with `secret`, only if it is the app's secret.
-    func app(clientID: String, secret: String? = nil) async throws -> App? {
+    package func app(clientID: String, secret: String? = nil) async throws -> App? {
         guard clientID.utf8.count <= 128 else { return nil }
         var sql: SQLQueryString = "SELECT \(Self.appColumns) FROM oauth_apps a WHERE a.client_id = \(bind: clientID)"
         if let secret {
@@ -71,7 +71,7 @@ struct OAuthStore: Sendable {
         return try await db.read { db in try await db.first(query) }.map(Self.app)
     }
 
-    func app(id: Int64) async throws -> App? {
+    package func app(id: Int64) async throws -> App? {
         try await db.read { db in
             try await db.first("SELECT \(Self.appColumns) FROM oauth_apps a WHERE a.id = \(bind: id)")
         }.map(Self.app)
@@ -100,7 +100,8 @@ struct OAuthStore: Sendable {
     /// the same redirect URI, and (when the authorization asked for PKCE) `verifier` matches.
     /// `requireChallenge`: a client without its secret may redeem only a code asked for with PKCE.
     /// A code is gone after its first use, right or wrong.
-    func redeem(code: String, app: App, redirectURI: String, verifier: String?, requireChallenge: Bool) async throws
+    package func redeem(code: String, app: App, redirectURI: String, verifier: String?, requireChallenge: Bool)
+        async throws
         -> (
             user: Int64, scopes: OAuthScopes
         )?
@@ -151,7 +152,7 @@ struct OAuthStore: Sendable {
 
     /// A token that acts as the app alone (`client_credentials`): public reads, and the app's
     /// own `verify_credentials`.
-    func appToken(app: App, scopes: OAuthScopes) async throws -> String {
+    package func appToken(app: App, scopes: OAuthScopes) async throws -> String {
         let token = SessionToken.make()
         try await db.write { db in
             try await db.exec(
@@ -164,7 +165,7 @@ struct OAuthStore: Sendable {
     }
 
     /// The app and scopes of an app-only token.
-    func appCredential(token: String) async throws -> (app: App, scopes: OAuthScopes)? {
+    package func appCredential(token: String) async throws -> (app: App, scopes: OAuthScopes)? {
         let row = try await db.read { db in
             try await db.first(
                 """
@@ -178,10 +179,16 @@ struct OAuthStore: Sendable {
         return (try Self.app(row), scopes)
     }
 
-    /// Revokes a token `app` was given: a person's session or an app token. Another app's
-    /// token, or an unknown one, is left alone (RFC 7009 answers 200 either way). Returns the
-    /// ended session's person and id, for the caller to forget in the session cache.
-    func revoke(token: String, app: App) async throws -> (user: Int64, session: Int64)? {
+    /// Revokes a token `app` was given: a person's session or an app token, forgotten at once
+    /// by this server's session cache (`accounts`'). Another app's token, or an unknown one, is
+    /// left alone (RFC 7009 answers 200 either way).
+    package func revoke(token: String, app: App, accounts: AccountStore) async throws {
+        if let ended = try await revoke(token: token, app: app) {
+            accounts.sessionCache.forget(userID: ended.user, sessionID: ended.session)
+        }
+    }
+
+    private func revoke(token: String, app: App) async throws -> (user: Int64, session: Int64)? {
         guard token.utf8.count <= 128 else { return nil }
         let hash = SessionToken.hash(token)
         return try await db.write { db in

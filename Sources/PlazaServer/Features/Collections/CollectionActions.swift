@@ -13,7 +13,7 @@ enum CollectionRules {
 /// app's share target and Mastodon's bookmarks. Each takes the owner and typed input; the
 /// store's queries refuse another person's collection or item (404) and a post the owner may
 /// not read; a saved link wakes the preview worker.
-struct CollectionActions: Sendable {
+package struct CollectionActions: Sendable {
     let collections: CollectionStore
     let posts: PostStore
     /// Wakes the link preview worker.
@@ -79,7 +79,7 @@ struct CollectionActions: Sendable {
     /// Bookmarks (Mastodon's) are saves into the owner's "Bookmarks" collection: bookmarking
     /// twice keeps one, removing one that is not there does nothing. 404 for a post the owner
     /// may not read.
-    func bookmark(_ post: Int64, by owner: Int64, _ bookmarked: Bool) async throws {
+    package func bookmark(_ post: Int64, by owner: Int64, _ bookmarked: Bool) async throws {
         guard
             let collection = try await collections.named(CollectionRules.bookmarks, owner: owner, creating: bookmarked)
         else { return }

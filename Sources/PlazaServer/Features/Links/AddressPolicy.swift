@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which addresses an outbound fetch (link previews) may connect to.
-struct AddressPolicy: Sendable {
+package struct AddressPolicy: Sendable {
     /// CIDR blocks the operator allows even though they are private (e.g. "127.0.0.0/8", "::1/128").
     var allowed: [IPBlock]
 

@@ -18,9 +18,9 @@ struct MailMessage: Sendable, Equatable {
 
 /// A mailbox as a header shows it: `Plaza <noreply@example.com>` or a bare address
 /// (`PLAZA_MAIL_FROM`).
-struct MailAddress: Sendable, Equatable {
+package struct MailAddress: Sendable, Equatable {
     var name: String?
-    var address: String
+    package var address: String
 
     static func parse(_ text: String) throws -> MailAddress {
         let trimmed = text.trimmingCharacters(in: .whitespaces)

@@ -98,8 +98,8 @@ struct MailTemplates: Sendable {
     }
 }
 
-enum HTMLText {
-    static func escape(_ text: String) -> String {
+package enum HTMLText {
+    package static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for character in text {

@@ -5,7 +5,7 @@ import PlazaAPI
 /// What people do with their media, decided once for every door: uploads (Plaza's API and
 /// Mastodon's), avatars. Each checks the person's quotas and removes the files nothing uses
 /// any more once the change is committed.
-struct MediaActions: Sendable {
+package struct MediaActions: Sendable {
     let media: MediaStore
     let storage: any MediaStorage
     let ingest: MediaIngest
@@ -20,7 +20,7 @@ struct MediaActions: Sendable {
     /// door's body reader, which enforces the sizes); the quota is checked again with the
     /// processed size when it is stored. A photo is ready at once; a video is probed and its
     /// poster made, then processed in the background (`state: processing`).
-    func upload(by owner: Int64, logger: Logger, receive: (_ path: String) async throws -> Void) async throws
+    package func upload(by owner: Int64, logger: Logger, receive: (_ path: String) async throws -> Void) async throws
         -> MediaRecord
     {
         try await media.checkRoom(owner: owner, quota: quotas.storageBytes)

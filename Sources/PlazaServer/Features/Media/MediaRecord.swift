@@ -7,7 +7,7 @@ import SQLKit
 /// after those. A photo never changes once processed; a video's line is rewritten once, when
 /// its processing ends (`VideoStore.finish`). So the copy cannot go stale, and showing a post
 /// needs no join.
-struct MediaRecord: Sendable, Hashable {
+package struct MediaRecord: Sendable, Hashable {
     var id: Int64
     var contentType: String
     var width: Int
@@ -117,7 +117,7 @@ struct MediaRecord: Sendable, Hashable {
     /// The API object. URLs are relative to the server (`/media/{id}/{variant}?k={key}`): the
     /// same on every app server and behind any proxy; clients resolve them against the API's
     /// address. Without the key a URL is a 404, so media cannot be found by walking ids.
-    var media: Media {
+    package var media: Media {
         let original = Self.url(id: id, variant: "original", key: key)
         return Media(
             id: String(id), contentType: contentType, width: width, height: height, blurhash: blurhash, url: original,

@@ -3,7 +3,7 @@ import SQLKit
 
 /// The `media` table: uploads, who owns them and what uses them. An upload is claimed once —
 /// by a post, as an avatar or as a space's image — and unclaimed uploads are deleted after a day.
-struct MediaStore: Sendable {
+package struct MediaStore: Sendable {
     let db: Database
 
     /// Records processed media with a new access key; a link preview's image is in use from the
@@ -46,7 +46,7 @@ struct MediaStore: Sendable {
     }
 
     /// One of the owner's uploads, with its processing state, or 404.
-    func upload(id: Int64, owner: Int64) async throws -> Media {
+    package func upload(id: Int64, owner: Int64) async throws -> Media {
         let row = try await db.read { db in
             try await db.first(
                 "SELECT \(MediaRecord.columns) FROM media WHERE id = \(bind: id) AND owner_id = \(bind: owner) AND NOT link_preview"

@@ -4,17 +4,17 @@ import Hummingbird
 /// Streams the `file` part of a multipart/form-data request into a temporary file, counting
 /// bytes as they arrive: an upload over the cap is refused with 413 as soon as it crosses it,
 /// and never more than one chunk of it is in memory.
-enum MultipartUpload {
-    struct Limits {
+package enum MultipartUpload {
+    package struct Limits {
         var maxFileBytes: Int
         /// The cap for a file whose first bytes are a video's (`VideoFormat`); nil: `maxFileBytes`.
-        var maxVideoBytes: Int? = nil
+        package var maxVideoBytes: Int? = nil
         /// Form fields other than `file`, boundaries and part headers.
         var maxOverheadBytes = 64 * 1024
     }
 
     /// Receives the file into `path` (created or truncated). The caller deletes it.
-    static func receive(_ request: Request, into path: String, limits: Limits) async throws {
+    package static func receive(_ request: Request, into path: String, limits: Limits) async throws {
         let largest = max(limits.maxFileBytes, limits.maxVideoBytes ?? 0)
         let maxTotal = largest + limits.maxOverheadBytes
         let boundary = try checkedBoundary(request, maxTotal: maxTotal, limits: limits)

@@ -4,7 +4,7 @@ import SQLKit
 /// Notifications: recorded by the stores whose writes cause them, in the same transaction,
 /// and read here. A notification is never about one's own action and never between people
 /// with a block either way (checked when it is recorded; a new block removes the old ones).
-struct NotificationStore: Sendable {
+package struct NotificationStore: Sendable {
     let db: Database
     let people: PeopleStore
     let posts: PostStore
@@ -178,9 +178,11 @@ struct NotificationStore: Sendable {
 
     /// The recipient's notifications, most recent activity first.
     /// `newerThan`: only those sorted after this sort id (Mastodon's `since_id`).
-    func list(recipient: Int64, unreadOnly: Bool, page: PageRequest, newerThan: Int64? = nil) async throws -> Page<
-        PlazaAPI.Notification
-    > {
+    package func list(recipient: Int64, unreadOnly: Bool, page: PageRequest, newerThan: Int64? = nil) async throws
+        -> Page<
+            PlazaAPI.Notification
+        >
+    {
         let rows = try await db.read { db in
             try await db.rows(
                 Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page, newerThan: newerThan))
@@ -202,7 +204,7 @@ struct NotificationStore: Sendable {
     }
 
     /// The sort key of `recipient`'s notification `id` (a cursor), nil when it is gone.
-    func sortID(of id: Int64, recipient: Int64) async throws -> Int64? {
+    package func sortID(of id: Int64, recipient: Int64) async throws -> Int64? {
         try await db.read { db in
             try await db.first(
                 "SELECT sort_id FROM notifications WHERE id = \(bind: id) AND recipient_id = \(bind: recipient)")
@@ -210,7 +212,7 @@ struct NotificationStore: Sendable {
     }
 
     /// The recipient's notifications among `ids` (for the stream), in the order of `ids`.
-    func notifications(ids: [Int64], recipient: Int64) async throws -> [Int64: PlazaAPI.Notification] {
+    package func notifications(ids: [Int64], recipient: Int64) async throws -> [Int64: PlazaAPI.Notification] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await db.read { db in
             try await db.rows(
@@ -292,7 +294,7 @@ struct NotificationStore: Sendable {
     /// Deletes the recipient's notifications: those in `ids`, or all (Mastodon's dismiss and
     /// clear). Unread counts follow (triggers).
     @discardableResult
-    func dismiss(recipient: Int64, ids: [Int64]?) async throws -> Int {
+    package func dismiss(recipient: Int64, ids: [Int64]?) async throws -> Int {
         var sql: SQLQueryString = "DELETE FROM notifications WHERE recipient_id = \(bind: recipient)"
         if let ids {
             guard !ids.isEmpty else { return 0 }

@@ -3,16 +3,31 @@ import OpenAPIKit
 
 /// The OpenAPI 3.1 description of every route, as OpenAPIKit values. `OpenAPITests` fails when a
 /// registered route is missing here or this names one that does not exist, and when it does not encode.
-enum OpenAPIDocument {
-    /// The document as JSON, keys sorted. Throws when it cannot be encoded (a component name OpenAPI
-    /// does not allow, say).
-    static func json() throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(document()))
+package enum OpenAPIDocument {
+    /// A door's share of the document (`Door.openAPI`): its operations by path and the schemas
+    /// they name, made when the document is first asked for.
+    package struct Part: Sendable {
+        let operations: @Sendable () -> [(String, Operation)]
+        let schemas: @Sendable () -> [String: JSONSchema]
+
+        package init(
+            operations: @escaping @Sendable () -> [(String, Operation)],
+            schemas: @escaping @Sendable () -> [String: JSONSchema]
+        ) {
+            self.operations = operations
+            self.schemas = schemas
+        }
     }
 
-    static func document() throws -> OpenAPI.Document {
+    /// The document, with the doors' `parts`, as JSON, keys sorted. Throws when it cannot be
+    /// encoded (a component name OpenAPI does not allow, say).
+    static func json(with parts: [Part]) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(document(with: parts)))
+    }
+
+    static func document(with parts: [Part]) throws -> OpenAPI.Document {
         OpenAPI.Document(
             openAPIVersion: .v3_1_0,
             info: .init(
@@ -23,32 +38,33 @@ enum OpenAPIDocument {
                     """,
                 version: "1.0.0"),
             servers: [.init(urlTemplate: try URLTemplate(templateString: "/"))],
-            paths: paths,
+            paths: paths(with: parts),
             components: .init(
-                schemas: try Schemas.components, securitySchemes: ["bearerAuth": .b(.http(scheme: "bearer"))])
+                schemas: try Schemas.components(with: parts),
+                securitySchemes: ["bearerAuth": .b(.http(scheme: "bearer"))])
         )
     }
 
     // MARK: paths
 
-    enum Auth { case none, optional, required }
+    package enum Auth { case none, optional, required }
 
-    struct Operation {
+    package struct Operation {
         var method: OpenAPI.HttpMethod
         var summary: String
         var auth: Auth
-        var query: [OpenAPI.Parameter] = []
+        package var query: [OpenAPI.Parameter] = []
         var body: String? = nil
         var bodyRequired = true
         /// The response is a Server-Sent Events stream.
-        var eventStream = false
-        var status = 200
+        package var eventStream = false
+        package var status = 200
         /// Other success statuses with the same body (e.g. 200 for "already there" beside 201).
-        var alsoStatus: [Int] = []
-        var response: JSONSchema? = nil
-        var errors: [Int] = []
+        package var alsoStatus: [Int] = []
+        package var response: JSONSchema? = nil
+        package var errors: [Int] = []
         /// The body is multipart/form-data with a `file` field instead of JSON.
-        var upload = false
+        package var upload = false
         /// The response is the bytes of an image, not JSON.
         var image = false
         /// The response is a ZIP archive to save.
@@ -62,7 +78,7 @@ enum OpenAPIDocument {
         /// Mastodon's API: errors are `{"error": "…"}` (`MastodonError`).
         var mastodon = false
         /// A Mastodon body: JSON or a form, Mastodon's parameters.
-        var mastodonBody = false
+        package var mastodonBody = false
     }
 
     typealias Link = (operationID: String, parameter: String, pointer: JSONReference<JSONSchema>.Path)
@@ -83,7 +99,7 @@ enum OpenAPIDocument {
         "patchCollectionsId", "deleteCollectionsId", "getCollectionsIdItems", "postCollectionsIdItems",
     ].map { (operationID: $0, parameter: "id", pointer: "/id") }
 
-    static let v1 = "/api/v1"
+    package static let v1 = "/api/v1"
 
     /// The document's own and the health check's operations.
     static var serviceOperations: [(String, Operation)] {
@@ -98,20 +114,19 @@ enum OpenAPIDocument {
         ]
     }
 
-    /// Every operation of the served document; each feature's sit beside its routes.
-    static var operations: [(String, Operation)] {
+    /// Every operation of the served document, with the doors' `parts`; each feature's sit beside its routes.
+    static func operations(with parts: [Part]) -> [(String, Operation)] {
         let features: [[(String, Operation)]] = [
             serviceOperations, accountOperations, externalSignInOperations, pushOperations, mediaOperations,
             peopleOperations, feedOperations, postOperations, spaceOperations, searchOperations,
             notificationOperations, realtimeOperations, collectionOperations, moderationOperations,
-            mastodonOperations,
         ]
-        return features.flatMap { $0 }
+        return (features + parts.map { $0.operations() }).flatMap { $0 }
     }
 
-    static var paths: OpenAPI.PathItem.Map {
+    static func paths(with parts: [Part]) -> OpenAPI.PathItem.Map {
         var items: OrderedDictionary<OpenAPI.Path, OpenAPI.PathItem> = [:]
-        for (path, operation) in operations {
+        for (path, operation) in operations(with: parts) {
             let rendered = render(operation, path: path)
             items[OpenAPI.Path(rawValue: path), default: OpenAPI.PathItem()][operation.method] = rendered
         }
@@ -238,7 +253,7 @@ enum OpenAPIDocument {
 
     // MARK: schema helpers
 
-    static func ref(_ name: String) -> JSONSchema { .reference(.component(named: name)) }
+    package static func ref(_ name: String) -> JSONSchema { .reference(.component(named: name)) }
     static func pageOf(_ name: String) -> JSONSchema { ref("\(name)Page") }
 
     enum Params {
@@ -351,5 +366,12 @@ enum OpenAPIDocument {
         static var kind: OpenAPI.Parameter {
             .query(name: "kind", schema: .string(allowedValues: ["text", "photo", "link", "activity"]))
         }
+    }
+}
+
+extension OpenAPIDocument.Operation {
+    /// An operation of Mastodon's door: errors are `{"error": "…"}`, bodies JSON or a form.
+    package init(mastodon method: OpenAPI.HttpMethod, summary: String, auth: OpenAPIDocument.Auth) {
+        self.init(method: method, summary: summary, auth: auth, mastodon: true)
     }
 }

@@ -3,9 +3,9 @@ import PlazaAPI
 
 /// The component schemas of the OpenAPI document: the objects of API.md and the request bodies.
 extension OpenAPIDocument {
-    enum Schemas {
+    package enum Schemas {
         /// An object schema; every property is required unless `required` names the required ones.
-        static func object(
+        package static func object(
             _ properties: [String: JSONSchema], required: [String]? = nil, description: String? = nil
         ) -> JSONSchema {
             let required = required ?? Array(properties.keys)
@@ -24,7 +24,7 @@ extension OpenAPIDocument {
         static var integer: JSONSchema { .integer }
         static var boolean: JSONSchema { .boolean }
         /// A schema that also allows null: its type plus "null", or one of it and null for a reference.
-        static func nullable(_ schema: JSONSchema) -> JSONSchema {
+        package static func nullable(_ schema: JSONSchema) -> JSONSchema {
             if case .reference = schema.value { return .one(of: [schema, .null()]) }
             return schema.nullableSchemaObject()
         }
@@ -49,17 +49,15 @@ extension OpenAPIDocument {
         static var spaceVisibility: JSONSchema { enumeration(SpaceVisibility.allCases.map(\.rawValue)) }
         static var spaceRole: JSONSchema { enumeration(SpaceRole.allCases.map(\.rawValue)) }
 
-        /// The schemas, keyed by component name; a name OpenAPI does not allow is an error.
-        static var components: OpenAPI.ComponentDictionary<JSONSchema> {
-            get throws {
-                var result: OpenAPI.ComponentDictionary<JSONSchema> = [:]
-                for (name, schema) in all.merging(mastodonSchemas, uniquingKeysWith: { a, _ in a }).sorted(by: {
-                    $0.key < $1.key
-                }) {
-                    result[try OpenAPI.ComponentKey.forceInit(rawValue: name)] = schema
-                }
-                return result
+        /// The schemas with the doors' `parts`, keyed by component name; a name OpenAPI does not
+        /// allow is an error.
+        static func components(with parts: [Part]) throws -> OpenAPI.ComponentDictionary<JSONSchema> {
+            let schemas = parts.reduce(into: all) { all, part in all.merge(part.schemas()) { a, _ in a } }
+            var result: OpenAPI.ComponentDictionary<JSONSchema> = [:]
+            for (name, schema) in schemas.sorted(by: { $0.key < $1.key }) {
+                result[try OpenAPI.ComponentKey.forceInit(rawValue: name)] = schema
             }
+            return result
         }
 
         static var all: [String: JSONSchema] {

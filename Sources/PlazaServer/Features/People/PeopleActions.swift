@@ -3,10 +3,10 @@ import PlazaAPI
 /// What one person does to another, decided once for every door: follow, block and mute (and
 /// undo them), answer a follow request. The store's writes refuse doing these to oneself and
 /// write the notifications and timeline changes that follow.
-struct PeopleActions: Sendable {
+package struct PeopleActions: Sendable {
     let people: PeopleStore
 
-    enum Change: Sendable {
+    package enum Change: Sendable {
         case follow, unfollow, block, unblock, mute, unmute
 
         /// Whom the change may reach: anyone a block either way does not hide for a follow;
@@ -29,7 +29,7 @@ struct PeopleActions: Sendable {
 
     /// `person`'s change to person `target`; 404 when `change.hiding` hides them. Their
     /// profile as `person` now sees it.
-    func relate(_ person: Int64, _ change: Change, _ target: Int64) async throws -> User {
+    package func relate(_ person: Int64, _ change: Change, _ target: Int64) async throws -> User {
         _ = try await people.profile(userID: target, viewer: person, hiding: change.hiding)
         return try await apply(person, change, target)
     }
@@ -47,7 +47,7 @@ struct PeopleActions: Sendable {
     }
 
     /// `person` approves or denies the follow request of `requester`: 404 when they did not ask.
-    func answerRequest(from requester: Int64, to person: Int64, approve: Bool) async throws {
+    package func answerRequest(from requester: Int64, to person: Int64, approve: Bool) async throws {
         if approve {
             try await people.approveRequest(from: requester, to: person)
         } else {
@@ -56,7 +56,7 @@ struct PeopleActions: Sendable {
     }
 
     /// Whether `person`'s account asks before anyone follows it.
-    func setLocked(_ person: Int64, _ locked: Bool) async throws {
+    package func setLocked(_ person: Int64, _ locked: Bool) async throws {
         try await people.setLocked(userID: person, locked)
     }
 }

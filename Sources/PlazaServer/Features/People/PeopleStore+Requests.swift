@@ -19,7 +19,7 @@ extension PeopleStore {
     }
 
     /// The people asking to follow `target`, newest request first.
-    func followRequests(to target: Int64, page: PageRequest) async throws -> Page<JoinRequest> {
+    package func followRequests(to target: Int64, page: PageRequest) async throws -> Page<JoinRequest> {
         let rows = try await db.read { db in try await db.rows(Self.followRequestsSQL(to: target, page: page)) }
         let (pageRows, next) = try page.split(rows) { try Cursor(row: $0, time: "requested_at") }
         return Page(
@@ -44,7 +44,7 @@ extension PeopleStore {
     }
 
     /// How many people ask to follow `target` (whom `target` may see).
-    func followRequestCount(to target: Int64) async throws -> Int {
+    package func followRequestCount(to target: Int64) async throws -> Int {
         try await db.read { db in
             try await db.first(
                 """

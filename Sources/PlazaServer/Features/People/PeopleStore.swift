@@ -3,7 +3,7 @@ import PlazaAPI
 import SQLKit
 
 /// Profiles, follows and blocks. Follower and following counts are kept on write.
-struct PeopleStore: Sendable {
+package struct PeopleStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let events: EventLog
@@ -22,7 +22,8 @@ struct PeopleStore: Sendable {
 
     /// The id of the user named `username` as `viewer` may reach it: 404 when there is none, or
     /// when `hiding` hides them from the viewer (the profile and everything under it).
-    func userID(username: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay) async throws
+    package func userID(username: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay)
+        async throws
         -> Int64
     {
         let key = username.lowercased()
@@ -40,7 +41,9 @@ struct PeopleStore: Sendable {
         "SELECT u.id FROM users u WHERE u.username_key = \(bind: usernameKey) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))"
     }
 
-    func profile(userID: Int64, viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> User {
+    package func profile(userID: Int64, viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws
+        -> User
+    {
         guard
             let row = try await db.read({ db in
                 try await db.first(
@@ -52,7 +55,9 @@ struct PeopleStore: Sendable {
     }
 
     /// The profiles among `ids` the viewer may see, in one read (and one for the relations).
-    func profiles(ids: [Int64], viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws -> [User] {
+    package func profiles(ids: [Int64], viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay) async throws
+        -> [User]
+    {
         guard !ids.isEmpty else { return [] }
         let rows = try await db.read { db in
             try await db.rows(
@@ -205,7 +210,7 @@ struct PeopleStore: Sendable {
         }
     }
 
-    enum Direction {
+    package enum Direction {
         case followers, following
         /// Mutual follows: whom `userID` follows and who follows them back.
         case friends
@@ -213,7 +218,8 @@ struct PeopleStore: Sendable {
 
     /// Who follows `userID` (or whom it follows, or its friends), newest follow (by `userID`,
     /// for friends) first, hiding users the viewer may not see.
-    func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<User>
+    package func follows(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?) async throws
+        -> Page<User>
     {
         let query = Self.followsSQL(direction, of: userID, page: page, viewer: viewer)
         return try await userPage(query, timeColumn: "followed_at", page: page, viewer: viewer)

@@ -2,7 +2,7 @@ import PlazaAPI
 import SQLKit
 
 /// Comments; a post's comment count is kept on write.
-struct CommentStore: Sendable {
+package struct CommentStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let events: EventLog
@@ -37,7 +37,7 @@ struct CommentStore: Sendable {
 
     /// The comment `id` if `viewer` may read it: on a post they may read, by someone not
     /// suspended whom they see, or (a block notwithstanding) by them or on their post.
-    func comment(id: Int64, viewer: Int64?) async throws -> Comment? {
+    package func comment(id: Int64, viewer: Int64?) async throws -> Comment? {
         var shown = Visibility.comment("c", seenBy: viewer)
         if let viewer { shown = "(\(shown) OR c.author_id = \(bind: viewer) OR p.author_id = \(bind: viewer))" }
         let condition = shown
@@ -53,7 +53,7 @@ struct CommentStore: Sendable {
     }
 
     /// Comments of a post, oldest first, without those by users the viewer has a block with.
-    func comments(post: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<Comment> {
+    package func comments(post: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<Comment> {
         let query = Self.listSQL(post: post, page: page, viewer: viewer)
         let rows = try await db.read { db in try await db.rows(query) }
         let (pageRows, next) = try page.split(rows) { try Cursor(row: $0, time: "created_at") }

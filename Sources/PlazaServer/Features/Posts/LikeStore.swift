@@ -2,7 +2,7 @@ import PlazaAPI
 import SQLKit
 
 /// Likes; a post's like count is kept on write.
-struct LikeStore: Sendable {
+package struct LikeStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let events: EventLog
@@ -51,7 +51,8 @@ struct LikeStore: Sendable {
     }
 
     /// Who liked a post, newest like first, without users the viewer has a block with.
-    func likers(post: Int64, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws -> Page<User> {
+    package func likers(post: Int64, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws -> Page<User>
+    {
         let query = Self.likersSQL(post: post, page: page, viewer: viewer)
         return try await people.userPage(query, timeColumn: "liked_at", page: page, viewer: viewer)
     }

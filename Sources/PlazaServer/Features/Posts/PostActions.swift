@@ -6,7 +6,7 @@ import PlazaAPI
 /// Each action takes the acting person and typed input, decides who may do it (the stores'
 /// queries apply who may see what), writes, and runs what follows the commit: a new post's link
 /// preview is fetched, a deleted post's media files are removed.
-struct PostActions: Sendable {
+package struct PostActions: Sendable {
     let posts: PostStore
     let comments: CommentStore
     let likes: LikeStore
@@ -20,7 +20,7 @@ struct PostActions: Sendable {
         .forbidden, "not_allowed", "Only the comment's author or the post's author can delete it.")
 
     /// A new post by `author`, as they see it.
-    func create(by author: Int64, _ draft: PostStore.Draft) async throws -> Post {
+    package func create(by author: Int64, _ draft: PostStore.Draft) async throws -> Post {
         let post = try await posts.create(author: author, draft)
         if post.link != nil, post.link?.fetchedAt == nil { previews.wake() }
         return post
@@ -28,7 +28,9 @@ struct PostActions: Sendable {
 
     /// The author's change to post `id`, made from the post as it is (`changes` may refuse it);
     /// the post as the author now sees it. 404 for a post `person` may not read, 403 for another's.
-    func update(_ id: Int64, by person: Int64, _ changes: (Post) throws -> PostStore.Changes) async throws -> Post {
+    package func update(_ id: Int64, by person: Int64, _ changes: (Post) throws -> PostStore.Changes) async throws
+        -> Post
+    {
         let record = try await own(id, by: person, otherwise: Self.notAuthorEdit)
         try await posts.update(record, try changes(record.post))
         return try await posts.post(id: id, viewer: person)
@@ -37,7 +39,7 @@ struct PostActions: Sendable {
     /// Deletes post `id`, then its media files; returns the post as it was. 404 for a post
     /// `person` may not read, 403 for another's.
     @discardableResult
-    func delete(_ id: Int64, by person: Int64, logger: Logger) async throws -> Post {
+    package func delete(_ id: Int64, by person: Int64, logger: Logger) async throws -> Post {
         let record = try await own(id, by: person, otherwise: Self.notAuthorDelete)
         let media = try await posts.delete(id: id, author: person)
         await storage.deleteFiles(ofMedia: media, logger: logger)
@@ -51,13 +53,13 @@ struct PostActions: Sendable {
     }
 
     /// A comment by `author` on post `post` (404 when they may not read it). `body` is validated text.
-    func comment(on post: Int64, by author: Int64, body: String) async throws -> Comment {
+    package func comment(on post: Int64, by author: Int64, body: String) async throws -> Comment {
         try await comments.create(post: post, author: author, body: body)
     }
 
     /// Deletes comment `id`: its author or the post's author may. 404 for a comment `person`
     /// may not see, 403 for one that is not theirs to delete.
-    func deleteComment(_ id: Int64, by person: Int64) async throws {
+    package func deleteComment(_ id: Int64, by person: Int64) async throws {
         guard let owners = try await comments.owners(comment: id, viewer: person) else {
             throw PlazaError.notFound("Comment")
         }
@@ -66,7 +68,7 @@ struct PostActions: Sendable {
     }
 
     /// `person` likes (or no longer likes) post `post`; 404 when they may not read it.
-    func like(_ post: Int64, by person: Int64, _ liked: Bool) async throws -> LikeState {
+    package func like(_ post: Int64, by person: Int64, _ liked: Bool) async throws -> LikeState {
         try await likes.set(post: post, user: person, liked: liked)
     }
 }

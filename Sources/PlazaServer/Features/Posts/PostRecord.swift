@@ -2,7 +2,7 @@ import PlazaAPI
 import SQLKit
 
 /// A row of `posts` joined with its author, as the API shows it.
-struct PostRecord: Sendable {
+package struct PostRecord: Sendable {
     /// The columns every post query selects (`p` = posts, `u` = the author), with the post's
     /// spaces and the viewer's relation to the post (index look-ups per row, so a page stays
     /// one query).
@@ -58,9 +58,9 @@ struct PostRecord: Sendable {
 
     private static let baseColumns: SQLQueryString = .select(Columns.all + UserSummary.Columns.all)
 
-    var id: Int64
+    package var id: Int64
     var authorID: Int64
-    var post: Post
+    package var post: Post
 
     init(row: Row) throws {
         typealias C = Columns

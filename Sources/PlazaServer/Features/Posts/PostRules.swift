@@ -1,19 +1,19 @@
 import PlazaAPI
 
 /// What makes a post valid, per kind, and how edits apply.
-enum PostRules {
+package enum PostRules {
     static let maxTitleLength = 300
     static let maxBodyLength = 10_000
-    static let maxCommentLength = 5_000
+    package static let maxCommentLength = 5_000
     static let maxPriceLength = 32
     static let maxLocationNameLength = 200
-    static let maxMedia = 10
+    package static let maxMedia = 10
     static let maxActivityTypeLength = 40
     static let maxEmojiLength = 16
     /// The most people one recommendation goes to.
     static let maxRecipients = 20
 
-    static func draft(_ body: CreatePostRequest) throws -> PostStore.Draft {
+    package static func draft(_ body: CreatePostRequest) throws -> PostStore.Draft {
         var draft = PostStore.Draft(
             kind: body.kind,
             title: try Validate.text(body.title, field: "title", max: maxTitleLength),
@@ -52,7 +52,7 @@ enum PostRules {
         return draft
     }
 
-    static func changes(_ body: UpdatePostRequest, to post: Post) throws -> PostStore.Changes {
+    package static func changes(_ body: UpdatePostRequest, to post: Post) throws -> PostStore.Changes {
         var changes = PostStore.Changes()
         changes.title = try text(body.title, field: "title", max: maxTitleLength)
         changes.body = try text(body.body, field: "body", max: maxBodyLength)

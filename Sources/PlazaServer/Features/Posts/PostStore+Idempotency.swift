@@ -8,7 +8,7 @@ extension PostStore {
     static let idempotencyMillis: Int64 = 3_600_000
 
     /// The post `user`'s `key` made within the hour, if any.
-    func idempotentPost(key: String, user: Int64) async throws -> Int64? {
+    package func idempotentPost(key: String, user: Int64) async throws -> Int64? {
         let since = Timestamp.now.milliseconds - Self.idempotencyMillis
         return try await db.read { db in
             try await db.first(
@@ -20,7 +20,7 @@ extension PostStore {
     }
 
     /// Keeps the post `user`'s `key` made.
-    func rememberIdempotent(key: String, user: Int64, post: Int64) async throws {
+    package func rememberIdempotent(key: String, user: Int64, post: Int64) async throws {
         let now = Timestamp.now.milliseconds
         try await db.write { db in
             try await db.exec(
@@ -33,7 +33,7 @@ extension PostStore {
     }
 
     /// The creation time of the post `id` (a cursor's time), nil when it is gone.
-    func creationTime(of id: Int64) async throws -> Int64? {
+    package func creationTime(of id: Int64) async throws -> Int64? {
         try await db.read { db in
             try await db.first("SELECT created_at FROM posts WHERE id = \(bind: id)")
         }.map { try $0.decode(column: "created_at", as: Int64.self) }

@@ -3,7 +3,7 @@ import SQLKit
 
 /// Posts and the feeds made of them. Every read applies the viewer's blocks, so no route can
 /// show a post to someone who may not see it.
-struct PostStore: Sendable {
+package struct PostStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let events: EventLog
@@ -13,7 +13,7 @@ struct PostStore: Sendable {
     var linkPreviewsPerDay = Quotas().linkPreviewsPerDay
 
     /// A validated new post.
-    struct Draft: Sendable {
+    package struct Draft: Sendable {
         var kind: PostKind
         var title: String?
         var body: String?
@@ -115,7 +115,7 @@ struct PostStore: Sendable {
         return record.post
     }
 
-    func record(id: Int64, viewer: Int64?) async throws -> PostRecord? {
+    package func record(id: Int64, viewer: Int64?) async throws -> PostRecord? {
         let row = try await db.read { db in
             try await db.first(
                 """
@@ -154,7 +154,7 @@ struct PostStore: Sendable {
     }
 
     /// The author's changes; `activity` is the whole new activity value (already merged).
-    struct Changes: Sendable {
+    package struct Changes: Sendable {
         var title: FieldUpdate<String> = .keep
         var body: FieldUpdate<String> = .keep
         var location: FieldUpdate<Location> = .keep
@@ -316,7 +316,7 @@ struct PostStore: Sendable {
 
     // MARK: feeds
 
-    enum ActivityProgressFilter: String, Sendable, CaseIterable {
+    package enum ActivityProgressFilter: String, Sendable, CaseIterable {
         case done, ongoing
     }
 
@@ -332,8 +332,8 @@ struct PostStore: Sendable {
         }.map { try $0.decode(column: "activity_type", as: String.self) }
     }
 
-    struct FeedQuery: Sendable {
-        enum Source: Sendable {
+    package struct FeedQuery: Sendable {
+        package enum Source: Sendable {
             case global
             /// Posts by the user and the people they follow, and posts in the spaces they joined.
             case home(Int64)
@@ -346,14 +346,27 @@ struct PostStore: Sendable {
         var activityType: String?
         /// Activities done (100%) or still going (`progress=done|ongoing`).
         var progress: ActivityProgressFilter?
-        var since: Timestamp?
+        package var since: Timestamp?
         var until: Timestamp?
         var page: PageRequest
+
+        package init(
+            source: Source, kind: PostKind? = nil, activityType: String? = nil, progress: ActivityProgressFilter? = nil,
+            since: Timestamp? = nil, until: Timestamp? = nil, page: PageRequest
+        ) {
+            self.source = source
+            self.kind = kind
+            self.activityType = activityType
+            self.progress = progress
+            self.since = since
+            self.until = until
+            self.page = page
+        }
     }
 
     /// One page of a feed, newest first: a single keyset query (after a look-up of what else
     /// than the timeline a person's home feed merges).
-    func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
+    package func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
         let rows = try await db.read { db in
             var sources = HomeTimeline.Sources()
             if case .home(let user) = query.source { sources = try await HomeTimeline.sources(of: user, on: db) }

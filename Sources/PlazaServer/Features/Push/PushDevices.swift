@@ -4,7 +4,7 @@ import PlazaAPI
 import SQLKit
 
 /// A device as registered, checked: what `PushDeviceStore.register` stores.
-struct PushDeviceRegistration: Sendable, Equatable {
+package struct PushDeviceRegistration: Sendable, Equatable {
     var platform: PushPlatform
     /// The APNs token in lower-case hex, or the Web Push endpoint URL.
     var address: String
@@ -12,15 +12,16 @@ struct PushDeviceRegistration: Sendable, Equatable {
     var bundleID: String?
     var p256dh: String?
     var auth: String?
-    /// A Mastodon app's subscription: its settings (`MastodonPushSettings`, JSON).
-    var mastodon: String?
+    /// A subscription an app made through another door (Mastodon's): the settings that door
+    /// stored with it (JSON), from which its `AppPushFormat` encodes each push.
+    package var appSettings: String?
 
     static let maxEndpointLength = 2048
 
     /// Checks a request as a client sent it. A Web Push endpoint must be https, or plain http to
     /// an address `policy` allows (tests, closed networks); an address literal the policy refuses
     /// is refused here, and names are checked again at every delivery (`PushService`).
-    init(_ request: RegisterPushDeviceRequest, policy: AddressPolicy, apnsConfigured: Bool) throws {
+    package init(_ request: RegisterPushDeviceRequest, policy: AddressPolicy, apnsConfigured: Bool) throws {
         platform = request.platform
         switch request.platform {
         case .apns:
@@ -111,7 +112,7 @@ struct PushDeviceRegistration: Sendable, Equatable {
 }
 
 /// The devices people registered for push (`push_devices`).
-struct PushDeviceStore: Sendable {
+package struct PushDeviceStore: Sendable {
     let db: Database
     let ids: IDGenerator
     static let maxPerPerson = 20
@@ -120,7 +121,9 @@ struct PushDeviceStore: Sendable {
     /// token or endpoint) is updated and kept: true when it is new to this person, which is
     /// also the case when it belonged to someone else until now (a shared phone). A person has
     /// at most `maxPerPerson` devices.
-    func register(_ device: PushDeviceRegistration, user: Int64, session: Int64) async throws -> (PushDevice, Bool) {
+    package func register(_ device: PushDeviceRegistration, user: Int64, session: Int64) async throws -> (
+        PushDevice, Bool
+    ) {
         let now = Timestamp.now.milliseconds
         return try await db.write { db in
             let lock = db.dialect.rowLock(.noKeyUpdate) ?? ""
@@ -141,7 +144,7 @@ struct PushDeviceStore: Sendable {
                     """
                     UPDATE push_devices SET user_id = \(bind: user), session_id = \(bind: session),
                         environment = \(bind: device.environment), bundle_id = \(bind: device.bundleID),
-                        p256dh = \(bind: device.p256dh), auth = \(bind: device.auth), mastodon = \(bind: device.mastodon)
+                        p256dh = \(bind: device.p256dh), auth = \(bind: device.auth), mastodon = \(bind: device.appSettings)
                     WHERE id = \(bind: id)
                     """)
                 // What it was owed for its last owner is not for the new one.
@@ -154,7 +157,7 @@ struct PushDeviceStore: Sendable {
                     INSERT INTO push_devices (id, user_id, session_id, platform, address, environment, bundle_id, p256dh, auth, mastodon, created_at)
                     VALUES (\(bind: id), \(bind: user), \(bind: session), \(bind: device.platform.rawValue), \(bind: device.address),
                         \(bind: device.environment), \(bind: device.bundleID), \(bind: device.p256dh), \(bind: device.auth),
-                        \(bind: device.mastodon), \(bind: now))
+                        \(bind: device.appSettings), \(bind: now))
                     ON CONFLICT (platform, address) DO NOTHING
                     """)
             }
@@ -186,7 +189,7 @@ struct PushDeviceStore: Sendable {
     }
 
     /// The Mastodon subscription of a token (session): its id, endpoint and settings.
-    func mastodonSubscription(session: Int64) async throws -> (id: Int64, endpoint: String, settings: String)? {
+    package func mastodonSubscription(session: Int64) async throws -> (id: Int64, endpoint: String, settings: String)? {
         try await db.read { db in
             try await db.first(
                 """
@@ -202,7 +205,7 @@ struct PushDeviceStore: Sendable {
     }
 
     /// Changes the settings of a token's Mastodon subscription; false when it has none.
-    func updateMastodon(session: Int64, settings: String) async throws -> Bool {
+    package func updateMastodon(session: Int64, settings: String) async throws -> Bool {
         try await !db.write(
             """
             UPDATE push_devices SET mastodon = \(bind: settings) WHERE session_id = \(bind: session) AND mastodon IS NOT NULL
@@ -212,7 +215,7 @@ struct PushDeviceStore: Sendable {
     }
 
     /// Removes a token's Mastodon subscription (a new one replaces it: one per token).
-    func removeMastodon(session: Int64) async throws {
+    package func removeMastodon(session: Int64) async throws {
         _ = try await db.write(
             "DELETE FROM push_devices WHERE session_id = \(bind: session) AND mastodon IS NOT NULL RETURNING id")
     }

@@ -4,9 +4,9 @@ import PlazaAPI
 /// What a push says, made from the notification as its recipient may see it now (rendered by
 /// `NotificationStore`, so blocks, audiences and suspensions since apply), kept small: a title,
 /// one line of text with a short quote, and where tapping it leads.
-struct PushMessage: Sendable, Equatable {
+package struct PushMessage: Sendable, Equatable {
     var title: String
-    var body: String
+    package var body: String
     /// A path of the web app, e.g. `/p/123`.
     var path: String
     var notificationID: String

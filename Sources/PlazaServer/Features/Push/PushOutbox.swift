@@ -63,8 +63,8 @@ struct PushOutbox: Sendable {
         var auth: String?
         /// The device's owner now: not the recipient when it moved to someone else since.
         var owner: Int64
-        /// A Mastodon app's subscription: its settings (`MastodonPushSettings`, JSON).
-        var mastodon: String? = nil
+        /// A subscription made through another door: the settings it stored (`PushDevices.Registration`).
+        var appSettings: String? = nil
         var preferences: String
         var unread: Int
     }
@@ -117,7 +117,7 @@ struct PushOutbox: Sendable {
                     p256dh: try row.decode(column: "p256dh", as: String?.self),
                     auth: try row.decode(column: "auth", as: String?.self),
                     owner: try row.decode(column: "owner_id", as: Int64.self),
-                    mastodon: try row.decode(column: "mastodon", as: String?.self),
+                    appSettings: try row.decode(column: "mastodon", as: String?.self),
                     preferences: try row.decode(column: "preferences", as: String.self),
                     unread: try row.decode(column: "unread_notifications", as: Int.self))
             }

@@ -9,7 +9,7 @@ public struct PushSettings: Sendable {
     /// allowed to these only (`PLAZA_PUSH_ALLOW`, the format of `PLAZA_LINK_PREVIEW_ALLOW`). Parsed
     /// once, when the configuration is read (a bad entry stops start-up), and used as it is by the
     /// device registration and the sender.
-    var allowed = AddressPolicy()
+    package var allowed = AddressPolicy()
     /// False: push only to allow-listed addresses and look up no host name but `localhost`
     /// (closed networks, test runs that must stay on loopback), `PLAZA_PUSH_PUBLIC=off`.
     public var publicAddresses = true
@@ -23,6 +23,16 @@ public struct PushSettings: Sendable {
     public init() {}
 }
 
+/// The pushes of subscriptions an app made through another door (Mastodon's
+/// `/api/v1/push/subscription`): that door stored its settings with the subscription and says
+/// from them what each push carries.
+package protocol AppPushFormat: Sendable {
+    /// The push's plaintext for `notification` and whether it goes out in the legacy `aesgcm`
+    /// encoding (else RFC 8291's `aes128gcm`); nil when the app does not want this one.
+    func payload(settings: String?, _ notification: PlazaAPI.Notification, message: PushMessage)
+        -> (bytes: [UInt8], legacy: Bool)?
+}
+
 /// Background worker: sends the pushes `PushOutbox` holds, a few at a time, woken after each
 /// commit that recorded a notification. Each push is rendered when it is sent, from the
 /// notification as its recipient may see it then: a block or a narrowed audience since, a
@@ -32,6 +42,8 @@ struct PushService: Service {
     let notifications: NotificationStore
     let webPush: WebPushSender
     let apns: APNsSender?
+    /// How the subscriptions another door made want their pushes (Mastodon's), if one did.
+    let appPushes: (any AppPushFormat)?
     let signal: WorkSignal
     let instanceName: String
     let pollInterval: Duration
@@ -106,10 +118,9 @@ struct PushService: Service {
         } else if let notification {
             let message = PushMessage(notification, instanceName: instanceName, badge: job.unread)
             switch job.platform {
-            case .webpush where job.mastodon != nil:
-                let settings = MastodonPushSettings(json: job.mastodon)
-                if let payload = settings.payload(notification, message: message) {
-                    outcome = await webPush.send(message, to: job, payload: payload, legacy: !settings.standard)
+            case .webpush where job.appSettings != nil:
+                if let payload = appPushes?.payload(settings: job.appSettings, notification, message: message) {
+                    outcome = await webPush.send(message, to: job, payload: payload.bytes, legacy: payload.legacy)
                 } else {
                     outcome = .moot("not among the app's alerts")
                 }

@@ -79,7 +79,7 @@ enum WebPushCrypto {
 /// The server's VAPID identity (RFC 8292): a P-256 key pair made on first start and kept in
 /// the database (every app server signs with the same), and the JWTs that prove it to a push
 /// service, one per push service origin, reused for 12 of their 24 hours.
-final class VAPID: Sendable {
+package final class VAPID: Sendable {
     let key: P256.Signing.PrivateKey
     /// `mailto:` or `https:` contact for the push services' operators.
     let subject: String
@@ -91,7 +91,7 @@ final class VAPID: Sendable {
     }
 
     /// The server's identity, made from the 32-byte server key `vapid` the first time it is asked for.
-    final class Source: Sendable {
+    package final class Source: Sendable {
         let keys: ServerKeyStore
         let subject: String
         private let loaded = NIOLockedValueBox<VAPID?>(nil)
@@ -101,7 +101,7 @@ final class VAPID: Sendable {
             self.subject = subject
         }
 
-        func vapid() async throws -> VAPID {
+        package func vapid() async throws -> VAPID {
             if let vapid = loaded.withLockedValue({ $0 }) { return vapid }
             let vapid = VAPID(
                 key: try P256.Signing.PrivateKey(rawRepresentation: try await keys.key("vapid")), subject: subject)
@@ -111,7 +111,7 @@ final class VAPID: Sendable {
     }
 
     /// The uncompressed public key, base64url: the browser's `applicationServerKey`.
-    var publicKey: String { ByteText.base64url(key.publicKey.x963Representation) }
+    package var publicKey: String { ByteText.base64url(key.publicKey.x963Representation) }
 
     /// The `Authorization` header for a push to `endpoint`'s origin (RFC 8292's `vapid` scheme).
     func authorization(for endpoint: URL, now: Date = Date()) async throws -> String {

@@ -5,13 +5,13 @@ import SQLKit
 
 /// The read side of the event log: a recipient's events after a point (replay), everyone's
 /// events after a point (the hub), and their rendering as Server-Sent Events frames.
-struct EventFeed: Sendable {
+package struct EventFeed: Sendable {
     let db: Database
     let posts: PostStore
     let notifications: NotificationStore
 
     /// Which of a person's streams an event goes to.
-    enum Channel: Int, Sendable, Hashable {
+    package enum Channel: Int, Sendable, Hashable {
         /// Their own: their home feed's posts, events about their posts, their notifications.
         case own = 0
         /// Everyone's public posts (Mastodon's public streams), as this person may see them.

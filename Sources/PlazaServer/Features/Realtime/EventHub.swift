@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// one to every stream it goes to; each door encodes it in its own format, once (`StreamEvent`).
 /// A stream whose buffer is full is closed (its client resumes with `Last-Event-ID`), so a
 /// slow reader costs a bounded amount of memory and never holds up the others.
-final class EventHub: Service, Sendable {
+package final class EventHub: Service, Sendable {
     struct Limits: Sendable {
         var perUser = 8
         var total = 10_000
@@ -22,12 +22,12 @@ final class EventHub: Service, Sendable {
     }
 
     /// What a stream is handed: an event, or a heartbeat (a sign of life to write when idle).
-    enum Delivery: Sendable {
+    package enum Delivery: Sendable {
         case event(StreamEvent)
         case heartbeat
     }
 
-    typealias Channel = EventFeed.Channel
+    package typealias Channel = EventFeed.Channel
 
     private struct Key: Hashable {
         let person: Int64
@@ -66,10 +66,10 @@ final class EventHub: Service, Sendable {
     }
 
     /// A subscriber's deliveries; `close()` (or the end of iteration) unsubscribes.
-    struct Subscription: Sendable {
-        let deliveries: AsyncStream<Delivery>
+    package struct Subscription: Sendable {
+        package let deliveries: AsyncStream<Delivery>
         fileprivate let continuation: AsyncStream<Delivery>.Continuation
-        func close() { continuation.finish() }
+        package func close() { continuation.finish() }
     }
 
     static let tooManyStreams = PlazaError(
@@ -80,7 +80,7 @@ final class EventHub: Service, Sendable {
     /// but a half-closed socket is only found dead by writing to it (the second write fails once
     /// the peer has answered the first with a reset), so a few heartbeats over up to ~0.6 s free
     /// those places before the request is refused.
-    func subscribe(person: Int64, session: Int64, channel: Channel = .own) async throws -> Subscription {
+    package func subscribe(person: Int64, session: Int64, channel: Channel = .own) async throws -> Subscription {
         let key = Key(person: person, channel: channel)
         for attempt in 0...6 {
             if let subscription = try add(key, session: session) { return subscription }
@@ -134,7 +134,7 @@ final class EventHub: Service, Sendable {
     /// Lets `run` start reading the log (called once the migrations have run).
     func open() { opened.continuation.yield() }
 
-    func run() async throws {
+    package func run() async throws {
         try await cancelWhenGracefulShutdown {
             for await _ in self.opened.stream { break }
             try Task.checkCancellation()

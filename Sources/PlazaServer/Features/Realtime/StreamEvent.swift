@@ -6,8 +6,8 @@ import PlazaAPI
 /// The hub makes one per event and hands the same instance to every reader it is delivered to;
 /// each wire format (Plaza's Server-Sent Events, Mastodon's) is encoded from it the first time a
 /// stream asks and kept, so an event read by a thousand streams is encoded once per format.
-final class StreamEvent: Sendable {
-    enum Payload: Sendable {
+package final class StreamEvent: Sendable {
+    package enum Payload: Sendable {
         /// `post.created`, `post.updated`: the post as it is now, without a reader's relation.
         case post(Post)
         case deletedPost(DeletedPost)
@@ -18,8 +18,8 @@ final class StreamEvent: Sendable {
     }
 
     let seq: Int64
-    let kind: StreamEventKind
-    let payload: Payload
+    package let kind: StreamEventKind
+    package let payload: Payload
     private let encodings = NIOLockedValueBox<[String: any Sendable]>([:])
 
     init(seq: Int64, kind: StreamEventKind, payload: Payload) {
@@ -30,7 +30,7 @@ final class StreamEvent: Sendable {
 
     /// The event in the format named `format`, encoded by `encode` on first use and kept. A
     /// format that has nothing to say for this event encodes to nil (also kept).
-    func encoded<Output: Sendable>(_ format: String, _ encode: (StreamEvent) -> Output?) -> Output? {
+    package func encoded<Output: Sendable>(_ format: String, _ encode: (StreamEvent) -> Output?) -> Output? {
         if let known = encodings.withLockedValue({ $0[format] }) { return (known as? Kept<Output>)?.value }
         let made = Kept(value: encode(self))
         // Two streams asking at once may both encode; the first one kept wins, so all send the same bytes.

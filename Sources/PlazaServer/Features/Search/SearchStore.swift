@@ -4,13 +4,13 @@ import SQLKit
 
 /// Full-text search over posts (FTS5 on SQLite, a weighted `tsvector` on PostgreSQL), ranked by
 /// relevance with recency breaking ties, filtered like the feeds and by the viewer's blocks.
-struct SearchStore: Sendable {
+package struct SearchStore: Sendable {
     let db: Database
     let cache: SearchWindowCache
     let postStore: PostStore
     let people: PeopleStore
 
-    struct PostQuery: Sendable {
+    package struct PostQuery: Sendable {
         /// nil with `near`: every post in the circle, nearest first.
         var text: SearchText?
         var field: SearchText.Field = .all
@@ -20,10 +20,23 @@ struct SearchStore: Sendable {
         /// Only posts by the people this person follows (`followed=true`).
         var followedBy: Int64?
         var page: PageRequest
+
+        package init(
+            text: SearchText? = nil, field: SearchText.Field = .all, space: Int64? = nil, kind: PostKind? = nil,
+            near: Near? = nil, followedBy: Int64? = nil, page: PageRequest
+        ) {
+            self.text = text
+            self.field = field
+            self.space = space
+            self.kind = kind
+            self.near = near
+            self.followedBy = followedBy
+            self.page = page
+        }
     }
 
     /// A circle on the globe; `box` bounds it in latitude and longitude for the index.
-    struct Near: Sendable {
+    package struct Near: Sendable {
         var latitude: Double
         var longitude: Double
         var radiusKm: Double
@@ -51,7 +64,7 @@ struct SearchStore: Sendable {
         }
     }
 
-    func posts(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
+    package func posts(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
         guard let text = query.text else { return try await nearby(query, viewer: viewer) }
         var hits = try await window(text, query)[...]
         if let cursor = query.page.cursor, let score = cursor.score {
@@ -177,7 +190,7 @@ struct SearchStore: Sendable {
 
     /// Accounts whose username or display name has words starting with each word of `text`;
     /// best match first (a username hit outranks a display-name hit).
-    func users(_ text: SearchText, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
+    package func users(_ text: SearchText, page: PageRequest, viewer: Int64?) async throws -> Page<User> {
         let sql = Self.usersSQL(text.asPrefixes, page: page, viewer: viewer, dialect: db.dialect)
         let rows = try await db.read { db in try await db.rows(sql) }
         let (pageRows, next) = try page.split(rows) { try Self.scoreCursor($0) }

@@ -5,7 +5,7 @@
 /// A word in a script written without spaces becomes the phrase of its character pairs, as
 /// the index holds it. No operator, quote or bracket of the user's ever reaches FTS5 or
 /// `to_tsquery`.
-struct SearchText: Sendable, Equatable {
+package struct SearchText: Sendable, Equatable {
     struct Term: Sendable, Equatable {
         /// The index's tokens, in order.
         var words: [String]
@@ -22,7 +22,7 @@ struct SearchText: Sendable, Equatable {
     init(terms: [Term]) { self.terms = terms }
 
     /// nil when the text holds no word at all.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         var terms: [Term] = []
         var inQuotes = false
         var phrase: [String] = []
@@ -101,7 +101,7 @@ struct SearchText: Sendable, Equatable {
     var phrases: [String] { terms.map { $0.words.joined(separator: " ") } }
 
     /// The fields a search may be limited to (`in=`).
-    enum Field: String, Sendable, CaseIterable {
+    package enum Field: String, Sendable, CaseIterable {
         case all, title, body, author, space, place
     }
 

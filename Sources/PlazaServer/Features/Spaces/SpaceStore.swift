@@ -3,7 +3,7 @@ import SQLKit
 
 /// Spaces, their members, and which spaces a post is in. Member and post counts are kept on
 /// write by triggers.
-struct SpaceStore: Sendable {
+package struct SpaceStore: Sendable {
     let db: Database
     let ids: IDGenerator
     /// Cleared when a space is renamed: posts are found by their spaces' names.
@@ -99,12 +99,12 @@ struct SpaceStore: Sendable {
     }
 
     /// A space as the routes that act on it need it: id, owner, visibility and the viewer's role.
-    struct Key: Sendable {
-        var id: Int64
+    package struct Key: Sendable {
+        package var id: Int64
         var owner: Int64
-        var visibility: SpaceVisibility
+        package var visibility: SpaceVisibility
         /// The viewer's role, nil when not a member.
-        var role: SpaceRole?
+        package var role: SpaceRole?
         var isModerator: Bool { role == .owner || role == .moderator }
     }
 
@@ -119,7 +119,7 @@ struct SpaceStore: Sendable {
     }
 
     /// The space `id` as `viewer` may know it, or nil.
-    func key(id: Int64, viewer: Int64?) async throws -> Key? {
+    package func key(id: Int64, viewer: Int64?) async throws -> Key? {
         try await key("s.id = \(bind: id)", viewer: viewer)
     }
 

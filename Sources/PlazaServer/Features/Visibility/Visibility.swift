@@ -12,7 +12,7 @@ import SQLKit
 ///
 /// A viewer is given as a bind (`Int64?`, nil for anonymous) or, where one query serves many
 /// people (the event stream), as a column (`SQLQueryString`).
-enum Visibility {
+package enum Visibility {
     /// True when the people in `a` and `b` (columns or binds) have a block either way.
     static func blocked(between a: SQLQueryString, and b: SQLQueryString) -> SQLQueryString {
         """
@@ -78,7 +78,7 @@ enum Visibility {
     }
 
     /// Which blocks hide a profile from its viewer.
-    enum ProfileHiding: Sendable {
+    package enum ProfileHiding: Sendable {
         /// A block either way, as for everything else the two people would see of each other.
         case eitherWay
         /// Only the profile owner's block of the viewer: for the viewer's own block or unblock

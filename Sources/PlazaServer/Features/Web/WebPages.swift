@@ -6,7 +6,7 @@ import PlazaAPI
 /// The pages people read: feeds, spaces, posts, profiles, collections, search, history,
 /// notifications and settings. Each calls the API handler of the same data with its own
 /// request, so query parameters (`cursor`, `kind`, `q`, `sort` …) mean the same on both.
-struct WebPages {
+package struct WebPages {
     let web: WebController
     var api: WebController.APIControllers { web.api }
     var stores: WebController.Stores { web.stores }
@@ -60,7 +60,7 @@ struct WebPages {
     }
 
     /// A query value percent-encoded for a link.
-    static func encoded(_ value: String) -> String { PublicLinks.queryValue(value) }
+    package static func encoded(_ value: String) -> String { PublicLinks.queryValue(value) }
 
     /// `?fragment=1`: only the list part of the page, for infinite scroll and live updates.
     static func wantsFragment(_ request: Request) -> Bool { request.uri.queryParameters.get("fragment") != nil }

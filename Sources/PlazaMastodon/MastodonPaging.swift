@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import PlazaAPI
+import PlazaServer
 
 /// Mastodon's paging: `max_id` (older than), `since_id` and `min_id` (newer than), `limit`, and
 /// a `Link` header with the next (`max_id`) and previous (`min_id`) pages. Plaza's ids are

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PlazaAPI
+import PlazaServer
 
 extension MastodonController {
     // MARK: timelines
@@ -67,7 +68,7 @@ extension MastodonController {
         guard params.string("max_id") == nil, let text = SearchText(String(tag.prefix(100))) else {
             return try MastodonJSON.response([String]())
         }
-        let found = try await services.search.posts(
+        let found = try await search.posts(
             .init(text: text, page: .init(limit: try params.limit(default: 20, max: 40))), viewer: viewer)
         return try MastodonJSON.response(found.items.map(mapper.status))
     }
@@ -76,7 +77,7 @@ extension MastodonController {
     @Sendable func listTimeline(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("read:lists")
         let spaceID = try id(context)
-        let space = try await services.spaces.key(id: spaceID, viewer: me.userID)
+        let space = try await spaces.key(id: spaceID, viewer: me.userID)
         guard let space, space.visibility == .open || space.role != nil else { throw MastodonError.notFound }
         return try await timeline(.space(space.id), viewer: me.userID, request: request, context: context)
     }
@@ -86,7 +87,7 @@ extension MastodonController {
     /// The post or comment `id` as the viewer may read it: a comment needs its post readable.
     func statusEntity(_ id: Int64, viewer: Int64?) async throws -> Mastodon.Status {
         if let record = try await posts.record(id: id, viewer: viewer) { return mapper.status(record.post) }
-        guard let comment = try await services.comments.comment(id: id, viewer: viewer),
+        guard let comment = try await comments.comment(id: id, viewer: viewer),
             let postID = Int64(comment.postId), let post = try await posts.record(id: postID, viewer: viewer)
         else { throw MastodonError.notFound }
         return mapper.status(comment, on: post.post)
@@ -123,7 +124,7 @@ extension MastodonController {
             // A reply to a comment is a comment on the same post.
             var postID = reply
             if try await posts.record(id: reply, viewer: me.userID) == nil {
-                guard let comment = try await services.comments.comment(id: reply, viewer: me.userID),
+                guard let comment = try await comments.comment(id: reply, viewer: me.userID),
                     let post = Int64(comment.postId)
                 else { throw MastodonError.notFound }
                 postID = post
@@ -185,7 +186,7 @@ extension MastodonController {
         guard let record = try await posts.record(id: Int64(status.id) ?? 0, viewer: viewer) else {
             throw MastodonError.notFound
         }
-        let comments = try await services.comments.comments(post: record.id, page: .init(limit: 200), viewer: viewer)
+        let comments = try await comments.comments(post: record.id, page: .init(limit: 200), viewer: viewer)
         return try MastodonJSON.response(
             Mastodon.Context(ancestors: [], descendants: comments.items.map { mapper.status($0, on: record.post) }))
     }
@@ -212,7 +213,7 @@ extension MastodonController {
         guard let record = try await posts.record(id: try id(context), viewer: viewer) else {
             throw MastodonError.notFound
         }
-        let likers = try await services.likes.likers(
+        let likers = try await likes.likers(
             post: record.id, page: .init(limit: try params.limit(default: 40, max: 80)), viewer: viewer, people: people)
         return try MastodonJSON.response(likers.items.map { mapper.account($0) })
     }

@@ -6,6 +6,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import PlazaServer
 
 /// Mastodon's streaming WebSocket, `/api/v1/streaming`, on the HTTP port. The token comes as
 /// `Authorization: Bearer`, `?access_token=`, or the whole `Sec-WebSocket-Protocol` (which is

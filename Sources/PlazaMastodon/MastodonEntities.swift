@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PlazaAPI
+import PlazaServer
 
 // Mastodon's entities (docs.joinmastodon.org/entities), as Plaza fills them. Swift names are
 // Mastodon's in camel case; `MastodonJSON` writes them in snake case, with `null` where

@@ -1,4 +1,5 @@
 import PlazaAPI
+import PlazaServer
 
 /// Plaza's objects as Mastodon's entities. Posts are statuses; a comment is a status replying
 /// to its post. Audiences map to visibilities: `public` is `public`, `followers` and `members`

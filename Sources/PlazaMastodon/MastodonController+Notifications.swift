@@ -1,13 +1,14 @@
 import Foundation
 import Hummingbird
 import PlazaAPI
+import PlazaServer
 
 extension MastodonController {
     // MARK: media
 
     @Sendable func uploadMedia(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:media")
-        let limits = MultipartUpload.Limits(maxFileBytes: config.maxMediaBytes, maxVideoBytes: config.maxVideoBytes)
+        let limits = config.uploads
         let upload = try await actions.media.upload(by: me.userID, logger: context.logger) { path in
             try await MultipartUpload.receive(request, into: path, limits: limits)
         }.media
@@ -17,11 +18,11 @@ extension MastodonController {
 
     /// One of my uploads: 206 while it is processed, as Mastodon answers. `PUT` (a description or
     /// focal point) changes nothing: Plaza keeps neither.
-    @Sendable func media(_ request: Request, context: PlazaContext) async throws -> Response {
+    @Sendable func showMedia(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser(request.method == .get ? "read:statuses" : "write:media")
         let item: Media
         do {
-            item = try await services.media.upload(id: try id(context), owner: me.userID)
+            item = try await media.upload(id: try id(context), owner: me.userID)
         } catch let error as PlazaError where error.status == .notFound {
             throw MastodonError.notFound
         }
@@ -62,20 +63,20 @@ extension MastodonController {
             status: status)
     }
 
-    @Sendable func notifications(_ request: Request, context: PlazaContext) async throws -> Response {
+    @Sendable func listNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("read:notifications")
         let params = try await MastodonParams.read(request, context: context)
         let paging = try MastodonPaging(params, defaultLimit: 40, maxLimit: 80)
         var page = PageRequest(limit: paging.limit)
         if let maxID = paging.maxID {
-            let sortID = try await services.notifications.sortID(of: maxID, recipient: me.userID) ?? maxID
+            let sortID = try await notifications.sortID(of: maxID, recipient: me.userID) ?? maxID
             page.cursor = Cursor(time: 0, id: sortID)
         }
         var newerThan: Int64?
         if let newer = paging.newerThan {
-            newerThan = try await services.notifications.sortID(of: newer, recipient: me.userID) ?? newer
+            newerThan = try await notifications.sortID(of: newer, recipient: me.userID) ?? newer
         }
-        let list = try await services.notifications.list(
+        let list = try await notifications.list(
             recipient: me.userID, unreadOnly: false, page: page, newerThan: newerThan)
         let items = list.items
         let types = Set(params.strings("types"))
@@ -99,9 +100,9 @@ extension MastodonController {
         var page = PageRequest(limit: paging.limit)
         if let maxID = paging.maxID {
             page.cursor = Cursor(
-                time: 0, id: try await services.notifications.sortID(of: maxID, recipient: me.userID) ?? maxID)
+                time: 0, id: try await notifications.sortID(of: maxID, recipient: me.userID) ?? maxID)
         }
-        let list = try await services.notifications.list(recipient: me.userID, unreadOnly: false, page: page)
+        let list = try await notifications.list(recipient: me.userID, unreadOnly: false, page: page)
         let types = Set(params.strings("types"))
         let excluded = Set(params.strings("exclude_types"))
         struct Group: Encodable {
@@ -149,7 +150,7 @@ extension MastodonController {
     @Sendable func notification(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("read:notifications")
         let id = try id(context)
-        guard let found = try await services.notifications.notifications(ids: [id], recipient: me.userID)[id],
+        guard let found = try await notifications.notifications(ids: [id], recipient: me.userID)[id],
             let entity = notificationEntity(found)
         else { throw MastodonError.notFound }
         return try MastodonJSON.response(entity)
@@ -157,14 +158,14 @@ extension MastodonController {
 
     @Sendable func clearNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:notifications")
-        try await services.notifications.dismiss(recipient: me.userID, ids: nil)
+        try await notifications.dismiss(recipient: me.userID, ids: nil)
         return try MastodonJSON.response([String: String]())
     }
 
     @Sendable func dismissNotification(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:notifications")
         // Someone else's notification, like a missing one, is "Record not found".
-        guard try await services.notifications.dismiss(recipient: me.userID, ids: [try id(context)]) > 0 else {
+        guard try await notifications.dismiss(recipient: me.userID, ids: [try id(context)]) > 0 else {
             throw MastodonError.notFound
         }
         return try MastodonJSON.response([String: String]())
@@ -172,7 +173,7 @@ extension MastodonController {
 
     // MARK: search
 
-    @Sendable func search(_ request: Request, context: PlazaContext) async throws -> Response {
+    @Sendable func searchAll(_ request: Request, context: PlazaContext) async throws -> Response {
         let viewer = try context.mastodonViewer("read:search")
         let params = try await MastodonParams.read(request, context: context)
         let q = (params.string("q") ?? "").trimmingCharacters(in: .whitespaces)
@@ -190,11 +191,11 @@ extension MastodonController {
         if type == nil || type == "accounts" {
             var query = text
             if q.hasPrefix("@"), let plain = SearchText(String(q.dropFirst().prefix(200))) { query = plain }
-            let users = try await services.search.users(query, page: page, viewer: viewer)
+            let users = try await search.users(query, page: page, viewer: viewer)
             results.accounts = users.items.dropFirst(offset).map { mapper.account($0) }
         }
         if type == nil || type == "statuses" {
-            let found = try await services.search.posts(.init(text: text, page: page), viewer: viewer)
+            let found = try await search.posts(.init(text: text, page: page), viewer: viewer)
             results.statuses = found.items.dropFirst(offset).map(mapper.status)
         }
         if type == nil || type == "hashtags", q.hasPrefix("#"), q.count > 1 {
@@ -210,7 +211,7 @@ extension MastodonController {
     @Sendable func markers(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("read:statuses")
         let params = try await MastodonParams.read(request, context: context)
-        let stored = try await services.accounts.me(userID: me.userID).preferences["mastodonMarkers"]
+        let stored = try await accounts.me(userID: me.userID).preferences["mastodonMarkers"]
         var result: [String: Mastodon.Marker] = [:]
         for timeline in params.strings("timeline") where ["home", "notifications"].contains(timeline) {
             if let marker = stored?[timeline], let id = marker["lastReadId"]?.stringValue,
@@ -232,7 +233,7 @@ extension MastodonController {
     @Sendable func saveMarkers(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:statuses")
         let params = try await MastodonParams.read(request, context: context)
-        var stored = try await services.accounts.me(userID: me.userID).preferences["mastodonMarkers"] ?? .object([:])
+        var stored = try await accounts.me(userID: me.userID).preferences["mastodonMarkers"] ?? .object([:])
         var result: [String: Mastodon.Marker] = [:]
         for timeline in ["home", "notifications"] {
             guard let id = params.string("\(timeline)[last_read_id]") else { continue }
@@ -250,7 +251,7 @@ extension MastodonController {
                 stored = .object(object)
             }
         }
-        try await services.accounts.setPreference("mastodonMarkers", to: stored, userID: me.userID)
+        try await accounts.setPreference("mastodonMarkers", to: stored, userID: me.userID)
         return try MastodonJSON.response(result)
     }
 

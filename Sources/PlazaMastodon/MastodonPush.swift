@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PlazaAPI
+import PlazaServer
 
 /// A Mastodon app's push subscription: which notification types it wants (`alerts`), from whom
 /// (`policy`), and how its pushes are encrypted (`standard`: RFC 8291's `aes128gcm`; otherwise
@@ -65,6 +66,17 @@ struct MastodonPushSettings: Codable, Sendable, Equatable {
 }
 
 /// `/api/v1/push/subscription`: a token's one push subscription (scope `push`).
+/// The pushes of Mastodon apps' subscriptions, in Mastodon's shape and encoding, from the
+/// settings the subscription was made with.
+struct MastodonPushFormat: AppPushFormat {
+    func payload(settings: String?, _ notification: PlazaAPI.Notification, message: PushMessage)
+        -> (bytes: [UInt8], legacy: Bool)?
+    {
+        let settings = MastodonPushSettings(json: settings)
+        return settings.payload(notification, message: message).map { ($0, !settings.standard) }
+    }
+}
+
 struct MastodonPushController {
     let devices: PushDeviceStore
     let vapid: VAPID.Source
@@ -114,7 +126,7 @@ struct MastodonPushController {
         } catch let error as PlazaError {
             throw MastodonError.validation(error.message)
         }
-        registration.mastodon = settings.json
+        registration.appSettings = settings.json
         // One subscription per token: a new one replaces it.
         try await devices.removeMastodon(session: me.sessionID)
         let (device, _) = try await devices.register(registration, user: me.userID, session: me.sessionID)

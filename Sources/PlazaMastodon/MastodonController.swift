@@ -2,14 +2,42 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PlazaAPI
+import PlazaServer
 
 /// Mastodon's client API over Plaza's stores (see `docs/mastodon.md` for what each endpoint
 /// does here). Every handler reads its parameters with `MastodonParams` (query, form or JSON)
 /// and answers Mastodon's entities (`MastodonMapper`).
 struct MastodonController {
-    let services: AppServices
+    /// What it reads, from the core's stores' visibility-aware queries.
+    let accounts: AccountStore
+    let people: PeopleStore
+    let posts: PostStore
+    let comments: CommentStore
+    let likes: LikeStore
+    let spaces: SpaceStore
+    let notifications: NotificationStore
+    let search: SearchStore
+    let media: MediaStore
+    /// Every change goes through the core's actions.
+    let actions: Actions
     let mapper: MastodonMapper
     let config: InstanceSettings
+
+    init(core: Doors, mapper: MastodonMapper, config: InstanceSettings) {
+        let services = core.services
+        accounts = services.accounts
+        people = services.people
+        posts = services.posts
+        comments = services.comments
+        likes = services.likes
+        spaces = services.spaces
+        notifications = services.notifications
+        search = services.search
+        media = services.media
+        actions = core.actions
+        self.mapper = mapper
+        self.config = config
+    }
 
     /// What the instance entity says of this server.
     struct InstanceSettings: Sendable {
@@ -19,12 +47,9 @@ struct MastodonController {
         var maxMediaBytes: Int
         var maxVideoBytes: Int?
         var contactEmail: String
+        /// The largest photo and video an upload may be, as on every door.
+        var uploads: MultipartUpload.Limits
     }
-
-    var posts: PostStore { services.posts }
-    var people: PeopleStore { services.people }
-    /// Every change goes through the core's actions.
-    var actions: Actions { services.actions }
 
     /// Runs a core action and says its refusals as Mastodon does: what is not the person's to
     /// change, like what they cannot see, is "Record not found".
@@ -44,14 +69,14 @@ struct MastodonController {
         registerStatuses(v1)
         v2.post("media", use: uploadMedia)
         v1.post("media", use: uploadMedia)
-        v1.get("media/{id}", use: media)
-        v1.put("media/{id}", use: media)
-        v1.get("notifications", use: notifications)
+        v1.get("media/{id}", use: showMedia)
+        v1.put("media/{id}", use: showMedia)
+        v1.get("notifications", use: listNotifications)
         v1.get("notifications/{id}", use: notification)
         v2.get("notifications", use: groupedNotifications)
         v1.post("notifications/clear", use: clearNotifications)
         v1.post("notifications/{id}/dismiss", use: dismissNotification)
-        v2.get("search", use: search)
+        v2.get("search", use: searchAll)
         v1.get("markers", use: markers)
         v1.post("markers", use: saveMarkers)
         v1.get("preferences", use: preferences)
@@ -222,7 +247,7 @@ struct MastodonController {
     }
 
     @Sendable func instanceV1(_ request: Request, context: PlazaContext) async throws -> Response {
-        let (users, statuses) = try await services.accounts.instanceCounts()
+        let (users, statuses) = try await accounts.instanceCounts()
         let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
         return try MastodonJSON.response(
             InstanceV1(
@@ -278,7 +303,7 @@ struct MastodonController {
     }
 
     @Sendable func instanceV2(_ request: Request, context: PlazaContext) async throws -> Response {
-        let (users, _) = try await services.accounts.instanceCounts()
+        let (users, _) = try await accounts.instanceCounts()
         let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
         let icon = mapper.links.asset("icon-512.png")
         return try MastodonJSON.response(
@@ -337,7 +362,7 @@ struct MastodonController {
         }
         let note = try params.string("note").map { try Validate.bio($0, field: "note") ?? "" }
         if displayName != nil || note != nil {
-            try await services.accounts.updateProfile(
+            try await accounts.updateProfile(
                 userID: me.userID, displayName: displayName, bio: note, status: .keep)
         }
         if let locked = params.bool("locked") { try await actions.people.setLocked(me.userID, locked) }
@@ -405,7 +430,7 @@ struct MastodonController {
         guard let q = params.string("q"), let text = SearchText(String(q.prefix(200))) else {
             return try MastodonJSON.response([Mastodon.Account]())
         }
-        let users = try await services.search.users(
+        let users = try await search.users(
             text, page: .init(limit: try params.limit(default: 40, max: 80)), viewer: viewer)
         return try MastodonJSON.response(users.items.map { mapper.account($0) })
     }

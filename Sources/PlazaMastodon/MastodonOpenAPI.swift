@@ -1,4 +1,5 @@
 import OpenAPIKit
+import PlazaServer
 
 /// Mastodon's client API at Mastodon's paths (docs/mastodon.md). Its entities are Mastodon's, as
 /// documented at docs.joinmastodon.org; the schemas here hold the keys clients cannot do without.
@@ -16,10 +17,14 @@ extension OpenAPIDocument {
             query: [OpenAPI.Parameter] = [], body: Bool = false, status: Int = 200, also: [Int] = [],
             errors: [Int] = [], upload: Bool = false, eventStream: Bool = false
         ) -> Operation {
-            var operation = Operation(
-                method: method, summary: summary, auth: auth, query: query, eventStream: eventStream, status: status,
-                alsoStatus: also, response: response, errors: errors + (auth == .none ? [] : [403]), upload: upload)
-            operation.mastodon = true
+            var operation = Operation(mastodon: method, summary: summary, auth: auth)
+            operation.query = query
+            operation.eventStream = eventStream
+            operation.status = status
+            operation.alsoStatus = also
+            operation.response = response
+            operation.errors = errors + (auth == .none ? [] : [403])
+            operation.upload = upload
             operation.mastodonBody = body
             return operation
         }

@@ -1,11 +1,6 @@
 import Hummingbird
 import PlazaAPI
-
-/// An app acting on its own (`client_credentials`), without a person.
-struct AppCredential: Sendable {
-    let app: OAuthStore.App
-    let scopes: OAuthScopes
-}
+import PlazaServer
 
 /// Mastodon's errors: `{"error": "…"}` with Mastodon's status codes and wording.
 enum MastodonError {

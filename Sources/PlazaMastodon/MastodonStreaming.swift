@@ -4,6 +4,7 @@ import Hummingbird
 import NIOConcurrencyHelpers
 import NIOCore
 import PlazaAPI
+import PlazaServer
 import ServiceLifecycle
 
 /// Mastodon's streaming API over Plaza's event hub: the Server-Sent Events endpoints

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PlazaAPI
+import PlazaServer
 
 /// OAuth 2 for Mastodon apps: `POST /api/v1/apps`, `POST /oauth/token`, `POST /oauth/revoke`
 /// and the server's metadata. The consent page, `/oauth/authorize`, is the web app's
@@ -168,9 +169,7 @@ struct OAuthController {
             throw OAuthError(
                 "unauthorized_client", "You are not authorized to revoke this token", status: .forbidden)
         }
-        if let token = params.string("token"), let ended = try await oauth.revoke(token: token, app: app) {
-            accounts.sessionCache.forget(userID: ended.user, sessionID: ended.session)
-        }
+        if let token = params.string("token") { try await oauth.revoke(token: token, app: app, accounts: accounts) }
         return try MastodonJSON.response([String: String]())
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import PlazaAPI
+import PlazaServer
 
 /// A Mastodon request's parameters, as Mastodon (Rails) merges them: the query string and a
 /// form (`application/x-www-form-urlencoded`) or JSON body. Arrays come as `key[]=a&key[]=b` in
