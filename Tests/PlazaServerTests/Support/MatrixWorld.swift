@@ -81,19 +81,21 @@ struct MatrixWorld: Sendable {
     /// suspension, when the world was made for Mastodon's matrix.
     var mastodonTokens: [MatrixActor: String] = [:]
 
-    func token(_ actor: MatrixActor) -> String? {
+    func account(_ actor: MatrixActor) -> Account? {
         switch actor {
         case .anonymous: nil
-        case .owner: owner.token
-        case .other: other.token
-        case .blocked: blocked.token
-        case .admin: admin.token
-        case .follower: follower.token
-        case .member: member.token
-        case .moderator: moderator.token
-        case .suspended: suspended.token
+        case .owner: owner
+        case .other: other
+        case .blocked: blocked
+        case .admin: admin
+        case .follower: follower
+        case .member: member
+        case .moderator: moderator
+        case .suspended: suspended
         }
     }
+
+    func token(_ actor: MatrixActor) -> String? { account(actor)?.token }
 
     /// What the person the owner blocked must never see in a response.
     var publicMarkers: [String] { [postMarker, commentMarker, bioMarker] }
