@@ -700,7 +700,13 @@ def make_case(number: int, world: World, mutate: bool = True) -> Case:
         for _ in range(rng.choice([1, 1, 2, 3])):
             data, what = mutate_raw(data, rng)
             req.mutations.append(what)
-    return Case(number, name, data, data.split(b" ", 1)[0], framed, req.mutations)
+    return Case(number, name, data, request_line(data).split(b" ", 1)[0], framed, req.mutations)
+
+
+def request_line(data: bytes) -> bytes:
+    """The request line as the server reads it: empty lines before it are skipped (RFC 9112,
+    section 2.2), so a mutation that inserts one before a HEAD leaves a HEAD."""
+    return data.lstrip(b"\r\n").split(b"\r\n", 1)[0]
 
 
 # MARK: the run
@@ -716,7 +722,7 @@ MASTODON_PATH = re.compile(
 def request_target(case: Case) -> bytes:
     """The path the mutated request line names, with runs of slashes as one, as the router reads
     it (empty when it names none)."""
-    parts = case.data.split(b"\r\n", 1)[0].split(b" ")
+    parts = request_line(case.data).split(b" ")
     return re.sub(rb"/+", b"/", parts[1]) if len(parts) > 2 else b""
 
 
