@@ -44,8 +44,6 @@ struct MastodonController {
         var name: String
         var baseURL: String
         var registrations: Bool
-        var maxMediaBytes: Int
-        var maxVideoBytes: Int?
         var contactEmail: String
         /// The largest photo and video an upload may be, as on every door.
         var uploads: MultipartUpload.Limits
@@ -236,14 +234,14 @@ struct MastodonController {
 
     private func configuration(urls: Bool) -> Configuration {
         var types = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/heic", "image/avif"]
-        if config.maxVideoBytes != nil { types += ["video/mp4", "video/quicktime", "video/webm"] }
+        if config.uploads.maxVideoBytes != nil { types += ["video/mp4", "video/quicktime", "video/webm"] }
         return Configuration(
             urls: urls
                 ? .init(streaming: streamingURL, status: nil, about: nil, privacyPolicy: nil, termsOfService: nil)
                 : nil,
             mediaAttachments: .init(
-                supportedMimeTypes: types, imageSizeLimit: config.maxMediaBytes,
-                videoSizeLimit: config.maxVideoBytes ?? 0))
+                supportedMimeTypes: types, imageSizeLimit: config.uploads.maxFileBytes,
+                videoSizeLimit: config.uploads.maxVideoBytes ?? 0))
     }
 
     @Sendable func instanceV1(_ request: Request, context: PlazaContext) async throws -> Response {

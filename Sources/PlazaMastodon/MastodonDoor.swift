@@ -22,7 +22,6 @@ package struct MastodonDoor: Door {
             core: core, mapper: mapper,
             config: .init(
                 name: core.config.instanceName, baseURL: core.config.baseURL, registrations: true,
-                maxMediaBytes: core.config.media.maxBytes, maxVideoBytes: core.uploadLimits.maxVideoBytes,
                 contactEmail: core.config.mailSender.address, uploads: core.uploadLimits)
         ).register(v1: v1, v2: mastodon.group("v2"))
         MastodonStreaming(hub: core.hub, mapper: mapper).register(v1: v1)
@@ -38,7 +37,7 @@ package struct MastodonDoor: Door {
         return { request in await socket.shouldUpgrade(request) }
     }
 
-    package func pushFormat(core: Doors) -> (any AppPushFormat)? { MastodonPushFormat() }
+    package func pushFormat() -> (any AppPushFormat)? { MastodonPushFormat() }
 
     package var openAPI: OpenAPIDocument.Part {
         OpenAPIDocument.Part(

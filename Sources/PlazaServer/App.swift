@@ -209,7 +209,7 @@ package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors 
         try services.linkPreviewService(config: config, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(
-            config: config, appPushes: extra.lazy.compactMap { $0.pushFormat(core: doors) }.first, logger: logger),
+            config: config, appPushes: extra.lazy.compactMap { $0.pushFormat() }.first, logger: logger),
         hub)
     if let port = config.metrics.port, let metrics, !config.metricsOnPublicPort {
         let router = Router()

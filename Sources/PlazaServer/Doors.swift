@@ -24,7 +24,7 @@ package protocol Door: Sendable {
     /// The WebSocket upgrade the door serves on the HTTP port, if any.
     func webSocket(core: Doors) -> WebSocketUpgrade?
     /// How the push subscriptions made through this door want their pushes, if it takes any.
-    func pushFormat(core: Doors) -> (any AppPushFormat)?
+    func pushFormat() -> (any AppPushFormat)?
     /// The door's operations and schemas in the served OpenAPI document.
     var openAPI: OpenAPIDocument.Part { get }
 }

@@ -6,7 +6,7 @@ import Hummingbird
 /// and never more than one chunk of it is in memory.
 package enum MultipartUpload {
     package struct Limits {
-        var maxFileBytes: Int
+        package var maxFileBytes: Int
         /// The cap for a file whose first bytes are a video's (`VideoFormat`); nil: `maxFileBytes`.
         package var maxVideoBytes: Int? = nil
         /// Form fields other than `file`, boundaries and part headers.
