@@ -7,7 +7,7 @@ import PlazaServer
 /// Mastodon's client API over Plaza's stores (see `docs/mastodon.md` for what each endpoint
 /// does here). Every handler reads its parameters with `MastodonParams` (query, form or JSON)
 /// and answers Mastodon's entities (`MastodonMapper`).
-struct MastodonController {
+struct MastodonController: FeatureRoutes {
     /// What it reads, from the core's stores' visibility-aware queries.
     let accounts: AccountStore
     let people: PeopleStore
@@ -59,7 +59,11 @@ struct MastodonController {
         }
     }
 
-    func register(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
+    /// Its routes, under `/api`.
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        let v1 = routes.group("v1")
+        let v2 = routes.group("v2")
         // The router matches `instance/` (Mastodon.py asks for it) too.
         v1.get("instance", use: instanceV1)
         v2.get("instance", use: instanceV2)
@@ -79,6 +83,7 @@ struct MastodonController {
         v1.post("markers", use: saveMarkers)
         v1.get("preferences", use: preferences)
         registerEmpty(v1: v1, v2: v2)
+        return routes
     }
 
     private func registerAccounts(_ v1: RouterGroup<PlazaContext>) {

@@ -8,26 +8,29 @@ import PlazaServer
 package struct MastodonDoor: Door {
     package init() {}
 
-    package func register(on router: Router<PlazaContext>, core: Doors) {
+    package func routes(core: Doors) -> RouteCollection<PlazaContext> {
         let services = core.services
-        let mastodon = router.group("api")
+        let routes = RouteCollection(context: PlazaContext.self)
+        let mastodon = routes.group("api")
             .authenticated(
                 by: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth),
                 limiter: core.rateLimiter)
-        let v1 = mastodon.group("v1")
         let mapper = MastodonMapper(baseURL: core.config.baseURL)
-        OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: core.config.baseURL)
-            .register(mastodon: v1, router: router)
-        MastodonController(
-            core: core, mapper: mapper,
-            config: .init(
-                name: core.config.instanceName, baseURL: core.config.baseURL, registrations: true,
-                contactEmail: core.config.mailSender.address, uploads: core.uploadLimits)
-        ).register(v1: v1, v2: mastodon.group("v2"))
-        MastodonStreaming(hub: core.hub, mapper: mapper).register(v1: v1)
-        MastodonPushController(
-            devices: services.pushDevices, vapid: services.vapid, policy: core.config.push.allowed
-        ).register(v1: v1)
+        let oauth = OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: core.config.baseURL)
+        mastodon.addRoutes(
+            MastodonController(
+                core: core, mapper: mapper,
+                config: .init(
+                    name: core.config.instanceName, baseURL: core.config.baseURL, registrations: true,
+                    contactEmail: core.config.mailSender.address, uploads: core.uploadLimits)
+            ).routes)
+        mastodon.addRoutes(oauth.apps, atPath: "v1")
+        mastodon.addRoutes(MastodonStreaming(hub: core.hub, mapper: mapper).routes, atPath: "v1")
+        let push = MastodonPushController(
+            devices: services.pushDevices, vapid: services.vapid, policy: core.config.push.allowed)
+        mastodon.addRoutes(push.routes, atPath: "v1")
+        routes.addRoutes(oauth.routes)
+        return routes
     }
 
     package func webSocket(core: Doors) -> WebSocketUpgrade? {

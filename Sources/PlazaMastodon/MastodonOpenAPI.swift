@@ -37,9 +37,31 @@ extension OpenAPIDocument {
 
         var all: [(String, Operation)] {
             [
-                appsAndAccounts, relationships, timelinesAndStatuses, notificationsAndMore, pushAndStreaming,
+                oauth, appsAndAccounts, relationships, timelinesAndStatuses, notificationsAndMore, pushAndStreaming,
                 emptyFeatures, streams,
             ].flatMap { $0 }
+        }
+
+        /// OAuth's endpoints, at the root: they take the app's credentials, not a token.
+        var oauth: [(String, Operation)] {
+            [
+                (
+                    "/oauth/token",
+                    op(
+                        .post, "A token: authorization_code (with the PKCE verifier), client_credentials or password",
+                        .none, .object, body: true, errors: [401, 403])
+                ),
+                (
+                    "/oauth/revoke",
+                    op(
+                        .post, "Revoke a token (client_id, client_secret, token)", .none, .object, body: true,
+                        errors: [401, 403])
+                ),
+                (
+                    "/.well-known/oauth-authorization-server",
+                    op(.get, "The server's OAuth 2 metadata (RFC 8414)", .none, .object)
+                ),
+            ]
         }
 
         var appsAndAccounts: [(String, Operation)] {

@@ -39,7 +39,7 @@ struct MastodonPaging: Sendable {
         guard let first = ids.first, let last = ids.last else { return [:] }
         let kept = (request.uri.queryParameters.map { ($0.key, $0.value) } as [(Substring, Substring)])
             .filter { !["max_id", "min_id", "since_id", "access_token"].contains(String($0.0)) }
-            .map { "\(WebPages.encoded(String($0.0)))=\(WebPages.encoded(String($0.1)))" }
+            .map { "\(PublicLinks.queryValue(String($0.0)))=\(PublicLinks.queryValue(String($0.1)))" }
         func url(_ extra: String) -> String {
             "<\(baseURL)\(request.uri.path)?\((kept + [extra]).joined(separator: "&"))>"
         }

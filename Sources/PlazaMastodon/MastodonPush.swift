@@ -77,16 +77,18 @@ struct MastodonPushFormat: AppPushFormat {
     }
 }
 
-struct MastodonPushController {
+struct MastodonPushController: FeatureRoutes {
     let devices: PushDeviceStore
     let vapid: VAPID.Source
     let policy: AddressPolicy
 
-    func register(v1: RouterGroup<PlazaContext>) {
-        v1.post("push/subscription", use: create)
-        v1.get("push/subscription", use: show)
-        v1.put("push/subscription", use: update)
-        v1.delete("push/subscription", use: remove)
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.post("push/subscription", use: create)
+        routes.get("push/subscription", use: show)
+        routes.put("push/subscription", use: update)
+        routes.delete("push/subscription", use: remove)
+        return routes
     }
 
     struct Subscription: Encodable {

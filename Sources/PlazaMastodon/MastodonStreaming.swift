@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// (`MastodonWebSocket`). The hub decides what each reader may see and hands over typed events;
 /// this only tells them in Mastodon's words, `update` (a new post in the home feed, or a public
 /// one), `status.update`, `delete` and `notification`, encoded once per event.
-struct MastodonStreaming: Sendable {
+struct MastodonStreaming: Sendable, FeatureRoutes {
     let hub: EventHub
     let mapper: MastodonMapper
 
@@ -38,19 +38,23 @@ struct MastodonStreaming: Sendable {
         var payload: String
     }
 
-    func register(v1: RouterGroup<PlazaContext>) {
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
         // WebSocket upgrades never get here (`MastodonWebSocket`): this is a plain GET.
-        v1.get("streaming") { _, _ -> Response in
+        routes.get("streaming") { _, _ -> Response in
             throw PlazaError(.badRequest, "bad_request", "Connect with a WebSocket (Upgrade: websocket)")
         }
-        v1.get("streaming/health") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "OK"))) }
+        routes.get("streaming/health") { _, _ in
+            Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "OK")))
+        }
         for (path, stream) in [
             ("streaming/user", Stream.user), ("streaming/user/notification", .userNotification),
             ("streaming/public", .public), ("streaming/public/local", .publicLocal),
             ("streaming/public/media", .publicMedia), ("streaming/public/local/media", .publicLocalMedia),
         ] {
-            v1.get(RouterPath(path)) { request, context in try await serverSentEvents(stream, request, context) }
+            routes.get(RouterPath(path)) { request, context in try await serverSentEvents(stream, request, context) }
         }
+        return routes
     }
 
     /// Subscribes the person to the hub's channel for `stream`. Every stream needs a person (as

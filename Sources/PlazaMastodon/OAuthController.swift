@@ -7,18 +7,27 @@ import PlazaServer
 /// OAuth 2 for Mastodon apps: `POST /api/v1/apps`, `POST /oauth/token`, `POST /oauth/revoke`
 /// and the server's metadata. The consent page, `/oauth/authorize`, is the web app's
 /// (`WebOAuthPages`), behind its sign-in.
-struct OAuthController {
+struct OAuthController: FeatureRoutes {
     let oauth: OAuthStore
     let accounts: AccountStore
     let baseURL: String
 
-    func register(mastodon: RouterGroup<PlazaContext>, router: Router<PlazaContext>) {
-        mastodon.post("apps", use: registerApp)
-        mastodon.get("apps/verify_credentials", use: verifyApp)
-        let oauthRoutes = router.group("oauth").add(middleware: OAuthErrorMiddleware())
-        oauthRoutes.post("token", use: token)
-        oauthRoutes.post("revoke", use: revoke)
-        router.get(".well-known/oauth-authorization-server", use: metadata)
+    /// The apps' registration, served with the rest of Mastodon's API under `/api/v1`.
+    var apps: RouteCollection<PlazaContext> {
+        let apps = RouteCollection(context: PlazaContext.self)
+        apps.post("apps", use: registerApp)
+        apps.get("apps/verify_credentials", use: verifyApp)
+        return apps
+    }
+
+    /// The token endpoints, with OAuth's own errors, and the server's metadata, at the root.
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get(".well-known/oauth-authorization-server", use: metadata)
+        let oauth = routes.group("oauth").add(middleware: OAuthErrorMiddleware())
+        oauth.post("token", use: token)
+        oauth.post("revoke", use: revoke)
+        return routes
     }
 
     /// Checks an app's registration: a name, redirect URIs (absolute, no fragment, no script

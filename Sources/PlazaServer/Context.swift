@@ -110,11 +110,6 @@ public struct SignedInContext: ChildRequestContext {
     public var responseEncoder: PlazaResponseEncoder { base.responseEncoder }
 }
 
-extension RouterGroup<PlazaContext> {
-    /// The same routes, for signed-in people only (`SignedInContext`).
-    var signedIn: RouterGroup<SignedInContext> { group(context: SignedInContext.self) }
-}
-
 /// Encodes handler results as compact UTF-8 JSON.
 public struct PlazaResponseEncoder: ResponseEncoder {
     public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response

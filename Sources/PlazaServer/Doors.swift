@@ -4,23 +4,29 @@ import HummingbirdWebSocket
 import Logging
 
 /// Builds the router: the middleware every request passes, the health check, then the doors to
-/// the one core — Plaza's JSON API, the web app, and the doors kept in targets of their own
-/// (`extra`: Mastodon's client API).
+/// the one core — Plaza's JSON API and its media files, the doors kept in targets of their own
+/// (`extra`: Mastodon's client API), and the web app, whose pages answer every other path.
 func buildRouter(_ doors: Doors, web: WebRenderer, extra: [any Door]) -> Router<PlazaContext> {
     let router = Router(context: PlazaContext.self)
-    doors.addMiddleware(to: router, renderer: web)
-    HealthController(db: doors.services.db).register(to: router)
-    let api = doors.api(on: router, openAPI: extra.map(\.openAPI))
-    for door in extra { door.register(on: router, core: doors) }
-    doors.web(on: router, renderer: web, api: api)
+    doors.addMiddleware(to: router)
+    router.addRoutes(HealthController(db: doors.services.db).routes)
+    let api = doors.apiControllers()
+    let media = doors.mediaController
+    router.group("api/v1").authenticated(by: doors.apiAuthentication, limiter: doors.rateLimiter)
+        .addRoutes(of: doors.apiFeatures(api, media: media, openAPI: extra.map(\.openAPI)))
+    // Media files: rate limited like the API, and authenticated (an unused upload is its owner's).
+    router.group("media").authenticated(by: doors.apiAuthentication, limiter: doors.rateLimiter)
+        .addRoutes(media.files)
+    for door in extra { router.addRoutes(door.routes(core: doors)) }
+    router.addRoutes(doors.webController(renderer: web, api: api).routes)
     return router
 }
 
 /// A door to the core kept in a target of its own, which sees only what the core declares
 /// `package`: its actions, read queries and API types. Mastodon's client API is one.
 package protocol Door: Sendable {
-    /// Adds the door's routes; `core` is what every door is built from.
-    func register(on router: Router<PlazaContext>, core: Doors)
+    /// The door's routes, from the root; `core` is what every door is built from.
+    func routes(core: Doors) -> RouteCollection<PlazaContext>
     /// The WebSocket upgrade the door serves on the HTTP port, if any.
     func webSocket(core: Doors) -> WebSocketUpgrade?
     /// How the push subscriptions made through this door want their pushes, if it takes any.
@@ -57,7 +63,7 @@ package struct Doors: Sendable {
             maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes)
     }
 
-    func addMiddleware(to router: Router<PlazaContext>, renderer: WebRenderer) {
+    func addMiddleware(to router: Router<PlazaContext>) {
         // First, so limits, throttles, sessions and the request log see the client behind any trusted proxy.
         router.add(
             middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies, alwaysHTTPS: config.servesHTTPS))
@@ -68,49 +74,38 @@ package struct Doors: Sendable {
         }
         router.add(middleware: LogRequestsMiddleware(.debug))
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: WebErrorMiddleware(renderer: renderer))
         router.add(middleware: BodyLimitMiddleware(limit: config.http.maxBodyBytes))
         router.add(middleware: BodyDeadlineMiddleware(timeout: .seconds(config.http.bodyTimeoutSeconds)))
     }
 
-    /// Plaza's JSON API under `/api/v1`, and the media files under `/media`; returns the API's
-    /// controllers, whose reads the web app's pages share.
-    func api(on router: Router<PlazaContext>, openAPI: [OpenAPIDocument.Part]) -> WebController.APIControllers {
-        let api = router.group("api/v1")
-            .authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
-        let controllers = apiControllers()
-        OpenAPIController(parts: openAPI).register(to: api)
-        controllers.accounts.register(to: api)
-        controllers.identity.register(to: api)
-        controllers.people.register(to: api)
-        controllers.posts.register(to: api)
-        // Media files: rate limited like the API, and authenticated (an unused upload is its owner's).
-        let mediaFiles = router.group("media")
-            .authenticated(by: AuthMiddleware(accounts: services.accounts), limiter: rateLimiter)
+    /// How Plaza's API and its media files know who asks: a bearer token or the web app's cookie.
+    var apiAuthentication: AuthMiddleware { AuthMiddleware(accounts: services.accounts) }
+
+    var mediaController: MediaController {
         MediaController(
-            media: services.media, storage: services.mediaStorage, actions: actions.media, limits: uploadLimits
-        )
-        .register(api: api, files: mediaFiles)
-        controllers.feeds.register(to: api)
-        controllers.spaces.register(to: api)
-        SpaceMembersController(
-            spaces: services.spaces, members: services.spaceMembers, people: services.people,
-            links: PublicLinks(base: config.publicURL ?? "")
-        ).register(to: api)
-        controllers.search.register(to: api)
-        controllers.history.register(to: api)
-        controllers.collections.register(to: api)
-        controllers.notifications.register(to: api)
-        PushController(
-            devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed,
-            apnsConfigured: config.push.apns != nil
-        ).register(to: api)
-        controllers.moderation.register(to: api)
-        StreamController(hub: hub, feed: services.eventFeed).register(to: api)
-        return controllers
+            media: services.media, storage: services.mediaStorage, actions: actions.media, limits: uploadLimits)
     }
 
-    private func apiControllers() -> WebController.APIControllers {
+    /// The features of Plaza's JSON API, served under `/api/v1`.
+    func apiFeatures(_ api: WebController.APIControllers, media: MediaController, openAPI: [OpenAPIDocument.Part])
+        -> [any FeatureRoutes]
+    {
+        [
+            OpenAPIController(parts: openAPI), api.accounts, api.identity, api.people, api.posts, media, api.feeds,
+            api.spaces,
+            SpaceMembersController(
+                spaces: services.spaces, members: services.spaceMembers, people: services.people,
+                links: PublicLinks(base: config.publicURL ?? "")),
+            api.search, api.history, api.collections, api.notifications,
+            PushController(
+                devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed,
+                apnsConfigured: config.push.apns != nil),
+            api.moderation, StreamController(hub: hub, feed: services.eventFeed),
+        ]
+    }
+
+    /// The API's controllers, whose reads the web app's pages share.
+    func apiControllers() -> WebController.APIControllers {
         let accounts = AccountsController(
             accounts: services.accounts, people: services.people, passwords: services.passwords,
             throttle: services.loginThrottle(policy: config.accounts.loginThrottle),
@@ -137,7 +132,7 @@ package struct Doors: Sendable {
     }
 
     /// The web app's pages and forms.
-    func web(on router: Router<PlazaContext>, renderer: WebRenderer, api: WebController.APIControllers) {
+    func webController(renderer: WebRenderer, api: WebController.APIControllers) -> WebController {
         WebController(
             renderer: renderer, api: api, actions: actions,
             stores: .init(
@@ -148,6 +143,6 @@ package struct Doors: Sendable {
             map: config.map,
             sessionDays: config.accounts.sessionIdleDays,
             rateLimiter: rateLimiter
-        ).register(to: router)
+        )
     }
 }

@@ -20,6 +20,14 @@ extension MastodonAuthorizationMatrixTests {
                 "POST \(v1)/apps", scope: nil, anon: 200,
                 body: form("client_name=Matrix&redirect_uris=urn:ietf:wg:oauth:2.0:oob&scopes=read"), fixtures: .shared)
         )
+        // A token or a revocation for an unknown client; the server's metadata.
+        rows.append(
+            ignoringTokens(
+                "POST /oauth/token", 401, body: form("grant_type=client_credentials&client_id=nope&client_secret=nope"))
+        )
+        rows.append(
+            ignoringTokens("POST /oauth/revoke", 403, body: form("client_id=nope&client_secret=nope&token=nope")))
+        rows.append(ignoringTokens("GET /.well-known/oauth-authorization-server", 200))
         // Any token names its app: no scope is needed, so none is refused.
         rows.append(uniform("GET \(v1)/apps/verify_credentials", scope: nil, anon: 401))
         rows.append(uniform("GET \(v1)/instance", scope: nil, anon: 200))

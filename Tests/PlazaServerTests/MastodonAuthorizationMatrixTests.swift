@@ -89,5 +89,15 @@ struct MastodonAuthorizationMatrixTests {
             body: body)
     }
 
+    /// OAuth's endpoints look at the client's credentials in the body, never at a bearer token:
+    /// everyone, the suspended person too, gets `expect`.
+    static func ignoringTokens(
+        _ operation: String, _ expect: Expect, body: (@Sendable (MastodonMatrixWorld) -> MatrixBody)? = nil
+    ) -> Row {
+        var row = uniform(operation, scope: nil, anon: expect, everyone: expect, body: body)
+        row.expect[.suspended] = expect
+        return row
+    }
+
     static func form(_ text: String) -> @Sendable (MastodonMatrixWorld) -> MatrixBody { { _ in .form(text) } }
 }

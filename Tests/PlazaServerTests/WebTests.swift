@@ -358,6 +358,15 @@ struct WebTests {
             #expect(missing.text.contains("<h1>404"))
             #expect(try await api.page(.get, "/p/123").status == .notFound)
             #expect(try await api.get("/posts/123").error?.code == "not_found")
+            // Whichever the method, a path no door serves is the web app's 404 page; under the
+            // other doors' paths (the APIs, media, OAuth) it is their JSON error.
+            let put = try await api.page(.put, "/no/such/page", form: "a=b")
+            #expect(put.status == .notFound && put.text.contains("<h1>404"))
+            for path in ["/api/v1/no-such-thing", "/api/v2/no-such-thing", "/media/1/2/3", "/oauth/no-such-thing"] {
+                let json = try await api.page(.get, path)
+                #expect(json.status == .notFound, "\(path)")
+                #expect(json.headers[.contentType]?.hasPrefix("application/json") == true, "\(path)")
+            }
             // A form's blank fields are absent, not invalid (the search form without JavaScript).
             let search = try await api.page(.get, "/search?type=posts&q=hello&in=all&kind=&near=&radiusKm=")
             #expect(search.status == .ok)

@@ -11,14 +11,11 @@ extension Router {
         for route in routes {
             served[route.path.description, default: (route.path, [])].methods.insert(route.method)
         }
-        // QUERY: the safe method with a body (an IETF draft) some clients and fuzzers send.
-        let methods: [HTTPRequest.Method] =
-            [.get, .head, .post, .put, .patch, .delete, .trace] + [.init("QUERY")].compactMap { $0 }
         for (path, known) in served.values {
             var allowed = known
             if known.contains(.get) { allowed.insert(.head) }
             let allow = allowed.map(\.rawValue).sorted().joined(separator: ", ")
-            for method in methods where !allowed.contains(method) {
+            for method in HTTPRequest.Method.answered where !allowed.contains(method) {
                 on(path, method: method) { _, _ -> Response in
                     throw HTTPError(.methodNotAllowed, headers: [.allow: allow])
                 }
@@ -28,4 +25,11 @@ extension Router {
             }
         }
     }
+}
+
+extension HTTPRequest.Method {
+    /// The methods a path that does not serve them answers with 405. QUERY: the safe method
+    /// with a body (an IETF draft) some clients and fuzzers send.
+    static let answered: [HTTPRequest.Method] =
+        [.get, .head, .post, .put, .patch, .delete, .trace] + [.init("QUERY")].compactMap { $0 }
 }

@@ -78,7 +78,7 @@ package struct PublicLinks: Sendable {
     }
 
     /// A query value percent-encoded for a link.
-    static func queryValue(_ value: String) -> String {
+    package static func queryValue(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~,")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""

@@ -1,11 +1,9 @@
 import Hummingbird
 import PlazaAPI
 
-extension OutgoingMail: ResponseEncodable {}
-
 /// Addresses confirmed by mail, changes of address and password resets.
 extension AccountsController {
-    func registerEmail(to api: RouterGroup<PlazaContext>) {
+    func registerEmail(to api: RouteCollection<PlazaContext>) {
         api.post("auth/password/forgot", use: forgotPassword)
         api.post("auth/password/reset", use: resetPassword)
         api.post("auth/email/verify", use: verifyEmail)

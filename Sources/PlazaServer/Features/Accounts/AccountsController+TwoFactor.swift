@@ -1,10 +1,6 @@
 import Hummingbird
 import PlazaAPI
 
-extension TwoFactorSetup: ResponseEncodable {}
-extension RecoveryCodes: ResponseEncodable {}
-extension TwoFactorStatus: ResponseEncodable {}
-
 /// Two-factor sign-in (`TwoFactorStore`): setting it up and the sign-in's second step.
 extension AccountsController {
     static let issuer = "Plaza"

@@ -2,14 +2,8 @@ import Foundation
 import Hummingbird
 import PlazaAPI
 
-extension AuthResponse: ResponseEncodable {}
-extension Me: ResponseEncodable {}
-extension Session: ResponseEncodable {}
-extension AccountDeletionScheduled: ResponseEncodable {}
-extension JSONValue: ResponseEncodable {}
-
 /// Registration, sign-in and the signed-in user's own account.
-struct AccountsController {
+struct AccountsController: FeatureRoutes {
     let accounts: AccountStore
     /// For `locked`: unlocking accepts pending follow requests.
     let people: PeopleStore
@@ -27,11 +21,12 @@ struct AccountsController {
     /// Archives made at once on this server; more wait for a turn (429).
     let exports = ConcurrencyGate(limit: 2)
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.post("auth/register", use: register)
-        api.post("auth/login", use: login)
-        api.post("auth/login/second-factor", use: secondFactor)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.post("auth/register", use: register)
+        routes.post("auth/login", use: login)
+        routes.post("auth/login/second-factor", use: secondFactor)
+        let signedIn = routes.signedIn
         signedIn.post("auth/logout", use: logout)
         signedIn.get("me", use: me)
         signedIn.patch("me", use: updateMe)
@@ -49,7 +44,8 @@ struct AccountsController {
         signedIn.put("me/two-factor", use: confirmTwoFactor)
         signedIn.delete("me/two-factor", use: disableTwoFactor)
         signedIn.post("me/two-factor/recovery-codes", use: regenerateRecoveryCodes)
-        registerEmail(to: api)
+        registerEmail(to: routes)
+        return routes
     }
 
     @Sendable func register(_ request: Request, context: PlazaContext) async throws -> EditedResponse<AuthResponse> {
@@ -330,5 +326,3 @@ struct AccountsController {
         return Response(status: .noContent)
     }
 }
-
-extension Page: ResponseEncodable {}

@@ -85,17 +85,3 @@ package struct AuthMiddleware: RouterMiddleware {
         return String(decoding: token, as: UTF8.self)
     }
 }
-
-extension RouterGroup<PlazaContext> {
-    /// This group behind the rate limiter's address buckets, `authentication`, then the
-    /// signed-in person's own buckets (without a limiter, `authentication` alone). One limiter
-    /// serves every door, so a client cannot double its budget by changing doors, and an
-    /// invalid token pays its address's bucket before it is looked at.
-    @discardableResult
-    package func authenticated(by authentication: some RouterMiddleware<PlazaContext>, limiter: RateLimiter?) -> Self {
-        if let limiter { add(middleware: RateLimitMiddleware(limiter: limiter, step: .beforeAuthentication)) }
-        add(middleware: authentication)
-        if let limiter { add(middleware: RateLimitMiddleware(limiter: limiter, step: .afterAuthentication)) }
-        return self
-    }
-}

@@ -1,18 +1,16 @@
 import Hummingbird
 import PlazaAPI
 
-extension SavedCollection: ResponseEncodable {}
-extension CollectionItem: ResponseEncodable {}
-
 /// The caller's collections and the posts and links saved in them. Every route is private:
 /// another person's collection or item is a 404, never a 403, so ids reveal nothing.
-struct CollectionsController {
+struct CollectionsController: FeatureRoutes {
     let collections: CollectionStore
     let posts: PostStore
     let actions: CollectionActions
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        let signedIn = routes.signedIn
         signedIn.get("collections", use: list)
         signedIn.post("collections", use: create)
         signedIn.patch("collections/{id}", use: rename)
@@ -21,6 +19,7 @@ struct CollectionsController {
         signedIn.post("collections/{id}/items", use: save)
         signedIn.patch("collections/items/{id}", use: updateItem)
         signedIn.delete("collections/items/{id}", use: deleteItem)
+        return routes
     }
 
     private func name(_ request: Request, context: some RequestContext) async throws -> String {

@@ -6,8 +6,6 @@ import JWTKit
 import Logging
 import PlazaAPI
 
-extension AuthProviderInfo: ResponseEncodable {}
-
 /// Signing in with other providers: the configured ones, each with its OpenID Connect client.
 struct SignInProviders: Sendable {
     let providers: [AuthProvider]
@@ -129,7 +127,7 @@ struct ProviderClaims: Sendable, Equatable {
 
 /// Sign-in with other providers, for the API and the web pages: native apps exchange the
 /// token their provider's SDK gave them; browsers go to the provider and come back.
-struct IdentityController {
+struct IdentityController: FeatureRoutes {
     let signIn: SignInProviders
     let identities: IdentityStore
     let accounts: AccountsController
@@ -137,12 +135,14 @@ struct IdentityController {
     /// Where providers send browsers back: `<base>/api/v1/auth/providers/{id}/callback`.
     let baseURL: String
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.get("auth/providers", use: list)
-        api.post("auth/providers/{id}/token", use: exchange)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("auth/providers", use: list)
+        routes.post("auth/providers/{id}/token", use: exchange)
+        let signedIn = routes.signedIn
         signedIn.get("me/identities", use: linked)
         signedIn.delete("me/identities/{provider}", use: unlink)
+        return routes
     }
 
     @Sendable func list(_ request: Request, context: PlazaContext) async throws -> [AuthProviderInfo] {

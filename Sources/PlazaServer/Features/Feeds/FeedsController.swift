@@ -3,17 +3,19 @@ import PlazaAPI
 
 /// Home, global, per-user and per-space feeds: newest first, keyset cursors, `since`/`until`, `kind`,
 /// and for activities `activity=` (a type) and `progress=done|ongoing`.
-struct FeedsController {
+struct FeedsController: FeatureRoutes {
     let posts: PostStore
     let people: PeopleStore
     let spaces: SpaceStore
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.get("feed/global", use: global)
-        api.get("users/{username}/posts", use: userPosts)
-        api.get("spaces/{slug}/feed", use: spaceFeed)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("feed/global", use: global)
+        routes.get("users/{username}/posts", use: userPosts)
+        routes.get("spaces/{slug}/feed", use: spaceFeed)
+        let signedIn = routes.signedIn
         signedIn.get("feed/home", use: home)
+        return routes
     }
 
     private func query(_ source: PostStore.FeedQuery.Source, _ request: Request) throws -> PostStore.FeedQuery {

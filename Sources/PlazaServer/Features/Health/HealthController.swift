@@ -1,14 +1,12 @@
 import Hummingbird
 import PlazaAPI
 
-extension Health: ResponseEncodable {}
-
 /// `GET /healthz`: 200 when the database answers, 503 when it does not.
-struct HealthController {
+struct HealthController: FeatureRoutes {
     let db: Database
 
-    func register(to router: Router<PlazaContext>) {
-        router.get("healthz", use: health)
+    var routes: RouteCollection<PlazaContext> {
+        RouteCollection(context: PlazaContext.self).get("healthz", use: health)
     }
 
     @Sendable func health(_ request: Request, context: PlazaContext) async throws -> Health {

@@ -4,10 +4,8 @@ import Logging
 import NIOCore
 import PlazaAPI
 
-extension Media: ResponseEncodable {}
-
 /// Uploads (`/api/v1/me/media`) and the files themselves (`/media/{id}/{variant}?k={key}`).
-struct MediaController {
+struct MediaController: FeatureRoutes {
     let media: MediaStore
     let storage: any MediaStorage
     let actions: MediaActions
@@ -16,12 +14,21 @@ struct MediaController {
 
     /// `files` is the `/media` group, with the rate limiter and authentication in front (an
     /// upload nothing uses yet is served to its owner only).
-    func register(api: RouterGroup<PlazaContext>, files: RouterGroup<PlazaContext>) {
-        api.signedIn.post("me/media", use: upload)
-        api.signedIn.get("me/media", use: list)
-        api.signedIn.get("me/media/{id}", use: show)
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        let signedIn = routes.signedIn
+        signedIn.post("me/media", use: upload)
+        signedIn.get("me/media", use: list)
+        signedIn.get("me/media/{id}", use: show)
+        return routes
+    }
+
+    /// The files themselves, at `/media/{id}/{variant}`.
+    var files: RouteCollection<PlazaContext> {
+        let files = RouteCollection(context: PlazaContext.self)
         files.get("{id}/{variant}", use: serve)
         files.head("{id}/{variant}", use: serve)
+        return files
     }
 
     /// An upload (`MediaActions.upload`): a photo is ready at once (201); a video is processed

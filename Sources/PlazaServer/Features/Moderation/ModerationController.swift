@@ -1,23 +1,22 @@
 import Hummingbird
 import PlazaAPI
 
-extension Report: ResponseEncodable {}
-extension AuditEntry: ResponseEncodable {}
-
 /// Reports, the moderation queue, suspensions and the audit log. Who may do what is decided by
 /// `ModerationStore` in SQL; these routes parse, call `ModerationActions` and answer.
-struct ModerationController {
+struct ModerationController: FeatureRoutes {
     let moderation: ModerationStore
     let actions: ModerationActions
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        let signedIn = routes.signedIn
         signedIn.post("reports", use: create)
         signedIn.get("admin/reports", use: list)
         signedIn.patch("admin/reports/{id}", use: resolve)
         signedIn.put("admin/users/{username}/suspension", use: suspend)
         signedIn.delete("admin/users/{username}/suspension", use: unsuspend)
         signedIn.get("admin/audit", use: audit)
+        return routes
     }
 
     static func note(_ text: String?) throws -> String? {

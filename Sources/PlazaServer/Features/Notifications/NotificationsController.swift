@@ -2,14 +2,16 @@ import Hummingbird
 import PlazaAPI
 
 /// The signed-in person's notifications.
-struct NotificationsController {
+struct NotificationsController: FeatureRoutes {
     let notifications: NotificationStore
     static let maxIDs = 100
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        let signedIn = routes.signedIn
         signedIn.get("me/notifications", use: list)
         signedIn.post("me/notifications/read", use: markRead)
+        return routes
     }
 
     @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<PlazaAPI.Notification> {
@@ -41,5 +43,3 @@ struct NotificationsController {
         return Response(status: .noContent)
     }
 }
-
-extension PlazaAPI.Notification: ResponseEncodable {}

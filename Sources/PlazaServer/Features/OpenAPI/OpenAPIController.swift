@@ -3,17 +3,19 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// Serves the OpenAPI 3.1 document of the API.
-struct OpenAPIController {
+struct OpenAPIController: FeatureRoutes {
     /// The parts of the doors in targets of their own (Mastodon's).
     let parts: [OpenAPIDocument.Part]
 
-    func register(to api: RouterGroup<PlazaContext>) {
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
         let body = Body(parts: parts)
-        api.get("openapi.json") { _, _ in
+        routes.get("openapi.json") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                 body: .init(byteBuffer: try body.bytes()))
         }
+        return routes
     }
 
     /// Built and encoded at the first request, once: at start-up it would cost every server about

@@ -1,23 +1,20 @@
 import Hummingbird
 import PlazaAPI
 
-extension User: ResponseEncodable {}
-extension ActivityHeatmap: ResponseEncodable {}
-extension JoinRequest: ResponseEncodable {}
-
 /// Profiles, follows and follow requests, friends, blocks and mutes.
-struct PeopleController {
+struct PeopleController: FeatureRoutes {
     let people: PeopleStore
     let actions: PeopleActions
     var suggestions: SuggestionStore { SuggestionStore(db: people.db, people: people) }
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.get("users/{username}", use: profile)
-        api.get("users/{username}/followers", use: followers)
-        api.get("users/{username}/following", use: following)
-        api.get("users/{username}/activity", use: activity)
-        api.get("users/{username}/friends", use: friends)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("users/{username}", use: profile)
+        routes.get("users/{username}/followers", use: followers)
+        routes.get("users/{username}/following", use: following)
+        routes.get("users/{username}/activity", use: activity)
+        routes.get("users/{username}/friends", use: friends)
+        let signedIn = routes.signedIn
         signedIn.put("users/{username}/follow", use: follow)
         signedIn.delete("users/{username}/follow", use: unfollow)
         signedIn.put("users/{username}/block", use: block)
@@ -28,6 +25,7 @@ struct PeopleController {
         signedIn.put("me/follow-requests/{username}", use: approveRequest)
         signedIn.delete("me/follow-requests/{username}", use: denyRequest)
         signedIn.get("me/suggestions", use: suggest)
+        return routes
     }
 
     /// People and spaces to follow, for a new person's empty home.

@@ -2,8 +2,6 @@ import Hummingbird
 import PlazaAPI
 import SQLKit
 
-extension Suggestions: ResponseEncodable {}
-
 /// People and spaces to follow, for someone whose home feed is (nearly) empty: people followed
 /// by the people I follow, who post in my spaces, or who posted lately; spaces my people are
 /// in, or where people posted lately. Every source is a walk of an index cut by a LIMIT, one

@@ -1,22 +1,19 @@
 import Hummingbird
 import PlazaAPI
 
-extension Post: ResponseEncodable {}
-extension Comment: ResponseEncodable {}
-extension LikeState: ResponseEncodable {}
-
 /// Posts, their comments and likes: reads from the stores, changes through `PostActions`.
-struct PostsController {
+struct PostsController: FeatureRoutes {
     let actions: PostActions
     let people: PeopleStore
     var posts: PostStore { actions.posts }
     var comments: CommentStore { actions.comments }
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.get("posts/{id}", use: get)
-        api.get("posts/{id}/comments", use: listComments)
-        api.get("posts/{id}/likes", use: likers)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("posts/{id}", use: get)
+        routes.get("posts/{id}/comments", use: listComments)
+        routes.get("posts/{id}/likes", use: likers)
+        let signedIn = routes.signedIn
         signedIn.post("posts", use: create)
         signedIn.patch("posts/{id}", use: update)
         signedIn.delete("posts/{id}", use: delete)
@@ -25,6 +22,7 @@ struct PostsController {
         signedIn.put("posts/{id}/like", use: like)
         signedIn.delete("posts/{id}/like", use: unlike)
         signedIn.post("posts/{id}/recommend", use: recommend)
+        return routes
     }
 
     /// The post named in the path if the viewer may see it, else 404.

@@ -1,23 +1,22 @@
 import Hummingbird
 import PlazaAPI
 
-extension PushDevice: ResponseEncodable {}
-extension WebPushKey: ResponseEncodable {}
-
 /// The devices that receive my pushes, and the key browsers subscribe with.
-struct PushController {
+struct PushController: FeatureRoutes {
     let devices: PushDeviceStore
     let vapid: VAPID.Source
     /// Which Web Push endpoints are acceptable (`PLAZA_PUSH_ALLOW`).
     let policy: AddressPolicy
     let apnsConfigured: Bool
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.get("push/web-push-key", use: webPushKey)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("push/web-push-key", use: webPushKey)
+        let signedIn = routes.signedIn
         signedIn.get("me/push-devices", use: list)
         signedIn.post("me/push-devices", use: add)
         signedIn.delete("me/push-devices/{id}", use: remove)
+        return routes
     }
 
     @Sendable func webPushKey(_ request: Request, context: PlazaContext) async throws -> WebPushKey {

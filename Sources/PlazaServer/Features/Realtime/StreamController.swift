@@ -8,13 +8,15 @@ import ServiceLifecycle
 /// `GET /stream`: the signed-in person's events as Server-Sent Events. With `Last-Event-ID`
 /// (or `?lastEventId=` for a first connection that wants to resume), everything missed since
 /// is replayed from the log, oldest first, before the stream goes live; each event exactly once.
-struct StreamController {
+struct StreamController: FeatureRoutes {
     let hub: EventHub
     let feed: EventFeed
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        let signedIn = routes.signedIn
         signedIn.get("stream", use: stream)
+        return routes
     }
 
     @Sendable func stream(_ request: Request, context: SignedInContext) async throws -> Response {

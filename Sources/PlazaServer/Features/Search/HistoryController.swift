@@ -1,18 +1,18 @@
 import Hummingbird
 import PlazaAPI
 
-extension HistoryItem: ResponseEncodable {}
-
 /// Reading history, search clicks and recommendations: all private to the signed-in person.
-struct HistoryController {
+struct HistoryController: FeatureRoutes {
     let history: HistoryStore
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        let signedIn = routes.signedIn
         signedIn.post("posts/{id}/view", use: view)
         signedIn.get("me/history", use: list)
         signedIn.post("me/history/{postId}/click", use: click)
         signedIn.get("me/recommended", use: recommended)
+        return routes
     }
 
     @Sendable func view(_ request: Request, context: SignedInContext) async throws -> Response {

@@ -3,18 +3,20 @@ import PlazaAPI
 
 /// Search: posts by full text (`q`, `in`, `space`, `kind`), accounts by name, and the caller's
 /// saved items.
-struct SearchController {
+struct SearchController: FeatureRoutes {
     let search: SearchStore
     let spaces: SpaceStore
     let collections: CollectionStore
 
     static let maxQueryLength = 1_000
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.get("search/posts", use: searchPosts)
-        api.get("search/users", use: searchUsers)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("search/posts", use: searchPosts)
+        routes.get("search/users", use: searchUsers)
+        let signedIn = routes.signedIn
         signedIn.get("search/saved", use: searchSaved)
+        return routes
     }
 
     /// The search text of a `q` parameter, or a 422 naming it.

@@ -1,20 +1,18 @@
 import Hummingbird
 import PlazaAPI
 
-extension SpaceMember: ResponseEncodable {}
-extension SpaceInvite: ResponseEncodable {}
-
 /// Members, roles, join requests, invites and bans of a space (its moderators' tools).
-struct SpaceMembersController {
+struct SpaceMembersController: FeatureRoutes {
     let spaces: SpaceStore
     let members: SpaceMembersStore
     let people: PeopleStore
     /// Invite links: at the public URL, or bare paths when none is configured.
     let links: PublicLinks
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.get("spaces/{slug}/members", use: list)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("spaces/{slug}/members", use: list)
+        let signedIn = routes.signedIn
         signedIn.patch("spaces/{slug}/members/{username}", use: setRole)
         signedIn.delete("spaces/{slug}/members/{username}", use: remove)
         signedIn.put("spaces/{slug}/bans/{username}", use: ban)
@@ -26,6 +24,7 @@ struct SpaceMembersController {
         signedIn.delete("spaces/{slug}/requests/{username}", use: deny)
         signedIn.post("spaces/{slug}/invites", use: invite)
         signedIn.post("spaces/join/{code}", use: join)
+        return routes
     }
 
     private func space(_ context: some RequestContext, viewer: Int64?) async throws -> SpaceStore.Key {

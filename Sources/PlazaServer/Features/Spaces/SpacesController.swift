@@ -1,8 +1,6 @@
 import Hummingbird
 import PlazaAPI
 
-extension Space: ResponseEncodable {}
-
 /// What makes a space valid.
 enum SpaceRules {
     static let maxSlugLength = 40
@@ -45,19 +43,21 @@ enum SpaceRules {
 }
 
 /// Spaces: create, edit, list, join and leave. A space's feed is served by `FeedsController`.
-struct SpacesController {
+struct SpacesController: FeatureRoutes {
     let spaces: SpaceStore
     let accounts: AccountStore
     let actions: SpaceActions
 
-    func register(to api: RouterGroup<PlazaContext>) {
-        api.get("spaces", use: list)
-        api.get("spaces/{slug}", use: get)
-        let signedIn = api.signedIn
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("spaces", use: list)
+        routes.get("spaces/{slug}", use: get)
+        let signedIn = routes.signedIn
         signedIn.post("spaces", use: create)
         signedIn.patch("spaces/{slug}", use: update)
         signedIn.put("spaces/{slug}/membership", use: join)
         signedIn.delete("spaces/{slug}/membership", use: leave)
+        return routes
     }
 
     @Sendable func list(_ request: Request, context: PlazaContext) async throws -> Page<Space> {

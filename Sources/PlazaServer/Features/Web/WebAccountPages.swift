@@ -39,7 +39,7 @@ extension WebPages {
         let q = request.query("q") ?? ""
         let kind = query.get("kind") ?? ""
         var body = SearchPage(
-            q: q, qParam: WebPages.encoded(q), tab: Choice(type), searchIn: Choice(query.get("in") ?? "all"),
+            q: q, qParam: PublicLinks.queryValue(q), tab: Choice(type), searchIn: Choice(query.get("in") ?? "all"),
             kind: Choice(kind), anyKind: kind.isEmpty, near: request.query("near"),
             followed: query.get("followed") == "true")
         let asked = !q.trimmingCharacters(in: .whitespaces).isEmpty || (type == "posts" && request.query("near") != nil)

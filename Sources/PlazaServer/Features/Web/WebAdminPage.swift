@@ -4,11 +4,13 @@ import PlazaAPI
 /// `/admin`: the moderation page for admins and the moderators of spaces: the queue (the
 /// API's list, so the same people see the same reports), each report's content and, for admins,
 /// the person's recent content and the audit log. Actions go through the JSON API.
-struct WebAdminPage {
+struct WebAdminPage: FeatureRoutes {
     let web: WebController
 
-    func register(to web: RouterGroup<PlazaContext>) {
-        web.signedIn.get("admin", use: admin)
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.signedIn.get("admin", use: admin)
+        return routes
     }
 
     @Sendable func admin(_ request: Request, context: SignedInContext) async throws -> Response {

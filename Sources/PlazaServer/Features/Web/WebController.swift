@@ -48,26 +48,45 @@ struct WebController {
         let identity: IdentityController
     }
 
-    func register(to router: Router<PlazaContext>) {
-        router.get("assets/**") { request, context in
+    /// The web app: its assets and install files, then its pages and forms behind its own
+    /// middleware (errors as HTML pages, the session cookie, the reader's language), and last a
+    /// page for every other path outside the other doors' prefixes.
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("assets/**") { request, context in
             renderer.asset(request, path: context.parameters.getCatchAll().joined(separator: "/"))
         }
-        let web = router.group().add(middleware: FormQueryMiddleware())
-        // As on the API: limits before authentication (a stale or forged cookie pays its address), then per person.
-        web.authenticated(by: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false), limiter: rateLimiter)
-        web.add(middleware: WebLocaleMiddleware(accounts: stores.accounts))
-        web.get("login", use: loginPage)
-        web.post("login", use: login)
-        web.post("login/second-factor", use: loginSecondFactor)
-        web.get("signup", use: signupPage)
-        web.post("signup", use: signup)
-        web.post("logout", use: logout)
-        WebPages(web: self).register(to: web)
-        WebAdminPage(web: self).register(to: web)
-        WebEmailPages(web: self).register(to: web)
-        WebIdentityPages(web: self).register(to: web)
-        WebOAuthPages(web: self, oauth: stores.oauth).register(to: web)
-        WebInstallPages(web: self).register(router: router, web: web)
+        let install = WebInstallPages(web: self)
+        routes.get("manifest.webmanifest", use: install.manifest)
+        routes.get("sw.js", use: install.serviceWorker)
+        // The browser's steps of external sign-in sit at the API's paths, with its JSON errors.
+        browser(routes.group()).addRoutes(WebIdentityPages(web: self).routes)
+        let pages = browser(routes.group().add(middleware: WebErrorMiddleware(renderer: renderer)))
+        pages.get("login", use: loginPage)
+        pages.post("login", use: login)
+        pages.post("login/second-factor", use: loginSecondFactor)
+        pages.get("signup", use: signupPage)
+        pages.post("signup", use: signup)
+        pages.post("logout", use: logout)
+        pages.addRoutes(of: [
+            WebPages(web: self), WebAdminPage(web: self), WebEmailPages(web: self),
+            WebOAuthPages(web: self, oauth: stores.oauth), install,
+        ])
+        for method in HTTPRequest.Method.answered + [.options] {
+            pages.on("**", method: method) { _, _ -> Response in throw HTTPError(.notFound) }
+        }
+        return routes
+    }
+
+    /// `group` as the browser's: forms' queries read, the session cookie looked at (as on the
+    /// API, limits before authentication: a stale or forged cookie pays its address; then per
+    /// person), and the reader's language.
+    private func browser(_ group: RouterGroup<PlazaContext>) -> RouterGroup<PlazaContext> {
+        group.add(middleware: FormQueryMiddleware())
+            .authenticated(
+                by: AuthMiddleware(accounts: stores.accounts, requireCSRFHeader: false), limiter: rateLimiter
+            )
+            .add(middleware: WebLocaleMiddleware(accounts: stores.accounts))
     }
 
     // MARK: rendering

@@ -3,17 +3,19 @@ import PlazaAPI
 
 /// The pages mailed links open: choosing a new password and confirming an address, and the
 /// form that asks for a reset link. Each calls the API's handler, as the other pages do.
-struct WebEmailPages {
+struct WebEmailPages: FeatureRoutes {
     let web: WebController
     var accounts: AccountsController { web.api.accounts }
 
-    func register(to web: RouterGroup<PlazaContext>) {
-        web.get("forgot-password", use: forgotPage)
-        web.post("forgot-password", use: forgot)
-        web.get("reset-password", use: resetPage)
-        web.post("reset-password", use: reset)
-        web.get("verify-email", use: verifyPage)
-        web.post("verify-email", use: verify)
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("forgot-password", use: forgotPage)
+        routes.post("forgot-password", use: forgot)
+        routes.get("reset-password", use: resetPage)
+        routes.post("reset-password", use: reset)
+        routes.get("verify-email", use: verifyPage)
+        routes.post("verify-email", use: verify)
+        return routes
     }
 
     struct EmailForm: Decodable {

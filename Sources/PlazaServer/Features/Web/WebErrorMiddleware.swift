@@ -4,20 +4,15 @@ import Hummingbird
 import PlazaAPI
 
 /// Errors on the web app's pages become HTML: a sign-in redirect for 401, else an error
-/// page with the same message the API would give. The API, media and health routes keep
-/// their JSON errors.
+/// page with the same message the API would give. Only the web app's routes pass it: the
+/// other doors keep their JSON errors.
 struct WebErrorMiddleware: RouterMiddleware {
     typealias Context = PlazaContext
     let renderer: WebRenderer
 
-    static func isPage(_ path: String) -> Bool {
-        !(path.hasPrefix("/api/") || path.hasPrefix("/media/") || path.hasPrefix("/assets/") || path == "/healthz")
-    }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        guard Self.isPage(request.uri.path) else { return try await next(request, context) }
         do {
             return try await next(request, context)
         } catch let error as PlazaError {

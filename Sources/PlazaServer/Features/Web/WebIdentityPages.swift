@@ -4,16 +4,18 @@ import PlazaAPI
 /// The browser's side of signing in with a provider: off to the provider with a fresh state
 /// (also kept in a short cookie, so only the browser that left can come back with it), and
 /// back to the callback, which signs in (or links, when settings started it) and goes on.
-struct WebIdentityPages {
+struct WebIdentityPages: FeatureRoutes {
     let web: WebController
     var identity: IdentityController { web.api.identity }
     static let stateCookie = "plaza_signin_state"
 
-    func register(to web: RouterGroup<PlazaContext>) {
-        web.get("api/v1/auth/providers/{id}/start", use: start)
-        web.get("api/v1/auth/providers/{id}/callback", use: callback)
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("api/v1/auth/providers/{id}/start", use: start)
+        routes.get("api/v1/auth/providers/{id}/callback", use: callback)
         // Sign in with Apple posts the answer (response_mode=form_post).
-        web.post("api/v1/auth/providers/{id}/callback", use: callback)
+        routes.post("api/v1/auth/providers/{id}/callback", use: callback)
+        return routes
     }
 
     /// The cookie that ties the flow to this browser. Apple's answer is a cross-site POST, which

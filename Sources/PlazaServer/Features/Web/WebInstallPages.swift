@@ -4,15 +4,17 @@ import PlazaAPI
 
 /// What makes the web app installable: the manifest, the service worker, and the share
 /// target (`/share`) that a link shared from another app opens to save it to a collection.
-struct WebInstallPages {
+struct WebInstallPages: FeatureRoutes {
     let web: WebController
 
-    func register(router: Router<PlazaContext>, web routes: RouterGroup<PlazaContext>) {
-        router.get("manifest.webmanifest", use: manifest)
-        router.get("sw.js", use: serviceWorker)
+    /// The share target's page and form (the manifest and the service worker are served
+    /// before the web app's middleware: `WebController.routes`).
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
         let signedIn = routes.signedIn
         signedIn.get("share", use: sharePage)
         signedIn.post("share", use: share)
+        return routes
     }
 
     @Sendable func manifest(_ request: Request, context: PlazaContext) async throws -> Response {

@@ -7,13 +7,15 @@ import PlazaAPI
 /// or deny. Allowing sends the app a code (`redirectURI?code=…&state=…`), or shows it for the
 /// out-of-band redirect. Errors in the app's own request (unknown app, redirect URI not
 /// registered) are shown here and never sent to an unverified address.
-struct WebOAuthPages {
+struct WebOAuthPages: FeatureRoutes {
     let web: WebController
     let oauth: OAuthStore
 
-    func register(to web: RouterGroup<PlazaContext>) {
-        web.get("oauth/authorize", use: authorizePage)
-        web.post("oauth/authorize", use: authorize)
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("oauth/authorize", use: authorizePage)
+        routes.post("oauth/authorize", use: authorize)
+        return routes
     }
 
     /// The request's parameters, from the query (GET) or the consent form (POST).
@@ -167,7 +169,7 @@ struct WebOAuthPages {
         }
         let checked = try await check(query)
         guard context.identity != nil else {
-            return WebController.redirect(to: "/login?next=" + WebPages.encoded(request.uri.description))
+            return WebController.redirect(to: "/login?next=" + PublicLinks.queryValue(request.uri.description))
         }
         let t = web.localizer(context)
         let body = ConsentPage(

@@ -6,35 +6,36 @@ import PlazaAPI
 /// The pages people read: feeds, spaces, posts, profiles, collections, search, history,
 /// notifications and settings. Each calls the API handler of the same data with its own
 /// request, so query parameters (`cursor`, `kind`, `q`, `sort` …) mean the same on both.
-package struct WebPages {
+struct WebPages: FeatureRoutes {
     let web: WebController
     var api: WebController.APIControllers { web.api }
     var stores: WebController.Stores { web.stores }
 
-    func register(to web: RouterGroup<PlazaContext>) {
-        web.get("/", use: home)
-        web.get("explore", use: explore)
-        web.get("spaces", use: spaces)
-        web.get("spaces/last", use: lastSpace)
-        web.get("s/{slug}", use: space)
-        web.get("p/{id}", use: post)
-        web.get("p/{id}/likes", use: likers)
-        web.get("p/{id}/comments", use: comments)
-        web.get("fragments/post/{id}", use: postFragment)
-        web.get("u/{username}", use: profile)
-        web.get("u/{username}/followers", use: followers)
-        web.get("u/{username}/following", use: following)
-        web.get("u/{username}/friends", use: friends)
+    var routes: RouteCollection<PlazaContext> {
+        let routes = RouteCollection(context: PlazaContext.self)
+        routes.get("/", use: home)
+        routes.get("explore", use: explore)
+        routes.get("spaces", use: spaces)
+        routes.get("spaces/last", use: lastSpace)
+        routes.get("s/{slug}", use: space)
+        routes.get("p/{id}", use: post)
+        routes.get("p/{id}/likes", use: likers)
+        routes.get("p/{id}/comments", use: comments)
+        routes.get("fragments/post/{id}", use: postFragment)
+        routes.get("u/{username}", use: profile)
+        routes.get("u/{username}/followers", use: followers)
+        routes.get("u/{username}/following", use: following)
+        routes.get("u/{username}/friends", use: friends)
         // The same pages at the addresses Mastodon clients and the API hand out (`PublicLinks`):
         // the sub-pages before `{id}`, which would match them too.
-        web.get("@{username}", use: profile)
-        web.get("@{username}/followers", use: followers)
-        web.get("@{username}/following", use: following)
-        web.get("@{username}/friends", use: friends)
-        web.get("@{username}/{id}", use: post)
-        web.get("posts/{id}", use: oldPostLink)
-        web.get("search", use: search)
-        let signedIn = web.signedIn
+        routes.get("@{username}", use: profile)
+        routes.get("@{username}/followers", use: followers)
+        routes.get("@{username}/following", use: following)
+        routes.get("@{username}/friends", use: friends)
+        routes.get("@{username}/{id}", use: post)
+        routes.get("posts/{id}", use: oldPostLink)
+        routes.get("search", use: search)
+        let signedIn = routes.signedIn
         signedIn.get("compose", use: compose)
         signedIn.get("p/{id}/edit", use: edit)
         signedIn.get("collections", use: collections)
@@ -47,20 +48,18 @@ package struct WebPages {
         signedIn.get("settings", use: settings)
         signedIn.get("s/{slug}/manage", use: manageSpace)
         signedIn.get("join/{code}", use: invitation)
+        return routes
     }
 
     /// The same page with `cursor` set: the link to the next page.
     static func next(_ request: Request, cursor: String?) -> String? {
         guard let cursor else { return nil }
         var items = request.uri.queryParameters.filter { $0.key != "cursor" && $0.key != "fragment" }.map {
-            "\(encoded(String($0.key)))=\(encoded(String($0.value)))"
+            "\(PublicLinks.queryValue(String($0.key)))=\(PublicLinks.queryValue(String($0.value)))"
         }
         items.append("cursor=\(cursor)")
         return request.uri.path + "?" + items.joined(separator: "&")
     }
-
-    /// A query value percent-encoded for a link.
-    package static func encoded(_ value: String) -> String { PublicLinks.queryValue(value) }
 
     /// `?fragment=1`: only the list part of the page, for infinite scroll and live updates.
     static func wantsFragment(_ request: Request) -> Bool { request.uri.queryParameters.get("fragment") != nil }
