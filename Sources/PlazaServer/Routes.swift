@@ -7,6 +7,14 @@ package protocol FeatureRoutes {
     var routes: RouteCollection<PlazaContext> { get }
 }
 
+extension RouteCollection<PlazaContext> {
+    /// A feature's routes, and on them the group of those for signed-in people only.
+    static func withSignedIn() -> (RouteCollection<PlazaContext>, RouterGroup<SignedInContext>) {
+        let routes = RouteCollection(context: PlazaContext.self)
+        return (routes, routes.signedIn)
+    }
+}
+
 extension RouterMethods where Context == PlazaContext {
     /// The same routes, for signed-in people only (`SignedInContext`).
     package var signedIn: RouterGroup<SignedInContext> { group(context: SignedInContext.self) }

@@ -22,11 +22,10 @@ struct AccountsController: FeatureRoutes {
     let exports = ConcurrencyGate(limit: 2)
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.post("auth/register", use: register)
         routes.post("auth/login", use: login)
         routes.post("auth/login/second-factor", use: secondFactor)
-        let signedIn = routes.signedIn
         signedIn.post("auth/logout", use: logout)
         signedIn.get("me", use: me)
         signedIn.patch("me", use: updateMe)

@@ -9,8 +9,7 @@ struct CollectionsController: FeatureRoutes {
     let actions: CollectionActions
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
-        let signedIn = routes.signedIn
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         signedIn.get("collections", use: list)
         signedIn.post("collections", use: create)
         signedIn.patch("collections/{id}", use: rename)

@@ -136,10 +136,9 @@ struct IdentityController: FeatureRoutes {
     let baseURL: String
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("auth/providers", use: list)
         routes.post("auth/providers/{id}/token", use: exchange)
-        let signedIn = routes.signedIn
         signedIn.get("me/identities", use: linked)
         signedIn.delete("me/identities/{provider}", use: unlink)
         return routes

@@ -9,11 +9,10 @@ struct FeedsController: FeatureRoutes {
     let spaces: SpaceStore
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("feed/global", use: global)
         routes.get("users/{username}/posts", use: userPosts)
         routes.get("spaces/{slug}/feed", use: spaceFeed)
-        let signedIn = routes.signedIn
         signedIn.get("feed/home", use: home)
         return routes
     }

@@ -15,8 +15,7 @@ struct MediaController: FeatureRoutes {
     /// `files` is the `/media` group, with the rate limiter and authentication in front (an
     /// upload nothing uses yet is served to its owner only).
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
-        let signedIn = routes.signedIn
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         signedIn.post("me/media", use: upload)
         signedIn.get("me/media", use: list)
         signedIn.get("me/media/{id}", use: show)

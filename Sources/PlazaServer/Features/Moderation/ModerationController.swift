@@ -8,8 +8,7 @@ struct ModerationController: FeatureRoutes {
     let actions: ModerationActions
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
-        let signedIn = routes.signedIn
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         signedIn.post("reports", use: create)
         signedIn.get("admin/reports", use: list)
         signedIn.patch("admin/reports/{id}", use: resolve)

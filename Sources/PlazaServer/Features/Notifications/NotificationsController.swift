@@ -7,8 +7,7 @@ struct NotificationsController: FeatureRoutes {
     static let maxIDs = 100
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
-        let signedIn = routes.signedIn
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         signedIn.get("me/notifications", use: list)
         signedIn.post("me/notifications/read", use: markRead)
         return routes

@@ -8,13 +8,12 @@ struct PeopleController: FeatureRoutes {
     var suggestions: SuggestionStore { SuggestionStore(db: people.db, people: people) }
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("users/{username}", use: profile)
         routes.get("users/{username}/followers", use: followers)
         routes.get("users/{username}/following", use: following)
         routes.get("users/{username}/activity", use: activity)
         routes.get("users/{username}/friends", use: friends)
-        let signedIn = routes.signedIn
         signedIn.put("users/{username}/follow", use: follow)
         signedIn.delete("users/{username}/follow", use: unfollow)
         signedIn.put("users/{username}/block", use: block)

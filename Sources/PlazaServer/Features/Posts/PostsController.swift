@@ -9,11 +9,10 @@ struct PostsController: FeatureRoutes {
     var comments: CommentStore { actions.comments }
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("posts/{id}", use: get)
         routes.get("posts/{id}/comments", use: listComments)
         routes.get("posts/{id}/likes", use: likers)
-        let signedIn = routes.signedIn
         signedIn.post("posts", use: create)
         signedIn.patch("posts/{id}", use: update)
         signedIn.delete("posts/{id}", use: delete)

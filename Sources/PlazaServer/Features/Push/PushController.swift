@@ -10,9 +10,8 @@ struct PushController: FeatureRoutes {
     let apnsConfigured: Bool
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("push/web-push-key", use: webPushKey)
-        let signedIn = routes.signedIn
         signedIn.get("me/push-devices", use: list)
         signedIn.post("me/push-devices", use: add)
         signedIn.delete("me/push-devices/{id}", use: remove)

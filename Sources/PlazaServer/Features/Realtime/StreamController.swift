@@ -13,8 +13,7 @@ struct StreamController: FeatureRoutes {
     let feed: EventFeed
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
-        let signedIn = routes.signedIn
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         signedIn.get("stream", use: stream)
         return routes
     }

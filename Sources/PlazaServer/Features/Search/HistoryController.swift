@@ -6,8 +6,7 @@ struct HistoryController: FeatureRoutes {
     let history: HistoryStore
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
-        let signedIn = routes.signedIn
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         signedIn.post("posts/{id}/view", use: view)
         signedIn.get("me/history", use: list)
         signedIn.post("me/history/{postId}/click", use: click)

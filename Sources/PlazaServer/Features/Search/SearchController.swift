@@ -11,10 +11,9 @@ struct SearchController: FeatureRoutes {
     static let maxQueryLength = 1_000
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("search/posts", use: searchPosts)
         routes.get("search/users", use: searchUsers)
-        let signedIn = routes.signedIn
         signedIn.get("search/saved", use: searchSaved)
         return routes
     }

@@ -10,9 +10,8 @@ struct SpaceMembersController: FeatureRoutes {
     let links: PublicLinks
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("spaces/{slug}/members", use: list)
-        let signedIn = routes.signedIn
         signedIn.patch("spaces/{slug}/members/{username}", use: setRole)
         signedIn.delete("spaces/{slug}/members/{username}", use: remove)
         signedIn.put("spaces/{slug}/bans/{username}", use: ban)

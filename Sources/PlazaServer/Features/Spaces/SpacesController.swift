@@ -49,10 +49,9 @@ struct SpacesController: FeatureRoutes {
     let actions: SpaceActions
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("spaces", use: list)
         routes.get("spaces/{slug}", use: get)
-        let signedIn = routes.signedIn
         signedIn.post("spaces", use: create)
         signedIn.patch("spaces/{slug}", use: update)
         signedIn.put("spaces/{slug}/membership", use: join)

@@ -8,8 +8,8 @@ struct WebAdminPage: FeatureRoutes {
     let web: WebController
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
-        routes.signedIn.get("admin", use: admin)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
+        signedIn.get("admin", use: admin)
         return routes
     }
 

@@ -10,8 +10,7 @@ struct WebInstallPages: FeatureRoutes {
     /// The share target's page and form (the manifest and the service worker are served
     /// before the web app's middleware: `WebController.routes`).
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
-        let signedIn = routes.signedIn
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         signedIn.get("share", use: sharePage)
         signedIn.post("share", use: share)
         return routes

@@ -12,7 +12,7 @@ struct WebPages: FeatureRoutes {
     var stores: WebController.Stores { web.stores }
 
     var routes: RouteCollection<PlazaContext> {
-        let routes = RouteCollection(context: PlazaContext.self)
+        let (routes, signedIn) = RouteCollection.withSignedIn()
         routes.get("/", use: home)
         routes.get("explore", use: explore)
         routes.get("spaces", use: spaces)
@@ -35,7 +35,6 @@ struct WebPages: FeatureRoutes {
         routes.get("@{username}/{id}", use: post)
         routes.get("posts/{id}", use: oldPostLink)
         routes.get("search", use: search)
-        let signedIn = routes.signedIn
         signedIn.get("compose", use: compose)
         signedIn.get("p/{id}/edit", use: edit)
         signedIn.get("collections", use: collections)
