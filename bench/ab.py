@@ -11,7 +11,10 @@ newer's). Each binary then gets its own copy of that data directory (and with --
 that database: CREATE DATABASE … TEMPLATE, then ANALYZE), and the rounds alternate
 which runs first (before-after, after-before, …), so a machine that slows down or speeds up
 over the minutes weighs on both alike. Each run starts the server afresh, warms up, then runs
-wrk on one anonymous GET. Loopback only; the servers are stopped at the end, also on errors.
+wrk on one anonymous GET. A path may name `{post}` (the post 2,500 deep in the global feed),
+`{busiest}` (the most-commented post) and `{deep}` (the global feed's cursor 2,500 posts deep),
+which are looked up in the loaded data. Loopback only; the servers are stopped at the end, also
+on errors.
 """
 from __future__ import annotations
 
@@ -25,19 +28,24 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import requests
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import servers  # noqa: E402
 from benchlib.dataset import Dataset, Sizes  # noqa: E402
 from benchlib.seed import PlazaSeeder  # noqa: E402
 
-DEFAULT_PATHS = "/api/v1/feed/global?limit=20"
+DEFAULT_PATHS = ("/api/v1/feed/global?limit=20,/api/v1/feed/global?limit=20&cursor={deep},/api/v1/posts/{post},"
+                 "/api/v1/posts/{busiest}/comments?limit=20,/api/v1/search/posts?q=purploux&limit=20")
 
 
 def args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--before", type=Path, required=True, help="the older binary (it loads the data)")
     p.add_argument("--after", type=Path, required=True)
-    p.add_argument("--paths", default=DEFAULT_PATHS, help=f"comma-separated GET paths (default {DEFAULT_PATHS})")
+    p.add_argument("--paths", default=DEFAULT_PATHS,
+                   help="comma-separated GET paths (default: the global feed's first and deep page, a post, the "
+                        "busiest post's comments, a search for the seed-42 dataset's rank-20 word)")
     p.add_argument("--rounds", type=int, default=4, help="runs per binary and path (default 4)")
     p.add_argument("--duration", type=int, default=10, help="seconds per measured run (default 10)")
     p.add_argument("--warmup", type=int, default=3)
@@ -111,6 +119,32 @@ def load(a: argparse.Namespace, binary: Path, data: Path) -> None:
         plaza.stop()
 
 
+def query(a: argparse.Namespace, data: Path, url: str | None, sql: str) -> str:
+    """One value from the loaded database (sqlite3 or psql)."""
+    cmd = ["psql", url, "-tAc", sql] if url else ["sqlite3", str(data / "plaza.sqlite"), sql]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300).stdout.strip()
+
+
+def placeholders(a: argparse.Namespace, binary: Path, data: Path, url: str | None) -> dict[str, str]:
+    """The values of {post}, {busiest} and {deep} in this data (read before any measured run)."""
+    depth = 2500
+    values = {
+        "post": query(a, data, url, f"SELECT id FROM posts ORDER BY id DESC LIMIT 1 OFFSET {depth}"),
+        "busiest": query(a, data, url, "SELECT post_id FROM comments GROUP BY post_id ORDER BY count(*) DESC LIMIT 1"),
+    }
+    plaza = servers.Plaza(binary, data, a.bcrypt_cost, database_url=url)
+    plaza.start()
+    try:
+        cursor = None
+        for _ in range(depth // 20):
+            params = {"limit": 20, **({"cursor": cursor} if cursor else {})}
+            cursor = requests.get(plaza.base + "/api/v1/feed/global", params=params, timeout=60).json()["nextCursor"]
+        values["deep"] = cursor
+    finally:
+        plaza.stop()
+    return values
+
+
 def run(a: argparse.Namespace, name: str, binary: Path, data: Path, path: str) -> float:
     """Requests per second of one measured run on a freshly started server."""
     plaza = servers.Plaza(binary, data, a.bcrypt_cost, database_url=database(a, name))
@@ -147,14 +181,16 @@ def main() -> None:
             shutil.rmtree(work / name, ignore_errors=True)
             shutil.copytree(loaded / "data", work / name / "data")
             fresh_database(a, name, template="loaded")
+        values = placeholders(a, bins["before"], work / "before" / "data", database(a, "before"))
         rows = []
-        for path in [p.strip() for p in a.paths.split(",") if p.strip()]:
+        for template in [p.strip() for p in a.paths.split(",") if p.strip()]:
+            path = template.format(**values)
             rps: dict[str, list[float]] = {"before": [], "after": []}
             for r in range(a.rounds):
                 for name in (("before", "after") if r % 2 == 0 else ("after", "before")):
                     rps[name].append(run(a, name, bins[name], work / name / "data", path))
-                    print(f"    {path} {name}: {rps[name][-1]:,.0f} req/s", flush=True)
-            rows.append((path, rps))
+                    print(f"    {template} {name}: {rps[name][-1]:,.0f} req/s", flush=True)
+            rows.append((template, rps))
         report = render(a, rows)
         print(report)
         if a.out:
