@@ -8,6 +8,7 @@ screenshots and for what a failed browser test leaves behind.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -157,6 +158,20 @@ class PlazaServer:
             process.wait()
             raise AssertionError(f"plaza serve did not stop within {STOP_TIMEOUT} s of SIGTERM\n{self.log()}")
         assert status == 0, f"plaza serve exited with {status} after SIGTERM\n{self.log()}"
+
+    @contextlib.contextmanager
+    def running(self):
+        """Started for the `with` block, then stopped gracefully (asserting so) unless the block
+        did; killed if that fails."""
+        self.start()
+        try:
+            yield self
+        finally:
+            if self.process is not None:
+                try:
+                    self.stop()
+                finally:
+                    self.kill()
 
     def restart(self) -> None:
         self.stop()
@@ -353,20 +368,8 @@ def data_dir(tmp_path: Path) -> Path:
     return path
 
 
-def serving(server: PlazaServer):
-    """Starts `server`, yields it, and stops it gracefully (asserting so) unless the test did."""
-    server.start()
-    try:
-        yield server
-    finally:
-        if server.process is not None:
-            try:
-                server.stop()
-            finally:
-                server.kill()
-
-
 @pytest.fixture
 def plaza(data_dir: Path, tmp_path: Path):
     """A running server on a fresh data dir; the test may stop and restart it."""
-    yield from serving(PlazaServer(data_dir, tmp_path / "plaza.log"))
+    with PlazaServer(data_dir, tmp_path / "plaza.log").running() as server:
+        yield server

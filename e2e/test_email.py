@@ -155,15 +155,8 @@ def mail_world(data_dir: Path, tmp_path: Path):
             "PLAZA_MAIL_FROM": f"Plaza E2E <{SENDER}>",
             "PLAZA_PUBLIC_URL": PlazaServer.url_for(port),
         })
-        plaza.start()
-        try:
+        with plaza.running():
             yield MailWorld(plaza, sink)
-        finally:
-            if plaza.process is not None:
-                try:
-                    plaza.stop()
-                finally:
-                    plaza.kill()
     finally:
         sink.stop()
 

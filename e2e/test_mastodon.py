@@ -20,7 +20,7 @@ import pytest
 import requests
 from mastodon import Mastodon, StreamListener
 
-from conftest import PlazaServer, free_port, png, serving
+from conftest import PlazaServer, free_port, png
 
 OOB = "urn:ietf:wg:oauth:2.0:oob"
 SCOPES = ["read", "write", "follow", "push"]
@@ -32,8 +32,9 @@ def server(tmp_path: Path):
     port = free_port()
     data = tmp_path / "data"
     data.mkdir()
-    yield from serving(
-        PlazaServer(data, tmp_path / "plaza.log", env={"PLAZA_PUBLIC_URL": PlazaServer.url_for(port)}, port=port))
+    plaza = PlazaServer(data, tmp_path / "plaza.log", env={"PLAZA_PUBLIC_URL": PlazaServer.url_for(port)}, port=port)
+    with plaza.running():
+        yield plaza
 
 
 def hidden_fields(page: str) -> dict[str, str]:

@@ -142,15 +142,8 @@ def oidc_world(data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
             "PLAZA_AUTH_MOCK_NAME": PROVIDER_NAME,
             "PLAZA_AUTH_MOCK_AUDIENCES": NATIVE_AUDIENCE,
         })
-        plaza.start()
-        try:
+        with plaza.running():
             yield OidcWorld(plaza, provider)
-        finally:
-            if plaza.process is not None:
-                try:
-                    plaza.stop()
-                finally:
-                    plaza.kill()
 
 
 def fresh_nonce() -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import requests
 
-from conftest import BINARY, PlazaServer, expect, free_port, plaza_env, png, serving
+from conftest import BINARY, PlazaServer, expect, free_port, plaza_env, png
 
 
 def samples(text: str, name: str) -> dict[str, float]:
@@ -28,7 +28,7 @@ def test_metrics_on_their_own_port_and_json_logs_with_request_ids(data_dir: Path
         data_dir, log_path,
         env={"PLAZA_METRICS_PORT": str(metrics_port), "PLAZA_LOG_FORMAT": "json", "PLAZA_LOG_LEVEL": "debug"},
     )
-    for _ in serving(server):
+    with server.running():
         user, ana = server.register("ana")
         post = expect(ana.post("/api/v1/posts", json={"kind": "text", "body": "Measured"}), 201)
         answer = ana.get(f"/api/v1/posts/{post['id']}")
@@ -60,7 +60,7 @@ def test_backup_while_serving_and_restore_into_a_new_data_dir(data_dir: Path, tm
     the restored data answers with the same posts and photo."""
     backup = tmp_path / "backup"
     server = PlazaServer(data_dir, tmp_path / "plaza.log")
-    for _ in serving(server):
+    with server.running():
         user, ana = server.register("ana")
         media = expect(ana.post("/api/v1/me/media", files={"file": ("p.png", png(32, 24), "image/png")}), 201)
         photo = expect(ana.post("/api/v1/posts", json={"kind": "photo", "body": "Kept", "mediaIds": [media["id"]]}), 201)
@@ -84,7 +84,7 @@ def test_backup_while_serving_and_restore_into_a_new_data_dir(data_dir: Path, tm
         env=plaza_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     restored = PlazaServer(restored_dir, tmp_path / "restored.log")
-    for _ in serving(restored):
+    with restored.running():
         reader = restored.client(expect(restored.client().post(
             "/api/v1/auth/login", json={"login": "ana", "password": "correct horse battery"}), 200)["token"])
         feed = expect(reader.get(f"/api/v1/users/ana/posts"), 200)

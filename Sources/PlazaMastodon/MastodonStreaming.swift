@@ -140,10 +140,8 @@ struct MastodonStreaming: Sendable, FeatureRoutes {
         let subscription = try await subscribe(stream, identity: context.identity)
         let shown = Shown()
         context.connectionClosed.whenComplete { _ in subscription.close() }
-        var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
-        headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         return Response(
-            status: .ok, headers: headers,
+            status: .ok, headers: .eventStream,
             body: ResponseBody { writer in
                 defer { subscription.close() }
                 try await writer.write(ByteBuffer(string: ":)\n\n"))

@@ -34,8 +34,7 @@ struct AccountDeletionTests {
 
     @Test func askingNeedsThePasswordHidesTheAccountAndSigningInAgainKeepsIt() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let post = try await api.textPost(ana, "still here?")
             #expect(try await Self.deleteMe(api, ana, password: "not my password").status == .forbidden)
             #expect(
@@ -83,9 +82,7 @@ struct AccountDeletionTests {
 
     @Test func aDueDeletionRemovesEverythingOnlyTheirsAndKeepsEveryoneElses() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let cy = try await api.register("cyd")
+            let (ana, bob, cy) = try await api.register("ana", "bob", "cyd")
             // Ana's photo post, which Bob likes, comments on and saves; her comment and like on
             // Bob's post; follows both ways; her avatar; a space Bob moderates and one only she is in.
             let photo = try await api.uploaded(try MediaFixtures.jpegWithEXIF(), as: ana)
@@ -183,9 +180,7 @@ struct AccountDeletionTests {
     @Test func othersKeepTheirGroupedNotificationsAndTheLinkPreviewImagesHerRequestsFetched() async throws {
         try await FixtureServer.run { base, _ in
             try await withApp(LinkPreviewTests.configure) { api async throws in
-                let ana = try await api.register("ana")
-                let bob = try await api.register("bob")
-                let cyd = try await api.register("cyd")
+                let (ana, bob, cyd) = try await api.register("ana", "bob", "cyd")
                 // Ana saves a link first: its preview image is fetched for her, then shown to Bob too.
                 let anasItem = try await LinkPreviewTests.savedLink(api, ana, "\(base)/page/instagram")
                 let bobsItem = try await LinkPreviewTests.savedLink(api, bob, "\(base)/page/instagram")
@@ -216,8 +211,7 @@ struct AccountDeletionTests {
 
     @Test func aPasswordResetWorksDuringTheGracePeriodAndAnAppsSessionDoesNotKeepTheAccount() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             #expect(try await Self.deleteMe(api, ana).status == .accepted)
             #expect(
                 try await api.call(.post, "/auth/password/forgot", raw: #"{"email":"ana@example.com"}"#).status
@@ -297,8 +291,7 @@ struct AccountExportTests {
 
     @Test func theArchiveHoldsThePersonsDataAndMediaReadableWithoutPlaza() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let photo = try await api.uploaded(try MediaFixtures.jpegWithEXIF(), as: ana)
             let post = try await api.post(ana, CreatePostRequest(kind: .photo, body: "ramen <3", mediaIds: [photo.id]))
             let bobPost = try await api.textPost(bob, "bob's")

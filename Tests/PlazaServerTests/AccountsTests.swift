@@ -111,7 +111,7 @@ struct AccountsTests {
                 }
                 #expect(stored?.hasPrefix(prefix) == true, "\(stored ?? "")")
                 #expect(
-                    try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                    try await api.logIn(ana)
                         .status == .ok)
             }
         }
@@ -135,8 +135,7 @@ struct AccountsTests {
                     ).status == .unauthorized)
             }
             // Now even the right password waits, so guessing cannot go on.
-            let throttled = try await api.call(
-                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+            let throttled = try await api.logIn(ana)
             #expect(throttled.status == .tooManyRequests)
             #expect(throttled.error?.code == "rate_limited")
             let retry = try #require(throttled.headers[.retryAfter].flatMap { Int($0) })
@@ -157,9 +156,7 @@ struct AccountsTests {
     @Test func logoutRevokesOnlyThatToken() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            let second = try await api.call(
-                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)
-            ).decode(AuthResponse.self)
+            let second = try await api.logIn(ana).decode(AuthResponse.self)
             #expect(try await api.call(.post, "/auth/logout", as: ana).status == .noContent)
             let revoked = try await api.get("/me", as: ana)
             #expect(revoked.status == .unauthorized)
@@ -225,9 +222,7 @@ struct AccountsTests {
     @Test func changingThePasswordRevokesOtherSessions() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            let other = try await api.call(
-                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)
-            ).decode(AuthResponse.self)
+            let other = try await api.logIn(ana).decode(AuthResponse.self)
             let wrong = try await api.call(
                 .put, "/me/password", as: ana,
                 json: ChangePasswordRequest(currentPassword: "nope nope", newPassword: "a new password"))
@@ -244,7 +239,7 @@ struct AccountsTests {
             #expect(try await api.get("/me", as: ana).status == .ok)
             #expect(try await api.call(.get, "/me", token: other.token).status == .unauthorized)
             #expect(
-                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                try await api.logIn(ana)
                     .status == .unauthorized)
             #expect(
                 try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: "a new password"))
@@ -254,8 +249,7 @@ struct AccountsTests {
 
     @Test func preferencesAreAPrivateJSONObject() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let saved = try await api.call(
                 .put, "/me/preferences", as: ana, raw: #"{"lastSpace": "cs101", "textSize": 1.2}"#)
             #expect(saved.status == .ok)
@@ -275,12 +269,8 @@ struct AccountsTests {
 
     @Test func sessionsCanBeListedAndRevokedOnlyByTheirOwner() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let phone = try await api.call(
-                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password),
-                headers: [.userAgent: "PhoneApp/1.0"]
-            ).decode(AuthResponse.self)
+            let (ana, bob) = try await api.register("ana", "bob")
+            let phone = try await api.logIn(ana, headers: [.userAgent: "PhoneApp/1.0"]).decode(AuthResponse.self)
             let sessions = try await api.page("/me/sessions", as: ana, of: Session.self).items
             #expect(sessions.count == 2)
             #expect(sessions.filter(\.current).count == 1)

@@ -8,8 +8,7 @@ import Testing
 struct ActivityTests {
     @Test func progressSetsAndClearsCompletionAndOnlyTheAuthorUpdates() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let run = try await api.post(
                 ana,
                 CreatePostRequest(
@@ -54,8 +53,7 @@ struct ActivityTests {
 
     @Test func feedsFilterActivitiesByTypeAndProgress() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             #expect(try await api.call(.put, "/users/ana/follow", as: ben).status == .ok)
             let run = try await api.post(
                 ana, CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Running", progress: 100)))
@@ -90,8 +88,7 @@ struct ActivityTests {
 
     @Test func theHeatmapCountsPostedAndCompletedPerDay() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let a = try await api.post(ana, CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Read")))
             _ = try await api.post(
                 ana, CreatePostRequest(kind: .activity, activity: ActivityInput(type: "Walk", progress: 100)))

@@ -18,9 +18,7 @@ struct AudienceTests {
 
     /// Ana's open course cs101, with Bob a member and Eve a follower of Ana but not a member.
     private func openCourse(_ api: TestAPI) async throws -> (ana: Account, bob: Account, eve: Account) {
-        let ana = try await api.register("ana")
-        let bob = try await api.register("bob")
-        let eve = try await api.register("eve")
+        let (ana, bob, eve) = try await api.register("ana", "bob", "eve")
         try await course(api, ana, "cs101", .open)
         #expect(try await api.call(.put, "/spaces/cs101/membership", as: bob).status == .ok)
         try await api.follow(eve, "ana")
@@ -33,9 +31,7 @@ struct AudienceTests {
 
     @Test func aFollowersPostIsReadByFollowersAndTheAuthorOnly() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
+            let (ana, ben, cat) = try await api.register("ana", "ben", "cat")
             try await api.follow(ben, "ana")
             // MUT
             let post = try await api.post(
@@ -79,8 +75,7 @@ struct AudienceTests {
 
     @Test func membersPostsNeedASpaceAndClosedSpacesMakeThem() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let noSpace = try await api.call(
                 .post, "/posts", as: ana, json: CreatePostRequest(kind: .text, body: "x", audience: .members))
             #expect(noSpace.status == .unprocessableContent)
@@ -227,9 +222,7 @@ struct AudienceTests {
     /// are told to drop it; the members of the space it stays in see the update.
     @Test func aPostTakenOutOfASpaceIsDroppedByThatSpacesMembers() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let cat = try await api.register("cat")
+            let (ana, bob, cat) = try await api.register("ana", "bob", "cat")
             try await course(api, ana, "cs101", .open)
             try await course(api, ana, "math", .open)
             #expect(try await api.call(.put, "/spaces/cs101/membership", as: bob).status == .ok)
@@ -262,10 +255,7 @@ struct AudienceTests {
 
     @Test func closedSpacesAreJoinedByApprovalAndPrivateOnesByInvite() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let mod = try await api.register("mod")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
+            let (ana, mod, ben, cat) = try await api.register("ana", "mod", "ben", "cat")
             try await course(api, ana, "cs101", .closed)
             // Anyone finds a closed space, but joins by asking.
             #expect(try await api.page("/spaces", as: ben, of: Space.self).items.map(\.slug) == ["cs101"])
@@ -336,9 +326,7 @@ struct AudienceTests {
 
     @Test func moderatorsRemovePostsAndBanMembersAndEachActionIsAudited() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let mod = try await api.register("mod")
-            let ben = try await api.register("ben")
+            let (ana, mod, ben) = try await api.register("ana", "mod", "ben")
             try await course(api, ana, "memes", .open)
             for person in [mod, ben] {
                 #expect(try await api.call(.put, "/spaces/memes/membership", as: person).status == .ok)
@@ -382,8 +370,7 @@ struct AudienceTests {
 struct AudienceWebTests {
     @Test func moderatorsManageTheirSpaceOnItsPageAndInvitesOpenAJoinPage() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             #expect(
                 try await api.call(
                     .post, "/spaces", as: ana,

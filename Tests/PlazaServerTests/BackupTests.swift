@@ -57,8 +57,7 @@ struct BackupTests {
             let app = try await buildApplication(config: config, logger: Logger(label: "test"))
             let (manifest, before, photo) = try await app.test(.router) { client in
                 let api = TestAPI(client: client, config: config)
-                let ana = try await api.register("ana")
-                let bea = try await api.register("bea")
+                let (ana, bea) = try await api.register("ana", "bea")
                 let photoBytes = try MediaFixtures.jpegWithEXIF(width: 64, height: 48)
                 let photo = try await api.uploaded(photoBytes, as: ana)
                 _ = try await api.post(ana, CreatePostRequest(kind: .photo, body: "Kept", mediaIds: [photo.id]))

@@ -9,8 +9,7 @@ import Testing
 struct BlocksAndSavesTests {
     @Test func aPostsAuthorDeletesCommentsByPeopleTheyBlocked() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let post = try await api.textPost(ana, "ana's post")
             let first = try await api.call(
                 .post, "/posts/\(post.id)/comments", as: ben, json: CreateCommentRequest(body: "rude")
@@ -29,9 +28,7 @@ struct BlocksAndSavesTests {
 
     @Test func aBlockHidesProfilesBothWays() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
+            let (ana, ben, cat) = try await api.register("ana", "ben", "cat")
             let blocked = try await api.call(.put, "/users/ben/block", as: ana)
             #expect(blocked.status == .ok)
             #expect(try blocked.decode(User.self).viewer?.blocking == true, "the blocker sees what they did")
@@ -50,8 +47,7 @@ struct BlocksAndSavesTests {
     @Test(arguments: [true, false])
     func savedSearchSkipsTheTextOfPostsHiddenByABlock(authorBlocks: Bool) async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let post = try await api.textPost(ben, "a zebra crossing")
             let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Saved"))
                 .decode(SavedCollection.self)
@@ -71,8 +67,7 @@ struct BlocksAndSavesTests {
 
     @Test func deletingAPostDeletesTheItemsThatSavedIt() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let post = try await api.textPost(ana, "worth keeping")
             let other = try await api.textPost(ana, "also good")
             let collection = try await api.call(.post, "/collections", as: ben, json: CollectionRequest(name: "Saved"))

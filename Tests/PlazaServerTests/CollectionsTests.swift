@@ -56,8 +56,7 @@ struct CollectionsTests {
 
     @Test func collectionsAndItemsNeverReachAnotherUser() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let post = try await api.textPost(bob, "worth keeping")
             let secret = try await collection(api, ana, "Secret")
             let item = try await save(api, ana, secret, SaveItemRequest(postId: post.id, note: "private note"))
@@ -167,9 +166,7 @@ struct CollectionsTests {
     /// hidden by a block leaves its item, shown as unavailable.
     @Test func aDeletedPostTakesItsItemsAndAHiddenOneLeavesAnUnavailableItem() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             let deleted = try await api.textPost(bob, "soon gone")
             let hidden = try await api.textPost(carol, "soon hidden")
             let saved = try await collection(api, ana, "Saved")
@@ -186,8 +183,7 @@ struct CollectionsTests {
 
     @Test func badSavesAreRefusedAndLoseNothing() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let post = try await api.textPost(ana, "x")
             let hidden = try await api.textPost(bob, "blocked")
             try await api.call(.put, "/users/ana/block", as: bob)

@@ -8,9 +8,7 @@ import Testing
 struct FeedsTests {
     @Test func homeHasMyPostsAndThoseOfPeopleIFollow() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             try await api.follow(ana, "bob")
             let mine = try await api.textPost(ana, "mine")
             let bobs = try await api.textPost(bob, "bob's")

@@ -23,8 +23,7 @@ struct FollowRequestsTests {
 
     @Test func followingALockedPersonAsksThemAndApprovalMakesTheFollow() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             try await Self.lock(api, ana)
             #expect(try await api.get("/users/ana").decode(User.self).locked)
             #expect(try await api.get("/users/bob").decode(User.self).locked == false)
@@ -75,8 +74,7 @@ struct FollowRequestsTests {
 
     @Test func denyingLeavesThePersonOutside() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             try await Self.lock(api, ana)
             let secret = try await api.post(
                 ana, CreatePostRequest(kind: .text, body: "for my followers", audience: .followers))
@@ -96,9 +94,7 @@ struct FollowRequestsTests {
 
     @Test func unfollowWithdrawsAndABlockRemovesRequestsBothWays() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             try await Self.lock(api, ana)
             try await Self.lock(api, bob)
             try await api.follow(bob, "ana")
@@ -146,12 +142,7 @@ struct FollowRequestsTests {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
             try await Self.lock(api, ana)
-            var names: [String] = []
-            for i in 0..<5 {
-                let fan = try await api.register("fan\(i)")
-                try await api.follow(fan, "ana")
-                names.append(fan.username)
-            }
+            let names = try await api.fans(5, of: "ana")
             var seen: [String] = []
             var cursor: String?
             repeat {

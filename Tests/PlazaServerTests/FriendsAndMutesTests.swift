@@ -14,11 +14,7 @@ struct FriendsAndMutesTests {
 
     @Test func friendsAreMutualFollowsNewestFirst() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
-            let dan = try await api.register("dan")
-            let eve = try await api.register("eve")
+            let (ana, bob, carol, dan, eve) = try await api.register("ana", "bob", "carol", "dan", "eve")
             // Ana and Bob, Ana and Carol, Ana and Eve follow each other; Ana follows Dan, who does not follow back;
             // Dan's follow of Carol is one-way too.
             for (follower, name) in [
@@ -58,9 +54,7 @@ struct FriendsAndMutesTests {
 
     @Test func mutesHideFromMyFeedsButNotFromTheProfileAndDoNotBlock() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             #expect(
                 try await api.call(.post, "/spaces", as: bob, json: CreateSpaceRequest(slug: "garden", name: "Garden"))
                     .status == .created)

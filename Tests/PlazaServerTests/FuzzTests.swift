@@ -706,13 +706,8 @@ import Testing
                 default: break
                 }
                 guard mutatedPath.hasPrefix("/") else { continue }
-                let response = try await api.client.execute(
-                    uri: mutatedPath, method: method, headers: headers, body: mutatedBody.map { ByteBuffer(bytes: $0) })
-                statuses[response.status.code, default: 0] += 1
-                #expect(
-                    response.status.code < 500,
-                    "\(method) \(mutatedPath) \(mutatedBody.map { String(decoding: $0, as: UTF8.self) } ?? "") -> \(response.status) \(String(buffer: response.body))"
-                )
+                let status = try await Self.send(method, mutatedPath, mutatedBody, headers: headers, to: api)
+                statuses[status, default: 0] += 1
             }
             #expect(try await api.get("/feed/global").status == .ok)
             #expect(
@@ -812,17 +807,25 @@ import Testing
                 var headers: HTTPFields = [.contentType: contentType]
                 if mutator.int(0..<4) != 0 { headers[.authorization] = "Bearer \(ana.token)" }
                 guard mutatedPath.hasPrefix("/") else { continue }
-                let response = try await api.client.execute(
-                    uri: mutatedPath, method: method, headers: headers, body: mutatedBody.map { ByteBuffer(bytes: $0) })
-                statuses[response.status.code, default: 0] += 1
-                #expect(
-                    response.status.code < 500,
-                    "\(method) \(mutatedPath) \(mutatedBody.map { String(decoding: $0, as: UTF8.self) } ?? "") -> \(response.status) \(String(buffer: response.body))"
-                )
+                let status = try await Self.send(method, mutatedPath, mutatedBody, headers: headers, to: api)
+                statuses[status, default: 0] += 1
             }
             #expect(
                 statuses.keys.contains { (200..<300).contains($0) }
                     && statuses.keys.contains { (400..<500).contains($0) }, "\(statuses)")
         }
+    }
+
+    /// Sends one mutated request and expects an answer below 500; its status.
+    private static func send(
+        _ method: HTTPRequest.Method, _ path: String, _ body: [UInt8]?, headers: HTTPFields, to api: TestAPI
+    ) async throws -> Int {
+        let response = try await api.client.execute(
+            uri: path, method: method, headers: headers, body: body.map { ByteBuffer(bytes: $0) })
+        #expect(
+            response.status.code < 500,
+            "\(method) \(path) \(body.map { String(decoding: $0, as: UTF8.self) } ?? "") -> \(response.status) \(String(buffer: response.body))"
+        )
+        return response.status.code
     }
 }

@@ -9,8 +9,7 @@ import Testing
 struct HistoryTests {
     @Test func viewsAreCountedPerPersonAndSortThreeWays() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let old = try await api.post(bob, CreatePostRequest(kind: .text, title: "Old post", body: "gardening tips"))
             let new = try await api.post(bob, CreatePostRequest(kind: .text, title: "New post", body: "cooking tips"))
             #expect(try await api.call(.post, "/posts/\(old.id)/view").status == .unauthorized)
@@ -58,8 +57,7 @@ struct HistoryTests {
 
     @Test func onlyVisiblePostsAreViewedAndOnlyViewedOnesClicked() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let post = try await api.textPost(bob, "hello")
             #expect(try await api.call(.post, "/posts/999/view", as: ana).status == .notFound)
             #expect(
@@ -96,8 +94,7 @@ struct HistoryTests {
     /// few times: their recommendations should be mostly astronomy.
     @Test func recommendationsFollowWhatSomeonePicksFromSearch() async throws {
         try await withApp { api async throws in
-            let author = try await api.register("author")
-            let reader = try await api.register("reader")
+            let (author, reader) = try await api.register("author", "reader")
             var generator = SeededGenerator(seed: 42)
             var topicOf: [String: String] = [:]
             var posts: [(id: String, topic: String)] = []

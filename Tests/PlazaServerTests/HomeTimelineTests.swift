@@ -12,8 +12,7 @@ import Testing
 struct HomeTimelineTests {
     @Test func aFollowBringsTheirPostsInAndAnUnfollowTakesThemOut() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let old = try await api.textPost(bob, "before the follow")
             let mine = try await api.textPost(ana, "mine")
             #expect(try await home(api, ana) == [mine.id])
@@ -34,9 +33,7 @@ struct HomeTimelineTests {
 
     @Test func aDeletedPostLeavesEveryTimeline() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             try await api.follow(ana, "bob")
             try await api.follow(carol, "bob")
             let kept = try await api.textPost(bob, "kept")
@@ -50,8 +47,7 @@ struct HomeTimelineTests {
 
     @Test func aBlockEndsTheFollowsAndTheirTimelinesBothWays() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             try await api.follow(ana, "bob")
             try await api.follow(bob, "ana")
             let anas = try await api.textPost(ana, "ana's")
@@ -71,8 +67,7 @@ struct HomeTimelineTests {
     /// An entry is no permission: audiences, mutes and suspensions are applied when the page is read.
     @Test func whatAnEntryShowsIsDecidedWhenItIsRead() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let everyone = try await api.textPost(bob, "for all")
             let friends = try await api.post(bob, CreatePostRequest(kind: .text, body: "friends", audience: .followers))
             #expect(
@@ -96,10 +91,7 @@ struct HomeTimelineTests {
     /// entered in each timeline; the feed shows the same posts, once each, in order.
     @Test func anAccountWithManyFollowersIsReadWhenTheFeedIs() async throws {
         try await withApp({ $0.homeFanOutLimit = 2 }) { api async throws in
-            let bob = try await api.register("bob")
-            let ana = try await api.register("ana")
-            let carol = try await api.register("carol")
-            let dave = try await api.register("dave")
+            let (bob, ana, carol, dave) = try await api.register("bob", "ana", "carol", "dave")
             try await api.follow(ana, "bob")
             try await api.follow(carol, "bob")
             let before = try await api.textPost(bob, "entered")

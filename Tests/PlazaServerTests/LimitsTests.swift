@@ -150,8 +150,7 @@ struct RateLimitTests {
                 reads: Self.tight.reads, writes: Self.tight.writes, registrations: .init(burst: 5, perMinute: 1))
         }) {
             api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             for _ in 0..<3 { #expect(try await api.get("/feed/global", as: ana).status == .ok) }
             #expect(try await api.get("/feed/global", as: ana).status == .tooManyRequests)
             #expect(try await api.get("/feed/global", as: bob).status == .ok)
@@ -372,7 +371,7 @@ struct SignInThrottleTests {
                     .post, "/auth/login", json: LoginRequest(login: "ana@example.com", password: ana.password)
                 ).status == .tooManyRequests)
             #expect(
-                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                try await api.logIn(ana)
                     .status == .tooManyRequests)
         }
     }
@@ -391,7 +390,7 @@ struct SignInThrottleTests {
             #expect(right.headers[.retryAfter] != nil)
             // The same budget as sign-in: guessing cannot alternate between the two.
             #expect(
-                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                try await api.logIn(ana)
                     .status == .tooManyRequests)
         }
     }
@@ -598,8 +597,7 @@ struct SharedLimitsTests {
                     _ = try await (i.isMultiple(of: 2) ? a : b).call(
                         .post, "/auth/login", json: LoginRequest(login: "ana", password: "wrong password"))
                 }
-                let afterFailures = try await b.call(
-                    .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                let afterFailures = try await b.logIn(ana)
                 if TestDatabase.postgresURL != nil {
                     #expect(served == 4, "two servers share one budget of 4")
                     #expect(afterFailures.status == .tooManyRequests)

@@ -197,8 +197,7 @@ struct LocalizationTests {
                     }
                     return key
                 })
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             try await api.call(.patch, "/me/preferences", as: ana, json: ["language": "de"])
             try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "Compilers"))
             let post = try await api.post(

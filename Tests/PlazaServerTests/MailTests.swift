@@ -45,8 +45,7 @@ struct MailTests {
 
     @Test func sendingTheLinkAgainIsThrottledPerPerson() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             // Each was mailed at sign-up a moment ago.
             for person in [ana, bob] {
                 let tooSoon = try await api.call(.post, "/me/email/verification", as: person)
@@ -158,9 +157,7 @@ struct MailTests {
     @Test func aResetLinkSetsANewPasswordOnceAndEndsEverySession() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            let other = try await api.call(
-                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password)
-            ).decode(AuthResponse.self)
+            let other = try await api.logIn(ana).decode(AuthResponse.self)
             #expect(
                 try await api.call(
                     .post, "/auth/password/forgot", json: ForgotPasswordRequest(email: "ANA@example.com")
@@ -185,7 +182,7 @@ struct MailTests {
                 #expect(try await api.call(.get, "/me", token: old).status == .unauthorized)
             }
             #expect(
-                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                try await api.logIn(ana)
                     .status == .unauthorized)
             #expect(
                 try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: "a new password"))
@@ -302,8 +299,7 @@ struct MailTests {
 
     @Test func adminsSeeTheOutboxWithoutTheMailsBodies() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let admin = try await api.register("root")
+            let (ana, admin) = try await api.register("ana", "root")
             try await api.withDatabase { db in
                 _ = try await db.write("UPDATE users SET is_admin = TRUE WHERE username = 'root'")
             }

@@ -372,8 +372,7 @@ struct MastodonTests {
 
     @Test func scopesLimitWhatATokenDoes() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
+            let (ana, bea) = try await api.register("ana", "bea")
             let reader = try await api.mastodonToken(ana, scopes: "read")
             #expect(try await api.mastodon(.get, "/api/v1/timelines/home", token: reader).status == .ok)
             let post = try await api.mastodon(.post, "/api/v1/statuses", token: reader, form: [("status", "hi")])
@@ -492,8 +491,7 @@ struct MastodonTests {
 
     @Test func entitiesHaveTheDocumentedFields() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
+            let (ana, bea) = try await api.register("ana", "bea")
             let anaToken = try await api.mastodonToken(ana)
             let beaToken = try await api.mastodonToken(bea)
             // A photo uploaded through /api/v2/media, in a status.
@@ -614,9 +612,7 @@ struct MastodonTests {
 
     @Test func timelinesPageWithLinkHeadersAndStatusesFollowAudiences() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
-            let cat = try await api.register("cat")
+            let (ana, bea, cat) = try await api.register("ana", "bea", "cat")
             try await api.follow(bea, "ana")
             let anaToken = try await api.mastodonToken(ana)
             let beaToken = try await api.mastodonToken(bea)
@@ -734,8 +730,7 @@ struct MastodonTests {
 
     @Test func notificationsSearchAndEmptyFeatures() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
+            let (ana, bea) = try await api.register("ana", "bea")
             let anaToken = try await api.mastodonToken(ana)
             let beaToken = try await api.mastodonToken(bea)
             let post = try await api.textPost(ana, "Ramen in Tokyo")
@@ -796,8 +791,7 @@ struct MastodonTests {
 
     @Test func theStreamingAPITellsNewStatusesAndNotifications() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
+            let (ana, bea) = try await api.register("ana", "bea")
             let beaToken = try await api.mastodonToken(bea)
             try await api.follow(bea, "ana")
             let user = try await EventStreamClient.connect(port: port, token: beaToken, path: "/api/v1/streaming/user")
@@ -840,8 +834,7 @@ struct MastodonTests {
 
     @Test func theStreamingWebSocketTakesSubscriptions() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
+            let (ana, bea) = try await api.register("ana", "bea")
             try await api.follow(bea, "ana")
             let token = try await api.mastodonToken(bea)
             let plain = try await api.mastodon(.get, "/api/v1/streaming", token: token)

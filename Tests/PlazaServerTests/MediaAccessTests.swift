@@ -13,8 +13,7 @@ import Testing
 struct MediaAccessTests {
     @Test func anUnusedUploadIsItsOwnersAloneUntilItIsPosted() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let media = try await api.uploaded(try MediaFixtures.sample(.jpeg), as: ana)
             let mine = try await api.fetch(media.variants.medium, as: ana)
             #expect(mine.status == .ok)
@@ -37,10 +36,7 @@ struct MediaAccessTests {
 
     @Test func aPostsMediaFollowThePost() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
-            let dan = try await api.register("dan")
+            let (ana, ben, cat, dan) = try await api.register("ana", "ben", "cat", "dan")
             let media = try await api.uploaded(try MediaFixtures.sample(.jpeg), as: ana)
             let post = try await api.post(ana, CreatePostRequest(kind: .photo, body: "hi", mediaIds: [media.id]))
             let url = try #require(post.media.first?.variants.thumbnail)

@@ -156,8 +156,7 @@ struct MediaTests {
 
     @Test func uploadsNeedAnAccountAndListOnlyMine() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let jpeg = try MediaFixtures.sample(.jpeg)
             #expect(try await api.upload(jpeg, as: nil).status == .unauthorized)
             #expect(try await api.get("/me/media").status == .unauthorized)
@@ -189,8 +188,7 @@ struct MediaTests {
 
     @Test func photoPostsClaimTheirMediaOnce() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let jpeg = try MediaFixtures.sample(.jpeg)
             let a1 = try await api.uploaded(jpeg, as: ana)
             let a2 = try await api.uploaded(jpeg, as: ana)
@@ -229,8 +227,7 @@ struct MediaTests {
 
     @Test func avatarsShowOnProfilesAndPosts() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let jpeg = try MediaFixtures.sample(.jpeg)
             let first = try await api.uploaded(jpeg, as: ana)
             let bens = try await api.uploaded(jpeg, as: ben)

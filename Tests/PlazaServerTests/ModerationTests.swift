@@ -315,8 +315,7 @@ struct ModerationTests {
     @Test func aSuspendedPersonsEventsAreNotReplayed() async throws {
         try await withLiveApp { api, port async throws in
             let admin = try await api.admin("adm")
-            let alice = try await api.register("alice")
-            let bob = try await api.register("bob")
+            let (alice, bob) = try await api.register("alice", "bob")
             let post = try await api.textPost(bob, "bob asks")
             let stream = try await EventStreamClient.connect(port: port, token: bob.token)
             defer { stream.close() }

@@ -25,10 +25,7 @@ struct NotificationsTests {
 
     @Test func eachKindReachesTheRightPersonAndNeverTheActor() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
-            let dan = try await api.register("dan")
+            let (ana, ben, cat, dan) = try await api.register("ana", "ben", "cat", "dan")
             let post = try await api.textPost(ana, "My first ride")
             // setup: Dan comments first, so he is in the thread; Ana acts on her own post.
             try await comment(api, dan, on: post, "Nice!")
@@ -65,10 +62,7 @@ struct NotificationsTests {
     /// read it, all of them or none; two people recommending one post make one group.
     @Test func aRecommendationReachesFollowersWhoCanReadThePost() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
-            let dan = try await api.register("dan")
+            let (ana, ben, cat, dan) = try await api.register("ana", "ben", "cat", "dan")
             try await api.follow(ben, "ana")
             try await api.follow(ben, "dan")
             let run = try await api.post(
@@ -181,9 +175,7 @@ struct NotificationsTests {
 
     @Test func blockedPeopleAreSilentAndABlockRemovesWhatTheyCaused() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
+            let (ana, ben, cat) = try await api.register("ana", "ben", "cat")
             let post = try await api.textPost(ana, "Hello")
             _ = try await api.call(.put, "/posts/\(post.id)/like", as: ben)
             _ = try await api.call(.put, "/posts/\(post.id)/like", as: cat)
@@ -209,8 +201,7 @@ struct NotificationsTests {
 
     @Test func markingReadIsPerPersonAndValidated() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             try await api.follow(ben, "ana")
             try await api.follow(ana, "ben")
             let bens = try await notifications(api, ben)
@@ -241,8 +232,7 @@ struct NotificationsTests {
 
     @Test func pagesAreNewestFirstWithoutGapsAndEditsNotifyOnlyNewMentions() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             var posts: [Post] = []
             for i in 0..<7 { posts.append(try await api.textPost(ben, "note \(i) for @ana")) }
             let seen = try await api.walk("/me/notifications?limit=3", as: ana, of: PlazaAPI.Notification.self)

@@ -13,12 +13,7 @@ struct OpenAPITests {
     /// Every registered API route is documented and every documented route exists. The web
     /// app's pages and static files are HTML for browsers, not part of the API.
     @Test func documentMatchesTheRouter() async throws {
-        try await withDatabase { db, config in
-            let services = try AppServices(config: config, db: db)
-            let doors = Doors(
-                services: services, hub: services.eventHub(config: config, logger: .init(label: "test")),
-                config: config)
-            let router = buildRouter(doors, web: try await WebRenderer.load(map: config.map), extra: extraDoors)
+        try await withRouter { router, doors, config in
             let webApp = Router(context: PlazaContext.self)
             webApp.addRoutes(
                 doors.webController(renderer: try await WebRenderer.load(map: config.map), api: doors.apiControllers())

@@ -8,8 +8,7 @@ import Testing
 struct PeopleTests {
     @Test func profilesShowCountsAndTheViewersRelation() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             _ = try await api.textPost(ana, "hello")
             try await api.follow(bob, "ana")
 
@@ -26,8 +25,7 @@ struct PeopleTests {
 
     @Test func followAndUnfollowAreIdempotentAndKeepCounts() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             for _ in 0..<2 {
                 let profile = try await api.call(.put, "/users/ana/follow", as: bob).decode(User.self)
                 #expect(profile.counts.followers == 1)
@@ -49,12 +47,7 @@ struct PeopleTests {
     @Test func followerListsPageNewestFirstWithoutGaps() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
-            var names: [String] = []
-            for i in 0..<7 {
-                let fan = try await api.register("fan\(i)")
-                try await api.follow(fan, "ana")
-                names.append(fan.username)
-            }
+            let names = try await api.fans(7, of: "ana")
             var seen: [String] = []
             var cursor: String?
             repeat {
@@ -74,9 +67,7 @@ struct PeopleTests {
 
     @Test func blockingHidesContentBothWaysAndStopsInteraction() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             try await api.follow(bob, "ana")
             try await api.follow(ana, "bob")
             let anaPost = try await api.textPost(ana, "ana's post")

@@ -99,8 +99,7 @@ struct PostsTests {
 
     @Test func onlyTheAuthorEditsAndPatchKeepsOrClearsFields() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let post = try await api.post(
                 ana,
                 CreatePostRequest(
@@ -155,8 +154,7 @@ struct PostsTests {
 
     @Test func deletingAPostTakesItsCommentsAndLikes() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let post = try await api.textPost(ana, "bye soon")
             let comment = try await api.call(
                 .post, "/posts/\(post.id)/comments", as: bob, json: CreateCommentRequest(body: "hi")
@@ -175,9 +173,7 @@ struct PostsTests {
 
     @Test func commentsAreOldestFirstAndDeletableByTheirOrPostsAuthor() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             let post = try await api.textPost(ana, "question")
             var ids: [String] = []
             for (who, text) in [(bob, "first"), (carol, "second"), (bob, "third")] {
@@ -220,9 +216,7 @@ struct PostsTests {
 
     @Test func likesAreIdempotentCountedAndListed() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             let post = try await api.textPost(ana, "like me")
             for _ in 0..<2 {
                 #expect(

@@ -42,8 +42,7 @@ struct PublicLinksTests {
 
     @Test func everyMastodonURLOpensItsPage() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
+            let (ana, bea) = try await api.register("ana", "bea")
             let anaToken = try await api.mastodonToken(ana)
             let beaToken = try await api.mastodonToken(bea)
             let base = api.config.baseURL
@@ -97,9 +96,7 @@ struct PublicLinksTests {
 
     @Test func aFollowersOnlyStatusOpensOnlyForItsReaders() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
-            let cat = try await api.register("cat")
+            let (ana, bea, cat) = try await api.register("ana", "bea", "cat")
             try await api.follow(bea, "ana")
             let anaToken = try await api.mastodonToken(ana)
             // setup
@@ -122,8 +119,7 @@ struct PublicLinksTests {
 
     @Test func handlePagesAreTheSamePagesAndShadowNoOther() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
+            let (ana, bea) = try await api.register("ana", "bea")
             let post = try await api.textPost(ana, "A bowl of ramen", title: "Ramen")
             #expect(
                 try await api.call(

@@ -134,8 +134,7 @@ struct PushTests {
             let key = try await api.get("/push/web-push-key").decode(WebPushKey.self)
             #expect(ByteText.bytes(base64url: key.publicKey)?.count == 65)
 
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let first = try await api.call(
                 .post, "/me/push-devices", as: ana, json: RegisterPushDeviceRequest.apns(token: token.uppercased()))
             #expect(first.status == .created)
@@ -186,8 +185,7 @@ struct PushTests {
             }
 
             // A device registered by a session goes when that session signs out.
-            let login = try await api.call(
-                .post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+            let login = try await api.logIn(ana)
             let phone = try login.decode(AuthResponse.self).token
             #expect(
                 try await api.call(
@@ -297,8 +295,7 @@ struct PushTests {
 
     @Test func webPushesAreEncryptedSignedAndABurstIsOnePush() async throws {
         try await Self.withPushApp { api, services, base in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let browser = TestBrowser()
             #expect(
                 try await api.call(
@@ -326,8 +323,7 @@ struct PushTests {
 
             // More likes after it went out: one more push, a minute after the first, for all of them.
             let sent = try await Self.waitForDelivery(api, recipient: ana, state: "sent")
-            let carl = try await api.register("carl")
-            let dave = try await api.register("dave")
+            let (carl, dave) = try await api.register("carl", "dave")
             try await Self.like(api, post, by: carl)
             try await Self.like(api, post, by: dave)
             let waiting = try #require(try await Self.delivery(api, recipient: ana))
@@ -346,8 +342,7 @@ struct PushTests {
 
     @Test func goneSubscriptionsAreRemovedAndFailuresRetried() async throws {
         try await Self.withPushApp { api, services, base in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             #expect(
                 try await api.call(
                     .post, "/me/push-devices", as: ana,
@@ -384,9 +379,7 @@ struct PushTests {
 
     @Test func nothingIsPushedThatTheRecipientTurnedOffOrCannotSee() async throws {
         try await Self.withPushApp { api, services, base in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carl = try await api.register("carl")
+            let (ana, bob, carl) = try await api.register("ana", "bob", "carl")
             let browser = TestBrowser()
             #expect(
                 try await api.call(.patch, "/me/preferences", as: ana, raw: #"{"push":{"like":false}}"#).status == .ok)
@@ -428,8 +421,7 @@ struct PushTests {
 
     @Test func apnsPushesCarryTheProviderTokenTopicAndCollapseID() async throws {
         try await Self.withPushApp { api, services, base in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let token = String(repeating: "ab", count: 32)
             #expect(
                 try await api.call(
@@ -537,8 +529,7 @@ struct PushTests {
 
     @Test func namedPushServicesAreRefusedWhenOnlyTheAllowListCounts() async throws {
         try await Self.withPushApp { api, services, _ in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             #expect(
                 try await api.call(
                     .post, "/me/push-devices", as: ana,
@@ -704,8 +695,7 @@ struct WebInstallTests {
             #expect(anonymous.status == .seeOther)
             #expect(anonymous.headers[.location]?.hasPrefix("/login?next=") == true)
 
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             #expect(
                 try await api.page(.get, "/", cookie: ana.cookie).headers[WebController.viewerHeader] == ana.id)
             // Android shares text with the link inside it.

@@ -27,8 +27,7 @@ struct QuotasTests {
         let stored = try await Self.storedSize(of: jpeg)
         #expect(stored > 0)
         try await withApp({ $0.media.quotas.storageBytes = stored }) { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let first = try await api.uploaded(jpeg, as: ana)
             #expect(try await Self.mediaBytes(api, ana) == stored)
             // Full: refused before the body is processed.
@@ -69,8 +68,7 @@ struct QuotasTests {
 
     @Test func uploadsPastTheDailyCapAre429UntilTomorrow() async throws {
         try await withApp({ $0.media.quotas.uploadsPerDay = 2 }) { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let jpeg = try MediaFixtures.sample(.jpeg)
             for _ in 0..<2 { #expect(try await api.upload(jpeg, as: ana).status == .created) }
             let third = try await api.upload(jpeg, as: ana)

@@ -11,10 +11,7 @@ import Testing
 struct RealtimeTests {
     @Test func followersGetPostsLiveAndNobodyElseDoes() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let eve = try await api.register("eve")
-            let zed = try await api.register("zed")
+            let (ana, ben, eve, zed) = try await api.register("ana", "ben", "eve", "zed")
             try await api.follow(ben, "ana")
             // Zed's posts reach Ben and Eve: his last one marks the end of what they may hear.
             try await api.follow(ben, "zed")
@@ -69,8 +66,7 @@ struct RealtimeTests {
 
     @Test func reconnectingReplaysWhatWasMissedExactlyOnceInOrder() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             try await api.follow(ben, "ana")
             let first = try await EventStreamClient.connect(port: port, token: ben.token)
             let ready = try #require(await first.waitFor(1).first)
@@ -107,9 +103,7 @@ struct RealtimeTests {
 
     @Test func blocksAndSpacesDecideWhoHearsAPost() async throws {
         try await withLiveApp { api, port async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
+            let (ana, ben, cat) = try await api.register("ana", "ben", "cat")
             for member in [ana, ben, cat] {
                 if member.username == "ana" {
                     #expect(
@@ -297,11 +291,7 @@ struct RealtimeTests {
     /// read of the log has it once, a stranger's does not, and a follow made since counts.
     @Test func aNewPostsReadersAreFoundWhenTheLogIsRead() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
-            let dan = try await api.register("dan")
-            let eve = try await api.register("eve")
+            let (ana, ben, cat, dan, eve) = try await api.register("ana", "ben", "cat", "dan", "eve")
             #expect(
                 try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "CS 101"))
                     .status == .created)

@@ -83,8 +83,7 @@ struct SearchScriptsTests {
 
     @Test func rankingPrefixesFieldsNamesAndSavesWorkInEveryScript() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let taro = try await api.register("taro")
+            let (ana, taro) = try await api.register("ana", "taro")
             try await api.call(.patch, "/me", as: taro, json: UpdateMeRequest(displayName: "山田太郎"))
             let omer = try await api.register("omer")
             try await api.call(.patch, "/me", as: omer, json: UpdateMeRequest(displayName: "Ömer Çelik"))

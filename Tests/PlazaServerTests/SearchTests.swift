@@ -53,8 +53,7 @@ struct SearchTests {
 
     @Test func fieldsSpacesAndKindsFilter() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let grace = try await api.register("grace_hopper")
+            let (ana, grace) = try await api.register("ana", "grace_hopper")
             try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "cs101", name: "Compilers"))
             _ = try await api.post(ana, CreatePostRequest(kind: .text, title: "About compilers", body: "parsing"))
             _ = try await api.post(
@@ -120,8 +119,7 @@ struct SearchTests {
     /// show at once, and each viewer's blocks and cursor apply to the kept ranking.
     @Test func keptRankingsFollowWritesAndEachViewersBlocks() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             #expect(try await search(api, "quince").isEmpty)
             let jam = try await api.post(ana, CreatePostRequest(kind: .text, title: "Quince jam"))
             #expect(try await search(api, "quince") == ["Quince jam"])
@@ -145,9 +143,7 @@ struct SearchTests {
 
     @Test func pagesFillUpPastBlockedPeoplesPosts() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             var anas: [String] = []
             for i in 0..<3 {
                 anas.append(try await api.post(ana, CreatePostRequest(kind: .text, title: "fig \(i)")).id)
@@ -185,8 +181,7 @@ struct SearchTests {
 
     @Test func blockedPeoplesPostsAreNotFound() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             _ = try await api.post(bob, CreatePostRequest(kind: .text, title: "Bob on rockets"))
             #expect(try await search(api, "rockets", as: ana) == ["Bob on rockets"])
             try await api.call(.put, "/users/ana/block", as: bob)
@@ -240,8 +235,7 @@ struct SearchTests {
 
     @Test func savedItemsAreSearchedForTheirOwnerOnly() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let soup = try await api.post(bob, CreatePostRequest(kind: .text, title: "Tomato soup", body: "with basil"))
             let crate = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Food"))
                 .decode(SavedCollection.self)
@@ -335,9 +329,7 @@ struct SearchTests {
     /// follow edits of the place; `in=place` and `in=space` stay apart on both databases.
     @Test func nearAmongPeopleIFollowAndPlacesByName() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
+            let (ana, ben, cat) = try await api.register("ana", "ben", "cat")
             try await api.call(.post, "/spaces", as: ben, json: CreateSpaceRequest(slug: "tokyo", name: "Tokyo eats"))
             try await api.follow(ana, "ben")
             let ramen = try await api.post(

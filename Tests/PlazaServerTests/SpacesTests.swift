@@ -15,8 +15,7 @@ struct SpacesTests {
 
     @Test func creatorOwnsAndJoinsTheSpaceAndOnlyTheOwnerEdits() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             // MUT
             let cs = try await space(api, ana, "CS101", name: "Intro to CS")
             // validate
@@ -72,8 +71,7 @@ struct SpacesTests {
 
     @Test func joinAndLeaveAreIdempotentAndCountMembers() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             _ = try await space(api, ana, "hiking")
             #expect(try await api.call(.put, "/spaces/hiking/membership").status == .unauthorized)
             for _ in 0..<2 {
@@ -114,8 +112,7 @@ struct SpacesTests {
 
     @Test func postsGoIntoSeveralSpacesAndSpaceFeedsPage() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             _ = try await space(api, ana, "cs101")
             _ = try await space(api, ana, "math")
             let both = try await api.post(
@@ -160,9 +157,7 @@ struct SpacesTests {
 
     @Test func joinedSpacesFeedTheHomeFeedWithoutBlockedPeople() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let carol = try await api.register("carol")
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
             _ = try await space(api, carol, "cs101")
             let inSpace = try await api.post(bob, CreatePostRequest(kind: .text, body: "in cs101", spaces: ["cs101"]))
             _ = try await api.textPost(bob, "not followed")
@@ -200,8 +195,7 @@ struct SpacesTests {
 
     @Test func aSpaceImageIsAnUploadClaimedOnce() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let upload = try await api.uploaded(try MediaFixtures.sample(.png), as: ana)
             let bobsUpload = try await api.uploaded(try MediaFixtures.sample(.png), as: bob)
             let refused = try await api.call(

@@ -19,8 +19,7 @@ struct StreamRulesTests {
 
     /// Ana, and Ben who follows her and the people named in `follows` (each registered).
     static func people(_ api: TestAPI, bensFollows follows: [String]) async throws -> (ana: Account, ben: Account) {
-        let ana = try await api.register("ana")
-        let ben = try await api.register("ben")
+        let (ana, ben) = try await api.register("ana", "ben")
         for name in follows where name != "ana" { _ = try await api.register(name) }
         for name in follows { try await api.follow(ben, name) }
         return (ana, ben)

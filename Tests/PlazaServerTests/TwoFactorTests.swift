@@ -119,8 +119,7 @@ struct TwoFactorTests {
 
     @Test func settingUpNeedsThePasswordAndACodeFromTheApp() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             #expect(try await api.call(.get, "/me/two-factor").status == .unauthorized)
             #expect(
                 try await api.call(.post, "/me/two-factor", json: CurrentPasswordRequest(currentPassword: "x")).status
@@ -137,7 +136,7 @@ struct TwoFactorTests {
             #expect(setup.otpauthURL.contains("secret=\(setup.secret)"))
             // Not on until confirmed: the password alone still signs in.
             #expect(
-                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                try await api.logIn(ana)
                     .status == .ok)
             let refused = try await api.call(
                 .put, "/me/two-factor", as: ana, json: ConfirmTwoFactorRequest(code: try Self.wrongCode(setup.secret)))
@@ -159,7 +158,7 @@ struct TwoFactorTests {
                     .post, "/me/two-factor", as: ana, json: CurrentPasswordRequest(currentPassword: ana.password)
                 ).error?.code == "two_factor_enabled")
             #expect(
-                try await api.call(.post, "/auth/login", json: LoginRequest(login: "bob", password: bob.password))
+                try await api.logIn(bob)
                     .status == .ok)
         }
     }
@@ -254,7 +253,7 @@ struct TwoFactorTests {
                 .status == .noContent)
             #expect(try await Self.answer(api, pending, "123456").error?.code == "challenge_expired")
             #expect(
-                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                try await api.logIn(ana)
                     .status == .ok)
             #expect(
                 try await api.call(
@@ -276,7 +275,7 @@ extension TwoFactorTests {
             #expect(try await Admin.disableTwoFactor(config: api.config, username: "nobody", logger: logger) == false)
             #expect(try await Admin.disableTwoFactor(config: api.config, username: "ANA", logger: logger))
             #expect(
-                try await api.call(.post, "/auth/login", json: LoginRequest(login: "ana", password: ana.password))
+                try await api.logIn(ana)
                     .status == .ok)
         }
     }

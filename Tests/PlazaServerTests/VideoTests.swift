@@ -174,8 +174,7 @@ struct VideoTests {
 
     @Test func myUploadsProgressIsMineAlone() async throws {
         try await withApp({ $0.video.worker = false }) { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let uploaded = try await Self.uploadVideo(api, try VideoFixtures.mov(seconds: 1), as: ana)
             let mine = try await api.get("/me/media/\(uploaded.id)", as: ana)
             #expect(mine.status == .ok)
@@ -203,8 +202,7 @@ struct VideoTests {
 
     @Test func aPostWithAVideoIsItsAuthorsAloneUntilTheVideoIsReady() async throws {
         try await withApp({ $0.video.worker = false }) { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             #expect(try await api.call(.put, "/users/ana/follow", as: ben).status == .ok)
             let video = try await Self.uploadVideo(api, try VideoFixtures.mov(seconds: 1), as: ana)
             let created = try await api.call(

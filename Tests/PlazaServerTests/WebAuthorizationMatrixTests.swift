@@ -135,12 +135,7 @@ struct WebAuthorizationMatrixTests {
     /// Every page and form the router serves outside the OpenAPI document has a row, and every
     /// row a route.
     @Test func everyWebRouteHasARow() async throws {
-        try await withDatabase { db, config in
-            let services = try AppServices(config: config, db: db)
-            let doors = Doors(
-                services: services, hub: services.eventHub(config: config, logger: .init(label: "test")),
-                config: config)
-            let router = buildRouter(doors, web: try await WebRenderer.load(map: config.map), extra: extraDoors)
+        try await withRouter { router, _, _ in
             let documented = Set(OpenAPIDocument.operations.map { "\($0.1.method.rawValue.uppercased()) \($0.0)" })
             let web = Set(
                 router.routes.map { "\($0.method.rawValue) \(OpenAPITests.normalise($0.path.description))" }.filter {

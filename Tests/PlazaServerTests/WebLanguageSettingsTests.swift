@@ -10,8 +10,7 @@ struct WebLanguageSettingsTests {
     /// chosen through the preferences is shown chosen, and the pages' times are in that zone.
     @Test func settingsChooseTheLanguageAndTheTimeZone() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
+            let (ana, bob) = try await api.register("ana", "bob")
             let fresh = try await api.page(.get, "/settings", cookie: ana.cookie)
             #expect(fresh.text.contains(#"data-api="PATCH /api/v1/me/preferences""#))
             #expect(fresh.text.contains(#"<option value="" selected>Automatic — from the browser</option>"#))
@@ -64,10 +63,7 @@ struct WebLanguageSettingsTests {
     /// Notifications are sentences with the name in them, one person's or a group's.
     @Test func notificationsNameWhoActed() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bob = try await api.register("bob")
-            let cyd = try await api.register("cyd")
-            let dee = try await api.register("dee")
+            let (ana, bob, cyd, dee) = try await api.register("ana", "bob", "cyd", "dee")
             let post = try await api.textPost(ana, "hello")
             #expect(try await api.call(.put, "/posts/\(post.id)/like", as: bob).status == .ok)
             #expect(try await api.page(.get, "/notifications", cookie: ana.cookie).text.contains("bob liked your post"))

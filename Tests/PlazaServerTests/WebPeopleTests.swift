@@ -10,8 +10,7 @@ import Testing
 struct WebPeopleTests {
     @Test func theFollowRequestInboxListsRequestsWithApproveAndDeny() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             #expect(
                 try await api.call(.patch, "/me", as: ana, json: UpdateMeRequest(locked: true)).status == .ok)
             let settings = try await api.page(.get, "/settings", cookie: ana.cookie).text
@@ -58,8 +57,7 @@ struct WebPeopleTests {
 
     @Test func profilesLinkFriendsAndOfferMute() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             try await api.follow(ana, "ben")
             try await api.follow(ben, "ana")
             let profile = try await api.page(.get, "/u/ana", cookie: ben.cookie).text

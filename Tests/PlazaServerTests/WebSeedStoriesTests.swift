@@ -49,8 +49,7 @@ struct WebSeedStoriesTests {
     /// comments, in the API and the web app, and leaves them when cleared.
     @Test func aPersonsStatusShowsOnTheirCards() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let bea = try await api.register("bea")
+            let (ana, bea) = try await api.register("ana", "bea")
             let me = try await api.call(
                 .patch, "/me", as: ana,
                 json: UpdateMeRequest(status: .set(StatusInput(kind: "safe", text: "Home by 8"))))
@@ -204,8 +203,7 @@ extension WebSeedStoriesTests {
     /// The course Q&A: upon signing in, a student lands in the course they viewed last.
     @Test func signingInOpensTheLastCourse() async throws {
         try await withApp { api async throws in
-            let teacher = try await api.register("teacher")
-            let ana = try await api.register("ana")
+            let (teacher, ana) = try await api.register("teacher", "ana")
             #expect(
                 try await api.call(
                     .post, "/spaces", as: teacher, json: CreateSpaceRequest(slug: "cs101", name: "CS 101")
@@ -255,9 +253,7 @@ extension WebSeedStoriesTests {
     /// A new person's home: people and spaces to follow, and the newest posts meanwhile.
     @Test func anEmptyHomeSuggestsPeopleAndSpacesAndShowsWhatIsNew() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
-            let cat = try await api.register("cat")
+            let (ana, ben, cat) = try await api.register("ana", "ben", "cat")
             _ = try await api.register("dan")
             let eve = try await api.register("eve")
             #expect(

@@ -232,8 +232,7 @@ struct WebTests {
 
     @Test func theAPIAcceptsTheCookieOnlyWithTheCSRFHeaderForWrites() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             // Reads need no token.
             let me = try await api.cookieCall(.get, "/me", session: ana.token, csrf: nil)
             #expect(try me.decode(Me.self).user.username == "ana")
@@ -314,8 +313,7 @@ struct WebTests {
 
     @Test func pagesAnswerAnonymousOwnerAndOtherUserAsTheAPIDoes() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let post = try await api.textPost(ana, "ana's post", title: "Hello")
             let collection = try await api.call(.post, "/collections", as: ana, json: CollectionRequest(name: "Crate"))
                 .decode(SavedCollection.self)
@@ -435,8 +433,7 @@ struct WebTests {
 
     @Test func theNotificationBadgeAndPagesShowWhatHappened() async throws {
         try await withApp { api async throws in
-            let ana = try await api.register("ana")
-            let ben = try await api.register("ben")
+            let (ana, ben) = try await api.register("ana", "ben")
             let post = try await api.textPost(ana, "like me")
             #expect(try await api.call(.put, "/posts/\(post.id)/like", as: ben).status == .ok)
             try await api.follow(ben, "ana")

@@ -225,6 +225,9 @@ struct Account: Sendable {
     var id: String { me.user.id }
 }
 
+/// An `Account`, one for each name of a pack (`TestAPI.register(_:_:_:)`).
+typealias AccountNamed<Name> = Account
+
 /// Small typed helpers over the test client.
 struct TestAPI: Sendable {
     let client: any TestClientProtocol
@@ -265,6 +268,32 @@ struct TestAPI: Sendable {
         #expect(response.status == .created, "register \(username): \(response.text)")
         let auth = try response.decode(AuthResponse.self)
         return Account(token: auth.token, me: auth.user, password: password)
+    }
+
+    /// Several people at once, signed up in the order given:
+    /// `let (ana, bea) = try await api.register("ana", "bea")`.
+    func register<each Name: StringProtocol>(
+        _ first: String, _ second: String, _ more: repeat each Name
+    ) async throws -> (Account, Account, repeat AccountNamed<each Name>) {
+        (try await register(first), try await register(second), repeat try await register(String(each more)))
+    }
+
+    /// Signs in again with the account's password: another session.
+    func logIn(_ account: Account, headers: HTTPFields = [:]) async throws -> TestResponse {
+        try await call(
+            .post, "/auth/login", json: LoginRequest(login: account.username, password: account.password),
+            headers: headers)
+    }
+
+    /// `count` new people (`fan0`, `fan1`, …) who follow `username`; their names in that order.
+    func fans(_ count: Int, of username: String) async throws -> [String] {
+        var names: [String] = []
+        for i in 0..<count {
+            let fan = try await register("fan\(i)")
+            try await follow(fan, username)
+            names.append(fan.username)
+        }
+        return names
     }
 
     func post(_ account: Account, _ body: CreatePostRequest) async throws -> Post {

@@ -99,13 +99,9 @@ struct CollectionStore: Sendable {
 
     /// Deletes the owner's collection with its items.
     func delete(id: Int64, owner: Int64) async throws {
-        guard
-            try await db.write(
-                "DELETE FROM collections WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id"
-            ).first != nil
-        else {
-            throw Self.notFound
-        }
+        try await deleteOwned(
+            "DELETE FROM collections WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id",
+            orThrow: Self.notFound)
     }
 
     // MARK: items
@@ -295,12 +291,13 @@ struct CollectionStore: Sendable {
     }
 
     func deleteItem(id: Int64, owner: Int64) async throws {
-        guard
-            try await db.write(
-                "DELETE FROM collection_items WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id"
-            ).first != nil
-        else {
-            throw PlazaError.notFound("Item")
-        }
+        try await deleteOwned(
+            "DELETE FROM collection_items WHERE id = \(bind: id) AND owner_id = \(bind: owner) RETURNING id",
+            orThrow: PlazaError.notFound("Item"))
+    }
+
+    /// Runs a `DELETE … WHERE owner_id = … RETURNING id`: another person's row or none is `error`.
+    private func deleteOwned(_ statement: SQLQueryString, orThrow error: PlazaError) async throws {
+        guard try await db.write(statement).first != nil else { throw error }
     }
 }

@@ -25,10 +25,8 @@ struct StreamController: FeatureRoutes {
         let subscription = try await hub.subscribe(person: me.userID, session: me.sessionID)
         context.base.connectionClosed.whenComplete { _ in subscription.close() }
         let feed = feed
-        var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
-        headers[HTTPField.Name("X-Accel-Buffering")!] = "no"
         return Response(
-            status: .ok, headers: headers,
+            status: .ok, headers: .eventStream,
             body: ResponseBody { writer in
                 defer { subscription.close() }
                 var buffer = ByteBuffer(string: "retry: 2000\n\n")
@@ -91,5 +89,15 @@ struct StreamController: FeatureRoutes {
                 field: "lastEventId")
         }
         return value
+    }
+}
+
+extension HTTPFields {
+    /// A Server-Sent Events response's: not stored, and not buffered by a proxy (nginx's
+    /// `X-Accel-Buffering`), so each event reaches the reader when it is written.
+    package static var eventStream: HTTPFields {
+        var headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
+        if let accelBuffering = HTTPField.Name("X-Accel-Buffering") { headers[accelBuffering] = "no" }
+        return headers
     }
 }
