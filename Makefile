@@ -20,7 +20,7 @@ PLAZA := ./.build/release/plaza
 run: build
 	@echo "==> Seeding the demo world into $(DATA_DIR)"
 	$(PLAZA) seed --demo --data-dir "$(DATA_DIR)"
-	@echo "==> Serving on http://localhost:$(PORT): open it in a browser, sign in as demo / plaza-demo or sign up (Ctrl-C stops)"
+	@echo "==> Serving on http://localhost:$(PORT): open it in a browser, sign in as demo / plaza-demo (admin / plaza-demo administers) or sign up (Ctrl-C stops)"
 	exec $(PLAZA) serve --data-dir "$(DATA_DIR)" --port $(PORT)
 
 build:

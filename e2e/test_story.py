@@ -100,21 +100,22 @@ def test_api_errors_have_the_documented_shape(plaza: PlazaServer):
 def test_seed_demo_then_sign_in_as_demo(data_dir, tmp_path):
     result = run_plaza("seed", "--demo", data_dir=data_dir)
     assert result.returncode == 0, result.stderr
-    assert "demo / plaza-demo" in result.stdout, result.stdout
+    assert "demo / plaza-demo" in result.stdout and "admin / plaza-demo" in result.stdout, result.stdout
     # Seeding again is harmless.
     again = run_plaza("seed", "--demo", data_dir=data_dir)
     assert again.returncode == 0 and "already" in again.stdout, again.stdout + again.stderr
 
     server = PlazaServer(data_dir, tmp_path / "plaza.log")
-    server.start()
-    try:
+    with server.running():
         login = expect(server.client().post(f"{API}/auth/login", json={"login": "demo", "password": "plaza-demo"}), 200)
         demo = server.client(login["token"])
         world = expect(demo.get(f"{API}/feed/global"), 200)
         assert len(world["items"]) > 0, world
         assert len(expect(demo.get(f"{API}/feed/home"), 200)["items"]) > 0
-    finally:
-        server.stop()
+        # The pictures the seeding drew are served.
+        memes = expect(demo.get(f"{API}/users/memerly/posts"), 200)["items"]
+        picture = demo.get(memes[0]["media"][0]["variants"]["medium"])
+        assert picture.status_code == 200 and picture.headers["content-type"] == "image/jpeg", picture.headers
 
 
 def test_user_create_makes_an_admin_who_can_sign_in(data_dir, tmp_path):

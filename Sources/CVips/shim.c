@@ -47,6 +47,10 @@
     F(vips_linear1) \
     F(vips_bandjoin) \
     F(vips_copy) \
+    F(vips_add) \
+    F(vips_embed) \
+    F(vips_ifthenelse) \
+    F(vips_draw_circle) \
     F(vips_image_set_int) \
     F(vips_image_set_array_int) \
     F(g_object_ref) \
@@ -61,6 +65,8 @@ static struct {
 
 /// Since 8.13: blocks the loaders libvips marks untrusted (8.12 has no such list).
 static __typeof__(&vips_block_untrusted_set) block_untrusted_set;
+/// Only in a libvips built with Pango: text rendering, for the demo world's pictures.
+static __typeof__(&vips_text) text;
 
 /// Why loading libvips failed; empty when it is loaded.
 static char load_error[512];
@@ -86,6 +92,7 @@ static int load(void) {
     PLAZA_VIPS_FUNCTIONS(PLAZA_RESOLVE)
 #undef PLAZA_RESOLVE
     block_untrusted_set = (__typeof__(&vips_block_untrusted_set))dlsym(handle, "vips_block_untrusted_set");
+    text = (__typeof__(&vips_text))dlsym(handle, "vips_text");
     return 0;
 }
 
@@ -264,6 +271,61 @@ int plaza_vips_sample(plaza_format format, int width, int height, int pages, voi
         lib.vips_image_set_int(t[8], "loop", 0);
     }
     status = save(t[8], format, 80, out, length);
+done:
+    (lib.g_object_unref)(scope);
+    return status;
+}
+
+/// `caption` in white with a dark shadow, centred on `image` (sRGB, 3 bands of uchar); the
+/// image itself when this libvips cannot draw text or no font is found.
+static VipsImage *captioned(VipsImage *image, VipsObject *scope, const char *caption, const char *font) {
+    int width = lib.vips_image_get_width(image), height = lib.vips_image_get_height(image);
+    VipsImage **t = (VipsImage **)lib.vips_object_local_array(scope, 9);
+    if (!text || !caption || !*caption) return image;
+    if (text(&t[0], caption, "font", font, "width", width * 8 / 10, "align", VIPS_ALIGN_CENTRE, NULL)) {
+        lib.vips_error_clear();
+        return image;
+    }
+    int w = lib.vips_image_get_width(t[0]), h = lib.vips_image_get_height(t[0]);
+    int x = (width - w) / 2, y = (height - h) / 2, shadow = width / 200 + 1;
+    if (lib.vips_embed(t[0], &t[1], x, y, width, height, NULL) ||
+        lib.vips_embed(t[0], &t[2], x + shadow, y + shadow, width, height, NULL) ||
+        lib.vips_linear1(image, &t[3], 0, 24, NULL) || lib.vips_cast_uchar(t[3], &t[4], NULL) ||
+        lib.vips_linear1(image, &t[5], 0, 255, NULL) || lib.vips_cast_uchar(t[5], &t[6], NULL) ||
+        lib.vips_ifthenelse(t[2], t[4], image, &t[7], "blend", TRUE, NULL) ||
+        lib.vips_ifthenelse(t[1], t[6], t[7], &t[8], "blend", TRUE, NULL)) {
+        lib.vips_error_clear();
+        return image;
+    }
+    return t[8];
+}
+
+int plaza_vips_poster(const plaza_poster *poster, void **out, size_t *length) {
+    VipsObject *scope = (VipsObject *)(lib.vips_image_new());
+    VipsImage **t = (VipsImage **)lib.vips_object_local_array(scope, 12);
+    int status = -1, width = poster->width, height = poster->height;
+    // The diagonal's share (0 at the top left, 1 at the bottom right) blends `from` into `to`.
+    if (lib.vips_xyz(&t[0], width, height, NULL) ||
+        lib.vips_extract_band(t[0], &t[1], 0, NULL) || lib.vips_extract_band(t[0], &t[2], 1, NULL) ||
+        lib.vips_add(t[1], t[2], &t[3], NULL))
+        goto done;
+    for (int band = 0; band < 3; band++) {
+        double from = poster->from[band], span = poster->to[band] - from;
+        if (lib.vips_linear1(t[3], &t[4 + band], span / (width + height - 2), from, NULL)) goto done;
+    }
+    if (lib.vips_bandjoin(&t[4], &t[7], 3, NULL) || lib.vips_cast_uchar(t[7], &t[8], NULL) ||
+        lib.vips_copy(t[8], &t[9], "interpretation", VIPS_INTERPRETATION_sRGB, NULL) ||
+        !(t[10] = lib.vips_image_copy_memory(t[9])))
+        goto done;
+    // Three discs in the `to` colour, lightened, around the picture's edges.
+    for (int i = 0; i < 3; i++) {
+        double ink[3];
+        for (int band = 0; band < 3; band++) ink[band] = poster->to[band] + (255 - poster->to[band]) * (0.25 + 0.15 * i);
+        int cx = width * (1 + 3 * i) / 8 + (poster->seed * 37 * (i + 1)) % (width / 4 + 1);
+        int cy = i == 1 ? height * 7 / 8 : height / 6 + (poster->seed * 53) % (height / 4 + 1);
+        if (lib.vips_draw_circle(t[10], ink, 3, cx, cy, (width + height) / (10 + 4 * i), "fill", TRUE, NULL)) goto done;
+    }
+    status = save(captioned(t[10], scope, poster->caption, poster->font), PLAZA_FORMAT_JPEG, 85, out, length);
 done:
     (lib.g_object_unref)(scope);
     return status;

@@ -23,6 +23,7 @@ enum {
     VIPS_FOREIGN_HEIF_COMPRESSION_HEVC = 1,
     VIPS_INTERPRETATION_sRGB = 22,         // VipsInterpretation
     VIPS_FORMAT_UCHAR = 0,                 // VipsBandFormat
+    VIPS_ALIGN_CENTRE = 1,                 // VipsAlign
 };
 
 int vips_init(const char *argv0);
@@ -66,6 +67,11 @@ int vips_xyz(VipsImage **out, int width, int height, ...);
 int vips_linear1(VipsImage *in, VipsImage **out, double a, double b, ...);
 int vips_bandjoin(VipsImage **in, VipsImage **out, int n, ...);
 int vips_copy(VipsImage *in, VipsImage **out, ...);
+int vips_add(VipsImage *left, VipsImage *right, VipsImage **out, ...);
+int vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height, ...);
+int vips_ifthenelse(VipsImage *cond, VipsImage *in1, VipsImage *in2, VipsImage **out, ...);
+int vips_draw_circle(VipsImage *image, double *ink, int n, int cx, int cy, int radius, ...);
+int vips_text(VipsImage **out, const char *text, ...);
 
 void vips_error(const char *domain, const char *fmt, ...);
 const char *vips_error_buffer(void);

@@ -81,7 +81,7 @@ public enum Admin {
         let db = try await Database.open(config.database, logger: logger)
         return try await db.withRunning { db in
             try await Migrations.run(on: db, logger: logger)
-            return try await DemoSeeder(services: AppServices(config: config, db: db)).seed()
+            return try await DemoSeeder(services: AppServices(config: config, db: db), logger: logger).seed()
         }
     }
 }

@@ -253,7 +253,10 @@ struct UserCommand: AsyncParsableCommand {
 struct Seed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Fill the instance with sample content.")
     @OptionGroup var options: ServerOptions
-    @Flag(help: "The demo world: a course board, friends tracking activities, memes and food posts.") var demo = false
+    @Flag(
+        help:
+            "The demo world: courses, friends tracking activities, memes and food with pictures, collections."
+    ) var demo = false
 
     func run() async throws {
         guard demo else { throw ValidationError("Say what to seed: plaza seed --demo") }
@@ -262,5 +265,6 @@ struct Seed: AsyncParsableCommand {
         case .seeded(let users, let posts): print("Seeded \(users) people and \(posts) posts.")
         }
         print("Demo account: \(DemoSeeder.demoUsername) / \(DemoSeeder.demoPassword)")
+        print("Administrator: \(DemoSeeder.adminUsername) / \(DemoSeeder.demoPassword)")
     }
 }

@@ -63,6 +63,20 @@ int plaza_vips_pixels(const char *path, int size, void **out, size_t *length, in
 /// for the tests.
 int plaza_vips_sample(plaza_format format, int width, int height, int pages, void **out, size_t *length);
 
+typedef struct {
+    int width;
+    int height;
+    double from[3];      /// sRGB, 0-255: the top left corner's colour
+    double to[3];        /// the bottom right's, and the discs' (lightened)
+    int seed;            /// moves the discs
+    const char *caption; /// centred white text, or NULL; left out where libvips has no Pango
+    const char *font;    /// a Pango font description, e.g. "sans bold 48"
+} plaza_poster;
+
+/// A picture made from nothing (a diagonal gradient, three discs, a caption) as a JPEG, for
+/// the demo world: no image file of unknown licence ships with Plaza.
+int plaza_vips_poster(const plaza_poster *poster, void **out, size_t *length);
+
 /// The last error libvips reported on any thread, cleared; free with free().
 char *plaza_vips_error(void);
 

@@ -1,10 +1,16 @@
+import Foundation
+import Logging
 import PlazaAPI
 
-/// A small living world from the five seed apps, so a newcomer sees a real app at once:
-/// a course board with questions and answers, friends tracking activities, a meme page and
-/// food posts with places and prices.
+/// A living world from the five seed apps, so a newcomer sees what Plaza is for at once:
+/// courses with questions, answers and moderators; friends tracking ten weeks of activities; a
+/// meme page and a food feed with pictures, places, prices and a video; collections of saved
+/// posts and links; and, waiting for the demo account and the administrator, notifications, a
+/// follow request, a request to join a space and a report.
 public struct DemoSeeder: Sendable {
     public static let demoUsername = "demo"
+    public static let adminUsername = "admin"
+    /// Every demo account's password.
     public static let demoPassword = "plaza-demo"
 
     public enum Outcome: Sendable, Equatable {
@@ -13,155 +19,67 @@ public struct DemoSeeder: Sendable {
     }
 
     let services: AppServices
+    let logger: Logger
 
     struct Person {
         let username: String
         let displayName: String
         let bio: String
         var status: StatusInput? = nil
+        var isAdmin = false
     }
 
     static let people = [
         Person(username: demoUsername, displayName: "Demo Person", bio: "Kicking the tyres of Plaza."),
+        Person(
+            username: adminUsername, displayName: "Plaza Admin", bio: "Keeps this instance tidy.", isAdmin: true),
+        Person(username: "okafor", displayName: "Dr. Ada Okafor", bio: "Lecturer in computing and mathematics."),
         Person(username: "emily", displayName: "Emily Chen", bio: "CS 101 TA. Ask me about recursion."),
         Person(username: "marcus", displayName: "Marcus Hall", bio: "First-year student, second-year coffee drinker."),
+        Person(username: "sofia", displayName: "Sofia Rossi", bio: "Maths, climbing, too many notebooks."),
+        Person(username: "leo", displayName: "Leo Martin", bio: "Learning to code one bug at a time."),
         Person(
             username: "priya", displayName: "Priya Nair", bio: "Running, reading, repeating.",
-            status: StatusInput(kind: "safe", text: "Home and safe 🏡")),
+            status: StatusInput(kind: "safe", text: "Home and safe")),
         Person(username: "jon", displayName: "Jon Park", bio: "Trying to finish one thing a day."),
+        Person(username: "noor", displayName: "Noor Haddad", bio: "Cycling to work, swimming on Sundays."),
         Person(username: "memerly", displayName: "Memerly", bio: "Fresh memes, daily."),
         Person(username: "eatstagram", displayName: "Eat Stagram", bio: "Food I ate so you can too."),
+        Person(username: "cheapfollowers", displayName: "Cheap Followers", bio: "Grow your audience fast!!!"),
     ]
 
     func seed() async throws -> Outcome {
         if (try? await services.people.userID(username: Self.demoUsername)) != nil { return .alreadySeeded }
-        var ids: [String: Int64] = [:]
+        let world = DemoWorld(services: services, logger: logger)
         let hash = try await services.passwords.hash(Self.demoPassword)
-        for person in Self.people {
-            let id = try await services.accounts.createUser(
-                .init(
-                    username: person.username, email: "\(person.username)@demo.plaza.test", passwordHash: hash,
-                    displayName: person.displayName, emailVerified: true))
-            try await services.accounts.updateProfile(
-                userID: id, displayName: nil, bio: person.bio, status: person.status.map(FieldUpdate.set) ?? .keep)
-            ids[person.username] = id
-        }
-        let world = World(services: services, ids: ids)
+        for person in Self.people { try await world.add(person, passwordHash: hash) }
         for (follower, followees) in [
-            "demo": ["emily", "priya", "jon", "memerly", "eatstagram"], "priya": ["jon", "demo"], "jon": ["priya"],
-            "marcus": ["emily"], "emily": ["marcus"],
+            "demo": ["emily", "priya", "jon", "memerly", "eatstagram", "okafor"], "priya": ["jon", "demo", "noor"],
+            "jon": ["priya", "noor"], "noor": ["priya", "jon", "demo"], "marcus": ["emily", "memerly"],
+            "emily": ["marcus", "okafor"], "sofia": ["emily", "eatstagram"], "leo": ["memerly", "emily"],
+            "okafor": ["emily"],
         ] {
-            for followee in followees {
-                try await services.people.follow(follower: world.id(follower), followee: world.id(followee))
-            }
+            try await world.follow(follower, followees)
         }
-        try await coursesAndActivities(world)
-        try await memesAndFood(world)
+        try await DemoCourses.seed(world)
+        try await DemoActivities.seed(world)
+        try await DemoPictureFeeds.seed(world)
+        try await DemoCollections.seed(world)
+        try await waiting(world)
         return .seeded(users: Self.people.count, posts: world.posts)
     }
 
-    /// The people by username, how their posts are written, and how many were.
-    final class World {
-        let services: AppServices
-        let ids: [String: Int64]
-        private(set) var posts = 0
-
-        init(services: AppServices, ids: [String: Int64]) {
-            self.services = services
-            self.ids = ids
-        }
-
-        func id(_ name: String) -> Int64 { ids[name] ?? 0 }
-
-        func post(_ author: String, _ draft: PostStore.Draft, comments: [(String, String)] = [], likedBy: [String] = [])
-            async throws
-        {
-            let created = try await services.posts.create(author: id(author), draft)
-            guard let postID = parseID(created.id) else { return }
-            for (who, text) in comments {
-                _ = try await services.comments.create(post: postID, author: id(who), body: text)
-            }
-            for who in likedBy { _ = try await services.likes.set(post: postID, user: id(who), liked: true) }
-            posts += 1
-        }
-
-        func text(_ title: String?, _ body: String) -> PostStore.Draft {
-            PostStore.Draft(kind: .text, title: title, body: body)
-        }
-
-        func activity(_ type: String, _ emoji: String, _ color: String, _ progress: Int, _ body: String) throws
-            -> PostStore.Draft
-        {
-            let value = try PostRules.activity(
-                Activity(type: type, emoji: nil, color: nil, progress: 0, completedAt: nil),
-                applying: ActivityInput(emoji: emoji, color: color, progress: progress))
-            return PostStore.Draft(kind: .activity, body: body, activity: value)
-        }
-
-        func food(_ body: String, _ place: String, _ lat: Double, _ lon: Double, price: String?) -> PostStore.Draft {
-            PostStore.Draft(
-                kind: .text, body: body, location: Location(latitude: lat, longitude: lon, name: place), price: price)
-        }
-    }
-
-    /// The course board's questions and the friends' activities.
-    private func coursesAndActivities(_ world: World) async throws {
-        // Course Q&A (seed 000)
-        try await world.post(
-            "marcus",
-            world.text(
-                "CS 101: why does my recursive function never stop?",
-                "I wrote factorial(n) = n * factorial(n - 1) and it crashes with a stack overflow. What am I missing?"),
-            comments: [
-                ("emily", "You need a base case: if n <= 1 return 1. Without it the calls never bottom out."),
-                ("marcus", "That was it, thank you!"),
-            ], likedBy: ["emily", "demo"])
-        try await world.post(
-            "emily",
-            world.text(
-                "CS 101: office hours moved to Thursday",
-                "This week only, office hours are Thursday 3–5 pm in room 204. Bring your loop questions!"),
-            likedBy: ["marcus"])
-        try await world.post(
-            "marcus",
-            world.text(
-                "MATH 120: is the midterm cumulative?", "Does the midterm cover chapter 1 too or only chapters 2–4?"),
-            comments: [("emily", "Chapters 1–4, but chapter 1 is only a couple of warm-up questions.")])
-        // Activity tracking (seed 001)
-        try await world.post(
-            "priya", try world.activity("Running", "🏃", "#ff7a59", 100, "5 km before breakfast. Done!"),
-            comments: [("jon", "Beast mode 🔥")], likedBy: ["jon", "demo"])
-        try await world.post(
-            "jon",
-            try world.activity("Reading", "📚", "#4f7cff", 40, "Reading 'The Pragmatic Programmer', 40% through."),
-            likedBy: ["priya"])
-        try await world.post(
-            "priya", try world.activity("Sourdough", "🍞", "#d9a441", 70, "Starter is bubbling, bake tomorrow."))
-        try await world.post("demo", try world.activity("Learning Plaza", "🧭", "#2bb673", 20, "Poking around the API."))
-    }
-
-    /// The meme page and the food posts.
-    private func memesAndFood(_ world: World) async throws {
-        // Memes (seed 003)
-        try await world.post(
-            "memerly", world.text(nil, "When the code works on the first try and you don't know why 😳"),
-            comments: [("marcus", "every single time")], likedBy: ["marcus", "jon", "demo"])
-        try await world.post(
-            "memerly", world.text(nil, "My plants after I remember to water them once a month: 🌵"), likedBy: ["priya"])
-        // Food with places and prices (seed 004)
-        try await world.post(
-            "eatstagram",
-            world.food(
-                "Crispy pork belly bao, worth the queue.", "Bao Haus, Lower East Side", 40.7190, -73.9880, price: "$9"),
-            comments: [("demo", "Adding this to my list!")], likedBy: ["demo", "priya"])
-        try await world.post(
-            "eatstagram",
-            world.food(
-                "Homemade shakshuka with too much feta (there is no such thing).", "Home kitchen", 40.6782, -73.9442,
-                price: nil))
-        try await world.post(
-            "eatstagram",
-            world.food("Matcha soft serve on a rainy day.", "Tea Lab, Williamsburg", 40.7081, -73.9571, price: "$6"),
-            likedBy: ["jon"])
+    /// What the demo account and the administrator find waiting: a follow request (the demo
+    /// account asks before anyone follows it), replies to their posts, and a report.
+    private func waiting(_ world: DemoWorld) async throws {
+        try await world.actions.people.setLocked(world.id(Self.demoUsername), true)
+        try await world.follow("leo", [Self.demoUsername])
+        let spam = try await world.post(
+            "cheapfollowers",
+            world.text("10,000 followers for $5", "Buy followers today!!! Real people, instant delivery, DM us."),
+            daysAgo: 2.2)
+        _ = try await world.actions.moderation.report(
+            by: world.id("priya"), type: .post, target: spam, reason: .spam,
+            note: "Posts the same ad every day.")
     }
 }

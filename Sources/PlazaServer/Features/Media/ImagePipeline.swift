@@ -205,6 +205,34 @@ struct ImagePipeline: Sendable {
             field: "file")
     }
 
+    /// A picture made from nothing, as a JPEG: a diagonal gradient from `from` to `to` (sRGB,
+    /// 0–255 each), three discs that `seed` moves, and `caption` centred in `font` (left out
+    /// where libvips has no text rendering).
+    static func poster(
+        width: Int, height: Int, from: [Double], to: [Double], seed: Int, caption: String?,
+        font: String = "sans bold 40"
+    ) throws -> [UInt8] {
+        try startLibvips()
+        guard from.count == 3, to.count == 3, width > 8, height > 8 else {
+            throw PlazaError(.internalServerError, "poster_failed", "A poster needs two sRGB colours and a size.")
+        }
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let status = (caption ?? "").withCString { caption in
+            font.withCString { font in
+                var poster = plaza_poster(
+                    width: Int32(width), height: Int32(height), from: (from[0], from[1], from[2]),
+                    to: (to[0], to[1], to[2]), seed: Int32(truncatingIfNeeded: seed), caption: caption, font: font)
+                return plaza_vips_poster(&poster, &buffer, &length)
+            }
+        }
+        guard status == 0, let buffer else {
+            throw PlazaError(.internalServerError, "poster_failed", "libvips could not make a poster: \(takeError())")
+        }
+        defer { plaza_vips_free(buffer) }
+        return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
+    }
+
     /// A synthetic picture for the tests (a colour gradient; `pages` frames).
     static func sample(_ format: ImageFormat, width: Int, height: Int, pages: Int = 1) throws -> [UInt8] {
         try startLibvips()

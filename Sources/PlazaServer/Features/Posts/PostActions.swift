@@ -20,8 +20,8 @@ package struct PostActions: Sendable {
         .forbidden, "not_allowed", "Only the comment's author or the post's author can delete it.")
 
     /// A new post by `author`, as they see it.
-    package func create(by author: Int64, _ draft: PostStore.Draft) async throws -> Post {
-        let post = try await posts.create(author: author, draft)
+    package func create(by author: Int64, _ draft: PostStore.Draft, at time: Timestamp = .now) async throws -> Post {
+        let post = try await posts.create(author: author, draft, at: time)
         if post.link != nil, post.link?.fetchedAt == nil { previews.wake() }
         return post
     }

@@ -28,10 +28,11 @@ package struct PostStore: Sendable {
         var audience: PostAudience = .public
     }
 
-    /// Stores a new post and returns it as its author sees it, without reading it back.
-    func create(author: Int64, _ draft: Draft) async throws -> Post {
-        let id = ids.next()
-        let now = Timestamp.now.milliseconds
+    /// Stores a new post and returns it as its author sees it, without reading it back. `time`
+    /// is when it was written: now, but for the demo world's history.
+    func create(author: Int64, _ draft: Draft, at time: Timestamp = .now) async throws -> Post {
+        let id = ids.next(at: time)
+        let now = time.milliseconds
         /// `preview`: the link's preview when one is known (a pending one has no fields yet).
         @Sendable func insert(media: [MediaRecord], audience: PostAudience, preview: LinkPreviewStore.Preview? = nil)
             -> SQLQueryString
