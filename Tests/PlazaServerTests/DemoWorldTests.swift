@@ -79,7 +79,7 @@ struct DemoWorldTests {
             }
             #expect(items.contains { $0.post != nil })
             let links = items.compactMap(\.link)
-            #expect(links.count >= 3 && links.allSatisfy { $0.title != nil && $0.imageURL != nil })
+            #expect(links.count >= 3 && links.allSatisfy { $0.title != nil && $0.imageURL != nil }, "\(links)")
 
             // Waiting: notifications and a follow request for the demo account, a request to join
             // the space it moderates, and a report for the administrator.

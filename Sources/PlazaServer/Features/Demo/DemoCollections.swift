@@ -55,8 +55,8 @@ enum DemoCollections {
             throw CollectionStore.notFound
         }
         for (page, into) in studyLinks.map({ ($0, studyID) }) + kitchenLinks.map({ ($0, eatsID) }) {
-            _ = try await collections.save(.link(page.url), note: page.note, into: into, by: demo)
             try await preview(page, for: demo, world)
+            _ = try await collections.save(.link(page.url), note: page.note, into: into, by: demo)
         }
         // Posts worth keeping: the answered questions, and the food.
         for (author, into) in [("marcus", studyID), ("eatstagram", eatsID)] {
@@ -66,7 +66,8 @@ enum DemoCollections {
         }
     }
 
-    /// The link's preview as the preview worker would make it, from the page kept here.
+    /// The link's preview as the preview worker would make it, from the page kept here, recorded
+    /// before the link is saved so that the worker never fetches it.
     private static func preview(_ page: Page, for owner: Int64, _ world: DemoWorld) async throws {
         guard let url = URL(string: page.url) else { return }
         let metadata = LinkMetadata.parse(Array(page.html.utf8), pageURL: url)
@@ -81,11 +82,12 @@ enum DemoCollections {
         let image = try await services.ingest.ingest(
             path: path, id: id, owner: owner, linkPreview: true, quota: services.quotas.storageBytes,
             logger: world.logger)
-        try await services.linkPreviews.finish(
+        try await services.linkPreviews.record(
             page.url,
-            with: LinkPreviewStore.Preview(
+            LinkPreviewStore.Preview(
                 state: "ready", title: metadata.title, description: metadata.description,
                 imageURL: image.media.variants.medium, siteName: metadata.siteName,
-                fetchedAt: Timestamp.now.milliseconds))
+                fetchedAt: Timestamp.now.milliseconds),
+            requestedBy: owner)
     }
 }

@@ -120,6 +120,23 @@ struct LinkPreviewStore: Sendable {
         }
     }
 
+    /// Records a preview made without fetching the page (the demo world's, from pages kept in
+    /// Plaza), before anything shows the URL: a post or save of it then copies this one, and
+    /// nothing is queued. A URL already known keeps what it has.
+    func record(_ url: String, _ preview: Preview, requestedBy user: Int64) async throws {
+        let now = Timestamp.now.milliseconds
+        try await db.write { db in
+            try await db.exec(
+                """
+                INSERT INTO link_previews (url, state, next_attempt_at, requested_by, created_at, title, description,
+                    image_url, site_name, fetched_at)
+                VALUES (\(bind: url), \(bind: preview.state), \(bind: now), \(bind: user), \(bind: now), \(bind: preview.title),
+                    \(bind: preview.description), \(bind: preview.imageURL), \(bind: preview.siteName), \(bind: preview.fetchedAt))
+                ON CONFLICT (url) DO NOTHING
+                """)
+        }
+    }
+
     /// Records the outcome and copies it onto every post and saved item waiting for the URL.
     func finish(_ url: String, with preview: Preview, error: String? = nil) async throws {
         try await db.write { db in
