@@ -84,4 +84,18 @@ public enum Admin {
             return try await DemoSeeder(services: AppServices(config: config, db: db), logger: logger).seed()
         }
     }
+
+    /// Fills the instance with a crowd of `people` and `posts` (`plaza seed --large`); does
+    /// nothing if it is already there. `progress` hears how far it got.
+    public static func seedCrowd(
+        config: PlazaConfig, logger: Logger, people: Int, posts: Int, progress: @escaping @Sendable (String) -> Void
+    ) async throws -> CrowdSeeder.Outcome {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db in
+            try await Migrations.run(on: db, logger: logger)
+            return try await CrowdSeeder(
+                services: AppServices(config: config, db: db), logger: logger, people: people, posts: posts
+            ).seed(progress: progress)
+        }
+    }
 }

@@ -257,14 +257,39 @@ struct Seed: AsyncParsableCommand {
         help:
             "The demo world: courses, friends tracking activities, memes and food with pictures, collections."
     ) var demo = false
+    @Flag(help: "A crowd for trying scale by hand: thousands of people who follow each other and post.")
+    var large = false
+    @Option(help: "With --large: how many people.") var people = CrowdSeeder.defaultPeople
+    @Option(help: "With --large: how many posts.") var posts = CrowdSeeder.defaultPosts
+
+    func validate() throws {
+        guard demo || large else { throw ValidationError("Say what to seed: plaza seed --demo, or --large") }
+        guard (2...1_000_000).contains(people), (0...10_000_000).contains(posts) else {
+            throw ValidationError("--people is 2 to 1,000,000 and --posts 0 to 10,000,000.")
+        }
+    }
 
     func run() async throws {
-        guard demo else { throw ValidationError("Say what to seed: plaza seed --demo") }
-        switch try await Admin.seedDemo(config: try options.config(), logger: try options.logger()) {
-        case .alreadySeeded: print("The demo world is already there.")
-        case .seeded(let users, let posts): print("Seeded \(users) people and \(posts) posts.")
+        let config = try options.config()
+        if demo {
+            switch try await Admin.seedDemo(config: config, logger: try options.logger()) {
+            case .alreadySeeded: print("The demo world is already there.")
+            case .seeded(let users, let posts): print("Seeded \(users) people and \(posts) posts.")
+            }
+            print("Demo account: \(DemoSeeder.demoUsername) / \(DemoSeeder.demoPassword)")
+            print("Administrator: \(DemoSeeder.adminUsername) / \(DemoSeeder.demoPassword)")
         }
-        print("Demo account: \(DemoSeeder.demoUsername) / \(DemoSeeder.demoPassword)")
-        print("Administrator: \(DemoSeeder.adminUsername) / \(DemoSeeder.demoPassword)")
+        if large {
+            let outcome = try await Admin.seedCrowd(
+                config: config, logger: try options.logger(), people: people, posts: posts
+            ) { print("  \($0)") }
+            switch outcome {
+            case .alreadySeeded: print("The crowd is already there.")
+            case .seeded(let users, let posts, let follows):
+                print(
+                    "Seeded a crowd of \(users) people (crowd1 … crowd\(users), password \(DemoSeeder.demoPassword)), \(follows) follows and \(posts) posts."
+                )
+            }
+        }
     }
 }

@@ -92,4 +92,33 @@ struct DemoWorldTests {
             #expect(reports.count == 1 && reports.first?.reason == .spam)
         }
     }
+
+    @Test func theCrowdHasItsPeopleFollowsAndPostsOnce() async throws {
+        try await withApp { api async throws in
+            @Sendable func seed() async throws -> CrowdSeeder.Outcome {
+                try await api.withDatabase { db in
+                    try await CrowdSeeder(
+                        services: AppServices(config: api.config, db: db), logger: Logger(label: "test"), people: 12,
+                        posts: 60, followsEach: 4
+                    ).seed()
+                }
+            }
+            guard case .seeded(let people, let posts, let follows) = try await seed() else {
+                Issue.record("a fresh database is seeded")
+                return
+            }
+            #expect(people == 12 && posts == 60 && follows > 24)
+            #expect(try await seed() == .alreadySeeded)
+            let feed = try await api.walk("/feed/global?limit=50", of: Post.self)
+            #expect(feed.count == 60)
+            #expect(Set(feed.map(\.kind)).isSuperset(of: [.text, .activity]))
+            #expect(
+                feed.first.map { $0.createdAt.milliseconds > feed[59].createdAt.milliseconds + 80 * 86_400_000 } == true
+            )
+            let person = try await api.get("/users/\(CrowdSeeder.username(3))").decode(User.self)
+            #expect(person.counts.following > 0)
+            let home = try await api.page("/feed/home", as: Self.signIn(api, CrowdSeeder.username(3)), of: Post.self)
+            #expect(!home.items.isEmpty, "their home has the posts of the people they follow")
+        }
+    }
 }

@@ -29,7 +29,8 @@ final class DemoWorld {
         return id
     }
 
-    func add(_ person: DemoSeeder.Person, passwordHash: String) async throws {
+    /// Signs `person` up, with a picture of their initials when `avatar` says so.
+    func add(_ person: DemoSeeder.Person, passwordHash: String, avatar: Bool = true) async throws {
         let id = try await services.accounts.createUser(
             .init(
                 username: person.username, email: "\(person.username)@demo.plaza.test", passwordHash: passwordHash,
@@ -37,14 +38,15 @@ final class DemoWorld {
         try await services.accounts.updateProfile(
             userID: id, displayName: nil, bio: person.bio, status: person.status.map(FieldUpdate.set) ?? .keep)
         ids[person.username] = id
+        guard avatar else { return }
         // A picture of their initials, in colours of their own.
         let initials = person.displayName.split(separator: " ").prefix(2).compactMap(\.first).map(String.init)
         let colours = Self.avatarColours[
             person.username.unicodeScalars.reduce(0) { $0 + Int($1.value) } % Self.avatarColours.count]
-        let avatar = DemoPictures.Picture(
+        let picture = DemoPictures.Picture(
             from: colours.0, to: colours.1, caption: initials.joined(), width: 400, height: 400,
             seed: person.username.count, fontSize: 150)
-        let media = try await upload(person.username, avatar.jpeg(), name: "avatar.jpg")
+        let media = try await upload(person.username, picture.jpeg(), name: "avatar.jpg")
         try await actions.media.setAvatar(of: id, to: media, logger: logger)
     }
 
