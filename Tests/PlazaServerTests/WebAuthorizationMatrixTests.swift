@@ -132,6 +132,24 @@ struct WebAuthorizationMatrixTests {
 
     static var rows: [Row] { pages + forms }
 
+    /// The accessibility tour (`e2e/pages.json`) opens every page the web app serves: each GET
+    /// row is a page it lists or one it says is not a page, and it lists nothing else.
+    @Test func theAccessibilityTourListsEveryPage() throws {
+        struct Tour: Decodable {
+            struct Page: Decodable { var route: String }
+            var notPages: [String: String]
+            var pages: [Page]
+        }
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../e2e/pages.json")
+        let tour = try JSONDecoder().decode(Tour.self, from: Data(contentsOf: file))
+        let served = Set(Self.pages.filter { $0.method == .get }.map(\.path))
+        let listed = Set(tour.pages.map(\.route))
+        #expect(served.subtracting(listed).subtracting(tour.notPages.keys).sorted() == [], "pages the tour misses")
+        #expect(listed.subtracting(served).sorted() == [], "tour pages the web app does not serve")
+        #expect(listed.isDisjoint(with: tour.notPages.keys))
+    }
+
     /// Every page and form the router serves outside the OpenAPI document has a row, and every
     /// row a route.
     @Test func everyWebRouteHasARow() async throws {

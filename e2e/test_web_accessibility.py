@@ -1,0 +1,95 @@
+"""axe-core (the engine behind Lighthouse's accessibility score, shipped by axe-selenium-python)
+on every page of the web app: the pages listed in pages.json (a Swift test keeps the list
+complete), on the demo world, signed in and out, in light and dark mode, at phone and desktop
+width. No violation of any impact may be found."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import PlazaServer, expect, run_plaza
+from web import page_status, set_viewport, sign_in, wait_for
+
+API = "/api/v1"
+PAGES = json.loads((Path(__file__).parent / "pages.json").read_text())["pages"]
+WIDTHS = {"phone": (390, 844), "desktop": (1366, 900)}
+
+
+def axe():
+    try:
+        from axe_selenium_python import Axe
+    except ImportError:
+        pytest.fail("the accessibility tests need axe-selenium-python: run scripts/install-deps.sh test", pytrace=False)
+    return Axe
+
+
+def placeholders(plaza: PlazaServer) -> dict[str, str]:
+    """The demo world's ids that pages.json's URLs name."""
+    demo = plaza.client(expect(plaza.client().post(
+        f"{API}/auth/login", json={"login": "demo", "password": "plaza-demo"}), 200)["token"])
+
+    def posts(username: str, query: str = "") -> list[dict]:
+        return expect(demo.get(f"{API}/users/{username}/posts?limit=50{query}"), 200)["items"]
+
+    food = posts("eatstagram")
+    video = next(p for p in food if any(m["contentType"].startswith("video/") for m in p["media"]))
+    question = next(p for p in expect(demo.get(f"{API}/spaces/cs101/feed?limit=50"), 200)["items"]
+                    if p["counts"]["comments"] > 0)
+    invite = expect(demo.post(f"{API}/spaces/thesis-lab/invites", json={}), 201)
+    app = expect(plaza.client().post(f"{API}/apps", data={
+        "client_name": "Tour", "redirect_uris": "urn:ietf:wg:oauth:2.0:oob", "scopes": "read"}), 200)
+    return {
+        "meme": posts("memerly")[0]["id"], "activity": posts("priya", "&kind=activity")[0]["id"],
+        "video": video["id"], "question": question["id"], "mine": posts("demo")[0]["id"],
+        "collection": expect(demo.get(f"{API}/collections"), 200)["items"][0]["id"],
+        "invite": invite["code"], "client": app["client_id"],
+    }
+
+
+@pytest.fixture
+def demo_world(data_dir: Path, tmp_path: Path):
+    seeded = run_plaza("seed", "--demo", data_dir=data_dir)
+    assert seeded.returncode == 0, seeded.stdout + seeded.stderr
+    with PlazaServer(data_dir, tmp_path / "plaza.log").running() as plaza:
+        yield plaza
+
+
+def test_every_page_has_no_axe_violation_signed_in_and_out_light_and_dark_phone_and_desktop(
+        demo_world: PlazaServer, browser_factory):
+    plaza = demo_world
+    values = placeholders(plaza)
+    browsers = {"visitor": browser_factory()}
+    for who in ("demo", "admin"):
+        browsers[who] = browser_factory()
+        sign_in(browsers[who], plaza.url, who, "plaza-demo")
+    Axe = axe()
+    found: list[str] = []
+    checked = 0
+    for (width_name, (width, height)), scheme in itertools.product(WIDTHS.items(), ("light", "dark")):
+        for driver in browsers.values():
+            set_viewport(driver, width, height)
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                   {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        for page in PAGES:
+            url = page["url"].format(**values)
+            for who in page["as"]:
+                driver = browsers[who]
+                driver.get(plaza.url + url)
+                wait_for(driver, "main")
+                assert page_status(driver) in (page.get("status", 200), 0), f"{url} as {who}: {page_status(driver)}"
+                checker = Axe(driver)
+                checker.inject()
+                results = checker.run()
+                assert results["passes"], f"axe-core checked nothing on {url}"
+                for violation in results["violations"]:
+                    for node in violation["nodes"]:
+                        found.append(f"{url} as {who}, {scheme}, {width_name}: {violation['id']} "
+                                     f"({violation['impact']}) {node['html'][:160]} "
+                                     f"{node.get('failureSummary', '')[:300]}")
+                checked += 1
+    print(f"axe-core: {checked} page views, {len(found)} violations")
+    assert not found, "\n".join(found[:60])
