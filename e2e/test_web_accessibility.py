@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from pathlib import Path
 
 import pytest
+from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import PlazaServer, expect, run_plaza
 from web import page_status, set_viewport, sign_in, wait_for
@@ -93,3 +95,45 @@ def test_every_page_has_no_axe_violation_signed_in_and_out_light_and_dark_phone_
                 checked += 1
     print(f"axe-core: {checked} page views, {len(found)} violations")
     assert not found, "\n".join(found[:60])
+
+
+# What the README and docs/web.md show, in this order: (name, page, who).
+TOUR = [
+    ("home", "/", "demo"),
+    ("explore-photos", "/explore?kind=photo", "demo"),
+    ("space", "/s/cs101", "demo"),
+    ("post", "/p/{question}", "demo"),
+    ("food", "/@eatstagram", "visitor"),
+    ("profile-activity", "/u/priya", "demo"),
+    ("collections", "/collections/{collection}", "demo"),
+    ("notifications", "/notifications", "demo"),
+    ("admin", "/admin", "admin"),
+]
+
+
+def test_a_tour_of_the_demo_world_at_phone_and_desktop_width(demo_world: PlazaServer, browser_factory):
+    """Screenshots of the demo world, as a newcomer sees it: written to
+    $PLAZA_TOUR_SCREENSHOTS (docs/screenshots to refresh the docs' pictures), else to
+    e2e/screenshots/tour."""
+    plaza = demo_world
+    values = placeholders(plaza)
+    folder = Path(os.environ.get("PLAZA_TOUR_SCREENSHOTS") or Path(__file__).parent / "screenshots" / "tour")
+    folder.mkdir(parents=True, exist_ok=True)
+    browsers = {"visitor": browser_factory()}
+    for who in ("demo", "admin"):
+        browsers[who] = browser_factory()
+        sign_in(browsers[who], plaza.url, who, "plaza-demo")
+    for name, url, who in TOUR:
+        driver = browsers[who]
+        for width_name, (width, height) in WIDTHS.items():
+            set_viewport(driver, width, height)
+            driver.get(plaza.url + url.format(**values))
+            wait_for(driver, "main")
+            # Pictures load lazily: wait until those in view have.
+            driver.execute_script("window.scrollTo(0, 0)")
+            WebDriverWait(driver, 15).until(lambda d: d.execute_script(
+                "return [...document.images].filter(i => i.getBoundingClientRect().top < innerHeight)"
+                ".every(i => i.complete)"), f"{url}: pictures in view")
+            path = folder / f"{name}-{width_name}.png"
+            assert driver.save_screenshot(str(path)), path
+            assert path.stat().st_size > 10_000, f"{path} is blank"
