@@ -52,6 +52,15 @@ def placeholders(plaza: PlazaServer) -> dict[str, str]:
     }
 
 
+def signed_in_browsers(plaza: PlazaServer, browser_factory) -> dict:
+    """A browser for each of pages.json's `as`: a visitor, the demo account, the administrator."""
+    browsers = {"visitor": browser_factory()}
+    for who in ("demo", "admin"):
+        browsers[who] = browser_factory()
+        sign_in(browsers[who], plaza.url, who, "plaza-demo")
+    return browsers
+
+
 @pytest.fixture
 def demo_world(data_dir: Path, tmp_path: Path):
     seeded = run_plaza("seed", "--demo", data_dir=data_dir)
@@ -64,10 +73,7 @@ def test_every_page_has_no_axe_violation_signed_in_and_out_light_and_dark_phone_
         demo_world: PlazaServer, browser_factory):
     plaza = demo_world
     values = placeholders(plaza)
-    browsers = {"visitor": browser_factory()}
-    for who in ("demo", "admin"):
-        browsers[who] = browser_factory()
-        sign_in(browsers[who], plaza.url, who, "plaza-demo")
+    browsers = signed_in_browsers(plaza, browser_factory)
     Axe = axe()
     found: list[str] = []
     checked = 0
@@ -119,10 +125,7 @@ def test_a_tour_of_the_demo_world_at_phone_and_desktop_width(demo_world: PlazaSe
     values = placeholders(plaza)
     folder = Path(os.environ.get("PLAZA_TOUR_SCREENSHOTS") or Path(__file__).parent / "screenshots" / "tour")
     folder.mkdir(parents=True, exist_ok=True)
-    browsers = {"visitor": browser_factory()}
-    for who in ("demo", "admin"):
-        browsers[who] = browser_factory()
-        sign_in(browsers[who], plaza.url, who, "plaza-demo")
+    browsers = signed_in_browsers(plaza, browser_factory)
     for name, url, who in TOUR:
         driver = browsers[who]
         for width_name, (width, height) in WIDTHS.items():
