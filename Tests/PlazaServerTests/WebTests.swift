@@ -443,7 +443,14 @@ struct WebTests {
             #expect(notifications.contains("ben liked your post") && notifications.contains("ben followed you"))
             let profile = try await api.page(.get, "/u/ana", cookie: ben.cookie).text
             #expect(profile.contains(#"data-follow="ana" aria-pressed="true""#))
-            #expect(profile.contains("class=\"heatmap\""))
+            // Ana tracks no activity: her profile shows none to others, and her own card to her.
+            #expect(!profile.contains("class=\"heatmap\""))
+            #expect(try await api.page(.get, "/u/ana", cookie: ana.cookie).text.contains("class=\"heatmap\""))
+            _ = try await api.post(
+                ana,
+                CreatePostRequest(kind: .activity, body: "Run", activity: ActivityInput(type: "Running", progress: 100))
+            )
+            #expect(try await api.page(.get, "/u/ana", cookie: ben.cookie).text.contains("class=\"heatmap\""))
         }
     }
 

@@ -183,7 +183,8 @@ struct CommentList: Sendable {
 /// `profile.mustache`.
 struct ProfilePage: Sendable {
     let user: UserView
-    let heatmap: HeatmapView
+    /// nil for someone else who tracks no activity.
+    let heatmap: HeatmapView?
     /// `?kind=photo`: the photos as a grid.
     let grid: Bool
     let posts: [PostView]
@@ -191,7 +192,7 @@ struct ProfilePage: Sendable {
     /// A signed-in viewer may report someone else.
     let reportUser: ReportFormView?
 
-    init(user: UserView, heatmap: HeatmapView, grid: Bool, _ list: PostList, reportUser: ReportFormView? = nil) {
+    init(user: UserView, heatmap: HeatmapView?, grid: Bool, _ list: PostList, reportUser: ReportFormView? = nil) {
         self.user = user
         self.heatmap = heatmap
         self.grid = grid

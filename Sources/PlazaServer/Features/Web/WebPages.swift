@@ -231,12 +231,17 @@ struct WebPages: FeatureRoutes {
         if Self.wantsFragment(request) {
             return web.fragment(grid ? "photo-tiles" : "post-list", list, context: context)
         }
+        // Someone who tracks no activity shows none; one's own card stays, to fill as one posts.
+        let own = user.id == context.viewerID.map(String.init)
+        let tracks = heatmap.days.contains { $0.posted + $0.completed + $0.unfinished > 0 }
         let body = ProfilePage(
-            user: UserView(user, viewer: context.viewerID, t: t), heatmap: HeatmapView(heatmap, t: t), grid: grid, list,
+            user: UserView(user, viewer: context.viewerID, t: t),
+            heatmap: own || tracks ? HeatmapView(heatmap, t: t) : nil,
+            grid: grid, list,
             reportUser: context.viewerID.flatMap {
                 String($0) == user.id ? nil : ReportFormView(.user, id: user.id, t: t)
             })
-        let nav: Layout.Nav? = user.id == context.viewerID.map(String.init) ? .profile : nil
+        let nav: Layout.Nav? = own ? .profile : nil
         let title = "\(user.displayName) (@\(user.username))"
         return try await web.page("profile", title: title, nav: nav, body, request: request, context: context)
     }
