@@ -13,7 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import LocalSite, PlazaServer, expect, png
+from conftest import LocalSite, PlazaServer, expect, free_port, png
 from web import console_errors, console_log, page_status, screenshots, sign_in, wait_for, wait_text
 
 API = "/api/v1"
@@ -254,3 +254,25 @@ def test_keyboard_reaches_the_skip_link_then_the_navigation_with_a_visible_focus
     ActionChains(browser).send_keys(Keys.ENTER).perform()
     assert browser.execute_script("return document.activeElement.id") == "main"
     assert not console_errors(browser, ignore=[r"/favicon\.ico"])
+
+
+def test_a_map_whose_tiles_cannot_be_had_is_a_card_of_its_places(data_dir, tmp_path, browser_factory):
+    """The tile server is a loopback port nothing listens on: the post page's map gives up its
+    tiles and shows the place as a list, with no image left in it."""
+    closed = free_port()
+    server = PlazaServer(data_dir, tmp_path / "plaza.log",
+                         env={"PLAZA_MAP_TILES": f"http://127.0.0.1:{closed}/{{z}}/{{x}}/{{y}}.png"})
+    with server.running():
+        _, ada = server.register("ada")
+        post = expect(ada.post(f"{API}/posts", json={
+            "kind": "text", "body": "Lunch", "location": {"latitude": 52.52, "longitude": 13.405, "name": "Mitte"}}), 201)
+        browser = browser_factory()
+        browser.get(f"{server.url}/p/{post['id']}")
+        WebDriverWait(browser, 15).until(
+            lambda d: d.execute_script("return 'offline' in document.querySelector('[data-map]').dataset"),
+            "the map to give up its tiles")
+        assert browser.find_elements(By.CSS_SELECTOR, ".map .map-tile") == []
+        assert "drawn" not in browser.find_element(By.CSS_SELECTOR, "[data-map]").get_attribute("class")
+        wait_text(browser, ".map .marker", "Mitte")
+        assert not browser.find_element(By.CSS_SELECTOR, ".map-attribution").is_displayed()
+

@@ -7,7 +7,8 @@ import Logging
 /// the one core — Plaza's JSON API and its media files, the doors kept in targets of their own
 /// (`extra`: Mastodon's client API), and the web app, whose pages answer every other path.
 func buildRouter(_ doors: Doors, web: WebRenderer, extra: [any Door]) -> Router<PlazaContext> {
-    let router = Router(context: PlazaContext.self)
+    // HEAD wherever GET is: the GET's answer without its body (RFC 9110 asks every server for both).
+    let router = Router(context: PlazaContext.self, options: .autoGenerateHeadEndpoints)
     doors.addMiddleware(to: router)
     router.addRoutes(HealthController(db: doors.services.db).routes)
     let api = doors.apiControllers()

@@ -115,6 +115,15 @@ struct OpenAPITests {
             let unknown = try await api.client.execute(
                 uri: "/api/v1/no-such-thing", method: .put, headers: [:], body: nil)
             #expect(unknown.status == .notFound)
+            // HEAD answers as GET would, without the body: the API, the web app, its files.
+            for path in ["/api/v1/feed/global", "/explore", "/assets/plaza.css", "/healthz"] {
+                let get = try await api.client.execute(uri: path, method: .get, headers: [:], body: nil)
+                let head = try await api.client.execute(uri: path, method: .head, headers: [:], body: nil)
+                #expect(get.status == .ok && head.status == .ok, "HEAD \(path): \(head.status)")
+                #expect(head.body.readableBytes == 0 && head.headers[.contentType] == get.headers[.contentType])
+            }
+            let missing = try await api.client.execute(uri: "/no/such/page", method: .head, headers: [:], body: nil)
+            #expect(missing.status == .notFound)
         }
     }
 

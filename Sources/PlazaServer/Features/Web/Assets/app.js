@@ -500,13 +500,21 @@ document.addEventListener('submit', (event) => {
 
 // Maps (`map.mustache`): the tiles around the centre from the tile server (none when tiles are
 // off), and each marker pinned at its place (Web Mercator, 256-pixel tiles); drawn again when
-// the map's size changes.
+// the map's size changes. When a tile cannot be had (the tile server is unreachable), the map
+// goes back to its list of places for good: a place card, never broken images.
 function mercator(latitude, longitude, zoom) {
   const size = 256 * 2 ** zoom;
   const sin = Math.min(Math.max(Math.sin(latitude * Math.PI / 180), -0.9999), 0.9999);
   return [(longitude + 180) / 360 * size, (0.5 - Math.log((1 + sin) / (1 - sin)) / (4 * Math.PI)) * size];
 }
+function showPlacesOnly(map) {
+  map.dataset.offline = '';
+  map.classList.remove('drawn');
+  map.querySelectorAll('.map-tile').forEach((tile) => tile.remove());
+  for (const marker of map.querySelectorAll('.marker')) marker.removeAttribute('style');
+}
 function drawMap(map) {
+  if ('offline' in map.dataset) return;
   map.classList.add('drawn');
   map.querySelectorAll('.map-tile').forEach((tile) => tile.remove());
   const zoom = Number(map.dataset.zoom);
@@ -522,6 +530,7 @@ function drawMap(map) {
         const tile = document.createElement('img');
         tile.className = 'map-tile';
         tile.alt = '';
+        tile.addEventListener('error', () => showPlacesOnly(map), { once: true });
         tile.src = template.replace('{z}', zoom).replace('{x}', ((tx % count) + count) % count).replace('{y}', ty);
         tile.style.left = `${tx * 256 - left}px`;
         tile.style.top = `${ty * 256 - top}px`;
