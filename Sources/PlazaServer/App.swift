@@ -212,7 +212,7 @@ package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors 
             config: config, appPushes: extra.lazy.compactMap { $0.pushFormat() }.first, logger: logger),
         hub)
     if let port = config.metrics.port, let metrics, !config.metricsOnPublicPort {
-        let router = Router()
+        let router = Router(options: .autoGenerateHeadEndpoints)
         services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router)
         app.addServices(
             Application(
