@@ -22,6 +22,11 @@ final class DemoWorld {
         self.logger = logger
     }
 
+    /// `daysAgo` days before the seeding began.
+    func time(daysAgo: Double) -> Timestamp {
+        Timestamp(milliseconds: now.milliseconds - Int64(daysAgo * 86_400_000))
+    }
+
     func id(_ name: String) throws -> Int64 {
         guard let id = ids[name] else {
             throw PlazaError(.internalServerError, "demo_person_missing", "The demo world has no \(name).")
@@ -46,7 +51,7 @@ final class DemoWorld {
         let picture = DemoPictures.Picture(
             from: colours.0, to: colours.1, caption: initials.joined(), width: 400, height: 400,
             seed: person.username.count, fontSize: 150)
-        let media = try await upload(person.username, picture.jpeg(), name: "avatar.jpg")
+        let media = try await upload(person.username, picture.jpeg())
         try await actions.media.setAvatar(of: id, to: media, logger: logger)
     }
 
@@ -65,8 +70,7 @@ final class DemoWorld {
         _ author: String, _ draft: PostStore.Draft, daysAgo: Double = 0, comments: [(String, String)] = [],
         likedBy: [String] = []
     ) async throws -> Int64 {
-        let time = Timestamp(milliseconds: now.milliseconds - Int64(daysAgo * 86_400_000))
-        let created = try await actions.posts.create(by: id(author), draft, at: time)
+        let created = try await actions.posts.create(by: id(author), draft, at: time(daysAgo: daysAgo))
         guard let postID = parseID(created.id) else { throw PlazaError.notFound("Post") }
         for (who, text) in comments { _ = try await actions.posts.comment(on: postID, by: id(who), body: text) }
         for who in likedBy { _ = try await actions.posts.like(postID, by: id(who), true) }
@@ -82,10 +86,9 @@ final class DemoWorld {
     func activity(
         _ type: String, _ emoji: String, _ color: String, _ progress: Int, _ body: String, daysAgo: Double
     ) throws -> PostStore.Draft {
-        let time = Timestamp(milliseconds: now.milliseconds - Int64(daysAgo * 86_400_000))
         let value = try PostRules.activity(
             Activity(type: type, emoji: nil, color: nil, progress: 0, completedAt: nil),
-            applying: ActivityInput(emoji: emoji, color: color, progress: progress), now: time)
+            applying: ActivityInput(emoji: emoji, color: color, progress: progress), now: time(daysAgo: daysAgo))
         return PostStore.Draft(kind: .activity, body: body, activity: value)
     }
 
@@ -95,12 +98,12 @@ final class DemoWorld {
         price: String? = nil
     ) async throws -> PostStore.Draft {
         var media: [Int64] = []
-        for picture in pictures { media.append(try await upload(author, picture.jpeg(), name: "picture.jpg")) }
+        for picture in pictures { media.append(try await upload(author, picture.jpeg())) }
         return PostStore.Draft(kind: .photo, body: body, location: place, price: price, mediaIDs: media)
     }
 
     /// Uploads `bytes` as `author`'s, through the same pipeline as the apps' uploads; the media id.
-    func upload(_ author: String, _ bytes: [UInt8], name: String) async throws -> Int64 {
+    func upload(_ author: String, _ bytes: [UInt8]) async throws -> Int64 {
         let record = try await actions.media.upload(by: id(author), logger: logger) { path in
             try Data(bytes).write(to: URL(fileURLWithPath: path))
         }
