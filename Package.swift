@@ -66,12 +66,15 @@ let package = Package(
         .target(name: "CSQLiteShim"),
         // libvips, loaded at the first image (dlopen): neither its headers nor a link are needed to build.
         .target(name: "CVips", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // gzip for the web app's scripts and styles (zlib, on every Linux and macOS).
+        .target(name: "CPlazaZlib", linkerSettings: [.linkedLibrary("z")]),
         .target(
             name: "PlazaServer",
             dependencies: [
                 "PlazaAPI",
                 "CSQLiteShim",
                 "CVips",
+                "CPlazaZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -21,9 +21,9 @@ fi
 
 # Package lists, space-separated. Plaza loads libvips (images) at the first upload; libvips-dev
 # is the package name that stays the same across Debian and Ubuntu releases. ffmpeg (with
-# ffprobe) processes videos, run as a child process. SQLite and BoringSSL come with the Swift
-# packages.
-apt_build="libvips-dev ffmpeg"
+# ffprobe) processes videos, run as a child process. zlib gzips the web app's scripts and styles
+# (macOS has it). SQLite and BoringSSL come with the Swift packages.
+apt_build="libvips-dev zlib1g-dev ffmpeg"
 brew_build="vips ffmpeg"
 apt_test="postgresql openssl curl nginx iproute2 fonts-dejavu-core fonts-noto-color-emoji"
 brew_test="postgresql@16 nginx"

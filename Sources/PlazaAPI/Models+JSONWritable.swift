@@ -46,6 +46,7 @@ extension Media: JSONWritable {
             w.field("state", state.rawValue)
             w.field("duration", duration)
             w.field("progress", progress)
+            w.field("description", description)
         }
     }
 }

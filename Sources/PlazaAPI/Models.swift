@@ -63,12 +63,14 @@ public struct Media: Codable, Sendable, Hashable {
     @Nullable public var duration: Double?
     /// While a video is processing, how far it is (0–100), as its uploader sees it.
     @Nullable public var progress: Int?
+    /// What the picture shows, for people who cannot see it (alt text), as its uploader wrote it.
+    @Nullable public var description: String?
 
     public var isVideo: Bool { contentType.hasPrefix("video/") }
 
     public init(
         id: String, contentType: String, width: Int, height: Int, blurhash: String?, url: String, variants: Variants,
-        state: MediaState = .ready, duration: Double? = nil, progress: Int? = nil
+        state: MediaState = .ready, duration: Double? = nil, progress: Int? = nil, description: String? = nil
     ) {
         self.id = id
         self.contentType = contentType
@@ -80,10 +82,11 @@ public struct Media: Codable, Sendable, Hashable {
         self.state = state
         self.duration = duration
         self.progress = progress
+        self.description = description
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, contentType, width, height, blurhash, url, variants, state, duration, progress
+        case id, contentType, width, height, blurhash, url, variants, state, duration, progress, description
     }
 
     /// A server from before videos sends no `state`: its media are ready.
@@ -97,7 +100,8 @@ public struct Media: Codable, Sendable, Hashable {
             variants: try c.decode(Variants.self, forKey: .variants),
             state: try c.decodeIfPresent(MediaState.self, forKey: .state) ?? .ready,
             duration: try c.decodeIfPresent(Double.self, forKey: .duration),
-            progress: try c.decodeIfPresent(Int.self, forKey: .progress))
+            progress: try c.decodeIfPresent(Int.self, forKey: .progress),
+            description: try c.decodeIfPresent(String.self, forKey: .description))
     }
 }
 

@@ -88,6 +88,14 @@ public struct SetAvatarRequest: Codable, Sendable {
     }
 }
 
+/// `PATCH /me/media/{id}`: the upload's alt text; null or blank removes it.
+public struct UpdateMediaRequest: Codable, Sendable {
+    @Nullable public var description: String?
+    public init(description: String?) {
+        self.description = description
+    }
+}
+
 public struct LinkInput: Codable, Sendable, Hashable {
     public var url: String
     public init(url: String) { self.url = url }

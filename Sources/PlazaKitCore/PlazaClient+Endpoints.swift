@@ -577,9 +577,10 @@ extension PlazaClient {
     /// `file`; `progress` gets 0…1 as it is sent. A photo comes back ready; a video comes back
     /// `processing` (its poster ready) and is transcoded on the server: it can go on a post at
     /// once (the post shows when the video is ready), and `waitUntilProcessed` follows it.
+    /// `description` is its alt text: what it shows, for people who cannot see it.
     public func upload(
         _ data: Data, filename: String = "image", contentType: String = "application/octet-stream",
-        progress: (@Sendable (Double) -> Void)? = nil
+        description: String? = nil, progress: (@Sendable (Double) -> Void)? = nil
     )
         async throws -> Media
     {
@@ -589,6 +590,10 @@ extension PlazaClient {
                 .utf8)
         body.append(Data("Content-Type: \(contentType)\r\n\r\n".utf8))
         body.append(data)
+        if let description {
+            body.append(Data("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"description\"\r\n\r\n".utf8))
+            body.append(Data(description.utf8))
+        }
         body.append(Data("\r\n--\(boundary)--\r\n".utf8))
         let response = try await send(
             "POST", "/me/media", raw: (body, "multipart/form-data; boundary=\(boundary)"), uploadProgress: progress)
@@ -599,6 +604,11 @@ extension PlazaClient {
 
     public func myMedia(page: PageOptions = .init()) async throws -> Page<Media> {
         try await call("GET", "/me/media", query: page.query)
+    }
+
+    /// Sets (or with nil, removes) the alt text of one of my uploads, on the post that shows it too.
+    public func describeMedia(_ id: String, as description: String?) async throws -> Media {
+        try await call("PATCH", "/me/media/\(Self.segment(id))", body: UpdateMediaRequest(description: description))
     }
 
     /// One of my uploads as it is now: a video's state and progress.

@@ -16,13 +16,18 @@ extension MastodonController {
         return try MastodonJSON.response(mapper.media(upload), status: upload.state == .processing ? .accepted : .ok)
     }
 
-    /// One of my uploads: 206 while it is processed, as Mastodon answers. `PUT` (a description or
-    /// focal point) changes nothing: Plaza keeps neither.
+    /// One of my uploads: 206 while it is processed, as Mastodon answers. `PUT` sets its
+    /// `description` (the alt text, on the post that shows it too); a focal point is not kept.
     @Sendable func showMedia(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser(request.method == .get ? "read:statuses" : "write:media")
+        let params = request.method == .put ? try await MastodonParams.read(request, context: context) : nil
         let item: Media
         do {
-            item = try await media.upload(id: try id(context), owner: me.userID)
+            if let params, let description = params.string("description") {
+                item = try await actions.media.describe(try id(context), by: me.userID, as: description).media
+            } else {
+                item = try await media.upload(id: try id(context), owner: me.userID)
+            }
         } catch let error as PlazaError where error.status == .notFound {
             throw MastodonError.notFound
         }

@@ -78,7 +78,7 @@ struct MastodonMapper: Sendable {
             meta: .init(
                 original: size(media.width, media.height), small: small,
                 length: media.duration.map(Self.clock), duration: media.duration),
-            description: nil, blurhash: media.blurhash)
+            description: media.description, blurhash: media.blurhash)
     }
 
     /// 75.5 seconds as `0:01:15.50`.

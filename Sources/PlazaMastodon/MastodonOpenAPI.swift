@@ -188,7 +188,7 @@ extension OpenAPIDocument {
                 (
                     "\(v1)/media/{id}",
                     op(
-                        .put, "My upload (a description or focus is not kept)", .required,
+                        .put, "Sets my upload's description (alt text; a focus is not kept)", .required,
                         ref("MastodonMediaAttachment"),
                         body: true, also: [206])
                 ),

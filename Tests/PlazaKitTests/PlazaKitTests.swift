@@ -263,8 +263,12 @@ struct PlazaKitTests {
             let ana = try await signedUp("ana", on: server)
             let progress = Progress()
             let image = png(width: 640, height: 480)
-            let media = try await ana.upload(image, filename: "red.png", contentType: "image/png") { progress.add($0) }
+            let media = try await ana.upload(
+                image, filename: "red.png", contentType: "image/png", description: "A red square"
+            ) { progress.add($0) }
             #expect(media.width == 640 && media.height == 480)
+            #expect(media.description == "A red square")
+            #expect(try await ana.describeMedia(media.id, as: "A red rectangle").description == "A red rectangle")
             let seen = progress.values
             #expect(seen.last == 1.0)
             #expect(seen == seen.sorted(), "progress only goes up")

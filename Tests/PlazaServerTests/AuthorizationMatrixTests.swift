@@ -236,6 +236,12 @@ struct AuthorizationMatrixTests {
             row(
                 "GET \(v1)/me/media/{id}", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404,
                 url: { _, world in "/api/v1/me/media/\(try world.uploads().unattached.id)" }))
+        // Its alt text too, in use on a post or not.
+        rows.append(
+            row(
+                "PATCH \(v1)/me/media/{id}", anon: 401, owner: 200, other: 404, blocked: 404, admin: 404,
+                body: { _ in .json(#"{"description":"A bowl of ramen"}"#) },
+                url: { _, world in "/api/v1/me/media/\(try world.uploads().attached.id)" }, media: true))
         rows.append(row("GET \(v1)/me/suggestions", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/me/sessions", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("DELETE \(v1)/me/sessions/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))

@@ -101,7 +101,7 @@ import Testing
             if case .success = whole { outcomes.ok += 1 } else { outcomes.failed += 1 }
             // The upload's own readers of the part headers.
             if case .success(let events) = whole {
-                for case .headers(let headers) in events { _ = MultipartUpload.isFilePart(headers) }
+                for case .headers(let headers) in events { _ = MultipartUpload.fieldName(headers) }
             }
             if whole != chunked { throw CancellationError() }
         }
@@ -167,7 +167,8 @@ import Testing
             if let boundary = MultipartUpload.boundary(of: text), !MultipartParser.isValidBoundary(boundary) {
                 Issue.record("boundary \(boundary) from \(input)")
             }
-            _ = MultipartUpload.isFilePart([.init(name: "content-disposition", value: text)])
+            _ = MultipartUpload.fieldName([.init(name: "content-disposition", value: text)])
+            _ = Gzip.isAccepted(by: text)
         }
         #expect(
             HeaderParameters("form-data; name=\"a\\\"b\"; filename=x.jpg")?.parameters == [

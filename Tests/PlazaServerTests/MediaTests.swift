@@ -308,6 +308,68 @@ struct MediaTests {
         }
     }
 
+    @Test func altTextComesWithTheUploadAndFollowsItsChangesOntoThePost() async throws {
+        try await withApp { api async throws in
+            let (ana, bea) = try await api.register("ana", "bea")
+            let jpeg = try MediaFixtures.sample(.jpeg, width: 40, height: 30)
+            let upload = try await api.upload(jpeg, as: ana, fields: ["description": "  A bowl of ramen, steaming  "])
+            #expect(upload.status == .created, "\(upload.text)")
+            let media = try upload.decode(Media.self)
+            #expect(media.description == "A bowl of ramen, steaming", "trimmed, as every text")
+            let post = try await api.post(ana, CreatePostRequest(kind: .photo, body: "Dinner", mediaIds: [media.id]))
+            #expect(post.media.first?.description == "A bowl of ramen, steaming")
+            #expect(try await api.page(.get, "/p/\(post.id)").text.contains(#"alt="A bowl of ramen, steaming""#))
+
+            // Changed after posting: the post shows the new text, spaces and line breaks kept.
+            let text = "Ramen: egg, nori\nand 100% broth"
+            let changed = try await api.call(
+                .patch, "/me/media/\(media.id)", as: ana, json: UpdateMediaRequest(description: text))
+            #expect(changed.status == .ok, "\(changed.text)")
+            #expect(try changed.decode(Media.self).description == text)
+            let read = try await api.get("/posts/\(post.id)", as: bea).decode(Post.self)
+            #expect(read.media.first?.description == text)
+            #expect(read.media.first?.id == media.id && read.media.first?.url == media.url, "the rest of the line kept")
+
+            // Someone else's media is not found; nobody signed in is refused; too long is a 422.
+            let other = try await api.call(
+                .patch, "/me/media/\(media.id)", as: bea, json: UpdateMediaRequest(description: "mine now"))
+            #expect(other.status == .notFound)
+            #expect(
+                try await api.call(.patch, "/me/media/\(media.id)", json: UpdateMediaRequest(description: "x")).status
+                    == .unauthorized)
+            let long = try await api.call(
+                .patch, "/me/media/\(media.id)", as: ana,
+                json: UpdateMediaRequest(description: String(repeating: "a", count: MediaActions.maxAltTextLength + 1)))
+            #expect(long.status == .unprocessableContent)
+            let tooLongUpload = try await api.upload(
+                jpeg, as: ana, fields: ["description": String(repeating: "b", count: MediaActions.maxAltTextLength + 1)]
+            )
+            #expect(tooLongUpload.status == .unprocessableContent, "refused before it is processed")
+            #expect(try await api.get("/posts/\(post.id)", as: bea).decode(Post.self).media.first?.description == text)
+
+            // Null removes it: the page falls back to the post's own text.
+            let cleared = try await api.call(
+                .patch, "/me/media/\(media.id)", as: ana, json: UpdateMediaRequest(description: nil))
+            #expect(try cleared.decode(Media.self).description == nil)
+            #expect(try await api.get("/posts/\(post.id)", as: ana).decode(Post.self).media.first?.description == nil)
+            #expect(try await api.page(.get, "/p/\(post.id)").text.contains(#"alt="Dinner""#))
+        }
+    }
+
+    @Test func aLineKeepsItsAltTextThroughAnyCharacters() throws {
+        for text in ["plain", "two words", "line\nbreak", "100% % %%", "ünïcödé 🍜 مرحبا", "-", "a b c d e f"] {
+            let record = MediaRecord(
+                id: 7, contentType: "image/jpeg", width: 3, height: 4, blurhash: nil, key: "k123456789012345",
+                description: text)
+            let parsed = try #require(MediaRecord(line: Substring(record.line)))
+            #expect(parsed == record, "\(text) → \(record.line)")
+        }
+        let video = MediaRecord(
+            id: 8, contentType: "video/mp4", width: 3, height: 4, blurhash: "abc", key: "k123456789012345",
+            state: .processing, durationMillis: 1500, description: "a clip")
+        #expect(MediaRecord(line: Substring(video.line)) == video)
+    }
+
     @Test func blurhashOfASolidColourIsThatColour() throws {
         let pixels = [UInt8](repeating: 0, count: 8 * 8 * 3).enumerated().map { $0.offset % 3 == 0 ? UInt8(255) : 0 }
         let hash = try #require(Blurhash.encode(pixels: pixels, width: 8, height: 8))

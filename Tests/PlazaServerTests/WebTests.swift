@@ -431,6 +431,53 @@ struct WebTests {
         }
     }
 
+    @Test func scriptsAndStylesAreGzippedForBrowsersThatTakeIt() async throws {
+        try await withApp { api async throws in
+            for path in ["/assets/app.js", "/assets/plaza.css", "/assets/icon.svg"] {
+                let plain = try await api.page(.get, path)
+                #expect(plain.headers[.contentEncoding] == nil && plain.headers[.vary] == "Accept-Encoding")
+                let zipped = try await api.page(.get, path, headers: [.acceptEncoding: "gzip, deflate, br, zstd"])
+                #expect(zipped.headers[.contentEncoding] == "gzip" && zipped.headers[.vary] == "Accept-Encoding")
+                let bytes = Array(zipped.body.readableBytesView)
+                #expect(bytes.count < plain.body.readableBytes)
+                #expect(try Self.gunzip(bytes) == Array(plain.body.readableBytesView), "\(path) unzips to itself")
+                let refused = try await api.page(.get, path, headers: [.acceptEncoding: "gzip;q=0, *"])
+                #expect(refused.headers[.contentEncoding] == nil)
+            }
+            // A PNG is compressed already; a page carries the CSRF token, so it is never compressed (BREACH).
+            let png = try await api.page(.get, "/assets/icon-192.png", headers: [.acceptEncoding: "gzip"])
+            #expect(png.headers[.contentEncoding] == nil && png.headers[.vary] == nil)
+            #expect(try await api.page(.get, "/", headers: [.acceptEncoding: "gzip"]).headers[.contentEncoding] == nil)
+        }
+    }
+
+    @Test(arguments: [
+        ("gzip", true), ("GZip;q=0.5", true), ("deflate, gzip", true), ("*", true), ("br", false), ("", false),
+        ("gzip;q=0", false), ("gzip; q=0.000", false), ("*;q=0", false), ("gzip;q=0, *", false),
+        ("x-gzip", true), ("gzip;q=nonsense", true), (";;,,=", false),
+    ])
+    func acceptEncodingIsReadAsRFC9110Says(header: String, gzip: Bool) {
+        #expect(Gzip.isAccepted(by: header) == gzip, "\(header)")
+    }
+
+    /// `bytes` through the system's gzip, which checks the member's CRC and length.
+    static func gunzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["gzip", "-dc"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(bytes))
+        try input.fileHandleForWriting.close()
+        let result = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return Array(result)
+    }
+
     @Test func theNotificationBadgeAndPagesShowWhatHappened() async throws {
         try await withApp { api async throws in
             let (ana, ben) = try await api.register("ana", "ben")

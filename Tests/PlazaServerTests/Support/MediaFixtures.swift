@@ -76,9 +76,11 @@ enum MediaFixtures {
         #"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script><rect width="10" height="10"/></svg>"#
             .utf8)
 
-    /// multipart/form-data with one `file` part (and an extra text field, as browsers send).
+    /// multipart/form-data with one `file` part (and an extra text field, as browsers send),
+    /// then `fields`' text parts.
     static func multipart(
-        _ bytes: [UInt8], filename: String = "photo.jpg", contentType: String = "image/jpeg", field: String = "file"
+        _ bytes: [UInt8], filename: String = "photo.jpg", contentType: String = "image/jpeg", field: String = "file",
+        fields: [String: String] = [:]
     ) -> (body: ByteBuffer, contentType: String) {
         let boundary = "PlazaBoundary\(UInt32.random(in: 0..<UInt32.max))"
         var body = ByteBuffer()
@@ -87,6 +89,9 @@ enum MediaFixtures {
             "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(field)\"; filename=\"\(filename)\"\r\nContent-Type: \(contentType)\r\n\r\n"
         )
         body.writeBytes(bytes)
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            body.writeString("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)")
+        }
         body.writeString("\r\n--\(boundary)--\r\n")
         return (body, "multipart/form-data; boundary=\(boundary)")
     }
@@ -116,9 +121,10 @@ enum MediaFixtures {
 extension TestAPI {
     /// Uploads `bytes` as the `file` field of `POST /me/media`.
     func upload(
-        _ bytes: [UInt8], as account: Account?, filename: String = "photo.jpg", contentType: String = "image/jpeg"
+        _ bytes: [UInt8], as account: Account?, filename: String = "photo.jpg", contentType: String = "image/jpeg",
+        fields: [String: String] = [:]
     ) async throws -> TestResponse {
-        let form = MediaFixtures.multipart(bytes, filename: filename, contentType: contentType)
+        let form = MediaFixtures.multipart(bytes, filename: filename, contentType: contentType, fields: fields)
         var headers: HTTPFields = [.contentType: form.contentType]
         if let account { headers[.authorization] = "Bearer \(account.token)" }
         let response = try await client.execute(

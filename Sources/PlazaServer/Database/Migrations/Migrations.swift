@@ -53,6 +53,7 @@ enum Migrations {
         Migration018.migration,
         Migration019.migration,
         Migration020.migration,
+        Migration021.migration,
     ]
 
     /// Applies the migrations that the database has not seen, each in its own transaction,

@@ -52,7 +52,7 @@ enum DemoCourses {
         let banner = DemoPictures.Picture(
             from: plan.colours.0, to: plan.colours.1, caption: plan.badge, width: 640, height: 640,
             seed: plan.slug.count, fontSize: 120)
-        let image = try await world.upload(plan.owner, banner.jpeg())
+        let image = try await world.upload(plan.owner, banner.jpeg(), description: nil)
         let space = try await world.actions.spaces.create(
             by: owner,
             SpaceStore.Draft(

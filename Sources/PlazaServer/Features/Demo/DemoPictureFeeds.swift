@@ -91,7 +91,8 @@ enum DemoPictureFeeds {
             world.logger.notice("ffmpeg is not here: the demo world has no video.")
             return
         }
-        let media = try await world.upload("eatstagram", clip)
+        let media = try await world.upload(
+            "eatstagram", clip, description: "Five seconds of slowly moving colour gradients, with a steady tone.")
         // Transcoded now, as the server's worker would, so the post is everyone's at once.
         if let videos = world.services.videoService(logger: world.logger) {
             while await videos.runOnce() {}

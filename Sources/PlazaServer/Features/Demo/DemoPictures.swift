@@ -15,6 +15,14 @@ enum DemoPictures {
         /// The caption's size in points (at 72 dpi, pixels): a fourteenth of the width unless set.
         var fontSize: Int?
 
+        /// Its alt text: what someone who cannot see it is told it shows.
+        var description: String {
+            let words = caption.map {
+                " with the words “\($0.replacingOccurrences(of: "\n", with: " "))” in bold white"
+            }
+            return "A colour gradient with soft circles\(words ?? "")."
+        }
+
         func jpeg() throws -> [UInt8] {
             try ImagePipeline.poster(
                 width: width, height: height, from: DemoPictures.rgb(from), to: DemoPictures.rgb(to), seed: seed,

@@ -51,7 +51,7 @@ final class DemoWorld {
         let picture = DemoPictures.Picture(
             from: colours.0, to: colours.1, caption: initials.joined(), width: 400, height: 400,
             seed: person.username.count, fontSize: 150)
-        let media = try await upload(person.username, picture.jpeg())
+        let media = try await upload(person.username, picture.jpeg(), description: nil)
         try await actions.media.setAvatar(of: id, to: media, logger: logger)
     }
 
@@ -98,14 +98,18 @@ final class DemoWorld {
         price: String? = nil
     ) async throws -> PostStore.Draft {
         var media: [Int64] = []
-        for picture in pictures { media.append(try await upload(author, picture.jpeg())) }
+        for picture in pictures {
+            media.append(try await upload(author, picture.jpeg(), description: picture.description))
+        }
         return PostStore.Draft(kind: .photo, body: body, location: place, price: price, mediaIDs: media)
     }
 
-    /// Uploads `bytes` as `author`'s, through the same pipeline as the apps' uploads; the media id.
-    func upload(_ author: String, _ bytes: [UInt8]) async throws -> Int64 {
+    /// Uploads `bytes` as `author`'s, through the same pipeline as the apps' uploads, with
+    /// `description` as its alt text; the media id.
+    func upload(_ author: String, _ bytes: [UInt8], description: String?) async throws -> Int64 {
         let record = try await actions.media.upload(by: id(author), logger: logger) { path in
             try Data(bytes).write(to: URL(fileURLWithPath: path))
+            return description.map { ["description": $0] } ?? [:]
         }
         return record.id
     }

@@ -3,7 +3,7 @@ import Logging
 import PlazaAPI
 
 /// What people do with their media, decided once for every door: uploads (Plaza's API and
-/// Mastodon's), avatars. Each checks the person's quotas and removes the files nothing uses
+/// Mastodon's), their alt text, avatars. Each checks the person's quotas and removes the files nothing uses
 /// any more once the change is committed.
 package struct MediaActions: Sendable {
     let media: MediaStore
@@ -20,9 +20,9 @@ package struct MediaActions: Sendable {
     /// door's body reader, which enforces the sizes); the quota is checked again with the
     /// processed size when it is stored. A photo is ready at once; a video is probed and its
     /// poster made, then processed in the background (`state: processing`).
-    package func upload(by owner: Int64, logger: Logger, receive: (_ path: String) async throws -> Void) async throws
-        -> MediaRecord
-    {
+    package func upload(
+        by owner: Int64, logger: Logger, receive: (_ path: String) async throws -> [String: String]
+    ) async throws -> MediaRecord {
         try await media.checkRoom(owner: owner, quota: quotas.storageBytes)
         try await media.chargeUpload(owner: owner, cap: quotas.uploadsPerDay)
         let id = ids.next()
@@ -30,9 +30,24 @@ package struct MediaActions: Sendable {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
         let path = work + "/file"
-        try await receive(path)
-        return try await ingest.ingestUpload(
+        let description = try Self.altText(try await receive(path)["description"])
+        var record = try await ingest.ingestUpload(
             path: path, id: id, owner: owner, quota: quotas.storageBytes, workDirectory: work, logger: logger)
+        if let description { record = try await media.describe(id: id, owner: owner, as: description) }
+        return record
+    }
+
+    /// Sets (or with nil or blank text, removes) the alt text of one of `owner`'s uploads, on
+    /// the posts that show it too; 404 for media that is not theirs.
+    package func describe(_ id: Int64, by owner: Int64, as text: String?) async throws -> MediaRecord {
+        try await media.describe(id: id, owner: owner, as: try Self.altText(text))
+    }
+
+    /// The longest alt text, as Mastodon allows.
+    static let maxAltTextLength = 1_500
+
+    static func altText(_ text: String?) throws -> String? {
+        try Validate.text(text, field: "description", max: maxAltTextLength)
     }
 
     /// Sets (or with nil, removes) `person`'s avatar to one of their uploads; the old one's

@@ -19,6 +19,7 @@ struct MediaController: FeatureRoutes {
         signedIn.post("me/media", use: upload)
         signedIn.get("me/media", use: list)
         signedIn.get("me/media/{id}", use: show)
+        signedIn.patch("me/media/{id}", use: describe)
         return routes
     }
 
@@ -42,6 +43,15 @@ struct MediaController: FeatureRoutes {
     /// One of my uploads, with a video's processing state and progress.
     @Sendable func show(_ request: Request, context: SignedInContext) async throws -> Media {
         try await media.upload(id: try context.parameters.id("id", "Media"), owner: context.user.userID)
+    }
+
+    /// Sets or removes the alt text of one of my uploads, on the post that shows it too.
+    @Sendable func describe(_ request: Request, context: SignedInContext) async throws -> Media {
+        let body = try await request.decode(as: UpdateMediaRequest.self, context: context)
+        return try await actions.describe(
+            try context.parameters.id("id", "Media"), by: context.user.userID, as: body.description
+        )
+        .media
     }
 
     @Sendable func list(_ request: Request, context: SignedInContext) async throws -> Page<Media> {

@@ -2,7 +2,9 @@ import OpenAPIKit
 
 extension OpenAPIDocument {
     /// Uploads and the media files.
-    static var mediaOperations: [(String, Operation)] {
+    static var mediaOperations: [(String, Operation)] { uploadOperations + mediaFileOperations }
+
+    private static var uploadOperations: [(String, Operation)] {
         [
             (
                 "\(v1)/me/media",
@@ -32,6 +34,22 @@ extension OpenAPIDocument {
                         "One of my uploads: a video's state (processing, ready, failed) and progress while processing",
                     auth: .required, response: ref("Media"))
             ),
+            (
+                "\(v1)/me/media/{id}",
+                Operation(
+                    method: .patch,
+                    summary: """
+                        Sets (or with null or blank text, removes) the alt text of one of my uploads, up to \
+                        \(MediaActions.maxAltTextLength) characters, on the post that shows it too; an upload's form \
+                        may carry it as its description field
+                        """,
+                    auth: .required, body: "UpdateMediaRequest", response: ref("Media"))
+            ),
+        ]
+    }
+
+    private static var mediaFileOperations: [(String, Operation)] {
+        [
             (
                 "/media/{id}/{variant}",
                 Operation(

@@ -4,9 +4,10 @@ import SQLKit
 
 /// A processed upload as the rows that show it keep it (`posts.media`, `users.avatar`): one
 /// line per item, `id contentType width height blurhash key`, and for a video `duration state`
-/// after those. A photo never changes once processed; a video's line is rewritten once, when
-/// its processing ends (`VideoStore.finish`). So the copy cannot go stale, and showing a post
-/// needs no join.
+/// after those, then the alt text, percent-encoded, when there is one (a photo's line then says
+/// `- ready` before it). A line is rewritten when a video's processing ends (`VideoStore.finish`)
+/// and when its uploader changes the alt text (`MediaStore.describe`). So the copy cannot go
+/// stale, and showing a post needs no join.
 package struct MediaRecord: Sendable, Hashable {
     var id: Int64
     var contentType: String
@@ -21,20 +22,28 @@ package struct MediaRecord: Sendable, Hashable {
     var durationMillis: Int64?
     /// Percent done while processing; read from the row, never kept in a line.
     var progress: Int?
+    /// The alt text (`Media.description`).
+    var description: String?
 
     var isVideo: Bool { contentType.hasPrefix("video/") }
 
     var line: String {
         var line = "\(id) \(contentType) \(width) \(height) \(blurhash ?? "-")" + (key.map { " " + $0 } ?? "")
-        if key != nil, isVideo || state != .ready {
+        let encoded = description?.addingPercentEncoding(withAllowedCharacters: Self.unreserved)
+        if key != nil, isVideo || state != .ready || encoded != nil {
             line += " \(durationMillis.map(String.init) ?? "-") \(state.rawValue)"
         }
+        if key != nil, let encoded { line += " " + encoded }
         return line
     }
 
+    /// What a line's alt text keeps as it is: no space or line break can split the line.
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
     init(
         id: Int64, contentType: String, width: Int, height: Int, blurhash: String?, key: String?,
-        state: MediaState = .ready, durationMillis: Int64? = nil, progress: Int? = nil
+        state: MediaState = .ready, durationMillis: Int64? = nil, progress: Int? = nil, description: String? = nil
     ) {
         self.id = id
         self.contentType = contentType
@@ -45,16 +54,17 @@ package struct MediaRecord: Sendable, Hashable {
         self.state = state
         self.durationMillis = durationMillis
         self.progress = progress
+        self.description = description
     }
 
     init?(line: Substring) {
         let fields = line.split(separator: " ")
-        guard [5, 6, 8].contains(fields.count), let id = Int64(fields[0]), let width = Int(fields[2]),
+        guard [5, 6, 8, 9].contains(fields.count), let id = Int64(fields[0]), let width = Int(fields[2]),
             let height = Int(fields[3])
         else { return nil }
         var state = MediaState.ready
         var duration: Int64?
-        if fields.count == 8 {
+        if fields.count >= 8 {
             guard let parsed = MediaState(rawValue: String(fields[7])) else { return nil }
             state = parsed
             duration = Int64(fields[6])
@@ -62,7 +72,8 @@ package struct MediaRecord: Sendable, Hashable {
         self.init(
             id: id, contentType: String(fields[1]), width: width, height: height,
             blurhash: fields[4] == "-" ? nil : String(fields[4]),
-            key: fields.count >= 6 ? String(fields[5]) : nil, state: state, durationMillis: duration)
+            key: fields.count >= 6 ? String(fields[5]) : nil, state: state, durationMillis: duration,
+            description: fields.count == 9 ? fields[8].removingPercentEncoding : nil)
     }
 
     init(row: Row) throws {
@@ -75,12 +86,13 @@ package struct MediaRecord: Sendable, Hashable {
             key: try row.decode(column: "access_key", as: String?.self),
             state: MediaState(rawValue: try row.decode(column: "state", as: String.self)) ?? .failed,
             durationMillis: try row.decode(column: "duration_ms", as: Int64?.self),
-            progress: try row.decode(column: "progress", as: Int?.self))
+            progress: try row.decode(column: "progress", as: Int?.self),
+            description: try row.decode(column: "description", as: String?.self))
     }
 
     /// The columns `init(row:)` reads, for SELECT and RETURNING clauses.
     static let columns: SQLQueryString =
-        "id, content_type, width, height, blurhash, access_key, state, duration_ms, progress"
+        "id, content_type, width, height, blurhash, access_key, state, duration_ms, progress, description"
 
     /// A new access key: 128 random bits, base64url without padding (22 characters).
     static func newKey() -> String { ByteText.base64url(ByteText.randomBytes(16)) }
@@ -125,6 +137,6 @@ package struct MediaRecord: Sendable, Hashable {
                 thumbnail: Self.url(id: id, variant: "thumbnail", key: key),
                 medium: Self.url(id: id, variant: "medium", key: key), original: original),
             state: state, duration: durationMillis.map { Double($0) / 1000 },
-            progress: state == .processing ? progress : nil)
+            progress: state == .processing ? progress : nil, description: description)
     }
 }

@@ -56,6 +56,54 @@ package struct MediaStore: Sendable {
         return try MediaRecord(row: row).media
     }
 
+    /// Sets the alt text of one of the owner's uploads (not a link preview's image) and of the
+    /// line of the post that shows it; 404 when it is not theirs. The house's lock order (the
+    /// post, then the media row), so it waits behind a post's edit or deletion rather than
+    /// crossing it; a post claiming the upload meanwhile is seen on the next try.
+    func describe(id: Int64, owner: Int64, as description: String?) async throws -> MediaRecord {
+        for _ in 0..<3 {
+            let done = try await db.write { db -> MediaRecord?? in
+                guard
+                    let current = try await db.first(
+                        "SELECT post_id FROM media WHERE id = \(bind: id) AND owner_id = \(bind: owner) AND NOT link_preview"
+                    )
+                else { return .some(nil) }
+                let postID = try current.decode(column: "post_id", as: Int64?.self)
+                var lines: String?
+                if let postID {
+                    let lock = db.dialect.rowLock(.noKeyUpdate) ?? ""
+                    lines = try await db.first("SELECT media FROM posts WHERE id = \(bind: postID)\(lock)")?.decode(
+                        column: "media", as: String?.self)
+                }
+                let samePost: SQLQueryString = postID.map { "post_id = \(bind: $0)" } ?? "post_id IS NULL"
+                guard
+                    let row = try await db.first(
+                        """
+                        UPDATE media SET description = \(bind: description)
+                        WHERE id = \(bind: id) AND owner_id = \(bind: owner) AND \(samePost)
+                        RETURNING \(MediaRecord.columns)
+                        """)
+                else { return nil }
+                let record = try MediaRecord(row: row)
+                if let postID, let lines {
+                    let media = MediaRecord.list(lines).map { line in
+                        var line = line
+                        if line.id == id { line.description = record.description }
+                        return line
+                    }
+                    try await db.exec(
+                        "UPDATE posts SET media = \(bind: MediaRecord.text(media)) WHERE id = \(bind: postID)")
+                }
+                return .some(record)
+            }
+            if let done {
+                guard let done else { throw PlazaError.notFound("Media") }
+                return done
+            }
+        }
+        throw PlazaError(.conflict, "media_busy", "The upload's post kept changing while its alt text was being set.")
+    }
+
     /// 413 `storage_quota_exceeded` when the owner's media already fill `quota` bytes (0: no
     /// quota), so a full account is refused before its upload is received and processed.
     func checkRoom(owner: Int64, quota: Int64) async throws {

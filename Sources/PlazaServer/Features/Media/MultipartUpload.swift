@@ -3,8 +3,12 @@ import Hummingbird
 
 /// Streams the `file` part of a multipart/form-data request into a temporary file, counting
 /// bytes as they arrive: an upload over the cap is refused with 413 as soon as it crosses it,
-/// and never more than one chunk of it is in memory.
+/// and never more than one chunk of it is in memory. The text fields named in `textFields`
+/// (the alt text) are kept, within the form's overhead allowance.
 package enum MultipartUpload {
+    /// The text fields an upload form may carry besides its file.
+    static let textFields: Set<String> = ["description"]
+
     package struct Limits {
         package var maxFileBytes: Int
         /// The cap for a file whose first bytes are a video's (`VideoFormat`); nil: `maxFileBytes`.
@@ -13,8 +17,11 @@ package enum MultipartUpload {
         var maxOverheadBytes = 64 * 1024
     }
 
-    /// Receives the file into `path` (created or truncated). The caller deletes it.
-    package static func receive(_ request: Request, into path: String, limits: Limits) async throws {
+    /// Receives the file into `path` (created or truncated), and returns the form's text fields
+    /// (422 for one that is not UTF-8). The caller deletes the file.
+    package static func receive(_ request: Request, into path: String, limits: Limits) async throws
+        -> [String: String]
+    {
         let largest = max(limits.maxFileBytes, limits.maxVideoBytes ?? 0)
         let maxTotal = largest + limits.maxOverheadBytes
         let boundary = try checkedBoundary(request, maxTotal: maxTotal, limits: limits)
@@ -24,6 +31,8 @@ package enum MultipartUpload {
         var parser = MultipartParser(boundary: boundary)
         var inFile = false
         var sawFile = false
+        var textField: String?
+        var texts: [String: [UInt8]] = [:]
         var fileBytes = 0
         var total = 0
         // The file's cap, known once its first bytes say whether it is a video.
@@ -32,17 +41,14 @@ package enum MultipartUpload {
         for try await chunk in request.body {
             total += chunk.readableBytes
             if total > maxTotal { throw tooLarge(limits) }
-            let events: [MultipartParser.Event]
-            do {
-                events = try parser.feed(Array(chunk.readableBytesView))
-            } catch {
-                throw PlazaError.malformed("The multipart body is malformed: \(error.reason).")
-            }
-            for event in events {
+            for event in try malformedIfThrows({ try parser.feed(Array(chunk.readableBytesView)) }) {
                 switch event {
                 case .headers(let headers):
-                    inFile = !sawFile && Self.isFilePart(headers)
+                    let name = Self.fieldName(headers)
+                    inFile = !sawFile && name == "file"
                     sawFile = sawFile || inFile
+                    textField = name.flatMap { textFields.contains($0) && texts[$0] == nil ? $0 : nil }
+                    if let textField { texts[textField] = [] }
                 case .body(let bytes) where inFile:
                     fileBytes += bytes.count
                     if cap == nil {
@@ -53,21 +59,34 @@ package enum MultipartUpload {
                     }
                     if fileBytes > cap ?? largest { throw tooLarge(limits, cap: cap ?? largest) }
                     try file.write(contentsOf: bytes)
-                case .body:
-                    break
+                case .body(let bytes):
+                    // Bounded by `maxTotal`, whose overhead allowance is what a text field may use.
+                    if let textField { texts[textField, default: []] += bytes }
                 case .partEnd:
                     inFile = false
+                    textField = nil
                 }
             }
         }
         guard sawFile else { throw PlazaError.invalid("file", "The form needs a file field with the photo or video.") }
-        do {
-            try parser.finish()
-        } catch {
-            throw PlazaError.malformed("The multipart body is malformed: \(error.reason).")
-        }
+        try malformedIfThrows { try parser.finish() }
         guard fileBytes > 0 else { throw PlazaError.invalid("file", "The file is empty.") }
         if fileBytes > Self.cap(for: head, limits) { throw tooLarge(limits, cap: Self.cap(for: head, limits)) }
+        return try texts.mapValues { bytes in
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw PlazaError.invalid("description", "The form's text fields must be UTF-8.")
+            }
+            return text
+        }
+    }
+
+    /// `step`'s result; its parser error as a 400.
+    private static func malformedIfThrows<T>(_ step: () throws -> T) throws -> T {
+        do {
+            return try step()
+        } catch let error as MultipartParser.Malformed {
+            throw PlazaError.malformed("The multipart body is malformed: \(error.reason).")
+        }
     }
 
     /// The form's boundary: 415 for a body that is not multipart/form-data, 413 for one that says
@@ -116,15 +135,15 @@ package enum MultipartUpload {
         return boundary
     }
 
-    /// True for a part whose Content-Disposition is `form-data` naming the field `file`.
-    static func isFilePart(_ headers: [MultipartParser.Header]) -> Bool {
+    /// The field a part's Content-Disposition (`form-data`) names, if any.
+    static func fieldName(_ headers: [MultipartParser.Header]) -> String? {
         guard
             let disposition = headers.first(where: { $0.name == "content-disposition" }).flatMap({
                 HeaderParameters($0.value)
-            })
+            }), disposition.value == "form-data"
         else {
-            return false
+            return nil
         }
-        return disposition.value == "form-data" && disposition.parameters["name"] == "file"
+        return disposition.parameters["name"]
     }
 }

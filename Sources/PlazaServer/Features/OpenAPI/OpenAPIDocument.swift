@@ -151,7 +151,12 @@ package enum OpenAPIDocument {
     /// A JSON body by its schema's name, Mastodon's JSON or form, or an upload's multipart form.
     static func requestBody(_ op: Operation) -> OpenAPI.Request? {
         if op.upload {
-            let form = Schemas.object(["file": .string(format: .other("binary"))])
+            let form = Schemas.object(
+                [
+                    "file": .string(format: .other("binary")),
+                    "description": .string(
+                        description: "Alt text: what it shows, in words", maxLength: MediaActions.maxAltTextLength),
+                ], required: ["file"])
             return OpenAPI.Request(content: [.multipartForm: .b(.init(schema: form))], required: true)
         }
         if op.mastodonBody {

@@ -82,6 +82,7 @@ extension OpenAPIDocument {
                     "state": enumeration(MediaState.allCases.map(\.rawValue)),
                     "duration": nullable(number(minimum: 0, maximum: 86_400)),
                     "progress": nullable(integer(minimum: 0, maximum: 100)),
+                    "description": nullable(string(maxLength: MediaActions.maxAltTextLength)),
                 ]),
                 "UserStatus": object(["kind": string(), "text": string(), "updatedAt": timestamp]),
                 "UserSummary": object([
@@ -264,6 +265,9 @@ extension OpenAPIDocument {
                         "locked": boolean,
                     ], required: []),
                 "SetAvatarRequest": object(["mediaId": nullable(id)]),
+                "UpdateMediaRequest": object([
+                    "description": nullable(string(maxLength: MediaActions.maxAltTextLength))
+                ]),
                 "CurrentPasswordRequest": object(["currentPassword": string()]),
                 "AccountDeletionScheduled": object(["deletesAt": timestamp]),
                 "ForgotPasswordRequest": object(["email": string(maxLength: AccountRules.maxEmailLength)]),

@@ -12,6 +12,8 @@ struct WebRenderer: Sendable {
     struct Asset: Sendable {
         let body: ByteBuffer
         let contentType: String
+        /// The body gzipped, for the text files it makes smaller.
+        var gzipped: ByteBuffer?
     }
 
     /// The templates in each language.
@@ -55,7 +57,11 @@ struct WebRenderer: Sendable {
             else { continue }
             let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
             hasher.update(data: data)
-            assets[name] = Asset(body: ByteBuffer(data: data), contentType: contentType(of: name))
+            let type = contentType(of: name)
+            // Text only: PNGs are compressed already.
+            let isText = type.hasPrefix("text/") || type.hasPrefix("image/svg") || type.contains("json")
+            let gzipped = isText ? Gzip.compress(Array(data)).map { ByteBuffer(bytes: $0) } : nil
+            assets[name] = Asset(body: ByteBuffer(data: data), contentType: type, gzipped: gzipped)
         }
         let version = ByteText.hex(hasher.finalize().prefix(6))
         let scriptTexts = Set(
@@ -158,7 +164,8 @@ struct WebRenderer: Sendable {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// `GET /assets/{path}`: immutable for a year when asked for with the current version.
+    /// `GET /assets/{path}`: immutable for a year when asked for with the current version;
+    /// gzipped for a browser that takes it.
     func asset(_ request: Request, path: String) -> Response {
         guard let asset = assets[path] else {
             return Response(
@@ -166,13 +173,19 @@ struct WebRenderer: Sendable {
                 body: .init(byteBuffer: ByteBuffer(string: "Not found")))
         }
         let current = request.uri.queryParameters.get("v") == assetVersion
-        return Response(
-            status: .ok,
-            headers: [
-                .contentType: asset.contentType,
-                .cacheControl: current ? "public, max-age=31536000, immutable" : "no-cache",
-                .xContentTypeOptions: "nosniff",
-            ],
-            body: .init(byteBuffer: asset.body))
+        var headers: HTTPFields = [
+            .contentType: asset.contentType,
+            .cacheControl: current ? "public, max-age=31536000, immutable" : "no-cache",
+            .xContentTypeOptions: "nosniff",
+        ]
+        var body = asset.body
+        if let gzipped = asset.gzipped {
+            headers[.vary] = "Accept-Encoding"
+            if Gzip.isAccepted(by: request.headers[.acceptEncoding]) {
+                headers[.contentEncoding] = "gzip"
+                body = gzipped
+            }
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }
 }

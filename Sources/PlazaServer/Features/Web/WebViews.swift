@@ -32,9 +32,12 @@ struct MediaView: Sendable {
     /// Painted behind the picture while it loads (`app.js`).
     let blurhash: String?
     let video: Video?
+    /// Its uploader's alt text; without one the template reads the post's `alt`.
+    let alt: String?
 
     init(_ media: Media) {
         id = media.id
+        alt = media.description
         url = media.url
         variants = media.variants
         width = media.width

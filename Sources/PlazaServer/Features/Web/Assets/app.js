@@ -48,7 +48,8 @@ export async function api(method, path, body) {
 }
 
 /** Uploads a photo or video to /me/media, reporting progress on a <progress> element. */
-export function upload(file, progress) {
+// `fields`: the form's other fields (`description`, the alt text).
+export function upload(file, progress, fields = {}) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/api/v1/me/media');
@@ -68,6 +69,7 @@ export function upload(file, progress) {
     xhr.onerror = () => reject(new Error(t('The upload failed: Plaza could not be reached.')));
     const form = new FormData();
     form.append('file', file);
+    Object.entries(fields).forEach(([name, value]) => { if (value) form.append(name, value); });
     xhr.send(form);
   });
 }

@@ -28,24 +28,42 @@ export default function ({ api, upload, busy, showError, t }) {
 
   // Photos the browser can redraw (not GIFs, which would lose their motion) can be cropped first.
   const croppable = ['image/jpeg', 'image/png', 'image/webp'];
+  // Each photo or video asks for its alt text (what it shows, for people who cannot see it),
+  // kept by position when the files change (a crop).
+  const altTexts = () => [...previews.querySelectorAll('textarea[data-alt]')].map((box) => box.value);
   form.elements.photo.addEventListener('change', () => {
+    const written = altTexts();
     previews.querySelectorAll('img, video').forEach((item) => URL.revokeObjectURL(item.src));
-    previews.replaceChildren(...[...form.elements.photo.files].flatMap((file, i) => {
+    previews.replaceChildren(...[...form.elements.photo.files].map((file, i) => {
       const video = file.type.startsWith('video/');
+      const box = document.createElement('div');
+      box.className = 'preview-item';
       const item = document.createElement(video ? 'video' : 'img');
       item.className = 'preview';
       item.dataset.preview = '';
       if (video) { item.muted = true; item.preload = 'metadata'; item.setAttribute('aria-label', t('Preview of video {number}', { number: i + 1 })); }
       else item.alt = t('Preview of photo {number}', { number: i + 1 });
       item.src = URL.createObjectURL(file);
-      if (!croppable.includes(file.type)) return [item];
+      const label = document.createElement('label');
+      label.textContent = video ? t('Describe video {number} for people who cannot see it', { number: i + 1 })
+        : t('Describe photo {number} for people who cannot see it', { number: i + 1 });
+      const alt = document.createElement('textarea');
+      alt.name = `alt-${i}`;
+      alt.dataset.alt = '';
+      alt.rows = 2;
+      alt.maxLength = 1500;
+      alt.value = written[i] ?? '';
+      label.append(alt);
+      box.append(item, label);
+      if (!croppable.includes(file.type)) return box;
       const crop = document.createElement('button');
       crop.type = 'button';
       crop.className = 'crop';
       crop.dataset.crop = String(i);
       crop.textContent = t('Crop');
       crop.setAttribute('aria-label', t('Crop photo {number}', { number: i + 1 }));
-      return [item, crop];
+      box.insertBefore(crop, label);
+      return box;
     }));
   });
   previews.addEventListener('click', async (event) => {
@@ -87,7 +105,9 @@ export default function ({ api, upload, busy, showError, t }) {
           if (!files.length && post.kind === 'photo') throw Object.assign(new Error(t('Choose a photo or video to post.')), { field: 'photo' });
           if (files.length > 10) throw Object.assign(new Error(t('A post shows at most 10 photos and videos.')), { field: 'photo' });
           post.mediaIds = [];
-          for (const file of files) post.mediaIds.push((await upload(file, form.querySelector('[data-upload-progress]'))).id);
+          const alts = altTexts();
+          const progress = form.querySelector('[data-upload-progress]');
+          for (const [i, file] of files.entries()) post.mediaIds.push((await upload(file, progress, { description: alts[i]?.trim() })).id);
         }
         const created = await api('POST', '/api/v1/posts', post);
         location.assign(`/p/${created.id}`);
