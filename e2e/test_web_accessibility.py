@@ -140,3 +140,54 @@ def test_a_tour_of_the_demo_world_at_phone_and_desktop_width(demo_world: PlazaSe
             path = folder / f"{name}-{width_name}.png"
             assert driver.save_screenshot(str(path)), path
             assert path.stat().st_size > 10_000, f"{path} is blank"
+
+
+# No page ships more than this much JavaScript plus CSS, as sent (gzipped).
+MAX_SCRIPT_AND_STYLE_BYTES = 60 * 1024
+
+WEIGHT_SCRIPT = """
+const nav = performance.getEntriesByType('navigation')[0];
+const paint = performance.getEntriesByType('paint').find((p) => p.name === 'first-contentful-paint');
+const files = performance.getEntriesByType('resource').map((r) => ({
+  name: r.name, sent: r.encodedBodySize, size: r.decodedBodySize }));
+return { html: nav.encodedBodySize, firstPaint: paint ? paint.startTime : null, files };
+"""
+
+
+def test_every_page_is_light_its_scripts_and_styles_under_60_kb_as_sent(demo_world: PlazaServer, browser_factory):
+    """Each page's HTML, CSS and JavaScript as the browser received them (no cache, no service
+    worker) and its first contentful paint, at desktop width; the table goes to
+    e2e/screenshots/page-weights.md (docs/web.md lists it). Times are reported, never asserted."""
+    plaza = demo_world
+    values = placeholders(plaza)
+    browsers = signed_in_browsers(plaza, browser_factory)
+    rows, heavy = [], []
+    for driver in browsers.values():
+        set_viewport(driver, *WIDTHS["desktop"])
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+        driver.execute_cdp_cmd("Network.setBypassServiceWorker", {"bypass": True})
+    for page in PAGES:
+        url = page["url"].format(**values)
+        who = page["as"][-1]
+        driver = browsers[who]
+        driver.get(plaza.url + url)
+        wait_for(driver, "main")
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        weight = driver.execute_script(WEIGHT_SCRIPT)
+        def total(suffix: str, key: str) -> int:
+            return sum(f[key] for f in weight["files"] if f["name"].split("?")[0].endswith(suffix))
+        js, css = total(".js", "sent"), total(".css", "sent")
+        assert js > 0 and css > 0, f"{url}: no script or style measured: {weight['files']}"
+        paint = weight["firstPaint"]
+        rows.append(f"| `{page['url']}` | {who} | {weight['html'] / 1024:.1f} | {css / 1024:.1f} "
+                    f"({total('.css', 'size') / 1024:.1f}) | {js / 1024:.1f} ({total('.js', 'size') / 1024:.1f}) | "
+                    f"{'—' if paint is None else f'{paint:.0f}'} |")
+        if js + css > MAX_SCRIPT_AND_STYLE_BYTES:
+            heavy.append(f"{url}: {js + css} bytes of script and style")
+    report = Path(__file__).parent / "screenshots" / "page-weights.md"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("| Page | As | HTML KB | CSS KB sent (unzipped) | JS KB sent (unzipped) | First paint ms |\n"
+                      "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    print(report.read_text())
+    assert not heavy, "\n".join(heavy)
