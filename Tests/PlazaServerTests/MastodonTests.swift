@@ -496,7 +496,8 @@ struct MastodonTests {
             let beaToken = try await api.mastodonToken(bea)
             // A photo uploaded through /api/v2/media, in a status.
             let form = MediaFixtures.multipart(
-                try MediaFixtures.sample(.jpeg), filename: "p.jpg", contentType: "image/jpeg")
+                try MediaFixtures.sample(.jpeg), filename: "p.jpg", contentType: "image/jpeg",
+                fields: ["description": "A bowl of ramen"])
             let uploaded = try await api.client.execute(
                 uri: "/api/v2/media", method: .post,
                 headers: [.authorization: "Bearer \(anaToken)", .contentType: form.contentType], body: form.body)
@@ -504,9 +505,16 @@ struct MastodonTests {
             let media = try JSONDecoder().decode(JSONValue.self, from: Data(uploaded.body.readableBytesView))
             try Self.expectDocumented("MediaAttachment", media)
             #expect(media["type"]?.stringValue == "image")
+            #expect(media["description"]?.stringValue == "A bowl of ramen", "the upload's alt text")
             let mediaID = try #require(media["id"]?.stringValue)
             let fetched = try await api.mastodon(.get, "/api/v1/media/\(mediaID)", token: anaToken)
             #expect(fetched.status == .ok)
+            let described = try await api.mastodon(
+                .put, "/api/v1/media/\(mediaID)", token: anaToken, form: [("description", "Ramen with an egg")])
+            #expect(try described.json()["description"]?.stringValue == "Ramen with an egg")
+            let notHers = try await api.mastodon(
+                .put, "/api/v1/media/\(mediaID)", token: beaToken, form: [("description", "mine")])
+            #expect(notHers.status == .notFound)
             #expect(try await api.mastodon(.get, "/api/v1/media/\(mediaID)", token: beaToken).status == .notFound)
 
             let created = try await api.mastodon(

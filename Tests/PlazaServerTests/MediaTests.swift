@@ -345,6 +345,11 @@ struct MediaTests {
                 jpeg, as: ana, fields: ["description": String(repeating: "b", count: MediaActions.maxAltTextLength + 1)]
             )
             #expect(tooLongUpload.status == .unprocessableContent, "refused before it is processed")
+            // A text field is kept in memory, so it is cut off as it arrives, long before the file's cap.
+            let hugeField = try await api.upload(
+                jpeg, as: ana, fields: ["description": String(repeating: "c", count: MultipartUpload.maxTextBytes + 1)])
+            #expect(hugeField.status == .unprocessableContent)
+            #expect(hugeField.text.contains("KB together"), "\(hugeField.text)")
             #expect(try await api.get("/posts/\(post.id)", as: bea).decode(Post.self).media.first?.description == text)
 
             // Null removes it: the page falls back to the post's own text.

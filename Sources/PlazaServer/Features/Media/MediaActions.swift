@@ -3,8 +3,8 @@ import Logging
 import PlazaAPI
 
 /// What people do with their media, decided once for every door: uploads (Plaza's API and
-/// Mastodon's), their alt text, avatars. Each checks the person's quotas and removes the files nothing uses
-/// any more once the change is committed.
+/// Mastodon's), their alt text, avatars. Each checks the person's quotas and removes the files
+/// nothing uses any more once the change is committed.
 package struct MediaActions: Sendable {
     let media: MediaStore
     let storage: any MediaStorage
@@ -31,10 +31,9 @@ package struct MediaActions: Sendable {
         defer { try? FileManager.default.removeItem(atPath: work) }
         let path = work + "/file"
         let description = try Self.altText(try await receive(path)["description"])
-        var record = try await ingest.ingestUpload(
-            path: path, id: id, owner: owner, quota: quotas.storageBytes, workDirectory: work, logger: logger)
-        if let description { record = try await media.describe(id: id, owner: owner, as: description) }
-        return record
+        return try await ingest.ingestUpload(
+            path: path, id: id, owner: owner, description: description, quota: quotas.storageBytes,
+            workDirectory: work, logger: logger)
     }
 
     /// Sets (or with nil or blank text, removes) the alt text of one of `owner`'s uploads, on

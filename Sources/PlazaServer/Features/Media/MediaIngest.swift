@@ -49,40 +49,43 @@ struct MediaIngest: Sendable {
             image: path, format: format, id: id, owner: owner, linkPreview: linkPreview, quota: quota, logger: logger)
     }
 
-    /// Ingests an upload: a photo, or a video (recorded `processing`).
-    func ingestUpload(path: String, id: Int64, owner: Int64, quota: Int64, workDirectory: String, logger: Logger)
-        async throws -> MediaRecord
-    {
+    /// Ingests an upload: a photo, or a video (recorded `processing`), with its alt text.
+    func ingestUpload(
+        path: String, id: Int64, owner: Int64, description: String?, quota: Int64, workDirectory: String,
+        logger: Logger
+    ) async throws -> MediaRecord {
         switch try Self.sniff(path: path) {
         case .image(let format):
             return try await ingest(
-                image: path, format: format, id: id, owner: owner, linkPreview: false, quota: quota, logger: logger)
+                image: path, format: format, id: id, owner: owner, linkPreview: false, description: description,
+                quota: quota, logger: logger)
         case .video(let format):
             return try await ingest(
-                video: path, format: format, id: id, owner: owner, quota: quota, workDirectory: workDirectory,
-                logger: logger)
+                video: path, format: format, id: id, owner: owner, description: description, quota: quota,
+                workDirectory: workDirectory, logger: logger)
         case nil:
             throw Self.unsupportedUpload
         }
     }
 
     private func ingest(
-        image path: String, format: ImageFormat, id: Int64, owner: Int64, linkPreview: Bool, quota: Int64,
-        logger: Logger
+        image path: String, format: ImageFormat, id: Int64, owner: Int64, linkPreview: Bool,
+        description: String? = nil, quota: Int64, logger: Logger
     ) async throws -> MediaRecord {
         let start = ContinuousClock.now
         let result = try await pipeline.process(path: path, format: format)
         media.db.metrics?.mediaProcessed("image", .now - start)
         return try await store(id: id, logger: logger, files: result.variants.map { ($0.key.rawValue, $0.value) }) {
-            try await media.create(id: id, owner: owner, result, linkPreview: linkPreview, quota: quota)
+            try await media.create(
+                id: id, owner: owner, result, linkPreview: linkPreview, description: description, quota: quota)
         }
     }
 
     /// Probes the video (422 when it is not one Plaza takes), makes its poster, stores the
     /// poster's variants and the upload itself, records it `processing` and wakes the worker.
     private func ingest(
-        video path: String, format: VideoFormat, id: Int64, owner: Int64, quota: Int64, workDirectory: String,
-        logger: Logger
+        video path: String, format: VideoFormat, id: Int64, owner: Int64, description: String?, quota: Int64,
+        workDirectory: String, logger: Logger
     ) async throws -> MediaRecord {
         guard let video else { throw Self.videosUnavailable }
         let png = workDirectory + "/poster.png"
@@ -97,7 +100,8 @@ struct MediaIngest: Sendable {
         let record = try await store(id: id, logger: logger, files: files) {
             try await storage.put("\(id)/\(MediaFile.source)", file: path, contentType: "application/octet-stream")
             return try await media.create(
-                id: id, owner: owner, poster, linkPreview: false, quota: quota, video: (probe, sourceBytes))
+                id: id, owner: owner, poster, linkPreview: false, description: description, quota: quota,
+                video: (probe, sourceBytes))
         }
         videoQueue.wake()
         return record

@@ -13,12 +13,12 @@ package struct MediaStore: Sendable {
     /// bytes (0: no quota). Uploads in flight at the same time may each pass the check, so the
     /// quota can be exceeded by those.
     func create(
-        id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool, quota: Int64,
-        video: (probe: VideoProbe, sourceBytes: Int)? = nil
+        id: Int64, owner: Int64, _ result: ImagePipeline.Result, linkPreview: Bool, description: String? = nil,
+        quota: Int64, video: (probe: VideoProbe, sourceBytes: Int)? = nil
     ) async throws -> MediaRecord {
         var record = MediaRecord(
             id: id, contentType: result.contentType, width: result.width, height: result.height,
-            blurhash: result.blurhash, key: MediaRecord.newKey())
+            blurhash: result.blurhash, key: MediaRecord.newKey(), description: description)
         var bytes = result.variants.values.reduce(0) { $0 + $1.bytes.count }
         if let video {
             let size = video.probe.outputSize
@@ -34,10 +34,11 @@ package struct MediaStore: Sendable {
         let rows = try await db.write(
             """
             INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, link_preview, access_key, created_at,
-                state, duration_ms, progress)
+                state, duration_ms, progress, description)
             SELECT \(bind: id), id, \(bind: record.contentType), \(bind: result.variantType), \(bind: record.width),
                 \(bind: record.height), \(bind: result.blurhash), \(bind: bytes), \(bind: linkPreview ? now : nil), \(bind: linkPreview), \(bind: record.key), \(bind: now),
-                \(bind: record.state.rawValue), \(bind: record.durationMillis), \(bind: record.progress)
+                \(bind: record.state.rawValue), \(bind: record.durationMillis), \(bind: record.progress),
+                \(bind: description)
             FROM users WHERE id = \(bind: owner) AND \(withinQuota)
             RETURNING id
             """)
@@ -59,7 +60,8 @@ package struct MediaStore: Sendable {
     /// Sets the alt text of one of the owner's uploads (not a link preview's image) and of the
     /// line of the post that shows it; 404 when it is not theirs. The house's lock order (the
     /// post, then the media row), so it waits behind a post's edit or deletion rather than
-    /// crossing it; a post claiming the upload meanwhile is seen on the next try.
+    /// crossing it; a post claiming the upload meanwhile is seen on the next try. An avatar's or a
+    /// space image's copy keeps the text it had when it was set: pages show those as decoration.
     func describe(id: Int64, owner: Int64, as description: String?) async throws -> MediaRecord {
         for _ in 0..<3 {
             let done = try await db.write { db -> MediaRecord?? in

@@ -4,10 +4,12 @@ import Hummingbird
 /// Streams the `file` part of a multipart/form-data request into a temporary file, counting
 /// bytes as they arrive: an upload over the cap is refused with 413 as soon as it crosses it,
 /// and never more than one chunk of it is in memory. The text fields named in `textFields`
-/// (the alt text) are kept, within the form's overhead allowance.
+/// (the alt text) are kept, together at most `maxTextBytes`.
 package enum MultipartUpload {
     /// The text fields an upload form may carry besides its file.
     static let textFields: Set<String> = ["description"]
+    /// What those may hold together: room for the longest alt text in any script.
+    static let maxTextBytes = 16 * 1024
 
     package struct Limits {
         package var maxFileBytes: Int
@@ -33,6 +35,7 @@ package enum MultipartUpload {
         var sawFile = false
         var textField: String?
         var texts: [String: [UInt8]] = [:]
+        var textBytes = 0
         var fileBytes = 0
         var total = 0
         // The file's cap, known once its first bytes say whether it is a video.
@@ -60,8 +63,10 @@ package enum MultipartUpload {
                     if fileBytes > cap ?? largest { throw tooLarge(limits, cap: cap ?? largest) }
                     try file.write(contentsOf: bytes)
                 case .body(let bytes):
-                    // Bounded by `maxTotal`, whose overhead allowance is what a text field may use.
-                    if let textField { texts[textField, default: []] += bytes }
+                    guard let textField else { break }
+                    textBytes += bytes.count
+                    if textBytes > maxTextBytes { throw Self.textTooLong }
+                    texts[textField, default: []] += bytes
                 case .partEnd:
                     inFile = false
                     textField = nil
@@ -72,13 +77,21 @@ package enum MultipartUpload {
         try malformedIfThrows { try parser.finish() }
         guard fileBytes > 0 else { throw PlazaError.invalid("file", "The file is empty.") }
         if fileBytes > Self.cap(for: head, limits) { throw tooLarge(limits, cap: Self.cap(for: head, limits)) }
-        return try texts.mapValues { bytes in
+        return try strings(texts)
+    }
+
+    /// The text fields as text; 422 for one that is not UTF-8.
+    private static func strings(_ texts: [String: [UInt8]]) throws -> [String: String] {
+        try texts.mapValues { bytes in
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw PlazaError.invalid("description", "The form's text fields must be UTF-8.")
             }
             return text
         }
     }
+
+    static let textTooLong = PlazaError.invalid(
+        "description", "The form's text fields may hold at most \(maxTextBytes / 1024) KB together.")
 
     /// `step`'s result; its parser error as a 400.
     private static func malformedIfThrows<T>(_ step: () throws -> T) throws -> T {

@@ -101,7 +101,7 @@ struct WebRenderer: Sendable {
         "password": AccountRules.passwordLength.upperBound, "password.min": AccountRules.passwordLength.lowerBound,
         "email": AccountRules.maxEmailLength, "displayName": AccountRules.maxDisplayNameLength,
         "bio": AccountRules.maxBioLength, "status": AccountRules.maxStatusTextLength,
-        "code": AccountRules.maxCodeLength,
+        "code": AccountRules.maxCodeLength, "media.alt": MediaActions.maxAltTextLength,
         "collection.name": CollectionRules.maxNameLength, "collection.note": CollectionRules.maxNoteLength,
         "space.name": SpaceRules.maxNameLength, "space.slug": SpaceRules.maxSlugLength,
         "space.description": SpaceRules.maxDescriptionLength, "report.note": ModerationStore.maxNoteLength,

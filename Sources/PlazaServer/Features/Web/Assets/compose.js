@@ -51,7 +51,7 @@ export default function ({ api, upload, busy, showError, t }) {
       alt.name = `alt-${i}`;
       alt.dataset.alt = '';
       alt.rows = 2;
-      alt.maxLength = 1500;
+      alt.maxLength = Number(previews.dataset.altMaxlength);
       alt.value = written[i] ?? '';
       label.append(alt);
       box.append(item, label);
