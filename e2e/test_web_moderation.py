@@ -144,11 +144,13 @@ def test_an_administrator_resolves_a_report_by_suspending_its_author(data_dir, t
         ben = browser_factory()
         sign_in(ben, plaza.url, "ben")
         ben.get(f"{plaza.url}/p/{spam['id']}")
-        click(ben, ".report-form summary")
-        Select(wait_for(ben, ".report-form select[name=reason]")).select_by_value("spam")
-        fill(ben, ".report-form textarea[name=note]", "Selling followers")
-        click(ben, ".report-form button[type=submit]")
+        click(ben, ".post-menu summary")
+        click(ben, ".post-menu [data-dialog=report-sheet]")
+        Select(wait_for(ben, "#report-sheet select[name=reason]")).select_by_value("spam")
+        fill(ben, "#report-sheet textarea[name=note]", "Selling followers")
+        click(ben, "#report-sheet button[type=submit]")
         wait_text(ben, "#toast", "The moderators will look at it")
+        assert not ben.execute_script("return document.getElementById('report-sheet').open"), "the sheet closes"
 
         # Xena sees it in the queue with the post's text and Cleo's recent content.
         xena = browser_factory()

@@ -48,10 +48,11 @@ struct WebModerationTests {
             let bobsView = try await api.page(.get, "/p/\(world.clubPost.id)", cookie: world.bob.cookie).text
             #expect(bobsView.contains(#"name="targetType" value="post""#))
             #expect(bobsView.contains(#"name="targetType" value="comment""#))
-            #expect(bobsView.contains(#"name="targetId" value="\#(world.comment.id)""#))
+            #expect(bobsView.contains(#"data-dialog="report-comment-sheet" data-target-id="\#(world.comment.id)""#))
             #expect(bobsView.contains(#"data-api="POST /api/v1/reports""#))
             let alicesView = try await api.page(.get, "/p/\(world.clubPost.id)", cookie: world.alice.cookie).text
-            #expect(!alicesView.contains("data-api=\"POST /api/v1/reports\""))
+            // Alice wrote the post and the comment: nothing of hers to report.
+            #expect(!alicesView.contains(#"<dialog id="report-sheet""#) && !alicesView.contains("data-target-id="))
             let anonymous = try await api.page(.get, "/p/\(world.clubPost.id)").text
             #expect(!anonymous.contains("Report this"))
             let profile = try await api.page(.get, "/u/alice", cookie: world.bob.cookie).text

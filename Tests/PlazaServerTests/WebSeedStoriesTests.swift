@@ -283,10 +283,11 @@ extension WebSeedStoriesTests {
             #expect(home.text.contains("href=\"/s/cs101\""))
             #expect(home.text.contains("Newest on Plaza") && home.text.contains("id=\"post-\(catPost.id)\""))
             #expect(!home.text.contains("id=\"post-\(news.id)\""), "Eve blocked Ana")
-            // Once the home has posts, it is the home alone.
+            // Once the home has posts, it is the home alone, and whom to follow moves to the side.
             for i in 0..<3 { _ = try await api.textPost(ben, "ben \(i)") }
             let full = try await api.page(.get, "/", cookie: ana.cookie)
-            #expect(!full.text.contains("People to follow") && !full.text.contains("Newest on Plaza"))
+            #expect(!full.text.contains("suggestions-heading") && !full.text.contains("Newest on Plaza"))
+            #expect(full.text.contains(#"id="side-people-heading""#) && full.text.contains("data-follow=\"cat\""))
         }
     }
 }

@@ -112,6 +112,8 @@ struct FeedPage: Sendable {
     var photos = false
     /// An empty home: people and spaces to follow, and Explore's newest posts meanwhile.
     var welcome: WelcomeView?
+    /// Beside the feed on wide screens.
+    var side: SideView?
 
     init(heading: String, live: String, _ list: PostList, tabs: Bool = false, photos: Bool = false) {
         self.heading = heading
@@ -143,6 +145,8 @@ struct SpacesPage: Sendable {
     let spaces: [SpaceView]
     let next: String?
     let q: String
+    /// What was searched for, when something was.
+    let searched: String?
 }
 
 /// `compose.mustache`.
@@ -163,11 +167,15 @@ struct PostPage: Sendable {
     let myCollections: [SavedCollection]
     let hasCollections: Bool
     let reportPost: ReportFormView?
+    /// The sheet every comment's Report opens, its comment filled in by the script.
+    let reportComments: ReportFormView?
     /// `save-form.mustache` saves this post (and not a link). Stored: templates read stored
     /// properties only.
     let savePostId: String
     /// The post's place on a map, when it has one.
     let map: MapView?
+    /// Tells `post-card.mustache` it is the page's post: its menu has the page's actions.
+    let postPage = true
 }
 
 /// `edit.mustache`.
@@ -360,6 +368,37 @@ struct WelcomeView: Sendable {
         self.newest = newest
         hasNewest = !newest.isEmpty
     }
+}
+
+/// The column beside a feed on wide screens (`side.mustache`): the spaces I joined (the
+/// layout's), whom to follow and which spaces to join, and the newest photos; a visitor reads
+/// what Plaza is and sees its spaces instead.
+struct SideView: Sendable {
+    let people: [UserView]
+    let hasPeople: Bool
+    let joinSpaces: [SpaceView]
+    let hasJoinSpaces: Bool
+    let newPhotos: [PostView]
+    let hasNewPhotos: Bool
+
+    init(people: [UserView], spaces: [SpaceView], photos: [PostView]) {
+        self.people = people
+        hasPeople = !people.isEmpty
+        joinSpaces = spaces
+        hasJoinSpaces = !spaces.isEmpty
+        newPhotos = photos
+        hasNewPhotos = !photos.isEmpty
+    }
+}
+
+/// `landing.mustache`: `/` for a visitor, the community at a glance and what Plaza is.
+struct LandingPage: Sendable {
+    let posts: [PostView]
+    /// Not `spaces`: the layout's names come first (`hasSpaces` is the visitor's, false).
+    let communitySpaces: [SpaceView]
+    let hasCommunitySpaces: Bool
+    let photos: [PostView]
+    let hasPhotos: Bool
 }
 
 /// `notifications.mustache`.

@@ -71,7 +71,7 @@ struct WebPages: FeatureRoutes {
     }
 
     @Sendable func home(_ request: Request, context: PlazaContext) async throws -> Response {
-        guard context.identity != nil else { return try await explore(request, context: context) }
+        guard context.identity != nil else { return try await landing(request, context: context) }
         let t = web.localizer(context)
         let signedIn = try SignedInContext(context: context)
         let page = try await api.feeds.home(request, context: signedIn)
@@ -88,8 +88,47 @@ struct WebPages: FeatureRoutes {
             body.welcome = WelcomeView(
                 suggestions, newest: newest.map { PostView($0, viewer: context.viewerID, t: t) },
                 viewer: context.viewerID, t: t)
+        } else {
+            body.side = try await side(request, context: context, photos: true, t: t)
         }
         return try await web.page("feed", title: t("Home"), nav: .home, body, request: request, context: context)
+    }
+
+    /// `/` for a visitor: what Plaza is, the newest posts, photos and spaces.
+    func landing(_ request: Request, context: PlazaContext) async throws -> Response {
+        let t = web.localizer(context)
+        let posts = try await stores.posts.feed(.init(source: .global, page: PageRequest(limit: 10)), viewer: nil)
+        let photos = try await newPhotos(viewer: nil, t: t)
+        let spaces = try await stores.spaces.list(.init(page: PageRequest(limit: 5)), viewer: nil).items
+        let body = LandingPage(
+            posts: posts.items.map { PostView($0, viewer: nil, t: t) },
+            communitySpaces: spaces.map { SpaceView($0, t: t) }, hasCommunitySpaces: !spaces.isEmpty, photos: photos,
+            hasPhotos: !photos.isEmpty)
+        return try await web.page("landing", title: t("Welcome"), body, request: request, context: context)
+    }
+
+    /// The column beside a feed: for a signed-in person whom to follow and which spaces to
+    /// join (their suggestions, step 15), for a visitor the newest spaces; and the newest photos.
+    func side(_ request: Request, context: PlazaContext, photos: Bool, t: Localizer) async throws -> SideView {
+        let viewer = context.viewerID
+        var people: [UserView] = []
+        var spaces: [Space]
+        if context.identity != nil {
+            let suggestions = try await api.people.suggest(request, context: try SignedInContext(context: context))
+            people = suggestions.people.prefix(3).map { UserView($0, viewer: viewer, t: t) }
+            spaces = Array(suggestions.spaces.prefix(3))
+        } else {
+            spaces = try await stores.spaces.list(.init(page: PageRequest(limit: 4)), viewer: nil).items
+        }
+        return SideView(
+            people: people, spaces: spaces.map { SpaceView($0, t: t) },
+            photos: photos ? try await newPhotos(viewer: viewer, t: t) : [])
+    }
+
+    /// The six newest photo and video posts on Explore, as the viewer may see them.
+    private func newPhotos(viewer: Int64?, t: Localizer) async throws -> [PostView] {
+        try await stores.posts.feed(.init(source: .global, kind: .photo, page: PageRequest(limit: 6)), viewer: viewer)
+            .items.map { PostView($0, viewer: viewer, t: t) }
     }
 
     @Sendable func explore(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -101,9 +140,10 @@ struct WebPages: FeatureRoutes {
         if Self.wantsFragment(request) {
             return web.fragment(photos ? "photo-tiles" : "post-list", list, context: context)
         }
-        let body = FeedPage(
+        var body = FeedPage(
             heading: photos ? t("Photos") : t("Everyone"), live: "global", list, tabs: request.uri.path == "/explore",
             photos: photos)
+        body.side = try await side(request, context: context, photos: !photos, t: t)
         return try await web.page(
             "feed", title: t("Explore"), nav: .explore, body, request: request, context: context)
     }
@@ -113,7 +153,7 @@ struct WebPages: FeatureRoutes {
         let t = web.localizer(context)
         let body = SpacesPage(
             spaces: page.items.map { SpaceView($0, t: t) }, next: Self.next(request, cursor: page.nextCursor),
-            q: request.uri.queryParameters.get("q") ?? "")
+            q: request.uri.queryParameters.get("q") ?? "", searched: request.uri.queryParameters.get("q")?.nonEmpty)
         return try await web.page("spaces", title: t("Spaces"), nav: .spaces, body, request: request, context: context)
     }
 
@@ -161,7 +201,9 @@ struct WebPages: FeatureRoutes {
             },
             moreComments: Self.next(request, cursor: comments.nextCursor), after: after, myCollections: mine,
             hasCollections: !mine.isEmpty, reportPost: ReportFormView.post(post, viewer: context.viewerID, t: t),
-            savePostId: post.id, map: MapView(post: post, settings: web.map, t: t))
+            reportComments: context.viewerID == nil ? nil : ReportFormView(.comment, id: "", t: t), savePostId: post.id,
+            // Without a tile server a lone pin on a blank map says nothing the place card does not.
+            map: web.map.tiles == nil ? nil : MapView(post: post, settings: web.map, t: t))
         let title = post.title ?? t("Post by {name}", ["name": post.author.displayName])
         return try await web.page(
             "post", title: title, body, request: request, context: context,

@@ -70,8 +70,11 @@ struct PostView: Sendable {
     let media: [MediaView]
     /// The first photo or video: the card's and the grid's picture.
     let cover: MediaView?
-    /// More than one photo: the post page shows a gallery.
+    /// More than one photo or video: the card shows them one at a time, to swipe or step through.
     let multiple: Bool
+    let mediaCount: Int
+    /// "3 photos and videos", the carousel's name.
+    let mediaLabel: String
     let link: LinkView?
     let location: LocationView?
     let activity: ActivityView?
@@ -86,6 +89,9 @@ struct PostView: Sendable {
     let likesLabel: String
     let commentCount: String
     let commentsLabel: String
+    /// A text post in a space that asks something (its title or text ends in a question mark):
+    /// a course's question, shown with a badge and its comments as answers.
+    let question: Bool
     let viewer: Post.Viewer
     /// Written by the viewer, who may edit and delete it.
     /// Who may read it, for the edit form, and a badge unless everyone may.
@@ -116,6 +122,8 @@ struct PostView: Sendable {
         media = post.media.map(MediaView.init)
         cover = media.first
         multiple = post.media.count > 1
+        mediaCount = post.media.count
+        mediaLabel = t.plural(post.media.count, one: "{count} photo or video", other: "{count} photos and videos")
         link = post.link.map(LinkView.init)
         location = post.location.map { LocationView($0, t: t) }
         activity = post.activity.map(ActivityView.init)
@@ -127,7 +135,11 @@ struct PostView: Sendable {
         likeCount = t.number(post.counts.likes)
         likesLabel = t.plural(post.counts.likes, one: "{count} like", other: "{count} likes")
         commentCount = t.number(post.counts.comments)
-        commentsLabel = t.plural(post.counts.comments, one: "{count} comment", other: "{count} comments")
+        question = Self.asks(post)
+        commentsLabel =
+            question
+            ? t.plural(post.counts.comments, one: "{count} answer", other: "{count} answers")
+            : t.plural(post.counts.comments, one: "{count} comment", other: "{count} comments")
         self.viewer = post.viewer
         mine = viewer.map { String($0) == post.author.id } ?? false
         initial = Self.initial(post.author.displayName)
@@ -137,6 +149,13 @@ struct PostView: Sendable {
             ?? (post.kind == .photo
                 ? t("Photo by {name}", ["name": post.author.displayName])
                 : t("Post by {name}", ["name": post.author.displayName]))
+    }
+
+    static func asks(_ post: Post) -> Bool {
+        guard post.kind == .text, !post.spaces.isEmpty,
+            let last = (post.title.nonEmpty ?? post.body.nonEmpty)?.trimmingCharacters(in: .whitespacesAndNewlines).last
+        else { return false }
+        return "?؟？".contains(last)
     }
 
     /// The first letter of a name, shown where there is no photo.
@@ -226,8 +245,10 @@ struct CommentView: Sendable {
     let when: String
     /// The viewer wrote the comment or the post.
     let deletable: Bool
-    /// A signed-in viewer may report someone else's comment.
+    /// A signed-in viewer may report someone else's comment (in the post page's report sheet).
     let reportComment: ReportFormView?
+    /// Delete or report: the comment's menu.
+    let hasMenu: Bool
 
     init(_ comment: Comment, viewer: Int64?, postAuthor: String?, t: Localizer) {
         id = comment.id
@@ -238,6 +259,7 @@ struct CommentView: Sendable {
         let mine = viewer.map { String($0) == comment.author.id } ?? false
         deletable = mine || (viewer.map { String($0) } == postAuthor && postAuthor != nil)
         reportComment = viewer != nil && !mine ? ReportFormView(.comment, id: comment.id, t: t) : nil
+        hasMenu = deletable || reportComment != nil
     }
 }
 

@@ -159,6 +159,7 @@ async function after(element, then, data, body) {
   else if (action === 'remove') document.querySelector(argument)?.remove();
   else if (action === 'toast') toast(argument);
   else element.dispatchEvent(new CustomEvent(`plaza:${action}`, { bubbles: true, detail: data }));
+  element.closest('dialog[open]')?.close();
   if (element.matches('form') && action !== 'go' && action !== 'reload') {
     element.querySelectorAll('textarea, input[type=url], input[type=password], input[data-words]').forEach((f) => { f.value = ''; });
   }
@@ -271,7 +272,7 @@ function addComment(postId) {
     count.dataset.count = comments;
     count.textContent = numbers.format(comments);
     const label = link.querySelector('[data-count-label]');
-    if (label) label.textContent = ` ${plural(comments, '{count} comment', '{count} comments')}`;
+    if (label) label.textContent = ` ${'answers' in link.dataset ? plural(comments, '{count} answer', '{count} answers') : plural(comments, '{count} comment', '{count} comments')}`;
   });
 }
 
@@ -293,6 +294,7 @@ export function enhance(root = document) {
   });
   root.querySelectorAll('a[data-more]').forEach((link) => moreObserver.observe(link));
   root.querySelectorAll('[data-processing]').forEach(followProcessing);
+  root.querySelectorAll('[data-carousel]').forEach(carousel);
 }
 
 // Placeholders: a picture's BlurHash painted behind it (at the size its width and height
@@ -367,7 +369,13 @@ async function followProcessing(box) {
   }
 }
 
-// Infinite scroll: the "Older posts" link fetches the next page's cards and replaces itself.
+// Infinite scroll: the "Older posts" link fetches the next page's cards and replaces itself,
+// when scrolled near, or when followed. Someone moving by Tab is not sent into an endless feed:
+// the link waits to be followed, so what comes after the feed (the side column) stays in reach,
+// and once followed the focus moves on to the first of the new cards.
+let tabbing = false;
+document.addEventListener('keydown', (event) => { tabbing = event.key === 'Tab' || (tabbing && event.key === 'Shift'); });
+for (const type of ['pointerdown', 'wheel', 'touchmove']) document.addEventListener(type, () => { tabbing = false; }, { passive: true });
 async function loadMore(link) {
   if (link.dataset.loading) return;
   link.dataset.loading = 'true';
@@ -382,8 +390,10 @@ async function loadMore(link) {
     holder.innerHTML = await response.text();
     const parent = link.parentElement;
     const nodes = [...holder.children].filter((n) => !(n.id && document.getElementById(n.id)));
+    const focused = document.activeElement === link;
     link.replaceWith(...nodes);
     enhance(parent);
+    if (focused) nodes.map((n) => n.querySelector('a[href], button')).find(Boolean)?.focus();
   } catch {
     delete link.dataset.loading;
     link.removeAttribute('aria-busy');
@@ -391,7 +401,11 @@ async function loadMore(link) {
   }
 }
 const moreObserver = new IntersectionObserver((entries) => {
-  entries.forEach((entry) => { if (entry.isIntersecting) { moreObserver.unobserve(entry.target); loadMore(entry.target); } });
+  entries.forEach((entry) => {
+    if (!entry.isIntersecting || tabbing) return;
+    moreObserver.unobserve(entry.target);
+    loadMore(entry.target);
+  });
 }, { rootMargin: '600px' });
 document.addEventListener('click', (event) => {
   const link = event.target.closest('a[data-more]');
@@ -612,10 +626,85 @@ document.addEventListener('submit', async (event) => {
       const item = f.postId ? { postId: f.postId.value } : { url: f.url.value.trim() };
       await api('POST', `/api/v1/collections/${id}/items`, item);
       if (f.url) f.url.value = '';
+      form.closest('dialog[open]')?.close();
       toast(t('Saved to {name}', { name }));
     } catch (err) { showError(form, err); }
   });
 });
+
+// Menus (`<details data-menu>`, the navigation's More): one open at a time, closed by a click
+// elsewhere, by Escape (focus back on its button) and by choosing an entry.
+const menus = () => document.querySelectorAll('details[data-menu][open]');
+document.addEventListener('click', (event) => {
+  for (const menu of menus()) {
+    const entry = event.target.closest('.menu a, .menu .menu-item');
+    if (!menu.contains(event.target) || (entry && menu.contains(entry))) menu.open = false;
+  }
+});
+document.addEventListener('keydown', (event) => {
+  if (event.key !== 'Escape') return;
+  for (const menu of menus()) {
+    menu.open = false;
+    if (menu.contains(document.activeElement)) menu.querySelector('summary').focus();
+  }
+});
+
+// Sheets: `data-dialog="id"` opens that `<dialog>`, `data-close` or a click on its backdrop
+// closes it; a form in it that succeeds closes it too (`after`, or `plaza:saved`).
+document.addEventListener('click', (event) => {
+  const opener = event.target.closest('[data-dialog]');
+  const dialog = opener && document.getElementById(opener.dataset.dialog);
+  if (dialog) {
+    // Closed, it gives the focus back to what opened it, or to its menu's button (the menu closed).
+    const back = opener.closest('details[data-menu]')?.querySelector('summary') ?? opener;
+    dialog.addEventListener('close', () => back.focus(), { once: true });
+    // One sheet for many things (each comment's report): the opener names its own.
+    if (opener.dataset.targetId) dialog.querySelector('[name=targetId]').value = opener.dataset.targetId;
+    dialog.showModal();
+    return;
+  }
+  const open = event.target.closest('dialog[open]');
+  if (open && (event.target === open || event.target.closest('[data-close]'))) open.close();
+});
+
+// Sharing a post: the system's share sheet where there is one, else its link copied.
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest('[data-share]');
+  if (!button) return;
+  const url = new URL(button.dataset.share, location.origin).href;
+  if (navigator.share) {
+    try { await navigator.share({ url }); } catch { /* closed without sharing */ }
+    return;
+  }
+  try {
+    await navigator.clipboard.writeText(url);
+    toast(t('Link copied'));
+  } catch { prompt(t('Copy this link'), url); }
+});
+
+// Several photos in a card: swiped or scrolled (the strip snaps), or stepped with its arrows
+// and the arrow keys; its count says which one is showing.
+function carousel(root) {
+  const strip = root.querySelector('.slides');
+  const count = root.querySelector('[data-slide-count]');
+  const [previous, next] = root.querySelectorAll('[data-slide]');
+  const total = strip.children.length;
+  const index = () => Math.round(Math.abs(strip.scrollLeft) / strip.clientWidth);
+  const show = () => {
+    const at = index();
+    count.textContent = `${numbers.format(at + 1)} / ${numbers.format(total)}`;
+    previous.hidden = at === 0;
+    next.hidden = at >= total - 1;
+  };
+  root.addEventListener('click', (event) => {
+    const button = event.target.closest('[data-slide]');
+    if (!button) return;
+    const sign = getComputedStyle(strip).direction === 'rtl' ? -1 : 1;
+    strip.scrollBy({ left: sign * Number(button.dataset.slide) * strip.clientWidth, behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
+  });
+  strip.addEventListener('scroll', show, { passive: true });
+  show();
+}
 
 // Range inputs show their value.
 document.addEventListener('input', (event) => {

@@ -1,5 +1,6 @@
-// The post page: records the view (history), shows comments as they are written, and has a
-// text size control remembered on this device. Browser zoom (ctrl+wheel, pinch) is left alone
+// The post page: records the view (history), shows comments as they are written, opens the
+// save sheet when a card's Save led here (`#save`), and has a text size control (in the post's
+// menu) remembered on this device. Browser zoom (ctrl+wheel, pinch) is left alone
 // and works too: every size is in rem.
 export default function ({ api, enhance }) {
   const page = document.querySelector('[data-post-page]');
@@ -43,6 +44,8 @@ export default function ({ api, enhance }) {
   // The stream tells a post's author about its comments; everyone else checks while the page is in view.
   const mine = page.querySelector('.post')?.dataset.author === document.body.dataset.signedIn;
   if (!mine) setInterval(() => { if (document.visibilityState === 'visible') refresh(); }, 4000);
+
+  if (location.hash === '#save') document.getElementById('save-sheet')?.showModal();
 
   const key = 'plaza.textScale';
   let scale = Number(localStorage.getItem(key)) || 1;
