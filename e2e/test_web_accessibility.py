@@ -225,12 +225,13 @@ controls.forEach((el, i) => { el.dataset.kb = String(i); });
 return controls.map((el) => el.outerHTML.slice(0, 120));
 """
 
-# What has the focus, and whether it shows a ring: an outline of 2px or more, or a box shadow.
+# What has the focus, and whether it shows its ring: an outline of 2px or more (plaza.css draws
+# every focus ring so; a shadow some controls always have is no ring).
 FOCUS_SCRIPT = """
 const el = document.activeElement;
 if (!el || el === document.body) return null;
 const style = getComputedStyle(el);
-const ring = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2) || style.boxShadow !== 'none';
+const ring = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2;
 return { kb: el.dataset.kb ?? null, ring, html: el.outerHTML.slice(0, 120) };
 """
 
@@ -240,10 +241,12 @@ def tab_through(driver, url: str) -> list[str]:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
     controls = driver.execute_script(CONTROLS_SCRIPT)
+    assert controls, f"{url}: no control found to tab to"
     driver.execute_script("document.activeElement?.blur(); window.scrollTo(0, 0)")
     reached: set[str] = set()
     problems: list[str] = []
-    for _ in range(len(controls) + 15):
+    # Room for what loads meanwhile (a feed's next page, near enough at load to come by itself).
+    for _ in range(2 * len(controls) + 30):
         ActionChains(driver).send_keys(Keys.TAB).perform()
         focus = driver.execute_script(FOCUS_SCRIPT)
         if focus is None:

@@ -26,6 +26,11 @@ struct WebLayoutTests {
             #expect(landing.text.contains(#"<a href="/p/\#(photo.id)" class="tile">"#), "its newest photos")
             let home = try await api.page(.get, "/", cookie: ana.cookie).text
             #expect(!home.contains("A place for your communities") && home.contains(#"id="feed-heading""#))
+            // An empty profile says what to do to its owner only.
+            let bob = try await api.register("bob")
+            #expect(try await api.page(.get, "/u/bob", cookie: bob.cookie).text.contains("Write your first post"))
+            let others = try await api.page(.get, "/u/bob", cookie: ana.cookie).text
+            #expect(others.contains("No posts yet.") && !others.contains("Write your first post"))
         }
     }
 

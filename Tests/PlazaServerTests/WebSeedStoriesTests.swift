@@ -78,8 +78,9 @@ struct WebSeedStoriesTests {
     }
 
     /// The food app's maps: a post's place and the results around a search point, pinned by
-    /// their coordinates; tiles come from the configured server, which the page policy allows,
-    /// and with tiles off the markers stay (as the browser tests run).
+    /// their coordinates; tiles come from the configured server, which the page policy allows.
+    /// With tiles off (as the browser tests run) a post's place is its card alone, and search
+    /// results keep their markers, placed against each other.
     @Test(arguments: [MapSettings.openStreetMap, "off"])
     func placesAreOnAMapFromTheConfiguredTileServer(tiles: String) async throws {
         try await withApp({ $0.map.tiles = try? MapSettings.tiles(tiles) }) { api async throws in
@@ -95,15 +96,16 @@ struct WebSeedStoriesTests {
                     kind: .text, title: "Belém", location: Location(latitude: 38.6975, longitude: -9.2063)))
             _ = try await api.textPost(ana, "nowhere")
             let page = try await api.page(.get, "/p/\(nata.id)")
-            #expect(page.text.contains(#"data-map data-lat="38.7139" data-lon="-9.1394" data-zoom="15""#))
-            #expect(
-                page.text.contains(
-                    #"<li class="marker" data-lat="38.7139" data-lon="-9.1394"><span>Manteigaria</span>"#))
+            #expect(page.text.contains(#"<section class="card place-card">"#) && page.text.contains("38.7139, -9.1394"))
             let policy = page.headers[.contentSecurityPolicy] ?? ""
             if tiles == "off" {
-                #expect(!page.text.contains("data-tiles") && !page.text.contains("OpenStreetMap"))
+                #expect(!page.text.contains("data-map") && !page.text.contains("OpenStreetMap"))
                 #expect(policy.contains("img-src 'self' data: blob:;"))
             } else {
+                #expect(page.text.contains(#"data-map data-lat="38.7139" data-lon="-9.1394" data-zoom="15""#))
+                #expect(
+                    page.text.contains(
+                        #"<li class="marker" data-lat="38.7139" data-lon="-9.1394"><span>Manteigaria</span>"#))
                 #expect(page.text.contains(#"data-tiles="https://tile.openstreetmap.org/{z}/{x}/{y}.png""#))
                 #expect(page.text.contains("© OpenStreetMap contributors"))
                 #expect(policy.contains("img-src 'self' data: blob: https://tile.openstreetmap.org;"))

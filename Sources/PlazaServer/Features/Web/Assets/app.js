@@ -375,7 +375,14 @@ async function followProcessing(box) {
 // and once followed the focus moves on to the first of the new cards.
 let tabbing = false;
 document.addEventListener('keydown', (event) => { tabbing = event.key === 'Tab' || (tabbing && event.key === 'Shift'); });
-for (const type of ['pointerdown', 'wheel', 'touchmove']) document.addEventListener(type, () => { tabbing = false; }, { passive: true });
+// Scrolling again: the links that waited are looked at afresh (observing again reports them).
+for (const type of ['pointerdown', 'wheel', 'touchmove']) {
+  document.addEventListener(type, () => {
+    if (!tabbing) return;
+    tabbing = false;
+    document.querySelectorAll('a[data-more]:not([data-loading])').forEach((link) => { moreObserver.unobserve(link); moreObserver.observe(link); });
+  }, { passive: true });
+}
 async function loadMore(link) {
   if (link.dataset.loading) return;
   link.dataset.loading = 'true';
@@ -393,7 +400,8 @@ async function loadMore(link) {
     const focused = document.activeElement === link;
     link.replaceWith(...nodes);
     enhance(parent);
-    if (focused) nodes.map((n) => n.querySelector('a[href], button')).find(Boolean)?.focus();
+    const reachable = 'a[href]:not([tabindex="-1"]), button';
+    if (focused) nodes.map((n) => (n.matches?.(reachable) ? n : n.querySelector?.(reachable))).find(Boolean)?.focus();
   } catch {
     delete link.dataset.loading;
     link.removeAttribute('aria-busy');
@@ -412,13 +420,14 @@ document.addEventListener('click', (event) => {
   if (link) { event.preventDefault(); loadMore(link); }
 });
 
-/** Fetches one post's card as the server renders it for me. */
+/** Fetches one post's card as the server renders it for me; the post page's own card (with the
+ * page's menu and save sheet) from the page itself. */
 export async function card(postId) {
-  const response = await fetch(`/fragments/post/${postId}`, { credentials: 'same-origin' });
-  if (!response.ok || !response.headers.get('X-Plaza-Fragment')) return null;
-  const holder = document.createElement('div');
-  holder.innerHTML = await response.text();
-  return holder.querySelector('article');
+  const own = Boolean(document.querySelector(`[data-post-page="${postId}"]`));
+  const response = await fetch(own ? `/p/${postId}` : `/fragments/post/${postId}`, { credentials: 'same-origin' });
+  if (!response.ok || response.redirected || (!own && !response.headers.get('X-Plaza-Fragment'))) return null;
+  const page = new DOMParser().parseFromString(await response.text(), 'text/html');
+  return page.getElementById(`post-${postId}`);
 }
 
 // Realtime: one stream per tab, resumed by the browser with Last-Event-ID.
@@ -664,7 +673,12 @@ document.addEventListener('click', (event) => {
     return;
   }
   const open = event.target.closest('dialog[open]');
-  if (open && (event.target === open || event.target.closest('[data-close]'))) open.close();
+  if (!open) return;
+  // The backdrop is the dialog element itself, outside its box (its padding is inside).
+  const box = open.getBoundingClientRect();
+  const outside = event.target === open && event.detail > 0 && (event.clientX < box.left || event.clientX > box.right
+    || event.clientY < box.top || event.clientY > box.bottom);
+  if (outside || event.target.closest('[data-close]')) open.close();
 });
 
 // Sharing a post: the system's share sheet where there is one, else its link copied.
@@ -685,6 +699,8 @@ document.addEventListener('click', async (event) => {
 // Several photos in a card: swiped or scrolled (the strip snaps), or stepped with its arrows
 // and the arrow keys; its count says which one is showing.
 function carousel(root) {
+  if (root.dataset.ready) return;
+  root.dataset.ready = 'true';
   const strip = root.querySelector('.slides');
   const count = root.querySelector('[data-slide-count]');
   const [previous, next] = root.querySelectorAll('[data-slide]');
@@ -693,8 +709,12 @@ function carousel(root) {
   const show = () => {
     const at = index();
     count.textContent = `${numbers.format(at + 1)} / ${numbers.format(total)}`;
+    const focused = document.activeElement;
     previous.hidden = at === 0;
     next.hidden = at >= total - 1;
+    // An arrow that goes away at the end hands the focus to the other one.
+    if (focused === next && next.hidden) previous.focus();
+    if (focused === previous && previous.hidden) next.focus();
   };
   root.addEventListener('click', (event) => {
     const button = event.target.closest('[data-slide]');
