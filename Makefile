@@ -1,6 +1,7 @@
 # Plaza's everyday commands.
 #   make run     build (release), seed the demo world into ./data, serve on http://127.0.0.1:8080
 #   make build   the release binary, .build/release/plaza
+#   make dist    the archive for Linux servers, dist/plaza-<version>-linux-<arch>.tar.gz (docs/install.md)
 #   make test    Swift tests on SQLite and on PostgreSQL, end-to-end and browser tests, schemathesis
 #   make clean   build products (./data, your instance's data, stays)
 #   make bench   Plaza vs PocketBase benchmark (bench/README.md); flags via BENCH_ARGS="--duration 5 ..."
@@ -15,7 +16,7 @@ DATA_DIR ?= ./data
 PORT ?= 8080
 PLAZA := ./.build/release/plaza
 
-.PHONY: run build test clean bench fuzz chaos scale format
+.PHONY: run build dist test clean bench fuzz chaos scale format
 
 run: build
 	@echo "==> Seeding the demo world into $(DATA_DIR)"
@@ -27,6 +28,10 @@ build:
 	@scripts/install-deps.sh
 	@echo "==> Building plaza (release)"
 	$(SWIFT) build -c release --product plaza
+
+dist:
+	@scripts/install-deps.sh
+	scripts/dist.sh
 
 test:
 	@echo "==> Installing test dependencies"

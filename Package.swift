@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        // FilePath, in which swift-configuration names a settings file (`--env-file`).
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         // `GET /metrics`: swift-metrics' API over a Prometheus registry of the server's own.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
@@ -129,6 +131,7 @@ let package = Package(
                 "PlazaKitCore",
                 "PlazaKitAsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -128,7 +128,7 @@ class PlazaServer:
         log.write(f"\n--- plaza serve on port {self.port}\n")
         log.flush()
         self.process = subprocess.Popen(
-            [str(BINARY), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", str(self.data_dir)],
+            self.command("serve", "--host", "127.0.0.1", "--port", str(self.port), "--data-dir", str(self.data_dir)),
             env={**plaza_env(), **self.env}, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )
         log.close()
@@ -146,11 +146,19 @@ class PlazaServer:
                 raise AssertionError(f"/healthz did not answer 200 within {START_TIMEOUT} s\n{self.log()}")
             time.sleep(0.1)
 
+    def command(self, *args: str) -> list[str]:
+        """How `plaza <args>` is started."""
+        return [str(BINARY), *args]
+
+    def terminate(self, process: subprocess.Popen) -> None:
+        """Asks the server to stop gracefully."""
+        process.send_signal(signal.SIGTERM)
+
     def stop(self) -> None:
         """SIGTERM, then asserts a graceful exit: status 0 within STOP_TIMEOUT seconds."""
         assert self.process is not None, "not running"
         process, self.process = self.process, None
-        process.send_signal(signal.SIGTERM)
+        self.terminate(process)
         try:
             status = process.wait(timeout=STOP_TIMEOUT)
         except subprocess.TimeoutExpired:

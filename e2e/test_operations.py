@@ -3,12 +3,13 @@ each request's id, and that id in every answer."""
 
 import json
 import re
+import sqlite3
 import subprocess
 from pathlib import Path
 
 import requests
 
-from conftest import BINARY, PlazaServer, expect, free_port, plaza_env, png
+from conftest import BINARY, PlazaServer, expect, free_port, plaza_env, png, run_plaza
 
 
 def samples(text: str, name: str) -> dict[str, float]:
@@ -143,3 +144,25 @@ def test_a_connection_made_before_a_graceful_stop_still_gets_its_answer(plaza: P
         early.close()
         if process.poll() is None:
             process.kill()
+
+
+def test_migrate_check_and_an_older_binary_refusing_a_newer_schema(data_dir: Path):
+    """`plaza migrate --check` says what would run and changes nothing; once a newer release has
+    migrated the database (a schema this binary does not know), every command that opens it
+    stops with a message naming that release, and serves nothing."""
+    fresh = run_plaza("migrate", "--check", data_dir=data_dir)
+    assert fresh.returncode == 1 and fresh.stdout.startswith("The database is empty; Plaza 1.0.0 would apply "), fresh
+    assert "\n  1 " in fresh.stdout and "releases that ran" in fresh.stdout
+    assert run_plaza("migrate", data_dir=data_dir).returncode == 0
+    done = run_plaza("migrate", "--check", data_dir=data_dir)
+    assert done.returncode == 0 and "(last run by Plaza 1.0.0); Plaza 1.0.0 has nothing to apply." in done.stdout, done
+
+    with sqlite3.connect(data_dir / "plaza.sqlite") as db:
+        newest = db.execute("SELECT MAX(version) FROM plaza_migrations").fetchone()[0]
+        db.execute("INSERT INTO plaza_migrations VALUES (?, 'from the future', 0)", (newest + 1,))
+        db.execute("INSERT INTO plaza_releases VALUES ('9.0.0', ?, 1)", (newest + 1,))
+    message = (f"The database was migrated by Plaza 9.0.0 (schema {newest + 1}); this binary, Plaza 1.0.0, knows "
+               f"schema {newest} at most.")
+    for command in (["migrate", "--check"], ["migrate"], ["serve", "--port", str(free_port())]):
+        refused = run_plaza(*command, data_dir=data_dir)
+        assert refused.returncode != 0 and message in refused.stderr, (command, refused)

@@ -10,6 +10,17 @@ public enum Admin {
         return try await db.withRunning { db in try await Migrations.run(on: db, logger: logger) }
     }
 
+    /// Which migrations `migrate` would apply, and what the database is at now.
+    public static func migrationStatus(config: PlazaConfig, logger: Logger) async throws -> MigrationStatus {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db in
+            let status = try await Migrations.pending(on: db)
+            return MigrationStatus(
+                schema: status.schema, release: status.release,
+                pending: status.pending.map { (version: $0.version, name: $0.name) })
+        }
+    }
+
     /// Creates an account; 409-style errors come back as `PlazaError`.
     public static func createUser(
         config: PlazaConfig, username: String, email: String, password: String, displayName: String?, admin: Bool,
@@ -97,5 +108,25 @@ public enum Admin {
                 services: AppServices(config: config, db: db), logger: logger, people: people, posts: posts
             ).seed(progress: progress)
         }
+    }
+}
+
+/// What `plaza migrate --check` says.
+public struct MigrationStatus: Sendable {
+    public let schema: Int
+    public let release: String?
+    public let pending: [(version: Int, name: String)]
+
+    public var summary: String {
+        let at =
+            schema == 0
+            ? "The database is empty"
+            : "The database is at schema \(schema)\(release.map { " (last run by Plaza \($0))" } ?? "")"
+        guard !pending.isEmpty else { return "\(at); Plaza \(PlazaVersion.number) has nothing to apply." }
+        let lines = pending.map { "  \($0.version) \($0.name)" }
+        return
+            ([
+                "\(at); Plaza \(PlazaVersion.number) would apply \(pending.count) migration\(pending.count == 1 ? "" : "s"):"
+            ] + lines).joined(separator: "\n")
     }
 }

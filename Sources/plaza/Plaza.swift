@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import PlazaMastodon
 import PlazaServer
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -19,6 +20,7 @@ struct Plaza: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plaza",
         abstract: "A self-hosted social backend and web app.",
+        version: PlazaVersion.description,
         subcommands: [
             Serve.self, Migrate.self, BackupCommand.self, RestoreCommand.self, ExportCommand.self, UserCommand.self,
             Seed.self, Login.self,
@@ -64,8 +66,13 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Address of GET /metrics (PLAZA_METRICS_HOST, default 127.0.0.1).") var metricsHost: String?
     @Option(help: "Port of GET /metrics; none serves no metrics (PLAZA_METRICS_PORT, default none).")
     var metricsPort: Int?
+    @Option(
+        help:
+            "A file of PLAZA_* settings, KEY=value a line, such as the one plaza.service reads (PLAZA_ENV_FILE); the environment and the command line win over it."
+    )
+    var envFile: String?
 
-    func config() throws -> PlazaConfig {
+    func config() async throws -> PlazaConfig {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         func put(_ key: String, _ value: ConfigContent?) {
             if let value {
@@ -84,19 +91,25 @@ struct ServerOptions: ParsableArguments {
         put("plaza.log.format", logFormat.map { .string($0) })
         put("plaza.metrics.host", metricsHost.map { .string($0) })
         put("plaza.metrics.port", metricsPort.map { .int($0) })
-        let reader = ConfigReader(providers: [
-            InMemoryProvider(name: "command line", values: values),
-            EnvironmentVariablesProvider(),
-        ])
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "command line", values: values), EnvironmentVariablesProvider(),
+        ]
+        if let file = envFile ?? ProcessInfo.processInfo.environment["PLAZA_ENV_FILE"] {
+            do {
+                providers.append(try await EnvironmentVariablesProvider(environmentFilePath: FilePath(file)))
+            } catch {
+                throw ValidationError("The settings file \(file) could not be read: \(error)")
+            }
+        }
         do {
-            return try PlazaConfig(reader: reader)
+            return try PlazaConfig(reader: ConfigReader(providers: providers))
         } catch {
             throw ValidationError("\(error)")
         }
     }
 
-    func logger() throws -> Logger {
-        let config = try config()
+    func logger() async throws -> Logger {
+        let config = try await config()
         if config.logFormat == .json { Self.jsonLogs }
         var logger = Logger(label: "plaza")
         logger.logLevel = config.logLevel
@@ -112,8 +125,8 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var options: ServerOptions
 
     func run() async throws {
-        let config = try options.config()
-        let logger = try options.logger()
+        let config = try await options.config()
+        let logger = try await options.logger()
         #if canImport(Glibc)
             // glibc gives every thread its own malloc arena, which inflates resident memory under
             // load for no speed gain here; two arenas keep it close to what is in use.
@@ -143,11 +156,22 @@ private func raiseOpenFileLimit() {
 }
 
 struct Migrate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Apply pending database migrations.")
+    static let configuration = CommandConfiguration(
+        abstract: "Apply pending database migrations (--check: only say which would run).")
     @OptionGroup var options: ServerOptions
+    @Flag(help: "Say what would run and change nothing; exit status 1 when a migration is pending.")
+    var check = false
 
     func run() async throws {
-        let applied = try await Admin.migrate(config: try options.config(), logger: try options.logger())
+        let config = try await options.config()
+        let logger = try await options.logger()
+        if check {
+            let status = try await Admin.migrationStatus(config: config, logger: logger)
+            print(status.summary)
+            if !status.pending.isEmpty { throw ExitCode(1) }
+            return
+        }
+        let applied = try await Admin.migrate(config: config, logger: logger)
         print(
             applied.isEmpty
                 ? "The database is up to date."
@@ -164,7 +188,7 @@ struct BackupCommand: AsyncParsableCommand {
 
     func run() async throws {
         let manifest = try await Backup.backup(
-            config: try options.config(), to: directory, logger: try options.logger())
+            config: try await options.config(), to: directory, logger: try await options.logger())
         print("Backed up the \(manifest.database) database and \(manifest.mediaFiles) media files to \(directory).")
     }
 }
@@ -178,7 +202,7 @@ struct RestoreCommand: AsyncParsableCommand {
 
     func run() async throws {
         let manifest = try await Backup.restore(
-            config: try options.config(), from: directory, logger: try options.logger())
+            config: try await options.config(), from: directory, logger: try await options.logger())
         print("Restored the \(manifest.database) database and \(manifest.mediaFiles) media files from \(directory).")
     }
 }
@@ -194,7 +218,7 @@ struct ExportCommand: AsyncParsableCommand {
     func run() async throws {
         guard
             let username = try await Admin.export(
-                config: try options.config(), user: user, to: file, logger: try options.logger())
+                config: try await options.config(), user: user, to: file, logger: try await options.logger())
         else { throw ValidationError("There is no account \(user).") }
         print("Wrote the data of \(username) to \(file).")
     }
@@ -214,7 +238,7 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             guard
                 try await Admin.disableTwoFactor(
-                    config: try options.config(), username: username, logger: try options.logger())
+                    config: try await options.config(), username: username, logger: try await options.logger())
             else { throw ValidationError("There is no account \(username).") }
             print("Two-factor sign-in is off for \(username.lowercased()); their password alone signs in now.")
         }
@@ -239,9 +263,9 @@ struct UserCommand: AsyncParsableCommand {
             guard let secret, !secret.isEmpty else { throw ValidationError("A password is needed.") }
             do {
                 let id = try await Admin.createUser(
-                    config: try options.config(), username: username, email: email, password: secret,
+                    config: try await options.config(), username: username, email: email, password: secret,
                     displayName: displayName,
-                    admin: admin, logger: try options.logger())
+                    admin: admin, logger: try await options.logger())
                 print("Created \(admin ? "administrator" : "user") \(username.lowercased()) (id \(id)).")
             } catch let error as PlazaError {
                 throw ValidationError(error.message)
@@ -270,9 +294,9 @@ struct Seed: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let config = try options.config()
+        let config = try await options.config()
         if demo {
-            switch try await Admin.seedDemo(config: config, logger: try options.logger()) {
+            switch try await Admin.seedDemo(config: config, logger: try await options.logger()) {
             case .alreadySeeded: print("The demo world is already there.")
             case .seeded(let users, let posts): print("Seeded \(users) people and \(posts) posts.")
             }
@@ -281,7 +305,7 @@ struct Seed: AsyncParsableCommand {
         }
         if large {
             let outcome = try await Admin.seedCrowd(
-                config: config, logger: try options.logger(), people: people, posts: posts
+                config: config, logger: try await options.logger(), people: people, posts: posts
             ) { print("  \($0)") }
             switch outcome {
             case .alreadySeeded: print("The crowd is already there.")

@@ -54,23 +54,23 @@ enum Migrations {
         Migration019.migration,
         Migration020.migration,
         Migration021.migration,
+        Migration022.migration,
     ]
 
+    /// The schema this binary leaves a database at.
+    static var latest: Int { all.last?.version ?? 0 }
+
     /// Applies the migrations that the database has not seen, each in its own transaction,
-    /// and records them in `plaza_migrations`. Safe to run from several servers at once.
+    /// and records them in `plaza_migrations`, and this release in `plaza_releases`. Safe to run
+    /// from several servers at once. A database a newer binary migrated is left alone
+    /// (`SchemaTooNew`): this binary does not know its tables.
     @discardableResult
     static func run(on database: Database, logger: Logger) async throws -> [Int] {
         let dialect = database.dialect
         var applied: [Int] = []
         for migration in all {
             let didApply = try await database.write { db in
-                if dialect.kind == .postgres {
-                    // Serialises concurrent start-ups, the bookkeeping table's creation too; released at commit.
-                    try await db.exec("SELECT pg_advisory_xact_lock(7215001)")
-                }
-                try await db.exec(
-                    "CREATE TABLE IF NOT EXISTS plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
-                )
+                try await lockAndCheck(db, dialect: dialect)
                 let seen = try await db.first(
                     "SELECT version FROM plaza_migrations WHERE version = \(bind: migration.version)")
                 if seen != nil { return false }
@@ -88,6 +88,71 @@ enum Migrations {
                 applied.append(migration.version)
             }
         }
+        try await database.write { db in
+            try await db.exec(
+                "INSERT INTO plaza_releases (release, schema_version, first_run_at) VALUES (\(bind: PlazaVersion.number), \(bind: latest), \(bind: Timestamp.now.milliseconds)) ON CONFLICT (release) DO NOTHING"
+            )
+        }
         return applied
+    }
+
+    /// What `run` would apply, without applying it (`plaza migrate --check`).
+    static func pending(on database: Database) async throws -> Status {
+        try await database.write { db in
+            let schema = try await lockAndCheck(db, dialect: database.dialect)
+            let seen = Set(
+                try await db.rows("SELECT version FROM plaza_migrations").map {
+                    try $0.decode(column: "version", as: Int64.self)
+                })
+            return Status(
+                schema: schema, release: schema >= 22 ? try await lastRelease(db) : nil,
+                pending: all.filter { !seen.contains(Int64($0.version)) })
+        }
+    }
+
+    struct Status {
+        /// The newest migration applied; 0 for a new database.
+        let schema: Int
+        /// The newest release that ran on it, when one recorded itself.
+        let release: String?
+        let pending: [Migration]
+    }
+
+    /// Takes PostgreSQL's migration lock (released at commit), makes the bookkeeping table, and
+    /// refuses a database a newer binary migrated. Returns its schema version.
+    @discardableResult
+    private static func lockAndCheck(_ db: Connection, dialect: Dialect) async throws -> Int {
+        if dialect.kind == .postgres {
+            // Serialises concurrent start-ups, the bookkeeping table's creation too; released at commit.
+            try await db.exec("SELECT pg_advisory_xact_lock(7215001)")
+        }
+        try await db.exec(
+            "CREATE TABLE IF NOT EXISTS plaza_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)"
+        )
+        let newest = try await db.first("SELECT MAX(version) AS newest FROM plaza_migrations")
+        let schema = Int(try newest?.decode(column: "newest", as: Int64?.self) ?? 0)
+        if schema > latest {
+            throw SchemaTooNew(schema: schema, release: try await lastRelease(db))
+        }
+        return schema
+    }
+
+    private static func lastRelease(_ db: Connection) async throws -> String? {
+        try await db.first(
+            "SELECT release FROM plaza_releases ORDER BY schema_version DESC, first_run_at DESC LIMIT 1"
+        )?.decode(column: "release", as: String.self)
+    }
+}
+
+/// A database migrated by a newer Plaza than this binary: starting would run code that does not
+/// know its tables, so nothing starts (docs/upgrading.md, "Going back").
+public struct SchemaTooNew: Error, CustomStringConvertible {
+    let schema: Int
+    let release: String?
+
+    public var description: String {
+        let newer = release.map { "Plaza \($0)" } ?? "a newer Plaza"
+        return
+            "The database was migrated by \(newer) (schema \(schema)); this binary, Plaza \(PlazaVersion.number), knows schema \(Migrations.latest) at most. Run \(newer) or later, or restore the backup made before the upgrade (docs/upgrading.md)."
     }
 }
