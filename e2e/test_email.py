@@ -8,6 +8,7 @@ address in the links (PLAZA_PUBLIC_URL). Mail is read as the sink wrote it, pars
 
 from __future__ import annotations
 
+import contextlib
 import email
 import email.policy
 import importlib.util
@@ -136,10 +137,10 @@ class MailWorld:
     sink: SmtpSink
 
 
-@pytest.fixture
-def mail_world(data_dir: Path, tmp_path: Path):
-    """A sink, and a server that mails through its STARTTLS port with AUTH; `postmaster` is an
-    administrator (who may read the outbox)."""
+@contextlib.contextmanager
+def mailing_server(data_dir: Path, tmp_path: Path, env: dict[str, str] | None = None):
+    """A sink, and a server that mails through its STARTTLS port with AUTH (with `env` added);
+    `postmaster` is an administrator (who may read the outbox)."""
     if importlib.util.find_spec("aiosmtpd") is None:
         pytest.fail("the mail tests need aiosmtpd: run scripts/install-deps.sh test", pytrace=False)
     sink = SmtpSink(tmp_path / "smtp")
@@ -154,11 +155,18 @@ def mail_world(data_dir: Path, tmp_path: Path):
             "PLAZA_SMTP_CA_FILE": str(sink.cert),
             "PLAZA_MAIL_FROM": f"Plaza E2E <{SENDER}>",
             "PLAZA_PUBLIC_URL": PlazaServer.url_for(port),
+            **(env or {}),
         })
         with plaza.running():
             yield MailWorld(plaza, sink)
     finally:
         sink.stop()
+
+
+@pytest.fixture
+def mail_world(data_dir: Path, tmp_path: Path):
+    with mailing_server(data_dir, tmp_path) as world:
+        yield world
 
 
 def register(plaza: PlazaServer, username: str, password: str) -> tuple[str, dict]:

@@ -180,3 +180,9 @@ def test_the_service_unit_is_valid_and_hardened(installed: Path, tmp_path: Path)
     exposure = float(overall[0].split(":")[1].split()[0])
     assert exposure <= 2.0, overall[0]
 
+
+
+def test_the_docs_show_the_settings_file_the_archive_ships():
+    """docs/configuration.md quotes packaging/plaza.env (the archive's plaza.env.example) whole."""
+    shipped = (ROOT / "packaging" / "plaza.env").read_text()
+    assert f"```sh\n{shipped}```" in (ROOT / "docs" / "configuration.md").read_text()

@@ -166,3 +166,19 @@ def test_migrate_check_and_an_older_binary_refusing_a_newer_schema(data_dir: Pat
     for command in (["migrate", "--check"], ["migrate"], ["serve", "--port", str(free_port())]):
         refused = run_plaza(*command, data_dir=data_dir)
         assert refused.returncode != 0 and message in refused.stderr, (command, refused)
+
+
+def test_a_settings_file_is_read_and_the_environment_wins_over_it(data_dir: Path, tmp_path: Path):
+    """PLAZA_ENV_FILE (or --env-file) names a KEY=value file, as plaza.service's EnvironmentFile;
+    the environment wins over it, and a file that cannot be read stops the server with its path."""
+    settings = tmp_path / "plaza.env"
+    settings.write_text("# as in packaging/plaza.env\nPLAZA_INSTANCE_NAME=From the file\n"
+                        "PLAZA_REGISTRATIONS=closed\n")
+    env = {"PLAZA_ENV_FILE": str(settings), "PLAZA_REGISTRATIONS": "invite"}
+    with PlazaServer(data_dir, tmp_path / "plaza.log", env=env).running() as server:
+        about = expect(server.client().get("/api/v1/about"), 200)
+        assert about["name"] == "From the file" and about["registrations"] == "invite", about
+    missing = subprocess.run(
+        [str(BINARY), "migrate", "--data-dir", str(data_dir), "--env-file", str(tmp_path / "nowhere.env")],
+        env=plaza_env(), capture_output=True, text=True, timeout=120)
+    assert missing.returncode != 0 and str(tmp_path / "nowhere.env") in missing.stderr, missing

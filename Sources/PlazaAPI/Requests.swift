@@ -9,9 +9,13 @@ public struct RegisterRequest: Codable, Sendable {
     public var timeZone: String?
     /// The device's language (a BCP 47 tag, `de-AT`), kept as `preferences.language`.
     public var language: String?
+    /// The invite's code, when sign-ups need one (`GET /about`'s `registrations` is `invite`).
+    public var invite: String?
+    /// Why the person wants to join, for the admins, when sign-ups need approval.
+    public var reason: String?
     public init(
         username: String, email: String, password: String, displayName: String? = nil, timeZone: String? = nil,
-        language: String? = nil
+        language: String? = nil, invite: String? = nil, reason: String? = nil
     ) {
         self.username = username
         self.email = email
@@ -19,6 +23,8 @@ public struct RegisterRequest: Codable, Sendable {
         self.displayName = displayName
         self.timeZone = timeZone
         self.language = language
+        self.invite = invite
+        self.reason = reason
     }
 }
 

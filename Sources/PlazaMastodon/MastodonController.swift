@@ -18,6 +18,8 @@ struct MastodonController: FeatureRoutes {
     let notifications: NotificationStore
     let search: SearchStore
     let media: MediaStore
+    /// The instance's name, description, rules, contact and registration mode, as its admins set them.
+    let instance: InstanceStore
     /// Every change goes through the core's actions.
     let actions: Actions
     let mapper: MastodonMapper
@@ -34,6 +36,7 @@ struct MastodonController: FeatureRoutes {
         notifications = services.notifications
         search = services.search
         media = services.media
+        instance = services.instance
         actions = core.actions
         self.mapper = mapper
         self.config = config
@@ -41,10 +44,7 @@ struct MastodonController: FeatureRoutes {
 
     /// What the instance entity says of this server.
     struct InstanceSettings: Sendable {
-        var name: String
         var baseURL: String
-        var registrations: Bool
-        var contactEmail: String
         /// The largest photo and video an upload may be, as on every door.
         var uploads: MultipartUpload.Limits
     }
@@ -67,6 +67,7 @@ struct MastodonController: FeatureRoutes {
         // The router matches `instance/` (Mastodon.py asks for it) too.
         v1.get("instance", use: instanceV1)
         v2.get("instance", use: instanceV2)
+        v1.get("instance/rules", use: instanceRules)
         registerAccounts(v1)
         registerStatuses(v1)
         v2.post("media", use: uploadMedia)
@@ -184,7 +185,15 @@ struct MastodonController: FeatureRoutes {
         var invitesEnabled = false
         var configuration: Configuration
         @Nullable var contactAccount: Mastodon.Account?
-        var rules: [String] = []
+        var rules: [Rule]
+    }
+
+    /// A server rule as Mastodon gives it.
+    struct Rule: Encodable {
+        var id: String
+        var text: String
+        var hint = ""
+        var translations: [String: String] = [:]
     }
 
     struct Configuration: Encodable {
@@ -230,7 +239,7 @@ struct MastodonController: FeatureRoutes {
     }
 
     /// Mastodon's version, as clients read it to decide what to use (v2 media, v2 search and filters).
-    static let version = "4.3.0 (compatible; Plaza 1.0)"
+    static let version = "4.3.0 (compatible; Plaza \(PlazaVersion.number))"
 
     private var streamingURL: String {
         config.baseURL.replacingOccurrences(of: "https://", with: "wss://").replacingOccurrences(
@@ -251,14 +260,23 @@ struct MastodonController: FeatureRoutes {
 
     @Sendable func instanceV1(_ request: Request, context: PlazaContext) async throws -> Response {
         let (users, statuses) = try await accounts.instanceCounts()
+        let about = try await instance.info()
         let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
+        let description = about.description.isEmpty ? "A Plaza community." : about.description
         return try MastodonJSON.response(
             InstanceV1(
-                uri: host, title: config.name, shortDescription: "A Plaza community.",
-                description: "A Plaza community.", email: config.contactEmail, version: Self.version,
-                urls: .init(streamingApi: streamingURL), stats: .init(userCount: users, statusCount: statuses),
-                thumbnail: mapper.links.asset("icon-512.png"), registrations: config.registrations,
-                configuration: configuration(urls: false), contactAccount: nil))
+                uri: host, title: about.name, shortDescription: description, description: description,
+                email: about.contact, version: Self.version, urls: .init(streamingApi: streamingURL),
+                stats: .init(userCount: users, statusCount: statuses),
+                thumbnail: mapper.links.asset("icon-512.png"), registrations: about.registrations != .closed,
+                approvalRequired: about.registrations == .approval, invitesEnabled: about.registrations == .invite,
+                configuration: configuration(urls: false), contactAccount: nil, rules: Self.rules(about)))
+    }
+
+    static func rules(_ about: InstanceInfo) -> [Rule] { about.rules.map { Rule(id: $0.id, text: $0.text) } }
+
+    @Sendable func instanceRules(_ request: Request, context: PlazaContext) async throws -> Response {
+        try MastodonJSON.response(Self.rules(try await instance.info()))
     }
 
     struct InstanceV2: Encodable {
@@ -302,27 +320,31 @@ struct MastodonController: FeatureRoutes {
         var registrations: Registrations
         var apiVersions = APIVersions()
         var contact: Contact
-        var rules: [String] = []
+        var rules: [Rule]
     }
 
     @Sendable func instanceV2(_ request: Request, context: PlazaContext) async throws -> Response {
         let (users, _) = try await accounts.instanceCounts()
+        let about = try await instance.info()
         let host = URLComponents(string: config.baseURL)?.host ?? "localhost"
         let icon = mapper.links.asset("icon-512.png")
         return try MastodonJSON.response(
             InstanceV2(
-                domain: host, title: config.name, version: Self.version, description: "A Plaza community.",
+                domain: host, title: about.name, version: Self.version,
+                description: about.description.isEmpty ? "A Plaza community." : about.description,
                 usage: .init(users: .init(activeMonth: users)),
                 thumbnail: .init(
-                    url: icon, description: "\(config.name)'s icon", blurhash: nil,
+                    url: icon, description: "\(about.name)'s icon", blurhash: nil,
                     versions: ["@1x": icon, "@2x": icon]),
                 icon: [
                     .init(src: mapper.links.asset("icon-192.png"), size: "192x192"),
                     .init(src: icon, size: "512x512"),
                 ],
                 configuration: configuration(urls: true),
-                registrations: .init(enabled: config.registrations, minAge: nil, message: nil, url: nil),
-                contact: .init(email: config.contactEmail, account: nil)))
+                registrations: .init(
+                    enabled: about.registrations != .closed, approvalRequired: about.registrations == .approval,
+                    reasonRequired: false, minAge: nil, message: nil, url: nil),
+                contact: .init(email: about.contact, account: nil), rules: Self.rules(about)))
     }
 
     // MARK: accounts

@@ -20,9 +20,7 @@ package struct MastodonDoor: Door {
         mastodon.addRoutes(
             MastodonController(
                 core: core, mapper: mapper,
-                config: .init(
-                    name: core.config.instanceName, baseURL: core.config.baseURL, registrations: true,
-                    contactEmail: core.config.mailSender.address, uploads: core.uploadLimits)
+                config: .init(baseURL: core.config.baseURL, uploads: core.uploadLimits)
             ).routes)
         mastodon.addRoutes(oauth.apps, atPath: "v1")
         mastodon.addRoutes(MastodonStreaming(hub: core.hub, mapper: mapper).routes, atPath: "v1")

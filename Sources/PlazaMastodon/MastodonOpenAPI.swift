@@ -78,6 +78,7 @@ extension OpenAPIDocument {
                     op(.get, "The instance (Mastodon v1 entity; version 4.3.0 compatible)", .none, .object)
                 ),
                 ("\(v2)/instance", op(.get, "The instance (Mastodon v2 entity)", .none, .object)),
+                ("\(v1)/instance/rules", op(.get, "The server's rules", .none, .array)),
                 ("\(v1)/accounts/verify_credentials", op(.get, "My account, with `source`", .required, account)),
                 (
                     "\(v1)/accounts/update_credentials",

@@ -43,6 +43,8 @@ package struct AppServices: Sendable {
     package let search: SearchStore
     let deletions: AccountDeletion
     let export: AccountExport
+    /// The instance's settings, registrations and invites.
+    package let instance: InstanceStore
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
@@ -91,6 +93,11 @@ package struct AppServices: Sendable {
             searchWindows: searchWindows, graceMillis: Int64(config.accounts.deletionGraceDays) * 86_400_000)
         export = AccountExport(
             db: db, accounts: accounts, posts: posts, collections: collections, storage: mediaStorage)
+        instance = InstanceStore(
+            db: db, ids: ids, emails: emails,
+            defaults: .init(
+                name: config.instanceName, registrations: config.registrations, contact: config.mailSender.address),
+            baseURL: config.baseURL)
     }
 
     /// Makes the folder uploads and fetched preview images wait in, when serving starts (building

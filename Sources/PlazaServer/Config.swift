@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import JWTKit
 import Logging
+import PlazaAPI
 
 /// Everything `plaza serve` can be told, by area: where it listens and keeps its data at the
 /// top, then one group per area, each read from its own part of the configuration and checked
@@ -28,6 +29,8 @@ public struct PlazaConfig: Sendable {
     public var nodeID = Int.random(in: 0..<1024)
     /// The name mail and pages sign with.
     public var instanceName = "Plaza"
+    /// Who may sign up until an admin sets it (`PLAZA_REGISTRATIONS`; the admins' setting wins).
+    public var registrations = RegistrationMode.open
     public var logLevel = Logger.Level.info
     /// Log lines as text, or as one JSON object each (`json`), for a log collector.
     public var logFormat = LogFormat.text
@@ -113,6 +116,11 @@ public struct PlazaConfig: Sendable {
         publicURL = Self.nonEmpty(plaza.string(forKey: "public.url"))
         nodeID = plaza.int(forKey: "node.id", default: defaults.nodeID)
         instanceName = plaza.string(forKey: "instance.name", default: defaults.instanceName)
+        let mode = plaza.string(forKey: "registrations", default: defaults.registrations.rawValue)
+        guard let registrations = RegistrationMode(rawValue: mode.lowercased()) else {
+            throw ConfigurationError("registrations must be open, approval, invite or closed, not \(mode).")
+        }
+        self.registrations = registrations
         homeFanOutLimit = plaza.int(forKey: "home.fanout.limit", default: defaults.homeFanOutLimit)
         logLevel = try Self.logLevel(plaza.string(forKey: "log.level", default: "info"))
         let format = plaza.string(forKey: "log.format", default: "text")

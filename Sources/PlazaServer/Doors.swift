@@ -101,7 +101,8 @@ package struct Doors: Sendable {
             PushController(
                 devices: services.pushDevices, vapid: services.vapid, policy: config.push.allowed,
                 apnsConfigured: config.push.apns != nil),
-            api.moderation, StreamController(hub: hub, feed: services.eventFeed),
+            api.moderation, InstanceController(instance: services.instance),
+            StreamController(hub: hub, feed: services.eventFeed),
         ]
     }
 
@@ -113,7 +114,7 @@ package struct Doors: Sendable {
             devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: actions.media,
             twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
             outbox: services.outbox, deletions: services.deletions, export: services.export,
-            scratch: services.uploadDirectory)
+            scratch: services.uploadDirectory, instance: services.instance)
         return WebController.APIControllers(
             accounts: accounts,
             people: PeopleController(people: services.people, actions: actions.people),

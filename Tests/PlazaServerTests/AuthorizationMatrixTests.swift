@@ -509,6 +509,25 @@ struct AuthorizationMatrixTests {
                 "DELETE \(v1)/admin/users/{username}/suspension", anon: 401, owner: 403, other: 403, blocked: 403,
                 admin: 204))
         rows.append(row("GET \(v1)/admin/audit", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
+        // The instance: anyone reads what it says of itself; its settings, the sign-ups waiting
+        // for approval and invites are for admins (nobody waits here: 404 to the admin).
+        rows.append(row("GET \(v1)/about", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "PATCH \(v1)/admin/instance", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200,
+                body: json(#"{"description":"A test world."}"#)))
+        rows.append(
+            row("GET \(v1)/admin/registrations", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
+        for operation in ["PUT \(v1)/admin/registrations/{username}", "DELETE \(v1)/admin/registrations/{username}"] {
+            rows.append(
+                row(operation, "nobody waits", anon: 401, owner: 403, other: 403, blocked: 403, admin: 404))
+        }
+        rows.append(row("GET \(v1)/admin/invites", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
+        rows.append(row("POST \(v1)/admin/invites", anon: 401, owner: 403, other: 403, blocked: 403, admin: 201))
+        rows.append(
+            row(
+                "DELETE \(v1)/admin/invites/{code}", "no such invite", anon: 401, owner: 403, other: 403, blocked: 403,
+                admin: 404, parameters: ["code": { _ in "no-such-invite" }]))
         return rows
     }()
 

@@ -32,6 +32,7 @@ extension MastodonAuthorizationMatrixTests {
         rows.append(uniform("GET \(v1)/apps/verify_credentials", scope: nil, anon: 401))
         rows.append(uniform("GET \(v1)/instance", scope: nil, anon: 200))
         rows.append(uniform("GET \(v2)/instance", scope: nil, anon: 200))
+        rows.append(uniform("GET \(v1)/instance/rules", scope: nil, anon: 200))
         rows.append(uniform("GET \(v1)/accounts/verify_credentials", scope: "profile", anon: 401))
         rows.append(
             uniform(

@@ -8,6 +8,9 @@ extension ActivityHeatmap: ResponseEncodable {}
 extension AuditEntry: ResponseEncodable {}
 extension AuthProviderInfo: ResponseEncodable {}
 extension AuthResponse: ResponseEncodable {}
+extension InstanceInfo: ResponseEncodable {}
+extension InstanceInvite: ResponseEncodable {}
+extension PendingRegistration: ResponseEncodable {}
 extension CollectionItem: ResponseEncodable {}
 extension Comment: ResponseEncodable {}
 extension Health: ResponseEncodable {}

@@ -55,6 +55,7 @@ enum Migrations {
         Migration020.migration,
         Migration021.migration,
         Migration022.migration,
+        Migration023.migration,
     ]
 
     /// The schema this binary leaves a database at.

@@ -26,6 +26,18 @@ package struct AccountStore: Sendable {
         var identity: ProviderAccount?
         /// The preferences to start with, as stored (JSON).
         var preferences = "{}"
+        /// How the account joins (`InstanceStore.admission`).
+        var admission = Admission.open
+    }
+
+    /// How a new account joins, by the instance's registration mode.
+    enum Admission: Sendable, Equatable {
+        /// At once.
+        case open
+        /// With an invite's code, one of its uses taken in the account's transaction.
+        case invited(code: String)
+        /// Waiting for an admin: hidden and unable to sign in (as if suspended) until approved.
+        case pending(reason: String)
     }
 
     /// A provider's account as a sign-in presents it.
@@ -56,13 +68,20 @@ package struct AccountStore: Sendable {
                 {
                     throw Self.usernameTaken
                 }
+                var pending: (since: Int64, reason: String)?
+                switch new.admission {
+                case .open: break
+                case .invited(let code): try await InstanceStore.useInvite(code, now: now, on: db)
+                case .pending(let reason): pending = (now, reason)
+                }
                 try await db.exec(
                     """
                     INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, is_admin, created_at,
-                        email_verified_at, preferences)
+                        email_verified_at, preferences, suspended_at, pending_since, sign_up_reason)
                     VALUES (\(bind: id), \(bind: new.username), \(bind: usernameKey), \(bind: new.email), \(bind: emailKey),
                             \(bind: new.passwordHash), \(bind: new.displayName), \(bind: new.isAdmin), \(bind: now),
-                            \(bind: new.emailVerified ? now : nil), \(bind: new.preferences))
+                            \(bind: new.emailVerified ? now : nil), \(bind: new.preferences), \(bind: pending?.since),
+                            \(bind: pending?.since), \(bind: pending?.reason))
                     """)
                 if let identity = new.identity {
                     try await IdentityStore.insert(
@@ -79,15 +98,17 @@ package struct AccountStore: Sendable {
     static let usernameTaken = PlazaError(.conflict, "username_taken", "That username is taken.", field: "username")
     static let emailTaken = PlazaError(.conflict, "email_taken", "An account with that email exists.", field: "email")
 
-    /// The user, password hash and whether they may sign in (`maySignIn`) for a username or email.
-    func credentials(login: String) async throws -> (id: Int64, hash: String?, suspended: Bool)? {
+    /// The user, password hash, whether they may sign in (`maySignIn`) and whether their sign-up
+    /// waits for approval, for a username or email.
+    func credentials(login: String) async throws -> (id: Int64, hash: String?, suspended: Bool, pending: Bool)? {
         let key = login.lowercased()
         let column: SQLQueryString = key.contains("@") ? "email_key" : "username_key"
         guard
             let row = try await db.read({ db in
                 try await db.first(
                     """
-                    SELECT id, password_hash, \(Self.maySignIn(now: Timestamp.now.milliseconds)) AS may_sign_in
+                    SELECT id, password_hash, \(Self.maySignIn(now: Timestamp.now.milliseconds)) AS may_sign_in,
+                        pending_since IS NOT NULL AS pending
                     FROM users WHERE \(column) = \(bind: key)
                     """)
             })
@@ -96,7 +117,7 @@ package struct AccountStore: Sendable {
         let hash = try row.decode(column: "password_hash", as: String.self)
         return (
             try row.decode(column: "id", as: Int64.self), hash.isEmpty ? nil : hash,
-            !(try row.decode(column: "may_sign_in", as: Bool.self))
+            !(try row.decode(column: "may_sign_in", as: Bool.self)), try row.decode(column: "pending", as: Bool.self)
         )
     }
 
@@ -113,6 +134,13 @@ package struct AccountStore: Sendable {
                 "SELECT id FROM users WHERE id = \(bind: userID) AND \(Self.maySignIn(now: Timestamp.now.milliseconds))"
             )
                 != nil
+        }
+    }
+
+    /// True while the person's sign-up waits for an admin's approval.
+    func isPending(userID: Int64) async throws -> Bool {
+        try await db.read { db in
+            try await db.first("SELECT id FROM users WHERE id = \(bind: userID) AND pending_since IS NOT NULL") != nil
         }
     }
 

@@ -18,6 +18,8 @@ struct AccountsController: FeatureRoutes {
     let export: AccountExport
     /// Where archives are made (the uploads folder, which maintenance clears of leftovers).
     let scratch: String
+    /// Who may sign up (the registration mode, invites, approvals).
+    let instance: InstanceStore
     /// Archives made at once on this server; more wait for a turn (429).
     let exports = ConcurrencyGate(limit: 2)
 
@@ -47,13 +49,28 @@ struct AccountsController: FeatureRoutes {
         return routes
     }
 
-    @Sendable func register(_ request: Request, context: PlazaContext) async throws -> EditedResponse<AuthResponse> {
+    @Sendable func register(_ request: Request, context: PlazaContext) async throws -> Response {
         let body = try await request.decode(as: RegisterRequest.self, context: context)
-        return EditedResponse(status: .created, response: try await signUp(body, request: request, context: context))
+        switch try await signUp(body, request: request, context: context) {
+        case .signedIn(let auth):
+            return try EditedResponse(status: .created, response: auth).response(from: request, context: context)
+        case .pending:
+            return try EditedResponse(status: .accepted, response: PendingRegistration()).response(
+                from: request, context: context)
+        }
     }
 
-    /// Creates the account and its first session; shared by the API and the web sign-up form.
-    func signUp(_ body: RegisterRequest, request: Request, context: PlazaContext) async throws -> AuthResponse {
+    /// What a sign-up comes to: an account and its first session, or an account that waits for
+    /// an admin's approval (the registration mode `approval`).
+    enum SignUpOutcome {
+        case signedIn(AuthResponse)
+        case pending
+    }
+
+    /// Creates the account as the registration mode allows (403 when it does not), and its first
+    /// session unless it waits for approval; shared by the API and the web sign-up form.
+    func signUp(_ body: RegisterRequest, request: Request, context: PlazaContext) async throws -> SignUpOutcome {
+        let admission = try await instance.admission(invite: body.invite, reason: body.reason)
         let username = try Validate.username(body.username)
         let email = try Validate.email(body.email)
         try Validate.password(body.password)
@@ -66,18 +83,28 @@ struct AccountsController: FeatureRoutes {
         let userID = try await accounts.createUser(
             .init(
                 username: username, email: email, passwordHash: hash, displayName: displayName,
-                preferences: preferencesJSON))
+                preferences: preferencesJSON, admission: admission))
         do {
             _ = try await emails.sendVerification(userID: userID)
         } catch {
             // The account exists; the person can ask for the mail again from their settings.
             context.logger.warning("Verification mail not queued: \(String(reflecting: error))")
         }
+        if case .pending(let reason) = admission {
+            do {
+                try await instance.notifyAdmins(ofSignUp: username, reason: reason)
+            } catch {
+                // The sign-up waits in the admins' list all the same.
+                context.logger.warning("Admins not told of a sign-up: \(String(reflecting: error))")
+            }
+            return .pending
+        }
         let token = try await accounts.createSession(
             userID: userID, userAgent: request.headers[.userAgent], ip: context.remoteAddress)
-        return AuthResponse(
-            user: try await accounts.me(userID: userID), token: token,
-            deviceToken: try await devices.issue(userID: userID))
+        return .signedIn(
+            AuthResponse(
+                user: try await accounts.me(userID: userID), token: token,
+                deviceToken: try await devices.issue(userID: userID)))
     }
 
     @Sendable func login(_ request: Request, context: PlazaContext) async throws -> AuthResponse {
@@ -102,6 +129,7 @@ struct AccountsController: FeatureRoutes {
         }
         try await throttle.recordSuccess(account: key, client: client)
         // Told only to whoever knows the password, so a suspension is no clue to guessers.
+        guard !account.pending else { throw Self.pendingApproval }
         guard !account.suspended else { throw Self.suspended }
         if try await twoFactor.isEnabled(userID: account.id) {
             throw PlazaError(
@@ -115,7 +143,9 @@ struct AccountsController: FeatureRoutes {
     /// Signs in someone a provider vouched for: refused when suspended, and with two-factor
     /// sign-in on, the code is still asked for (401 `second_factor_required` with a challenge).
     func completeProviderSignIn(userID: Int64, request: Request, context: PlazaContext) async throws -> AuthResponse {
-        guard try await accounts.maySignIn(userID: userID) else { throw Self.suspended }
+        guard try await accounts.maySignIn(userID: userID) else {
+            throw try await accounts.isPending(userID: userID) ? Self.pendingApproval : Self.suspended
+        }
         if try await twoFactor.isEnabled(userID: userID) {
             throw PlazaError(
                 .unauthorized, "second_factor_required",
@@ -166,6 +196,10 @@ struct AccountsController: FeatureRoutes {
             retryAfter: wait, message: "Too many failed password attempts. Try again in \(wait) seconds.")
     }
 
+    static let pendingApproval = PlazaError(
+        .forbidden, "pending_approval",
+        "Your sign-up waits for an administrator's approval; you get a mail once decided."
+    )
     static let suspended = PlazaError(
         .forbidden, "account_suspended",
         "This account is suspended by the moderators of this server, so it cannot sign in.")

@@ -14,8 +14,12 @@ extension OpenAPIDocument {
             (
                 "\(v1)/auth/register",
                 Operation(
-                    method: .post, summary: "Create an account and sign in", auth: .none,
-                    body: "RegisterRequest", status: 201, response: ref("AuthResponse"), errors: [409], links: userLinks
+                    method: .post,
+                    summary: """
+                        Create an account and sign in, as the registration mode (GET /about) allows: 201 signed in;                         202 {"status": "pending"} when an admin must approve it first; 403 registrations_closed,                         or invite_required without a valid invite
+                        """,
+                    auth: .none, body: "RegisterRequest", status: 201, response: ref("AuthResponse"),
+                    errors: [403, 409], links: userLinks
                 )
             ),
             (

@@ -213,6 +213,9 @@ struct IdentityController: FeatureRoutes {
                 .conflict, "email_in_use",
                 "An account with \(email) exists. Sign in to it, then link \(provider.name) in your settings.")
         }
+        // A provider's account joins as any other: refused when sign-ups are closed or need an
+        // invite, waiting for approval when they need one.
+        let admission = try await accounts.instance.admission(invite: nil, reason: "Signed up with \(provider.name).")
         let displayName = String(
             Validate.trustworthy(claims.name ?? "", lines: false).trimmingCharacters(in: .whitespacesAndNewlines)
                 .prefix(60))
@@ -224,7 +227,11 @@ struct IdentityController: FeatureRoutes {
                     .init(
                         username: username, email: email ?? "", passwordHash: "",
                         displayName: displayName.isEmpty ? username : displayName, emailVerified: email != nil,
-                        identity: .init(provider: provider.id, subject: claims.subject, email: claims.email)))
+                        identity: .init(provider: provider.id, subject: claims.subject, email: claims.email),
+                        admission: admission))
+                if case .pending(let reason) = admission {
+                    try await accounts.instance.notifyAdmins(ofSignUp: username, reason: reason)
+                }
                 return (userID, true)
             } catch let error as PlazaError where error.code == AccountStore.usernameTaken.code {
                 // Someone signed in with this provider account at the same moment: use theirs.

@@ -8,6 +8,9 @@ struct MailMessage: Sendable, Equatable {
         case emailChanged = "email_changed"
         case providerLinked = "provider_linked"
         case deletionScheduled = "deletion_scheduled"
+        case registrationApproved = "registration_approved"
+        case registrationRejected = "registration_rejected"
+        case signUpWaiting = "sign_up_waiting"
     }
     var kind: Kind
     var to: String

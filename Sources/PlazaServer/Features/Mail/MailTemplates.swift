@@ -64,6 +64,29 @@ struct MailTemplates: Sendable {
             footer: "If you did not ask for this, sign in now, change your password and tell the moderators.")
     }
 
+    func registrationDecided(to address: String, name: String, approved: Bool) -> MailMessage {
+        approved
+            ? message(
+                .registrationApproved, to: address, subject: "Welcome to \(instanceName): your account is ready",
+                name: name, paragraphs: ["An administrator approved your sign-up. You can sign in now."],
+                action: ("Sign in", "\(baseURL)/login"), footer: "You get this mail because you signed up.")
+            : message(
+                .registrationRejected, to: address, subject: "Your sign-up to \(instanceName) was not approved",
+                name: name,
+                paragraphs: [
+                    "An administrator did not approve your sign-up, and the account was not made. Nothing of it is kept."
+                ], action: nil, footer: "You get this mail because you signed up.")
+    }
+
+    func signUpWaiting(to address: String, name: String, username: String, reason: String) -> MailMessage {
+        message(
+            .signUpWaiting, to: address, subject: "\(username) wants to join \(instanceName)", name: name,
+            paragraphs: ["\(username) signed up and waits for approval."]
+                + (reason.isEmpty ? [] : ["Why they want to join: \(reason)"]),
+            action: ("Review sign-ups", "\(baseURL)/admin/instance#registrations"),
+            footer: "You get this mail because you administer \(instanceName).")
+    }
+
     private func message(
         _ kind: MailMessage.Kind, to address: String, subject: String, name: String, paragraphs: [String],
         action: (label: String, url: String)?, footer: String

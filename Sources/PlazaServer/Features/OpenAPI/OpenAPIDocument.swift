@@ -120,6 +120,7 @@ package enum OpenAPIDocument {
             serviceOperations, accountOperations, externalSignInOperations, pushOperations, mediaOperations,
             peopleOperations, feedOperations, postOperations, spaceOperations, searchOperations,
             notificationOperations, realtimeOperations, collectionOperations, moderationOperations,
+            instanceOperations,
         ]
         return (features + parts.map { $0.operations() }).flatMap { $0 }
     }

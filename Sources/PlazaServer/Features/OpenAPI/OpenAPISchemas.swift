@@ -63,7 +63,7 @@ extension OpenAPIDocument {
         static var all: [String: JSONSchema] {
             [
                 peopleSchemas, postSchemas, spaceSchemas, notificationSchemas, accountRequestSchemas,
-                signInAndPostRequestSchemas, spaceAndCollectionRequestSchemas, moderation,
+                signInAndPostRequestSchemas, spaceAndCollectionRequestSchemas, moderation, instance,
             ].reduce(into: [:]) { all, part in all.merge(part) { a, _ in a } }
         }
 
@@ -248,7 +248,11 @@ extension OpenAPIDocument {
                             minLength: AccountRules.passwordLength.lowerBound,
                             maxLength: AccountRules.passwordLength.upperBound),
                         "displayName": string(maxLength: AccountRules.maxDisplayNameLength),
-                    ], required: ["username", "email", "password"]),
+                        "invite": string(maxLength: 64), "reason": string(maxLength: InstanceStore.maxReason),
+                    ], required: ["username", "email", "password"],
+                    description: """
+                        invite: the invite's code when registrations are invite; reason: why, for the admins, when                         they are approval (GET /about says which)
+                        """),
                 "LoginRequest": object([
                     "login": string(maxLength: AccountRules.maxEmailLength),
                     "password": string(maxLength: AccountRules.passwordLength.upperBound),
@@ -288,7 +292,7 @@ extension OpenAPIDocument {
                 ]),
                 "OutgoingMail": object([
                     "id": id,
-                    "kind": enumeration(["verify_email", "password_reset", "email_changed", "provider_linked"]),
+                    "kind": enumeration(MailMessage.Kind.allCases.map(\.rawValue)),
                     "to": string(), "subject": string(), "state": enumeration(["pending", "sent", "failed"]),
                     "attempts": integer, "createdAt": timestamp, "sentAt": nullable(timestamp),
                     "nextAttemptAt": nullable(timestamp), "lastError": nullable(string()),

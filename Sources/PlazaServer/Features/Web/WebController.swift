@@ -69,7 +69,8 @@ struct WebController {
         pages.post("signup", use: signup)
         pages.post("logout", use: logout)
         pages.addRoutes(of: [
-            WebPages(web: self), WebAdminPage(web: self), WebEmailPages(web: self),
+            WebPages(web: self), WebAdminPage(web: self), WebInstancePage(web: self, instance: api.accounts.instance),
+            WebEmailPages(web: self),
             WebOAuthPages(web: self, oauth: stores.oauth), install,
         ])
         for method in HTTPRequest.Method.answered + [.options] {
@@ -188,6 +189,9 @@ struct WebController {
         var displayName: String?
         /// Filled in by the page's script from the browser.
         var timeZone: String?
+        /// When sign-ups need an invite, or approval.
+        var invite: String?
+        var reason: String?
         var _csrf: String?
     }
 
@@ -271,8 +275,10 @@ struct WebController {
     @Sendable func signupPage(_ request: Request, context: PlazaContext) async throws -> Response {
         if context.identity != nil { return Self.redirect(to: "/") }
         let t = localizer(context)
+        var body = SignupPage(about: try await api.accounts.instance.info())
+        body.invite = String((request.uri.queryParameters.get("invite") ?? "").prefix(64))
         return try await page(
-            "signup", title: t("Create your account"), nav: .signup, SignupPage(), request: request, context: context)
+            "signup", title: t("Create your account"), nav: .signup, body, request: request, context: context)
     }
 
     @Sendable func signup(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -282,14 +288,26 @@ struct WebController {
             username: form.username ?? "", email: form.email ?? "", password: form.password ?? "",
             displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 },
             // A zone the browser names that Plaza does not know is left out rather than refused.
-            timeZone: form.timeZone.flatMap { Validate.timeZone($0) != nil ? $0 : nil })
+            timeZone: form.timeZone.flatMap { Validate.timeZone($0) != nil ? $0 : nil },
+            invite: form.invite, reason: form.reason)
+        let t = localizer(context)
+        var page = SignupPage(about: try await api.accounts.instance.info())
         do {
-            return try await signedIn(
-                try await api.accounts.signUp(body, request: request, context: context), context: context, next: "/")
+            switch try await api.accounts.signUp(body, request: request, context: context) {
+            case .signedIn(let auth): return try await signedIn(auth, context: context, next: "/")
+            case .pending:
+                page.pendingEmail = body.email
+                return try await self.page(
+                    "signup", title: t("Create your account"), nav: .signup, page, request: request, context: context,
+                    status: .accepted)
+            }
         } catch let error as PlazaError {
-            let t = localizer(context)
-            let page = SignupPage(
-                error: error.message, username: body.username, email: body.email, displayName: form.displayName ?? "")
+            page.error = error.message
+            page.username = body.username
+            page.email = body.email
+            page.displayName = form.displayName ?? ""
+            page.invite = form.invite ?? ""
+            page.reason = form.reason ?? ""
             return try await self.page(
                 "signup", title: t("Create your account"), nav: .signup, page, request: request, context: context,
                 status: error.status)

@@ -593,6 +593,24 @@ struct SignupPage: Sendable {
     var username = ""
     var email = ""
     var displayName = ""
+    var invite = ""
+    var reason = ""
+    /// Who may sign up, and the rules they agree to.
+    let closed: Bool
+    let needsInvite: Bool
+    let needsApproval: Bool
+    let rules: [InstanceRule]
+    let hasRules: Bool
+    /// Set once a sign-up waits for approval: where the decision will be mailed.
+    var pendingEmail: String?
+
+    init(about: InstanceInfo) {
+        closed = about.registrations == .closed
+        needsInvite = about.registrations == .invite
+        needsApproval = about.registrations == .approval
+        rules = about.rules
+        hasRules = !about.rules.isEmpty
+    }
 }
 
 /// `error.mustache`.

@@ -105,6 +105,10 @@ struct WebRenderer: Sendable {
         "collection.name": CollectionRules.maxNameLength, "collection.note": CollectionRules.maxNoteLength,
         "space.name": SpaceRules.maxNameLength, "space.slug": SpaceRules.maxSlugLength,
         "space.description": SpaceRules.maxDescriptionLength, "report.note": ModerationStore.maxNoteLength,
+        "invite": InstanceStore.maxInviteCode, "signup.reason": InstanceStore.maxReason,
+        "instance.name": InstanceStore.maxName, "instance.description": InstanceStore.maxDescription,
+        "instance.rule": InstanceStore.maxRule,
+        "instance.contact": InstanceStore.maxContact, "instance.terms": InstanceStore.maxTerms,
     ]
 
     /// `template` with each `maxlength="@name"` and `minlength="@name"` given its number from

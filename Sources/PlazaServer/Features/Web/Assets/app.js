@@ -130,6 +130,8 @@ export function formJSON(form, method) {
     if (el.type === 'radio' && !el.checked) continue;
     // Passwords are sent as typed; `data-keep-empty` fields send "" (which clears them) rather than null (which keeps them).
     const value = el.type === 'password' ? el.value : el.value.trim();
+    // `data-lines`: a list of {text}, one a line (an empty field is an empty list).
+    if ('lines' in el.dataset) { set(el.name, value.split('\n').map((l) => l.trim()).filter(Boolean).map((text) => ({ text }))); continue; }
     if (value === '') {
       if ('keepEmpty' in el.dataset) set(el.name, '');
       else if (method === 'PATCH') set(el.name, null);

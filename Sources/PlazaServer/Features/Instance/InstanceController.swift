@@ -1,0 +1,55 @@
+import Hummingbird
+import PlazaAPI
+
+/// What the instance says of itself, and what its admins set: the settings, the sign-ups that
+/// wait for approval and the invite links. Who may do what is decided by `InstanceStore`.
+struct InstanceController: FeatureRoutes {
+    let instance: InstanceStore
+
+    var routes: RouteCollection<PlazaContext> {
+        let (routes, signedIn) = RouteCollection.withSignedIn()
+        routes.get("about") { _, _ in try await instance.info() }
+        signedIn.patch("admin/instance", use: update)
+        signedIn.get("admin/registrations", use: registrations)
+        signedIn.put("admin/registrations/{username}") { _, context in
+            try await instance.decide(context.parameters.string("username"), approve: true, by: context.user.userID)
+            return Response(status: .noContent)
+        }
+        signedIn.delete("admin/registrations/{username}") { _, context in
+            try await instance.decide(context.parameters.string("username"), approve: false, by: context.user.userID)
+            return Response(status: .noContent)
+        }
+        signedIn.get("admin/invites") { request, context in
+            try await instance.invites(page: request.pageRequest(), viewer: context.user.userID)
+        }
+        signedIn.post("admin/invites", use: createInvite)
+        signedIn.delete("admin/invites/{code}") { _, context in
+            try await instance.revokeInvite(context.parameters.string("code"), by: context.user.userID)
+            return Response(status: .noContent)
+        }
+        return routes
+    }
+
+    @Sendable func update(_ request: Request, context: SignedInContext) async throws -> InstanceInfo {
+        try await instance.update(
+            try await request.decode(as: InstancePatch.self, context: context), by: context.user.userID)
+    }
+
+    @Sendable func registrations(_ request: Request, context: SignedInContext) async throws
+        -> Page<RegistrationRequest>
+    {
+        try await instance.pendingRegistrations(page: request.pageRequest(), viewer: context.user.userID)
+    }
+
+    @Sendable func createInvite(_ request: Request, context: SignedInContext) async throws -> EditedResponse<
+        InstanceInvite
+    > {
+        // The body is optional: none or `{}` makes an invite without limits.
+        let buffer = try await PlazaRequestDecoder.body(of: request, context: context)
+        let body =
+            buffer.readableBytes > 0
+            ? try PlazaRequestDecoder.decode(CreateInviteRequest.self, from: buffer) : CreateInviteRequest()
+        return EditedResponse(
+            status: .created, response: try await instance.createInvite(body, by: context.user.userID))
+    }
+}

@@ -1,0 +1,115 @@
+import OpenAPIKit
+import PlazaAPI
+
+/// What the instance says of itself, and its admins' settings, sign-ups and invites.
+extension OpenAPIDocument {
+    static var instanceOperations: [(String, Operation)] {
+        [
+            (
+                "\(v1)/about",
+                Operation(
+                    method: .get,
+                    summary: """
+                        The instance: its name, description, rules, contact, terms, who may sign up (registrations) \
+                        and Plaza's version
+                        """,
+                    auth: .none, response: ref("InstanceInfo"))
+            ),
+            (
+                "\(v1)/admin/instance",
+                Operation(
+                    method: .patch,
+                    summary: """
+                        Change the instance's settings (admins only): the fields given, an empty text clears one; \
+                        rules replaces the list (a rule given its id keeps it). In the audit log
+                        """,
+                    auth: .required, body: "InstancePatch", response: ref("InstanceInfo"), errors: [403, 422])
+            ),
+            (
+                "\(v1)/admin/registrations",
+                Operation(
+                    method: .get, summary: "Sign-ups waiting for approval, oldest first (admins only)",
+                    auth: .required, query: Params.page, response: pageOf("RegistrationRequest"), errors: [403])
+            ),
+            (
+                "\(v1)/admin/registrations/{username}",
+                Operation(
+                    method: .put,
+                    summary: "Approve a waiting sign-up (admins only): the person can sign in; they are mailed",
+                    auth: .required, status: 204, errors: [403, 404])
+            ),
+            (
+                "\(v1)/admin/registrations/{username}",
+                Operation(
+                    method: .delete,
+                    summary: "Reject a waiting sign-up (admins only): the account is deleted; they are mailed",
+                    auth: .required, status: 204, errors: [403, 404])
+            ),
+        ] + inviteOperations
+    }
+
+    private static var inviteOperations: [(String, Operation)] {
+        [
+            (
+                "\(v1)/admin/invites",
+                Operation(
+                    method: .get, summary: "Invites to sign up, newest first, with their uses (admins only)",
+                    auth: .required, query: Params.page, response: pageOf("InstanceInvite"), errors: [403])
+            ),
+            (
+                "\(v1)/admin/invites",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Make an invite to sign up (admins only): maxUses sign-ups at most and until expiresAt, \
+                        both optional. Its url opens the sign-up page with the code
+                        """,
+                    auth: .required, body: "CreateInviteRequest", bodyRequired: false, status: 201,
+                    response: ref("InstanceInvite"), errors: [403, 422])
+            ),
+            (
+                "\(v1)/admin/invites/{code}",
+                Operation(
+                    method: .delete, summary: "Revoke an invite (admins only)", auth: .required, status: 204,
+                    errors: [403, 404])
+            ),
+        ]
+    }
+}
+
+extension OpenAPIDocument.Schemas {
+    static var instance: [String: JSONSchema] {
+        let mode = enumeration(RegistrationMode.allCases.map(\.rawValue))
+        let rule = object(["id": string(), "text": string(maxLength: InstanceStore.maxRule)], required: ["text"])
+        return [
+            "InstanceInfo": object(
+                [
+                    "name": string(), "description": string(),
+                    "rules": array(object(["id": string(), "text": string()])), "contact": string(),
+                    "terms": string(), "registrations": mode, "version": string(),
+                ],
+                description: """
+                    registrations: open (anyone), approval (an admin approves each sign-up), invite (with an \
+                    invite's code), closed (nobody)
+                    """),
+            "InstancePatch": object(
+                [
+                    "name": string(maxLength: InstanceStore.maxName),
+                    "description": string(maxLength: InstanceStore.maxDescription),
+                    "rules": array(rule), "contact": string(maxLength: InstanceStore.maxContact),
+                    "terms": string(maxLength: InstanceStore.maxTerms), "registrations": mode,
+                ], required: []),
+            "PendingRegistration": object(["status": enumeration(["pending"])]),
+            "RegistrationRequest": object([
+                "username": string(), "email": string(), "reason": string(), "createdAt": timestamp,
+            ]),
+            "RegistrationRequestPage": page("RegistrationRequest"),
+            "InstanceInvite": object([
+                "code": string(), "url": string(), "maxUses": nullable(integer), "uses": integer,
+                "expiresAt": nullable(timestamp), "createdBy": nullable(OpenAPIDocument.ref("UserSummary")),
+                "createdAt": timestamp,
+            ]),
+            "InstanceInvitePage": page("InstanceInvite"),
+        ]
+    }
+}

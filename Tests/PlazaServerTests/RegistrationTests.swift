@@ -1,0 +1,229 @@
+import Foundation
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+/// Registration modes (open, approval, invite, closed) and the instance's settings, through the
+/// API as anyone, a member and an admin.
+@Suite("Registrations and instance settings")
+struct RegistrationTests {
+    static func admin(_ api: TestAPI, _ name: String = "root") async throws -> Account {
+        let root = try await api.register(name)
+        try await api.withDatabase { db in
+            try await db.write {
+                try await $0.exec("UPDATE users SET is_admin = TRUE WHERE username_key = \(bind: name)")
+            }
+        }
+        return root
+    }
+
+    static func signUp(_ api: TestAPI, _ name: String, invite: String? = nil, reason: String? = nil) async throws
+        -> TestResponse
+    {
+        try await api.call(
+            .post, "/auth/register",
+            json: RegisterRequest(
+                username: name, email: "\(name)@example.com", password: "correct horse battery", invite: invite,
+                reason: reason))
+    }
+
+    static func setMode(_ api: TestAPI, _ mode: RegistrationMode, by admin: Account) async throws {
+        let set = try await api.call(.patch, "/admin/instance", as: admin, json: InstancePatch(registrations: mode))
+        #expect(set.status == .ok, "\(set.text)")
+        #expect(try set.decode(InstanceInfo.self).registrations == mode)
+    }
+
+    static func mails(_ api: TestAPI, kind: String) async throws -> [String] {
+        try await api.withDatabase { db in
+            try await db.read {
+                try await $0.rows("SELECT recipient FROM mail_outbox WHERE kind = \(bind: kind) ORDER BY id")
+            }.map { try $0.decode(column: "recipient", as: String.self) }
+        }
+    }
+
+    @Test func aboutSaysWhatAdminsSetAndOnlyAdminsSetIt() async throws {
+        try await withApp({ $0.instanceName = "Riverside" }) { api async throws in
+            let about = try await api.get("/about").decode(InstanceInfo.self)
+            #expect(about.name == "Riverside" && about.registrations == .open && about.rules.isEmpty)
+            #expect(about.version == PlazaVersion.number)
+            let root = try await Self.admin(api)
+            let ana = try await api.register("ana")
+            let patch = InstancePatch(
+                name: "Riverside Runners", description: "Runs by the river.",
+                rules: [.init(text: "Be kind."), .init(text: "No ads.")], contact: "admins@riverside.example")
+            #expect(try await api.call(.patch, "/admin/instance", as: ana, json: patch).status == .forbidden)
+            #expect(try await api.call(.patch, "/admin/instance", json: patch).status == .unauthorized)
+            let set = try await api.call(.patch, "/admin/instance", as: root, json: patch).decode(InstanceInfo.self)
+            #expect(set.name == "Riverside Runners" && set.description == "Runs by the river.")
+            #expect(set.rules == [.init(id: "1", text: "Be kind."), .init(id: "2", text: "No ads.")])
+            #expect(set.contact == "admins@riverside.example")
+            #expect(try await api.get("/about").decode(InstanceInfo.self) == set)
+            // A rule given its id keeps it; a new one gets the next; an empty text clears a field.
+            let edited = try await api.call(
+                .patch, "/admin/instance", as: root,
+                json: InstancePatch(
+                    description: "", rules: [.init(id: "2", text: "No ads, ever."), .init(text: "Credit photos.")])
+            ).decode(InstanceInfo.self)
+            #expect(edited.rules == [.init(id: "2", text: "No ads, ever."), .init(id: "3", text: "Credit photos.")])
+            #expect(edited.description == "" && edited.name == "Riverside Runners")
+            // Bad input: 422, nothing changed.
+            for bad in [
+                #"{"name":""}"#, #"{"registrations":"sometimes"}"#, #"{"rules":[{"text":" "}]}"#,
+                #"{"name":"\#(String(repeating: "x", count: 61))"}"#,
+            ] {
+                let refused = try await api.call(.patch, "/admin/instance", as: root, raw: bad)
+                #expect(refused.status == .unprocessableContent || refused.status == .badRequest, "\(bad)")
+            }
+            #expect(try await api.get("/about").decode(InstanceInfo.self) == edited)
+            // Every change is in the audit log.
+            let audit = try await api.get("/admin/audit", as: root).decode(Page<AuditEntry>.self)
+            #expect(audit.items.filter { $0.action == "instance.update" }.count == 2)
+        }
+    }
+
+    @Test func approvalMakesSignUpsWaitUntilAnAdminDecides() async throws {
+        try await withApp { api async throws in
+            let root = try await Self.admin(api)
+            try await Self.setMode(api, .approval, by: root)
+            let waiting = try await Self.signUp(api, "ana", reason: "I run by the river.")
+            #expect(waiting.status == .accepted)
+            #expect(try waiting.decode(PendingRegistration.self).status == "pending")
+            #expect(try await Self.mails(api, kind: "sign_up_waiting") == ["root@example.com"])
+            // Not signed in, not seen, and told why the password does not sign in.
+            let login = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: "correct horse battery"))
+            #expect(login.status == .forbidden && login.error?.code == "pending_approval")
+            let wrong = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: "wrong one!"))
+            #expect(wrong.status == .unauthorized)
+            #expect(try await api.get("/users/ana").status == .notFound)
+            // The admins' list; nobody else sees it.
+            let list = try await api.get("/admin/registrations", as: root).decode(Page<RegistrationRequest>.self)
+            #expect(list.items.map(\.username) == ["ana"] && list.items.first?.reason == "I run by the river.")
+            let bea = try await Self.signUp(api, "bea")
+            #expect(bea.status == .accepted)
+            // Bea, approved behind the API's back, is a member but no admin.
+            try await api.withDatabase { db in
+                try await db.write {
+                    try await $0.exec(
+                        "UPDATE users SET pending_since = NULL, suspended_at = NULL WHERE username_key = 'bea'")
+                }
+            }
+            let beaSignedIn = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "bea", password: "correct horse battery"))
+            let beaToken = try beaSignedIn.decode(AuthResponse.self).token
+            #expect(try await api.call(.get, "/admin/registrations", token: beaToken).status == .forbidden)
+            #expect(try await api.call(.put, "/admin/registrations/ana", token: beaToken).status == .forbidden)
+            // Approved: signs in, is seen, and is mailed.
+            #expect(try await api.call(.put, "/admin/registrations/ana", as: root).status == .noContent)
+            #expect(try await api.call(.put, "/admin/registrations/ana", as: root).status == .notFound)
+            let approved = try await api.call(
+                .post, "/auth/login", json: LoginRequest(login: "ana", password: "correct horse battery"))
+            #expect(approved.status == .ok)
+            #expect(try await api.get("/users/ana").status == .ok)
+            #expect(try await Self.mails(api, kind: "registration_approved") == ["ana@example.com"])
+            // Rejected: the account is gone and its name free again.
+            #expect(try await Self.signUp(api, "cyd").status == .accepted)
+            #expect(try await api.call(.delete, "/admin/registrations/cyd", as: root).status == .noContent)
+            #expect(try await Self.mails(api, kind: "registration_rejected") == ["cyd@example.com"])
+            #expect(
+                try await api.get("/admin/registrations", as: root).decode(Page<RegistrationRequest>.self).items.isEmpty
+            )
+            try await Self.setMode(api, .open, by: root)
+            #expect(try await Self.signUp(api, "cyd").status == .created)
+            let audit = try await api.get("/admin/audit", as: root).decode(Page<AuditEntry>.self).items.map(\.action)
+            #expect(audit.contains("user.approve") && audit.contains("user.reject"))
+        }
+    }
+
+    @Test func inviteModeTakesAValidInviteOnly() async throws {
+        try await withApp { api async throws in
+            let root = try await Self.admin(api)
+            let ana = try await api.register("ana")
+            try await Self.setMode(api, .invite, by: root)
+            let none = try await Self.signUp(api, "bea")
+            #expect(none.status == .forbidden && none.error?.code == "invite_required")
+            #expect(try await Self.signUp(api, "bea", invite: "made-up").error?.code == "invite_required")
+            // Admins make invites; members do not.
+            #expect(
+                try await api.call(.post, "/admin/invites", as: ana, json: CreateInviteRequest()).status == .forbidden)
+            let once = try await api.call(.post, "/admin/invites", as: root, json: CreateInviteRequest(maxUses: 1))
+            #expect(once.status == .created)
+            let invite = try once.decode(InstanceInvite.self)
+            #expect(invite.url.hasSuffix("/signup?invite=\(invite.code)") && invite.uses == 0 && invite.maxUses == 1)
+            #expect(try await Self.signUp(api, "bea", invite: invite.code).status == .created)
+            // Used up: refused, and no account made.
+            let again = try await Self.signUp(api, "cyd", invite: invite.code)
+            #expect(again.status == .forbidden && again.error?.code == "invite_required")
+            #expect(try await api.get("/users/cyd").status == .notFound)
+            let listed = try await api.get("/admin/invites", as: root).decode(Page<InstanceInvite>.self)
+            #expect(listed.items.map(\.uses) == [1] && listed.items.first?.createdBy?.username == "root")
+            // An invite past its end is refused; a revoked one too.
+            let past = Timestamp(milliseconds: Timestamp.now.milliseconds - 1000)
+            #expect(
+                try await api.call(.post, "/admin/invites", as: root, json: CreateInviteRequest(expiresAt: past)).status
+                    == .unprocessableContent)
+            let open = try await api.call(.post, "/admin/invites", as: root, raw: "").decode(InstanceInvite.self)
+            #expect(open.maxUses == nil && open.expiresAt == nil)
+            try await api.withDatabase { db in
+                try await db.write {
+                    try await $0.exec("UPDATE invites SET expires_at = 1 WHERE code = \(bind: open.code)")
+                }
+            }
+            #expect(try await Self.signUp(api, "cyd", invite: open.code).status == .forbidden)
+            let later = try await api.call(.post, "/admin/invites", as: root, raw: "{}").decode(InstanceInvite.self)
+            #expect(try await api.call(.delete, "/admin/invites/\(later.code)", as: root).status == .noContent)
+            #expect(try await Self.signUp(api, "cyd", invite: later.code).status == .forbidden)
+            #expect(try await api.call(.delete, "/admin/invites/\(later.code)", as: root).status == .notFound)
+        }
+    }
+
+    @Test func closedRefusesEveryoneAndTheEnvironmentSetsTheFirstMode() async throws {
+        try await withApp({ $0.registrations = .closed }) { api async throws in
+            #expect(try await api.get("/about").decode(InstanceInfo.self).registrations == .closed)
+            let refused = try await Self.signUp(api, "ana")
+            #expect(refused.status == .forbidden && refused.error?.code == "registrations_closed")
+            // Operators still make accounts on the command line; an admin opens sign-ups.
+            let rootID = try await api.withDatabase { db in
+                try await AppServices(config: api.config, db: db).accounts.createUser(
+                    .init(
+                        username: "root", email: "root@example.com", passwordHash: "", displayName: "root",
+                        isAdmin: true))
+            }
+            let session = try await api.withDatabase { db in
+                try await AppServices(config: api.config, db: db).accounts.createSession(
+                    userID: rootID, userAgent: nil, ip: nil)
+            }
+            let opened = try await api.call(
+                .patch, "/admin/instance", token: session, json: InstancePatch(registrations: .open))
+            #expect(opened.status == .ok)
+            #expect(try await Self.signUp(api, "ana").status == .created)
+        }
+    }
+
+    /// Mastodon's instance entities and rules say what the admins set, in Mastodon's shapes.
+    @Test func mastodonsInstanceSaysWhatAdminsSet() async throws {
+        try await withApp { api async throws in
+            let root = try await Self.admin(api)
+            let patch = InstancePatch(
+                name: "Riverside", description: "Runs by the river.", rules: [.init(text: "Be kind.")],
+                contact: "admins@riverside.example", registrations: .approval)
+            #expect(try await api.call(.patch, "/admin/instance", as: root, json: patch).status == .ok)
+            let v1 = try await api.mastodon(.get, "/api/v1/instance").json()
+            try MastodonTests.expectDocumented("Instance_v1", v1)
+            #expect(v1["title"]?.stringValue == "Riverside" && v1["description"]?.stringValue == "Runs by the river.")
+            #expect(v1["registrations"] == .bool(true) && v1["approval_required"] == .bool(true))
+            #expect(v1["email"]?.stringValue == "admins@riverside.example")
+            let v2 = try await api.mastodon(.get, "/api/v2/instance").json()
+            try MastodonTests.expectDocumented("Instance_v2", v2)
+            #expect(v2["registrations"]?["approval_required"] == .bool(true))
+            #expect(v2["rules"]?.array.first?["text"]?.stringValue == "Be kind.")
+            let rules = try await api.mastodon(.get, "/api/v1/instance/rules").json()
+            #expect(rules.array.map { $0["text"]?.stringValue } == ["Be kind."])
+            #expect(rules.array.first == v2["rules"]?.array.first)
+            try await Self.setMode(api, .closed, by: root)
+            #expect(try await api.mastodon(.get, "/api/v1/instance").json()["registrations"] == .bool(false))
+        }
+    }
+}
