@@ -144,6 +144,23 @@ def test_the_archive_runs_on_a_clean_debian_with_only_the_documented_packages(in
         # The web app's pages and files come from the archive's resources folder.
         page = requests.get(server.url + f"/p/{post['id']}", timeout=10)
         assert page.status_code == 200 and "Dunes" in page.text
+        # The container's health check: the binary asks itself (the image has no curl).
+        health = subprocess.run(in_root(root, "/opt/plaza/plaza", "health", "--url", server.url),
+                                capture_output=True, text=True)
+        assert health.returncode == 0 and ": 200" in health.stdout, health
+    # plaza check, as the operator runs it: libvips and ffmpeg found, the data folder writable,
+    # warnings for what this bare set-up lacks (public URL, mail); a folder the user cannot
+    # write is an error (exit status 1).
+    checked = subprocess.run(in_root(root, "/opt/plaza/plaza", "check", "--data-dir", DATA), capture_output=True,
+                             text=True)
+    assert checked.returncode == 0, checked
+    for line in ["ok      libvips: images can be processed", "ok      ffmpeg: ", f"ok      data folder: {DATA} is writable",
+                 "warning public URL: PLAZA_PUBLIC_URL is not set", "warning mail: PLAZA_SMTP_URL is not set",
+                 "ok      database: SQLite in /var/lib/plaza answers (schema "]:
+        assert line in checked.stdout, (line, checked.stdout)
+    refused = subprocess.run(in_root(root, "/opt/plaza/plaza", "check", "--data-dir", "/opt/plaza/docs"),
+                             capture_output=True, text=True)
+    assert refused.returncode == 1 and "error   data folder: /opt/plaza/docs is not writable" in refused.stdout, refused
     # server.running() asserted the graceful stop (status 0 after SIGTERM).
     stored = root / DATA.lstrip("/")
     assert (stored / "plaza.sqlite").stat().st_uid == NOBODY
@@ -180,6 +197,16 @@ def test_the_service_unit_is_valid_and_hardened(installed: Path, tmp_path: Path)
     exposure = float(overall[0].split(":")[1].split()[0])
     assert exposure <= 2.0, overall[0]
 
+
+
+def test_the_container_image_runs_what_the_clean_root_tests():
+    """No container engine runs here, so the image is not built by the tests; its run stage is
+    what the test above proves: Debian 12 and packaging/install-runtime.sh, the archive
+    scripts/dist.sh packs, and the health check that test runs."""
+    containerfile = (ROOT / "Containerfile").read_text()
+    assert "ARG RUN_IMAGE=debian:bookworm-slim" in containerfile
+    assert "RUN sh /tmp/install-runtime.sh" in containerfile and "RUN scripts/dist.sh" in containerfile
+    assert 'CMD ["/opt/plaza/plaza", "health"]' in containerfile and "USER plaza" in containerfile
 
 
 def test_the_docs_show_the_settings_file_the_archive_ships():

@@ -182,3 +182,30 @@ def test_a_settings_file_is_read_and_the_environment_wins_over_it(data_dir: Path
         [str(BINARY), "migrate", "--data-dir", str(data_dir), "--env-file", str(tmp_path / "nowhere.env")],
         env=plaza_env(), capture_output=True, text=True, timeout=120)
     assert missing.returncode != 0 and str(tmp_path / "nowhere.env") in missing.stderr, missing
+
+
+def test_setup_writes_the_settings_file_and_makes_the_first_admin(tmp_path: Path):
+    """`plaza setup` without a terminal takes its flags, writes the settings file (0640) the
+    server then reads, and makes the administrator; it does not overwrite the file unasked."""
+    settings, data = tmp_path / "plaza.env", tmp_path / "data"
+    args = [str(BINARY), "setup", "--env-file", str(settings), "--public-url", "https://river.example",
+            "--name", "Riverside", "--registrations", "invite", "--data-dir", str(data),
+            "--admin-username", "root", "--admin-email", "root@example.com", "--admin-password", "correct horse battery"]
+    made = subprocess.run(args, env=plaza_env(), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert made.returncode == 0, made
+    assert "Made the administrator root" in made.stdout
+    text = settings.read_text()
+    for line in ["PLAZA_PUBLIC_URL=https://river.example", "PLAZA_INSTANCE_NAME=Riverside", "PLAZA_REGISTRATIONS=invite",
+                 f"PLAZA_DATA_DIR={data}", "# PLAZA_DATABASE_URL=", "# PLAZA_SMTP_URL="]:
+        assert line + ("" if line.endswith("=") else "\n") in text, (line, text)
+    assert settings.stat().st_mode & 0o777 == 0o640
+    again = subprocess.run(args, env=plaza_env(), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert again.returncode != 0 and "exists" in again.stderr and settings.read_text() == text
+
+    # The server reads it (the command line's --data-dir is the same folder).
+    with PlazaServer(data, tmp_path / "plaza.log", env={"PLAZA_ENV_FILE": str(settings)}).running() as server:
+        about = expect(server.client().get("/api/v1/about"), 200)
+        assert about["name"] == "Riverside" and about["registrations"] == "invite", about
+        root = server.client(expect(server.client().post(
+            "/api/v1/auth/login", json={"login": "root", "password": "correct horse battery"}), 200)["token"])
+        expect(root.post("/api/v1/admin/invites", json={}), 201)

@@ -13,6 +13,7 @@ the ports, and Plaza's address. Through each, over HTTPS:
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import shutil
@@ -110,9 +111,10 @@ def plaza_behind_proxy(tmp_path: Path):
         yield server
 
 
-def check_through(proxy_url: str, ca: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def check_through(proxy_url: str, ca: Path | None, monkeypatch: pytest.MonkeyPatch) -> None:
     # requests (and sse.EventStream) trust the proxy's certificate through this variable.
-    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(ca))
+    if ca is not None:
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(ca))
     front = SimpleNamespace(url=proxy_url)
     signed_up = expect(Client(front).post("/api/v1/auth/register", headers={"X-Forwarded-For": SPOOFED}, json={
         "username": "ana", "email": "ana@example.com", "password": "correct horse battery"}), 201)
@@ -138,9 +140,9 @@ def check_through(proxy_url: str, ca: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     # Mastodon's streaming API: the WebSocket upgrade gets through.
     port = int(proxy_url.rsplit(":", 1)[1])
-    context = ssl.create_default_context(cafile=str(ca))
     with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
-            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            (ssl.create_default_context(cafile=str(ca)).wrap_socket(raw, server_hostname="127.0.0.1") if ca
+             else contextlib.nullcontext(raw)) as tls:
         key = base64.b64encode(os.urandom(16)).decode()
         tls.sendall((f"GET /api/v1/streaming?stream=user&access_token={ana.token} HTTP/1.1\r\n"
                      f"Host: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -170,6 +172,36 @@ def test_the_shipped_nginx_configuration(plaza_behind_proxy: PlazaServer, tmp_pa
         url = f"https://127.0.0.1:{https_port}"
         wait_for(url, proxy, log, str(cert))
         check_through(url, cert, monkeypatch)
+    finally:
+        stop(proxy)
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists(),
+                    reason="needs nginx (scripts/install-deps.sh test)")
+def test_the_compose_nginx_configuration(plaza_behind_proxy: PlazaServer, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch):
+    """compose.yaml's nginx.conf, its two app servers' names pointed at the one Plaza here."""
+    site = (PACKAGING / "compose" / "nginx.conf").read_text()
+    port = free_port()
+    for old, new in [("server plaza-1:8080", f"server 127.0.0.1:{plaza_behind_proxy.port}"),
+                     ("server plaza-2:8080", f"server 127.0.0.1:{plaza_behind_proxy.port}"),
+                     ("listen 80;", f"listen 127.0.0.1:{port};"),
+                     ("/etc/nginx/plaza-proxy-headers.conf", str(PACKAGING / "nginx" / "plaza-proxy-headers.conf"))]:
+        assert old in site, f"packaging/compose/nginx.conf no longer has {old!r}: update this test"
+        site = site.replace(old, new)
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(f"{user}daemon off;\nworker_processes 1;\npid nginx.pid;\nerror_log nginx-error.log;\n"
+                    "events { worker_connections 256; }\nhttp {\n  access_log off;\n"
+                    f"  client_body_temp_path body;\n  proxy_temp_path proxy;\n{site}\n}}\n")
+    log = tmp_path / "nginx-error.log"
+    log.touch()
+    proxy = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c", str(conf), "-p", str(tmp_path)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_for(url, proxy, log, True)
+        check_through(url, None, monkeypatch)
     finally:
         stop(proxy)
 

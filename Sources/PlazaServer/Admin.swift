@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PlazaAPI
+import SQLKit
 
 /// The operator commands behind `plaza migrate`, `plaza user create` and `plaza seed`.
 public enum Admin {
@@ -39,6 +40,22 @@ public enum Admin {
                     displayName: try Validate.displayName(displayName) ?? name, isAdmin: admin,
                     emailVerified: true))
             return String(id)
+        }
+    }
+
+    /// Makes the person named `username` (or email) an administrator, or not. False: no such account.
+    public static func setAdmin(config: PlazaConfig, username: String, admin: Bool, logger: Logger) async throws
+        -> Bool
+    {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db in
+            try await Migrations.run(on: db, logger: logger)
+            let services = try AppServices(config: config, db: db)
+            guard let account = try await services.accounts.credentials(login: username) else { return false }
+            try await db.write {
+                try await $0.exec("UPDATE users SET is_admin = \(bind: admin) WHERE id = \(bind: account.id)")
+            }
+            return true
         }
     }
 

@@ -22,8 +22,8 @@ struct Plaza: AsyncParsableCommand {
         abstract: "A self-hosted social backend and web app.",
         version: PlazaVersion.description,
         subcommands: [
-            Serve.self, Migrate.self, BackupCommand.self, RestoreCommand.self, ExportCommand.self, UserCommand.self,
-            Seed.self, Login.self,
+            Serve.self, Setup.self, Migrate.self, Check.self, Health.self, BackupCommand.self, RestoreCommand.self,
+            ExportCommand.self, UserCommand.self, Seed.self, Login.self,
             Logout.self, PostCommand.self, Feed.self,
         ]
     )
@@ -226,7 +226,8 @@ struct ExportCommand: AsyncParsableCommand {
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Manage accounts.", subcommands: [Create.self, TwoFactorOff.self])
+        commandName: "user", abstract: "Manage accounts.",
+        subcommands: [Create.self, RoleCommand.self, TwoFactorOff.self])
 
     struct TwoFactorOff: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -192,7 +192,7 @@ public struct DatabaseErrorText: Error, CustomStringConvertible {
     }
 }
 
-struct ConfigurationError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

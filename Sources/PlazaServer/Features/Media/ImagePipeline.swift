@@ -48,15 +48,19 @@ struct ImagePipeline: Sendable {
 
     /// libvips is loaded and started once per process, at the first image (a server that never
     /// sees an upload does not map it and its codecs), with one worker thread per image.
-    /// False when it could not be; the log says why.
-    private static let libvipsStarted: Bool = {
-        guard plaza_vips_start(1) != 0 else { return true }
-        Logger(label: "PlazaServer.media").error("Images cannot be processed: \(takeError())")
-        return false
+    /// Why it could not be, or nil when it was; the log says so too.
+    private static let libvipsProblem: String? = {
+        guard plaza_vips_start(1) != 0 else { return nil }
+        let problem = takeError()
+        Logger(label: "PlazaServer.media").error("Images cannot be processed: \(problem)")
+        return problem
     }()
 
+    /// Why images cannot be processed here (`plaza check`), starting libvips if it was not; nil when they can.
+    static var unavailable: String? { libvipsProblem }
+
     private static func startLibvips() throws {
-        guard !libvipsStarted else { return }
+        guard libvipsProblem != nil else { return }
         throw PlazaError(.serviceUnavailable, "images_unavailable", "This server cannot process images at the moment.")
     }
 
