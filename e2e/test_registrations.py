@@ -78,6 +78,19 @@ def test_sign_ups_wait_for_approval_then_need_an_invite_then_stop(approval_world
     assert plaza.url + "/login" in welcome.text
     sign_in(visitor, plaza.url, "ana", PASSWORD)
 
+    # The dashboard counts her, finds her by name, and makes her an admin.
+    admin.get(plaza.url + "/admin/dashboard")
+    wait_text(admin, ".figures", "2: 1 admins, 0 waiting, 0 suspended")
+    fill(admin, "input[name=q]", "an")
+    click(admin, "form[role=search] button[type=submit]")
+    wait_for(admin, "[data-person=ana]")
+    assert admin.find_elements(By.CSS_SELECTOR, "[data-person=postmaster]") == []
+    screenshots(admin, "admin-dashboard")
+    click(admin, "[data-person=ana] button[data-body*=admin]")
+    admin.switch_to.alert.accept()
+    wait_for(admin, "[data-person=ana] button[data-body*=member]")
+    admin.get(plaza.url + "/admin/instance")
+
     # Invites: the admin switches the mode and makes a link for one person.
     Select(wait_for(admin, "select[name=registrations]")).select_by_value("invite")
     fill(admin, "textarea[name=rules]", "Be kind.\nCredit photos.")

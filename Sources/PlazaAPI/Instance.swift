@@ -111,3 +111,104 @@ public struct InstanceInvite: Codable, Sendable, Hashable {
         self.createdAt = createdAt
     }
 }
+
+/// `GET /admin/overview`: how the instance is doing, for its admins. Counts of queues and
+/// lists stop at `AdminOverview.countCap` (then read as "at least").
+public struct AdminOverview: Codable, Sendable, Hashable {
+    public static let countCap = 10_000
+
+    public struct People: Codable, Sendable, Hashable {
+        public var total: Int
+        public var admins: Int
+        public var pending: Int
+        public var suspended: Int
+        public init(total: Int, admins: Int, pending: Int, suspended: Int) {
+            self.total = total
+            self.admins = admins
+            self.pending = pending
+            self.suspended = suspended
+        }
+    }
+    /// An outbox or queue: waiting, and given up on.
+    public struct Queue: Codable, Sendable, Hashable {
+        public var pending: Int
+        public var failed: Int
+        public init(pending: Int, failed: Int) {
+            self.pending = pending
+            self.failed = failed
+        }
+    }
+    public struct StorageUser: Codable, Sendable, Hashable {
+        public var user: UserSummary
+        public var bytes: Int64
+        public init(user: UserSummary, bytes: Int64) {
+            self.user = user
+            self.bytes = bytes
+        }
+    }
+    /// `Plaza 1.0.0 (commit …)`.
+    public var version: String
+    /// When this server process started.
+    public var startedAt: Timestamp
+    /// `sqlite` or `postgres`, and the database's size on disk.
+    public var database: String
+    public var databaseBytes: Int64
+    public var people: People
+    /// Media stored for people (every variant and preview image), and who stores the most.
+    public var storageBytes: Int64
+    public var topStorage: [StorageUser]
+    public var mail: Queue
+    public var push: Queue
+    /// Videos: being transcoded (pending), and failed.
+    public var videos: Queue
+    public var openReports: Int
+    public init(
+        version: String, startedAt: Timestamp, database: String, databaseBytes: Int64, people: People,
+        storageBytes: Int64, topStorage: [StorageUser], mail: Queue, push: Queue, videos: Queue, openReports: Int
+    ) {
+        self.version = version
+        self.startedAt = startedAt
+        self.database = database
+        self.databaseBytes = databaseBytes
+        self.people = people
+        self.storageBytes = storageBytes
+        self.topStorage = topStorage
+        self.mail = mail
+        self.push = push
+        self.videos = videos
+        self.openReports = openReports
+    }
+}
+
+/// A person as the admins' list shows them.
+public struct AdminUser: Codable, Sendable, Hashable {
+    public var user: UserSummary
+    public var email: String
+    /// `admin` or `member`.
+    public var role: String
+    public var suspended: Bool
+    public var pending: Bool
+    public var twoFactor: Bool
+    public var storageBytes: Int64
+    public var createdAt: Timestamp
+    public init(
+        user: UserSummary, email: String, role: String, suspended: Bool, pending: Bool, twoFactor: Bool,
+        storageBytes: Int64, createdAt: Timestamp
+    ) {
+        self.user = user
+        self.email = email
+        self.role = role
+        self.suspended = suspended
+        self.pending = pending
+        self.twoFactor = twoFactor
+        self.storageBytes = storageBytes
+        self.createdAt = createdAt
+    }
+}
+
+/// `PUT /admin/users/{username}/role`.
+public struct RoleRequest: Codable, Sendable {
+    /// `admin` or `member`.
+    public var role: String
+    public init(role: String) { self.role = role }
+}

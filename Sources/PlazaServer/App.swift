@@ -190,6 +190,7 @@ extension AppServices {
 package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors extra: [any Door]) async throws
     -> some ApplicationProtocol
 {
+    ProcessStart.mark()
     var logger = logger ?? Logger(label: "plaza")
     logger.logLevel = config.logLevel
     // Nothing is counted when nobody can read it: no metrics port, no cost on any request.

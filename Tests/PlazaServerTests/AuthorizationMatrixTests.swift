@@ -523,6 +523,16 @@ struct AuthorizationMatrixTests {
                 row(operation, "nobody waits", anon: 401, owner: 403, other: 403, blocked: 403, admin: 404))
         }
         rows.append(row("GET \(v1)/admin/invites", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
+        rows.append(row("GET \(v1)/admin/overview", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
+        rows.append(row("GET \(v1)/admin/users", anon: 401, owner: 403, other: 403, blocked: 403, admin: 200))
+        rows.append(
+            row(
+                "PUT \(v1)/admin/users/{username}/role", anon: 401, owner: 403, other: 403, blocked: 403, admin: 204,
+                body: json(#"{"role":"member"}"#)))
+        rows.append(
+            row(
+                "DELETE \(v1)/admin/users/{username}/two-factor", anon: 401, owner: 403, other: 403, blocked: 403,
+                admin: 204))
         rows.append(row("POST \(v1)/admin/invites", anon: 401, owner: 403, other: 403, blocked: 403, admin: 201))
         rows.append(
             row(

@@ -226,4 +226,62 @@ struct RegistrationTests {
             #expect(try await api.mastodon(.get, "/api/v1/instance").json()["registrations"] == .bool(false))
         }
     }
+
+    /// The admins' overview counts what is there; their list of people finds by name; roles and
+    /// two-factor change only by another admin, each in the audit log.
+    @Test func theAdminsOverviewPeopleRolesAndTwoFactor() async throws {
+        try await withApp { api async throws in
+            let root = try await Self.admin(api)
+            let (ana, bea) = try await api.register("ana", "bea")
+            #expect(try await api.get("/admin/overview", as: ana).status == .forbidden)
+            #expect(try await api.get("/admin/users", as: ana).status == .forbidden)
+            try await api.withDatabase { db in
+                try await db.write {
+                    try await $0.exec("UPDATE users SET media_bytes = 5000 WHERE username_key = 'bea'")
+                    try await $0.exec("UPDATE users SET media_bytes = 900 WHERE username_key = 'ana'")
+                }
+            }
+            let overview = try await api.get("/admin/overview", as: root).decode(AdminOverview.self)
+            #expect(overview.people == .init(total: 3, admins: 1, pending: 0, suspended: 0))
+            #expect(overview.storageBytes == 5900 && overview.topStorage.map(\.user.username) == ["bea", "ana"])
+            #expect(overview.databaseBytes > 0 && overview.version.hasPrefix(PlazaVersion.number))
+            #expect(overview.mail.pending + overview.mail.failed >= 0 && overview.openReports == 0)
+
+            let found = try await api.get("/admin/users?q=B", as: root).decode(Page<AdminUser>.self)
+            #expect(found.items.map(\.user.username) == ["bea"] && found.items.first?.role == "member")
+            let all = try await api.get("/admin/users", as: root).decode(Page<AdminUser>.self)
+            #expect(all.items.map(\.user.username) == ["bea", "ana", "root"])
+
+            // Roles: an admin makes another; nobody changes their own; bad input is 422.
+            let role = { (who: String, to: String, by: Account) in
+                try await api.call(.put, "/admin/users/\(who)/role", as: by, json: RoleRequest(role: to))
+            }
+            #expect(try await role("bea", "admin", ana).status == .forbidden)
+            #expect(try await role("bea", "admin", root).status == .noContent)
+            #expect(try await api.get("/admin/overview", as: bea).status == .ok)
+            #expect(try await role("bea", "member", bea).status == .unprocessableContent)
+            #expect(try await role("bea", "owner", root).status == .unprocessableContent)
+            #expect(try await role("nobody", "admin", root).status == .notFound)
+            #expect(try await role("bea", "member", root).status == .noContent)
+            #expect(try await api.get("/admin/overview", as: bea).status == .forbidden)
+
+            // Two-factor off: ana's sign-in needs her password alone again.
+            try await api.withDatabase { db in
+                try await db.write {
+                    try await $0.exec(
+                        "INSERT INTO two_factor (user_id, secret, confirmed_at, created_at) VALUES (\(bind: Int64(ana.id)!), 'x', 1, 1)"
+                    )
+                }
+            }
+            #expect(try await api.logIn(ana).error?.code == "second_factor_required")
+            #expect(
+                try await api.get("/admin/users?q=ana", as: root).decode(Page<AdminUser>.self).items.first?.twoFactor
+                    == true)
+            #expect(try await api.call(.delete, "/admin/users/ana/two-factor", as: bea).status == .forbidden)
+            #expect(try await api.call(.delete, "/admin/users/ana/two-factor", as: root).status == .noContent)
+            #expect(try await api.logIn(ana).status == .ok)
+            let audit = try await api.get("/admin/audit", as: root).decode(Page<AuditEntry>.self).items.map(\.action)
+            #expect(audit.filter { $0 == "user.role" }.count == 2 && audit.contains("user.two_factor_off"))
+        }
+    }
 }

@@ -89,6 +89,7 @@ struct WebAuthorizationMatrixTests {
         row("GET /admin", anon: 303, owner: 200, other: 403, admin: 200, moderator: 200),
         // The server's settings, sign-ups and invites: admins only.
         row("GET /admin/instance", anon: 303, owner: 403, other: 403, admin: 200, moderator: 403),
+        row("GET /admin/dashboard", anon: 303, owner: 403, other: 403, admin: 200, moderator: 403),
         // An invitation that does not exist; it needs a person to accept it.
         row("GET /join/{code}", anon: 303, owner: 404, other: 404),
         // Signed-in people have no use for these forms and go home.

@@ -2,7 +2,8 @@
 /// name, description, rules, contact, terms, registration mode; a setting without a row has its
 /// default from the environment), invite links, and sign-ups waiting for approval
 /// (`users.pending_since`, with `suspended_at` set too, so that every query that hides suspended
-/// people hides them, and they cannot sign in, until an admin approves).
+/// people hides them, and they cannot sign in, until an admin approves), and who stores the most
+/// media, for the admins' overview.
 enum Migration023 {
     static let migration = Migration(
         version: 23,
@@ -12,6 +13,8 @@ enum Migration023 {
             "ALTER TABLE users ADD COLUMN pending_since BIGINT",
             "ALTER TABLE users ADD COLUMN sign_up_reason TEXT",
             "CREATE INDEX users_pending ON users (pending_since, id) WHERE pending_since IS NOT NULL",
+            // The admins' overview: who stores the most.
+            "CREATE INDEX users_media_bytes ON users (media_bytes DESC, id) WHERE media_bytes > 0",
             """
             CREATE TABLE invites (
                 id BIGINT PRIMARY KEY, code TEXT NOT NULL UNIQUE,

@@ -23,6 +23,21 @@ struct InstanceController: FeatureRoutes {
             try await instance.invites(page: request.pageRequest(), viewer: context.user.userID)
         }
         signedIn.post("admin/invites", use: createInvite)
+        signedIn.get("admin/overview") { _, context in try await instance.overview(viewer: context.user.userID) }
+        signedIn.get("admin/users") { request, context in
+            try await instance.people(
+                query: request.uri.queryParameters.get("q"), page: request.pageRequest(), viewer: context.user.userID)
+        }
+        signedIn.put("admin/users/{username}/role") { request, context in
+            let body = try await request.decode(as: RoleRequest.self, context: context)
+            try await instance.setRole(
+                of: context.parameters.string("username"), to: body.role, by: context.user.userID)
+            return Response(status: .noContent)
+        }
+        signedIn.delete("admin/users/{username}/two-factor") { _, context in
+            try await instance.turnOffTwoFactor(of: context.parameters.string("username"), by: context.user.userID)
+            return Response(status: .noContent)
+        }
         signedIn.delete("admin/invites/{code}") { _, context in
             try await instance.revokeInvite(context.parameters.string("code"), by: context.user.userID)
             return Response(status: .noContent)

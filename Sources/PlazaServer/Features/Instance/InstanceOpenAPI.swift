@@ -45,7 +45,44 @@ extension OpenAPIDocument {
                     summary: "Reject a waiting sign-up (admins only): the account is deleted; they are mailed",
                     auth: .required, status: 204, errors: [403, 404])
             ),
-        ] + inviteOperations
+        ] + inviteOperations + dashboardOperations
+    }
+
+    private static var dashboardOperations: [(String, Operation)] {
+        [
+            (
+                "\(v1)/admin/overview",
+                Operation(
+                    method: .get,
+                    summary: """
+                        How the instance is doing (admins only): version and start, database size, people, \
+                        storage and who stores most, the mail and push outboxes, the video queue, open reports
+                        """,
+                    auth: .required, response: ref("AdminOverview"), errors: [403])
+            ),
+            (
+                "\(v1)/admin/users",
+                Operation(
+                    method: .get,
+                    summary: "People, newest first, or those whose username starts with q (admins only)",
+                    auth: .required,
+                    query: Params.page + [.query(name: "q", schema: .string(maxLength: 30))],
+                    response: pageOf("AdminUser"), errors: [403])
+            ),
+            (
+                "\(v1)/admin/users/{username}/role",
+                Operation(
+                    method: .put, summary: "Make someone an admin or a member (admins only; not oneself, 422)",
+                    auth: .required, body: "RoleRequest", status: 204, errors: [403, 404, 422])
+            ),
+            (
+                "\(v1)/admin/users/{username}/two-factor",
+                Operation(
+                    method: .delete,
+                    summary: "Turn off someone's two-factor sign-in, when they lost their app and codes (admins only)",
+                    auth: .required, status: 204, errors: [403, 404])
+            ),
+        ]
     }
 
     private static var inviteOperations: [(String, Operation)] {
@@ -78,6 +115,10 @@ extension OpenAPIDocument {
 }
 
 extension OpenAPIDocument.Schemas {
+    private static func counts(_ names: [String]) -> [String: JSONSchema] {
+        Dictionary(uniqueKeysWithValues: names.map { ($0, integer) })
+    }
+
     static var instance: [String: JSONSchema] {
         let mode = enumeration(RegistrationMode.allCases.map(\.rawValue))
         let rule = object(["id": string(), "text": string(maxLength: InstanceStore.maxRule)], required: ["text"])
@@ -110,6 +151,22 @@ extension OpenAPIDocument.Schemas {
                 "createdAt": timestamp,
             ]),
             "InstanceInvitePage": page("InstanceInvite"),
+            "AdminOverview": object([
+                "version": string(), "startedAt": timestamp, "database": enumeration(["sqlite", "postgres"]),
+                "databaseBytes": integer, "people": object(counts(["total", "admins", "pending", "suspended"])),
+                "storageBytes": integer,
+                "topStorage": array(object(["user": OpenAPIDocument.ref("UserSummary"), "bytes": integer])),
+                "mail": object(counts(["pending", "failed"])), "push": object(counts(["pending", "failed"])),
+                "videos": object(counts(["pending", "failed"])), "openReports": integer,
+            ]),
+            "AdminUser": object([
+                "user": OpenAPIDocument.ref("UserSummary"), "email": string(),
+                "role": enumeration(["admin", "member"]),
+                "suspended": boolean, "pending": boolean, "twoFactor": boolean, "storageBytes": integer,
+                "createdAt": timestamp,
+            ]),
+            "AdminUserPage": page("AdminUser"),
+            "RoleRequest": object(["role": enumeration(["admin", "member"])]),
         ]
     }
 }

@@ -69,7 +69,7 @@ struct WebController {
         pages.post("signup", use: signup)
         pages.post("logout", use: logout)
         pages.addRoutes(of: [
-            WebPages(web: self), WebAdminPage(web: self), WebInstancePage(web: self, instance: api.accounts.instance),
+            WebPages(web: self), WebAdminPage(web: self), WebInstancePages(web: self, instance: api.accounts.instance),
             WebEmailPages(web: self),
             WebOAuthPages(web: self, oauth: stores.oauth), install,
         ])
