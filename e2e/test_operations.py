@@ -199,6 +199,15 @@ def test_setup_writes_the_settings_file_and_makes_the_first_admin(tmp_path: Path
                  f"PLAZA_DATA_DIR={data}", "# PLAZA_DATABASE_URL=", "# PLAZA_SMTP_URL="]:
         assert line + ("" if line.endswith("=") else "\n") in text, (line, text)
     assert settings.stat().st_mode & 0o777 == 0o640
+    # The key two-factor secrets are sealed with, beside it, named by it.
+    key = tmp_path / "secret.key"
+    assert f"PLAZA_SECRET_KEY_FILE={key}\n" in text and key.stat().st_mode & 0o777 == 0o640
+    assert len(key.read_text().strip()) == 44, key.read_text()
+    checked = subprocess.run([str(BINARY), "check", "--env-file", str(settings)], env=plaza_env(),
+                             capture_output=True, text=True, timeout=120)
+    assert "ok      secret key: two-factor secrets are sealed" in checked.stdout, checked
+    new_key = subprocess.run([str(BINARY), "secrets", "new-key"], capture_output=True, text=True, timeout=60)
+    assert new_key.returncode == 0 and len(new_key.stdout.strip()) == 44 and new_key.stdout != key.read_text()
     again = subprocess.run(args, env=plaza_env(), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert again.returncode != 0 and "exists" in again.stderr and settings.read_text() == text
 

@@ -27,8 +27,15 @@ name="plaza-$version-linux-$(uname -m)"
 
 # A build folder of its own: objects compiled for the static runtime must not mix with the test
 # build's in .build, which links the runtime dynamically (XCTest and Swift Testing need it).
-scratch=(--scratch-path .build-dist)
-echo "==> Building plaza ($config, Swift runtime linked in, in .build-dist)"
+# The tests' debug archive builds in a folder kept outside the clone (PLAZA_CACHE_DIR, as the
+# clean root is), so a new clone compiles only Plaza's own modules there, not every package.
+if [ "$config" = debug ]; then
+  build_dir="${PLAZA_DIST_BUILD:-${PLAZA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/plaza}/build-dist}"
+else
+  build_dir="${PLAZA_DIST_BUILD:-.build-dist}"
+fi
+scratch=(--scratch-path "$build_dir")
+echo "==> Building plaza ($config, Swift runtime linked in, in $build_dir)"
 swift build "${scratch[@]}" -c "$config" --product plaza --static-swift-stdlib
 bin=$(swift build "${scratch[@]}" -c "$config" --show-bin-path)
 
@@ -52,7 +59,7 @@ cp docs/install.md docs/configuration.md docs/upgrading.md docs/troubleshooting.
 # files name them), zlib. libvips and ffmpeg are Debian's, loaded or run at run time.
 cp /opt/swift/usr/share/swift/LICENSE.txt "$stage/licenses/swift.txt" 2>/dev/null \
   || cp "$(dirname "$(dirname "$(command -v swift)")")/share/swift/LICENSE.txt" "$stage/licenses/swift.txt"
-for checkout in .build-dist/checkouts/*; do
+for checkout in "$build_dir"/checkouts/*; do
   for file in "$checkout"/LICENSE* "$checkout"/LICENCE* "$checkout"/COPYING*; do
     [ -f "$file" ] && cp "$file" "$stage/licenses/$(basename "$checkout").txt" && break
   done

@@ -59,6 +59,17 @@ public enum Admin {
         }
     }
 
+    /// Seals every two-factor secret anew with the current key (`plaza secrets rotate`).
+    public static func resealSecrets(config: PlazaConfig, logger: Logger) async throws -> (
+        resealed: Int, unreadable: Int
+    ) {
+        let db = try await Database.open(config.database, logger: logger)
+        return try await db.withRunning { db in
+            try await Migrations.run(on: db, logger: logger)
+            return try await TwoFactorStore(db: db, secrets: config.accounts.secrets).reseal()
+        }
+    }
+
     /// Turns two-factor sign-in off for someone who lost both their authenticator app and their
     /// recovery codes (after the operator has made sure it is them). False: no such account.
     public static func disableTwoFactor(config: PlazaConfig, username: String, logger: Logger) async throws -> Bool {
@@ -67,7 +78,7 @@ public enum Admin {
             try await Migrations.run(on: db, logger: logger)
             let services = try AppServices(config: config, db: db)
             guard let account = try await services.accounts.credentials(login: username) else { return false }
-            try await TwoFactorStore(db: db).disable(userID: account.id)
+            try await TwoFactorStore(db: db, secrets: config.accounts.secrets).disable(userID: account.id)
             return true
         }
     }

@@ -112,7 +112,7 @@ package struct Doors: Sendable {
             accounts: services.accounts, people: services.people, passwords: services.passwords,
             throttle: services.loginThrottle(policy: config.accounts.loginThrottle),
             devices: DeviceTokens(keys: ServerKeyStore(db: services.db)), media: actions.media,
-            twoFactor: TwoFactorStore(db: services.db), emails: services.emails,
+            twoFactor: TwoFactorStore(db: services.db, secrets: config.accounts.secrets), emails: services.emails,
             outbox: services.outbox, deletions: services.deletions, export: services.export,
             scratch: services.uploadDirectory, instance: services.instance)
         return WebController.APIControllers(

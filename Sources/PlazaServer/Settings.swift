@@ -66,6 +66,9 @@ public struct AccountSettings: Sendable {
     /// Days between someone asking to delete their account and its deletion; signing in
     /// before then keeps it. 0 deletes it at the next maintenance round (hourly).
     public var deletionGraceDays = 30
+    /// Seals two-factor secrets with the key kept outside the database (`secret.key`,
+    /// `secret.key.file`; older keys in `secret.key.previous`); without one they are kept as they are.
+    public var secrets = SecretBox(current: nil)
     public init() {}
 
     /// From the `plaza` scope: `session.idle.days`, `session.max.days`, `bcrypt.cost`,
@@ -77,7 +80,26 @@ public struct AccountSettings: Sendable {
         sessionMaxDays = session.int(forKey: "max.days", default: defaults.sessionMaxDays)
         bcryptCost = reader.int(forKey: "bcrypt.cost", default: defaults.bcryptCost)
         deletionGraceDays = reader.int(forKey: "account.deletion.grace.days", default: defaults.deletionGraceDays)
+        secrets = try Self.secretBox(reader)
         try validate()
+    }
+
+    /// `secret.key` (the key's text) or `secret.key.file` (a file holding it), and
+    /// `secret.key.previous` (comma-separated keys that sealed values before a rotation).
+    static func secretBox(_ reader: ConfigReader) throws -> SecretBox {
+        var text = PlazaConfig.nonEmpty(reader.string(forKey: "secret.key"))
+        if text == nil, let file = PlazaConfig.nonEmpty(reader.string(forKey: "secret.key.file")) {
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw ConfigurationError("secret-key-file: cannot read \(file): \(error.localizedDescription)")
+            }
+        }
+        let previous = (reader.string(forKey: "secret.key.previous") ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }
+        return SecretBox(
+            current: try text.map(SecretBox.Key.init(text:)), previous: try previous.map(SecretBox.Key.init(text:)))
     }
 
     func validate() throws {

@@ -118,11 +118,12 @@ struct Setup: AsyncParsableCommand {
         guard let registrationMode = RegistrationMode(rawValue: mode) else {
             throw ValidationError("Who may sign up is open, approval, invite or closed, not \(mode).")
         }
+        let keyFile = ((envFile as NSString).deletingLastPathComponent as NSString).appendingPathComponent("secret.key")
         let settings = SettingsFile(
             publicURL: try value(publicURL, "The address people use (https://…)", default: nil),
             name: try value(name, "The instance's name", default: "Plaza"), registrations: registrationMode,
             dataDir: try value(dataDir, "Where the database and media live", default: "/var/lib/plaza"),
-            databaseURL: databaseURL)
+            databaseURL: databaseURL, secretKeyFile: keyFile)
         do { try settings.validate() } catch { throw ValidationError("\(error)") }
         let admin = (
             username: try value(adminUsername, "The first administrator's username", default: nil),
@@ -132,6 +133,11 @@ struct Setup: AsyncParsableCommand {
         if password == nil, interactive { password = String(cString: getpass("Their password: ")) }
         guard let password, !password.isEmpty else { throw ValidationError("The administrator needs a password.") }
 
+        // A key already there (a setup run again) is kept: secrets sealed with it must still open.
+        if !FileManager.default.fileExists(atPath: keyFile) {
+            try write(SecretBox.Key.generate() + "\n", to: keyFile)
+            print("Wrote \(keyFile), the key two-factor secrets are sealed with: keep a copy apart from the backups.")
+        }
         try write(settings.text, to: envFile)
         print("Wrote \(envFile).")
         let options = try ServerOptions.parse(["--env-file", envFile])
@@ -174,6 +180,47 @@ struct Setup: AsyncParsableCommand {
         guard rename(partial, path) == 0 else {
             unlink(partial)
             throw ValidationError("Could not write \(path): \(String(cString: strerror(errno))).")
+        }
+    }
+}
+
+/// `plaza secrets`: the key two-factor secrets are sealed with.
+struct SecretsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "secrets", abstract: "Make a key for the secrets Plaza seals, or move them to a new one.",
+        subcommands: [NewKey.self, Rotate.self])
+
+    struct NewKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "new-key", abstract: "Print a new random key (32 bytes, base64) for PLAZA_SECRET_KEY(_FILE).")
+        func run() { print(SecretBox.Key.generate()) }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Seal every secret anew with the current key.",
+            discussion: """
+                Set the new key (PLAZA_SECRET_KEY or PLAZA_SECRET_KEY_FILE) and the old one in \
+                PLAZA_SECRET_KEY_PREVIOUS, run this, then drop the old key. Secrets stored before a key \
+                was set are sealed too.
+                """)
+        @OptionGroup var options: ServerOptions
+
+        func run() async throws {
+            let config = try await options.config()
+            guard config.accounts.secrets.current != nil else {
+                throw ValidationError(
+                    "No key is set: PLAZA_SECRET_KEY or PLAZA_SECRET_KEY_FILE (plaza secrets new-key).")
+            }
+            let (resealed, unreadable) = try await Admin.resealSecrets(
+                config: config, logger: try await options.logger())
+            print("Sealed \(resealed) secret\(resealed == 1 ? "" : "s") with the current key.")
+            if unreadable > 0 {
+                print(
+                    "\(unreadable) did not open with the keys given: add the key they were sealed with to PLAZA_SECRET_KEY_PREVIOUS and run this again."
+                )
+                throw ExitCode(1)
+            }
         }
     }
 }

@@ -23,7 +23,7 @@ struct Plaza: AsyncParsableCommand {
         version: PlazaVersion.description,
         subcommands: [
             Serve.self, Setup.self, Migrate.self, Check.self, Health.self, BackupCommand.self, RestoreCommand.self,
-            ExportCommand.self, UserCommand.self, Seed.self, Login.self,
+            ExportCommand.self, UserCommand.self, SecretsCommand.self, Seed.self, Login.self,
             Logout.self, PostCommand.self, Feed.self,
         ]
     )

@@ -382,6 +382,30 @@ import Testing
         }
     }
 
+    /// Sealed secrets as a database (or whoever wrote to it) may hold them, and keys as an
+    /// operator may write them: a value opens only to what was sealed, hex decodes only what
+    /// encodes back the same, a key is 32 bytes or refused; nothing traps.
+    @Test func sealedSecretsAndKeys() throws {
+        let key = try SecretBox.Key(text: String(repeating: "ab", count: 32))
+        let box = SecretBox(current: key)
+        let sealed = try box.seal("JBSWY3DPEHPK3PXP", context: "two_factor:7")
+        let seeds = Fuzz.seeds(sealed, "sealed:v1:", "JBSWY3DPEHPK3PXP", String(repeating: "ab", count: 32), "QUFB")
+        Fuzz.run("sealed secrets", seeds: seeds, dictionary: ["sealed:v1:", ":", "=", key.id, "/", "+"]) { input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            if let opened = box.open(text, context: "two_factor:7"), text.hasPrefix("sealed:v1:"),
+                opened != "JBSWY3DPEHPK3PXP"
+            {
+                Issue.record("opened \(opened) from \(input)")
+            }
+            if let bytes = ByteText.bytes(hex: text), ByteText.bytes(hex: ByteText.hex(bytes)) != bytes {
+                Issue.record("hex \(bytes) from \(input)")
+            }
+            if let parsed = try? SecretBox.Key(text: text), parsed.id.count != 8 {
+                Issue.record("key \(parsed.id) from \(input)")
+            }
+        }
+    }
+
     /// What an SMTP server answers, fed in pieces as they might arrive: the reader returns
     /// replies whose lines share one code from 200 to 599, or throws, and never traps.
     @Test func smtpReplies() {

@@ -13,6 +13,16 @@ import PlazaAPI
 /// accepts a current code (each time step once: `last_step`) or an unused recovery code.
 struct TwoFactorStore: Sendable {
     let db: Database
+    /// Seals the secrets under the key kept outside the database (`PLAZA_SECRET_KEY`).
+    let secrets: SecretBox
+
+    static func context(_ userID: Int64) -> String { "two_factor:\(userID)" }
+
+    /// The stored secret's bytes, opened with the server's keys; nil when it does not open.
+    func secret(_ row: Row, userID: Int64) throws -> [UInt8]? {
+        secrets.open(try row.decode(column: "secret", as: String.self), context: Self.context(userID))
+            .flatMap(Base32.decode)
+    }
 
     static let recoveryCodeCount = 10
     static let challengeLifetimeMillis: Int64 = 5 * 60_000
@@ -53,11 +63,12 @@ struct TwoFactorStore: Sendable {
     /// A new secret for the person to add to their app, replacing one not yet confirmed.
     func begin(userID: Int64, now: Timestamp = .now) async throws -> BeginOutcome {
         let secret = TOTP.makeSecret()
+        let sealed = try secrets.seal(Base32.encode(secret), context: Self.context(userID))
         let stored = try await db.write { db -> Bool in
             try await db.first(
                 """
                 INSERT INTO two_factor (user_id, secret, confirmed_at, last_step, created_at)
-                VALUES (\(bind: userID), \(bind: Base32.encode(secret)), NULL, 0, \(bind: now.milliseconds))
+                VALUES (\(bind: userID), \(bind: sealed), NULL, 0, \(bind: now.milliseconds))
                 ON CONFLICT (user_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at,
                     last_step = 0
                 WHERE two_factor.confirmed_at IS NULL
@@ -85,7 +96,7 @@ struct TwoFactorStore: Sendable {
                 )
             else { return .notStarted }
             if try row.decode(column: "confirmed_at", as: Int64?.self) != nil { return .alreadyEnabled }
-            guard let secret = Base32.decode(try row.decode(column: "secret", as: String.self)),
+            guard let secret = try secret(row, userID: userID),
                 let step = TOTP.matchingStep(code, secret: secret, at: now)
             else { return .wrongCode }
             try await db.exec(
@@ -177,7 +188,7 @@ struct TwoFactorStore: Sendable {
             let userID = try row.decode(column: "user_id", as: Int64.self)
             var usedRecoveryCode = false
             var accepted = false
-            if let secret = Base32.decode(try row.decode(column: "secret", as: String.self)),
+            if let secret = try secret(row, userID: userID),
                 let step = TOTP.matchingStep(code, secret: secret, at: now)
             {
                 // A step at or before the last one accepted is a code used already.
@@ -234,5 +245,39 @@ struct TwoFactorStore: Sendable {
                 VALUES (\(bind: userID), \(bind: SessionToken.hash(normalized)))
                 """)
         }
+    }
+
+    /// Seals every secret not sealed under the current key anew under it (`plaza secrets
+    /// rotate`), in batches; returns how many, and how many did not open with the keys given.
+    func reseal() async throws -> (resealed: Int, unreadable: Int) {
+        var resealed = 0
+        var unreadable = 0
+        var after: Int64 = -1
+        while true {
+            let from = after
+            let rows = try await db.read { db in
+                try await db.rows(
+                    "SELECT user_id, secret FROM two_factor WHERE user_id > \(bind: from) ORDER BY user_id LIMIT 500")
+            }
+            guard let last = rows.last else { break }
+            after = try last.decode(column: "user_id", as: Int64.self)
+            for row in rows {
+                let userID = try row.decode(column: "user_id", as: Int64.self)
+                let stored = try row.decode(column: "secret", as: String.self)
+                guard !secrets.isCurrent(stored) else { continue }
+                guard let plain = secrets.open(stored, context: Self.context(userID)) else {
+                    unreadable += 1
+                    continue
+                }
+                let sealed = try secrets.seal(plain, context: Self.context(userID))
+                try await db.write { db in
+                    try await db.exec(
+                        "UPDATE two_factor SET secret = \(bind: sealed) WHERE user_id = \(bind: userID) AND secret = \(bind: stored)"
+                    )
+                }
+                resealed += 1
+            }
+        }
+        return (resealed, unreadable)
     }
 }

@@ -25,7 +25,7 @@ public enum InstanceCheck {
     public static func run(config: PlazaConfig, logger: Logger) async -> [Line] {
         var lines = [publicURL(config), await database(config, logger: logger)]
         lines += storage(config)
-        lines += [mail(config), push(config), ffmpeg(config, logger: logger), libvips()]
+        lines += [mail(config), push(config), secretKey(config), ffmpeg(config, logger: logger), libvips()]
         return lines
     }
 
@@ -119,6 +119,17 @@ public enum InstanceCheck {
     static func push(_ config: PlazaConfig) -> Line {
         let apns = config.push.apns.map { "APNs for \($0.topic)" } ?? "no APNs (iPhone apps get no pushes)"
         return Line(level: .ok, subject: "push", message: "Web Push (keys kept in the database); \(apns)")
+    }
+
+    static func secretKey(_ config: PlazaConfig) -> Line {
+        guard let key = config.accounts.secrets.current else {
+            return Line(
+                level: .warning, subject: "secret key",
+                message:
+                    "PLAZA_SECRET_KEY(_FILE) is not set: two-factor secrets are stored readable in the database and its backups (plaza secrets new-key, then plaza secrets rotate)"
+            )
+        }
+        return Line(level: .ok, subject: "secret key", message: "two-factor secrets are sealed (key \(key.id))")
     }
 
     static func ffmpeg(_ config: PlazaConfig, logger: Logger) -> Line {

@@ -13,6 +13,8 @@ public struct SettingsFile: Sendable, Equatable {
     public var databaseURL: String?
     public var smtpURL: String?
     public var mailFrom: String?
+    /// The file holding the key two-factor secrets are sealed with (`SecretBox`).
+    public var secretKeyFile: String?
 
     /// The archive's example.
     public static let example = SettingsFile(
@@ -20,7 +22,7 @@ public struct SettingsFile: Sendable, Equatable {
 
     public init(
         publicURL: String, name: String, registrations: RegistrationMode, dataDir: String, databaseURL: String? = nil,
-        smtpURL: String? = nil, mailFrom: String? = nil
+        smtpURL: String? = nil, mailFrom: String? = nil, secretKeyFile: String? = nil
     ) {
         self.publicURL = publicURL
         self.name = name
@@ -29,6 +31,7 @@ public struct SettingsFile: Sendable, Equatable {
         self.databaseURL = databaseURL
         self.smtpURL = smtpURL
         self.mailFrom = mailFrom
+        self.secretKeyFile = secretKeyFile
     }
 
     /// Refuses values the file cannot hold (a line break would start another setting) and those
@@ -36,7 +39,7 @@ public struct SettingsFile: Sendable, Equatable {
     public func validate() throws {
         for (key, value) in [
             ("public URL", publicURL), ("name", name), ("data folder", dataDir), ("database URL", databaseURL ?? ""),
-            ("SMTP URL", smtpURL ?? ""), ("sender", mailFrom ?? ""),
+            ("SMTP URL", smtpURL ?? ""), ("sender", mailFrom ?? ""), ("secret key file", secretKeyFile ?? ""),
         ] where value.contains(where: { $0.isNewline || $0 == "\0" }) {
             throw ConfigurationError("The \(key) must be on one line.")
         }
@@ -71,6 +74,10 @@ public struct SettingsFile: Sendable, Equatable {
             # SQLite and media under the service's state folder; PostgreSQL instead:
             \(line("PLAZA_DATABASE_URL", databaseURL, example: "postgres://plaza:secret@127.0.0.1:5432/plaza?sslmode=disable"))
             PLAZA_DATA_DIR=\(dataDir)
+
+            # The key two-factor secrets are sealed with, kept out of the database and its backups
+            # (plaza setup makes it; plaza secrets new-key makes another, plaza secrets rotate moves to it).
+            \(line("PLAZA_SECRET_KEY_FILE", secretKeyFile, example: "/etc/plaza/secret.key"))
 
             # Mail (password resets, confirmations). Unset, mail is written to <data dir>/outbox instead.
             \(line("PLAZA_SMTP_URL", smtpURL, example: "smtp://plaza%40example.com:secret@smtp.example.com:587"))
