@@ -32,8 +32,8 @@ extension InstanceStore {
                 : "SELECT pg_database_size(current_database()) AS n"
             let people = try await db.first(
                 """
-                SELECT count(*) AS total, COALESCE(SUM(CASE WHEN is_admin THEN 1 ELSE 0 END), 0) AS admins,
-                    COALESCE(SUM(media_bytes), 0) AS bytes FROM users
+                SELECT count(*) AS total, CAST(COALESCE(SUM(CASE WHEN is_admin THEN 1 ELSE 0 END), 0) AS BIGINT) AS admins,
+                    CAST(COALESCE(SUM(media_bytes), 0) AS BIGINT) AS bytes FROM users
                 """)
             let top = try await db.rows(
                 """
