@@ -98,6 +98,9 @@ struct RegistrationTests {
                 .post, "/auth/login", json: LoginRequest(login: "ana", password: "wrong one!"))
             #expect(wrong.status == .unauthorized)
             #expect(try await api.get("/users/ana").status == .notFound)
+            // Lifting a "suspension" does not let a waiting sign-up in: only approving does.
+            #expect(try await api.call(.delete, "/admin/users/ana/suspension", as: root).status == .noContent)
+            #expect(try await api.get("/users/ana").status == .notFound)
             // The admins' list; nobody else sees it.
             let list = try await api.get("/admin/registrations", as: root).decode(Page<RegistrationRequest>.self)
             #expect(list.items.map(\.username) == ["ana"] && list.items.first?.reason == "I run by the river.")

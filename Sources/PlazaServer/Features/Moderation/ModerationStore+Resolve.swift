@@ -237,7 +237,8 @@ extension ModerationStore {
             guard try await db.first("SELECT 1 AS ok WHERE \(Self.isAdmin(admin))") != nil else {
                 throw Self.adminsOnly
             }
-            // Suspended people are found too: an admin reinstates them by name.
+            // Suspended people are found too: an admin reinstates them by name. A sign-up waiting
+            // for approval is hidden the same way, and only approving it shows it.
             guard
                 let user = try await db.first("SELECT id FROM users WHERE username_key = \(bind: key)")?.decode(
                     column: "id", as: Int64.self)
@@ -251,7 +252,8 @@ extension ModerationStore {
                     try await db.first(
                         """
                         UPDATE users SET suspended_at = NULL
-                        WHERE id = \(bind: user) AND suspended_at IS NOT NULL AND deletion_due_at IS NULL RETURNING id
+                        WHERE id = \(bind: user) AND suspended_at IS NOT NULL AND deletion_due_at IS NULL
+                            AND pending_since IS NULL RETURNING id
                         """
                     ) != nil
             }
