@@ -45,7 +45,9 @@ public struct SettingsFile: Sendable, Equatable {
         }
         guard publicURL.hasPrefix("https://") || publicURL.hasPrefix("http://"), URL(string: publicURL)?.host != nil
         else { throw ConfigurationError("The public URL must be an http:// or https:// address, not \(publicURL).") }
-        guard (1...60).contains(name.count) else { throw ConfigurationError("The name must be 1 to 60 characters.") }
+        guard (1...InstanceStore.maxName).contains(name.count) else {
+            throw ConfigurationError("The name must be 1 to \(InstanceStore.maxName) characters.")
+        }
         guard dataDir.hasPrefix("/") else { throw ConfigurationError("The data folder must be an absolute path.") }
     }
 
