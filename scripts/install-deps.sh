@@ -25,8 +25,9 @@ fi
 # (macOS has it). SQLite and BoringSSL come with the Swift packages.
 apt_build="libvips-dev zlib1g-dev ffmpeg"
 brew_build="vips ffmpeg"
-apt_test="postgresql openssl curl nginx iproute2 fonts-dejavu-core fonts-noto-color-emoji debootstrap systemd caddy"
-brew_test="postgresql@16 nginx"
+# zbar (zbarimg) reads the QR codes Plaza draws back in the tests.
+apt_test="postgresql openssl curl nginx iproute2 fonts-dejavu-core fonts-noto-color-emoji debootstrap systemd caddy zbar-tools"
+brew_test="postgresql@16 nginx zbar"
 # The browser tests (e2e/, selenium): Debian's Chromium and its driver, Homebrew's casks. With
 # CHROMIUM_BIN and CHROMEDRIVER set you bring your own and these are left alone.
 apt_browser="chromium chromium-driver"

@@ -23,10 +23,12 @@ public struct InstanceInfo: Codable, Sendable, Hashable {
     public var contact: String
     public var terms: String
     public var registrations: RegistrationMode
+    /// Whether members (not only admins) may make invite links (`POST /invites`).
+    public var membersMayInvite: Bool
     public var version: String
     public init(
         name: String, description: String, rules: [InstanceRule], contact: String, terms: String,
-        registrations: RegistrationMode, version: String
+        registrations: RegistrationMode, membersMayInvite: Bool = false, version: String
     ) {
         self.name = name
         self.description = description
@@ -34,6 +36,7 @@ public struct InstanceInfo: Codable, Sendable, Hashable {
         self.contact = contact
         self.terms = terms
         self.registrations = registrations
+        self.membersMayInvite = membersMayInvite
         self.version = version
     }
 }
@@ -55,9 +58,10 @@ public struct InstancePatch: Codable, Sendable {
     public var contact: String?
     public var terms: String?
     public var registrations: RegistrationMode?
+    public var membersMayInvite: Bool?
     public init(
         name: String? = nil, description: String? = nil, rules: [Rule]? = nil, contact: String? = nil,
-        terms: String? = nil, registrations: RegistrationMode? = nil
+        terms: String? = nil, registrations: RegistrationMode? = nil, membersMayInvite: Bool? = nil
     ) {
         self.name = name
         self.description = description
@@ -65,6 +69,7 @@ public struct InstancePatch: Codable, Sendable {
         self.contact = contact
         self.terms = terms
         self.registrations = registrations
+        self.membersMayInvite = membersMayInvite
     }
 }
 
@@ -88,8 +93,8 @@ public struct RegistrationRequest: Codable, Sendable, Hashable {
     }
 }
 
-/// An invite to sign up (`POST /admin/invites`, which takes a `CreateInviteRequest`): `url`
-/// opens the sign-up page with the code filled in.
+/// An invite to sign up (`POST /admin/invites` or a member's `POST /invites`, which take a
+/// `CreateInviteRequest`): `url` opens the sign-up page with the code filled in.
 public struct InstanceInvite: Codable, Sendable, Hashable {
     public var code: String
     public var url: String

@@ -202,13 +202,16 @@ public struct AccountDeletionScheduled: Codable, Sendable, Hashable {
     public init(deletesAt: Timestamp) { self.deletesAt = deletesAt }
 }
 
-/// The secret to add to an authenticator app, as text and as an `otpauth://` URL (a QR code).
+/// The secret to add to an authenticator app: as text, as an `otpauth://` URL, and as that
+/// URL's QR code (an SVG document drawn by the server, for apps that scan).
 public struct TwoFactorSetup: Codable, Sendable, Hashable {
     public var secret: String
     public var otpauthURL: String
-    public init(secret: String, otpauthURL: String) {
+    public var qrCode: String
+    public init(secret: String, otpauthURL: String, qrCode: String) {
         self.secret = secret
         self.otpauthURL = otpauthURL
+        self.qrCode = qrCode
     }
 }
 

@@ -269,7 +269,7 @@ struct MastodonController: FeatureRoutes {
                 email: about.contact, version: Self.version, urls: .init(streamingApi: streamingURL),
                 stats: .init(userCount: users, statusCount: statuses),
                 thumbnail: mapper.links.asset("icon-512.png"), registrations: about.registrations != .closed,
-                approvalRequired: about.registrations == .approval, invitesEnabled: about.registrations == .invite,
+                approvalRequired: about.registrations == .approval, invitesEnabled: about.membersMayInvite,
                 configuration: configuration(urls: false), contactAccount: nil, rules: Self.rules(about)))
     }
 

@@ -538,6 +538,14 @@ struct AuthorizationMatrixTests {
             row(
                 "DELETE \(v1)/admin/invites/{code}", "no such invite", anon: 401, owner: 403, other: 403, blocked: 403,
                 admin: 404, parameters: ["code": { _ in "no-such-invite" }]))
+        // One's own invites: a list of one's own for everyone signed in; making one is for admins
+        // while members may not invite (the default); nobody revokes an invite that is not theirs.
+        rows.append(row("GET \(v1)/invites", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(row("POST \(v1)/invites", anon: 401, owner: 403, other: 403, blocked: 403, admin: 201))
+        rows.append(
+            row(
+                "DELETE \(v1)/invites/{code}", "no such invite", anon: 401, owner: 404, other: 404, blocked: 404,
+                admin: 404, parameters: ["code": { _ in "no-such-invite" }]))
         return rows
     }()
 

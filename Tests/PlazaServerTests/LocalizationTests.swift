@@ -11,25 +11,27 @@ import Testing
 /// language or the browser's, right to left in Arabic; nothing English is left on a German page.
 @Suite("Web app in every language")
 struct LocalizationTests {
-    static let web = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Sources/PlazaServer/Features/Web")
+    static let features = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources/PlazaServer/Features")
+    static let web = features.appendingPathComponent("Web")
 
     enum Kind: Equatable { case text, plural }
 
-    /// Every English text the web app shows, found as `LocalizationTests`' docs say: `[[…]]` in
-    /// templates, `t("…")` and `t.plural(…, other: "…")` in Swift, `t('…')`/`plural(…)` in scripts.
+    /// Every English text the web app shows (and the mails and pushes, written with the same
+    /// catalogs), found as `LocalizationTests`' docs say: `[[…]]` in templates, `t("…")` and
+    /// `t.plural(…, other: "…")` in Swift, `t('…')`/`plural(…)` in scripts.
     static func englishTexts() throws -> [String: Kind] {
         var texts: [String: Kind] = [:]
-        let files = try FileManager.default.subpathsOfDirectory(atPath: web.path).sorted()
+        let files = try FileManager.default.subpathsOfDirectory(atPath: features.path).sorted()
         for file in files where [".mustache", ".swift", ".js"].contains(where: file.hasSuffix) {
-            let source = try String(contentsOf: web.appendingPathComponent(file), encoding: .utf8)
+            let source = try String(contentsOf: features.appendingPathComponent(file), encoding: .utf8)
             if file.hasSuffix(".mustache") {
                 var rest = Substring(source)
                 while let open = rest.range(of: "[["), let close = rest[open.upperBound...].range(of: "]]") {
                     texts[String(rest[open.upperBound..<close.lowerBound]), default: .text] = .text
                     rest = rest[close.upperBound...]
                 }
-            } else if file.hasSuffix(".swift"), file != "Localization.swift" {
+            } else if file.hasSuffix(".swift"), file != "Web/Localization.swift" {
                 for text in MessageCatalog.quotedTexts(in: source, call: "t(", quote: "\"", skipping: 0) {
                     texts[text, default: .text] = .text
                 }

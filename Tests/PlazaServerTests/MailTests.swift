@@ -43,6 +43,44 @@ struct MailTests {
         }
     }
 
+    /// Mails speak the language the person chose (here at sign-up, as the web app's sign-up
+    /// page sends its own), right to left where the language is.
+    @Test func mailsSpeakTheRecipientsLanguage() async throws {
+        try await withApp { api async throws in
+            var accounts: [String: Account] = [:]
+            for (name, language) in [("jana", "de"), ("omar", "ar")] {
+                let signUp = try await api.call(
+                    .post, "/auth/register",
+                    json: RegisterRequest(
+                        username: name, email: "\(name)@example.com", password: "correct horse battery",
+                        language: language))
+                #expect(signUp.status == .created)
+                let auth = try signUp.decode(AuthResponse.self)
+                accounts[name] = Account(token: auth.token, me: auth.user, password: "correct horse battery")
+            }
+            let german = try #require(try await api.mails(to: "jana@example.com").first)
+            #expect(german.subject == "Bestätige deine E-Mail-Adresse für Plaza")
+            #expect(
+                german.text.hasPrefix("Hallo jana,\n") && german.text.contains("Der Link ist 24 Stunden lang gültig."))
+            #expect(
+                german.html.contains(#"<html lang="de" dir="ltr">"#) && german.html.contains("Meine Adresse bestätigen")
+            )
+            let arabic = try #require(try await api.mails(to: "omar@example.com").first)
+            #expect(arabic.subject == "أكّد عنوان بريدك الإلكتروني في Plaza")
+            #expect(arabic.html.contains(#"<html lang="ar" dir="rtl">"#))
+
+            // A language changed later is the one the next mail speaks.
+            let jana = try #require(accounts["jana"])
+            #expect(
+                try await api.call(.patch, "/me/preferences", as: jana, json: ["language": "en"]).status == .ok)
+            #expect(
+                try await api.call(.post, "/auth/password/forgot", json: ["email": "jana@example.com"]).status.code
+                    < 300)
+            let reset = try #require(try await api.mails(to: "jana@example.com", subject: "Reset").first)
+            #expect(reset.subject == "Reset your Plaza password" && reset.html.contains(#"<html lang="en" dir="ltr">"#))
+        }
+    }
+
     @Test func sendingTheLinkAgainIsThrottledPerPerson() async throws {
         try await withApp { api async throws in
             let (ana, bob) = try await api.register("ana", "bob")
@@ -445,7 +483,9 @@ struct MailTests {
             message, from: MailAddress(name: "Plaza", address: "noreply@plaza.test"), messageID: "1@plaza.test",
             date: Date(timeIntervalSince1970: 1_795_000_000), boundary: "b0")
         let mail = try #require(ReceivedMail.parse(Data(bytes)))
-        #expect(mail.subject == "=?UTF-8?B?\(Data("CaféBcc: evil@example.com".utf8).base64EncodedString())?=")
+        #expect(
+            mail.headers["subject"] == "=?UTF-8?B?\(Data("CaféBcc: evil@example.com".utf8).base64EncodedString())?=")
+        #expect(mail.subject == "CaféBcc: evil@example.com")
         #expect(mail.headers["bcc"] == nil)
         #expect(mail.headers["date"] == "Wed, 18 Nov 2026 11:06:40 +0000")
         #expect(mail.text == message.text && mail.html == message.html)

@@ -293,6 +293,23 @@ struct PushTests {
 
     // MARK: delivery
 
+    /// A push says what the web app's notification list says, in the recipient's language.
+    @Test func aPushSpeaksItsRecipientsLanguage() async throws {
+        try await Self.withPushApp { api, services, base in
+            let (ana, bob) = try await api.register("ana", "bob")
+            #expect(try await api.call(.patch, "/me/preferences", as: ana, json: ["language": "de"]).status == .ok)
+            let browser = TestBrowser()
+            #expect(
+                try await api.call(
+                    .post, "/me/push-devices", as: ana, json: browser.subscription(endpoint: base + "/wp/ana")
+                ).status == .created)
+            let post = try await api.textPost(ana, "hallo von ana")
+            try await Self.like(api, post, by: bob)
+            let push = try #require(try await services.pushes(to: "/wp/ana").first)
+            #expect(try browser.payload(push).body == "bob gefällt dein Beitrag: „hallo von ana“")
+        }
+    }
+
     @Test func webPushesAreEncryptedSignedAndABurstIsOnePush() async throws {
         try await Self.withPushApp { api, services, base in
             let (ana, bob) = try await api.register("ana", "bob")
@@ -372,7 +389,7 @@ struct PushTests {
                 try await db.write("UPDATE push_deliveries SET next_attempt_at = 0 WHERE state = 'pending'")
             }
             let retried = try await services.pushes(to: "/wp/flaky-ana", count: 2)
-            #expect(try browser.payload(retried[1]).body == "carl and bob followed you")
+            #expect(try browser.payload(retried[1]).body == "carl and 1 other followed you")
             #expect(try await Self.waitForDelivery(api, recipient: ana, state: "sent").attempts == 2)
         }
     }

@@ -182,6 +182,86 @@ struct RegistrationTests {
         }
     }
 
+    /// Members invite when the admins allow it, within members' limits, and see and revoke only
+    /// their own; an invite also lets its holder past approval.
+    @Test func membersInviteWhenAdminsAllowIt() async throws {
+        try await withApp { api async throws in
+            let root = try await Self.admin(api)
+            let (ana, ben) = try await api.register("ana", "ben")
+            try await Self.setMode(api, .invite, by: root)
+            let refused = try await api.call(.post, "/invites", as: ana, raw: "")
+            #expect(refused.status == .forbidden && refused.error?.code == "invites_disabled")
+            #expect(try await api.get("/about").decode(InstanceInfo.self).membersMayInvite == false)
+            // Only admins turn it on.
+            #expect(
+                try await api.call(.patch, "/admin/instance", as: ana, json: InstancePatch(membersMayInvite: true))
+                    .status == .forbidden)
+            let on = try await api.call(
+                .patch, "/admin/instance", as: root, json: InstancePatch(membersMayInvite: true))
+            #expect(try on.decode(InstanceInfo.self).membersMayInvite)
+
+            // A member's invite has limits: 10 uses and a week unless asked, at most 100 and 30 days.
+            let made = try await api.call(.post, "/invites", as: ana, raw: "")
+            #expect(made.status == .created)
+            let invite = try made.decode(InstanceInvite.self)
+            let week = Timestamp.now.milliseconds + 7 * 86_400_000
+            #expect(invite.maxUses == 10 && invite.createdBy?.username == "ana")
+            #expect(abs((invite.expiresAt?.milliseconds ?? 0) - week) < 60_000)
+            #expect(
+                try await api.call(.post, "/invites", as: ana, json: CreateInviteRequest(maxUses: 101)).status
+                    == .unprocessableContent)
+            let far = Timestamp(milliseconds: Timestamp.now.milliseconds + 31 * 86_400_000)
+            #expect(
+                try await api.call(.post, "/invites", as: ana, json: CreateInviteRequest(expiresAt: far)).status
+                    == .unprocessableContent)
+            // An admin's own invite through the same route has no such limits.
+            let rootsOwn = try await api.call(.post, "/invites", as: root, raw: "").decode(InstanceInvite.self)
+            #expect(rootsOwn.maxUses == nil && rootsOwn.expiresAt == nil)
+
+            // Each sees their own; the admins' list has them all; nobody revokes another's.
+            #expect(
+                try await api.get("/invites", as: ana).decode(Page<InstanceInvite>.self).items.map(\.code) == [
+                    invite.code
+                ])
+            #expect(try await api.get("/invites", as: ben).decode(Page<InstanceInvite>.self).items.isEmpty)
+            #expect(try await api.get("/admin/invites", as: root).decode(Page<InstanceInvite>.self).items.count == 2)
+            #expect(try await api.call(.delete, "/invites/\(invite.code)", as: ben).status == .notFound)
+            #expect(try await api.call(.delete, "/invites/\(invite.code)", as: root).status == .notFound)
+
+            // It signs people up; in approval mode it lets them past the wait.
+            #expect(try await Self.signUp(api, "cyd", invite: invite.code).status == .created)
+            try await Self.setMode(api, .approval, by: root)
+            #expect(try await Self.signUp(api, "dee", invite: invite.code).status == .created)
+            #expect(try await Self.signUp(api, "eve", invite: "made-up").error?.code == "invite_required")
+            #expect(try await Self.signUp(api, "fay").status == .accepted)
+            #expect(try await api.get("/invites", as: ana).decode(Page<InstanceInvite>.self).items.first?.uses == 2)
+
+            // At most 20 working invites at a time; a revoked one makes room.
+            for _ in 1..<InstanceStore.maxMemberInvites {
+                #expect(try await api.call(.post, "/invites", as: ben, raw: "").status == .created)
+            }
+            #expect(try await api.call(.post, "/invites", as: ben, raw: "").status == .created)
+            let full = try await api.call(.post, "/invites", as: ben, raw: "")
+            #expect(full.status == .forbidden && full.error?.code == "too_many_invites")
+            let oldest = try await api.get("/invites?limit=50", as: ben).decode(Page<InstanceInvite>.self).items.last
+            #expect(try await api.call(.delete, "/invites/\(oldest?.code ?? "")", as: ben).status == .noContent)
+            #expect(try await api.call(.post, "/invites", as: ben, raw: "").status == .created)
+
+            // The web app: settings lead to the page of one's invites, whose form keeps members' limits.
+            #expect(try await api.page(.get, "/settings", cookie: ana.cookie).text.contains(#"href="/invites""#))
+            let page = try await api.page(.get, "/invites", cookie: ana.cookie).text
+            #expect(page.contains(#"data-api="POST /api/v1/invites""#) && page.contains(#"max="100" value="10""#))
+            #expect(page.contains(invite.url) && !page.contains(rootsOwn.url))
+
+            // Turned off again: members make no more, and the web app offers none.
+            _ = try await api.call(.patch, "/admin/instance", as: root, json: InstancePatch(membersMayInvite: false))
+            #expect(try await api.call(.post, "/invites", as: ana, raw: "").error?.code == "invites_disabled")
+            #expect(!(try await api.page(.get, "/settings", cookie: ana.cookie).text.contains(#"href="/invites""#)))
+            let off = try await api.page(.get, "/invites", cookie: ana.cookie).text
+            #expect(!off.contains("POST /api/v1/invites") && off.contains(invite.url))
+        }
+    }
+
     @Test func closedRefusesEveryoneAndTheEnvironmentSetsTheFirstMode() async throws {
         try await withApp({ $0.registrations = .closed }) { api async throws in
             #expect(try await api.get("/about").decode(InstanceInfo.self).registrations == .closed)

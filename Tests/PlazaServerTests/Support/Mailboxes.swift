@@ -9,7 +9,19 @@ struct ReceivedMail: Sendable {
     var text: String
     var html: String
     var to: String { headers["to"] ?? "" }
-    var subject: String { headers["subject"] ?? "" }
+    /// The subject, its RFC 2047 encoded words (`=?UTF-8?B?…?=`, as non-ASCII subjects are
+    /// sent) decoded.
+    var subject: String {
+        let raw = headers["subject"] ?? ""
+        guard raw.hasPrefix("=?") else { return raw }
+        return raw.split(separator: " ").map { word -> String in
+            let parts = word.split(separator: "?")
+            guard parts.count == 5, parts[1].uppercased() == "UTF-8", parts[2].uppercased() == "B",
+                let bytes = Data(base64Encoded: String(parts[3]))
+            else { return String(word) }
+            return String(decoding: bytes, as: UTF8.self)
+        }.joined()
+    }
 
     /// The token of the first link in the text (`…?token=…`).
     var token: String? {

@@ -35,7 +35,8 @@ struct AccountDeletion: Sendable {
             try await PeopleStore.lockInOrder([userID], on: db)
             guard
                 let row = try await db.first(
-                    "SELECT email, display_name, is_admin, suspended_at FROM users WHERE id = \(bind: userID)")
+                    "SELECT email, display_name, is_admin, suspended_at, preferences FROM users WHERE id = \(bind: userID)"
+                )
             else { throw PlazaError.notFound("User") }
             guard try !row.decode(column: "is_admin", as: Bool.self) else {
                 throw PlazaError(
@@ -56,7 +57,8 @@ struct AccountDeletion: Sendable {
             if !email.isEmpty {
                 try await outbox.enqueue(
                     templates.deletionScheduled(
-                        to: email, name: try row.decode(column: "display_name", as: String.self), dueAt: due),
+                        to: email, name: try row.decode(column: "display_name", as: String.self), dueAt: due,
+                        language: Language(preferences: try row.decode(column: "preferences", as: String.self))),
                     on: db)
             }
         }

@@ -53,9 +53,10 @@ extension AccountsController {
         switch try await twoFactor.begin(userID: userID) {
         case .started(let secret):
             let username = try await accounts.me(userID: userID).user.username
+            let url = TOTP.url(secret: secret, account: username, issuer: Self.issuer)
             return TwoFactorSetup(
-                secret: Base32.encode(secret),
-                otpauthURL: TOTP.url(secret: secret, account: username, issuer: Self.issuer))
+                secret: Base32.encode(secret), otpauthURL: url,
+                qrCode: QRCode(url)?.svg(title: "Two-factor key for \(username)") ?? "")
         case .alreadyEnabled:
             throw Self.alreadyEnabled
         }

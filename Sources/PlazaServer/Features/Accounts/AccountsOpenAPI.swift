@@ -18,8 +18,8 @@ extension OpenAPIDocument {
                     summary: """
                         Create an account and sign in, as the registration mode (GET /about) allows: 201 signed in;                         202 {"status": "pending"} when an admin must approve it first; 403 registrations_closed,                         or invite_required without a valid invite
                         """,
-                    auth: .none, body: "RegisterRequest", status: 201, response: ref("AuthResponse"),
-                    errors: [403, 409], links: userLinks
+                    auth: .none, body: "RegisterRequest", status: 201, otherSuccess: [202: ref("PendingRegistration")],
+                    response: ref("AuthResponse"), errors: [403, 409], links: userLinks
                 )
             ),
             (

@@ -29,18 +29,21 @@ struct EmailStore: Sendable {
         var email: String
         var displayName: String
         var verified: Bool
+        /// What their mails speak.
+        var language: Language
     }
 
     private static func lockPerson(_ condition: SQLQueryString, on db: Connection) async throws -> Person? {
         guard
             let row = try await db.first(
-                "SELECT id, email, display_name, email_verified_at FROM users WHERE \(condition)\(db.dialect.rowLock(.noKeyUpdate) ?? "")"
+                "SELECT id, email, display_name, email_verified_at, preferences FROM users WHERE \(condition)\(db.dialect.rowLock(.noKeyUpdate) ?? "")"
             )
         else { return nil }
         return Person(
             id: try row.decode(column: "id", as: Int64.self), email: try row.decode(column: "email", as: String.self),
             displayName: try row.decode(column: "display_name", as: String.self),
-            verified: try row.decode(column: "email_verified_at", as: Int64?.self) != nil)
+            verified: try row.decode(column: "email_verified_at", as: Int64?.self) != nil,
+            language: Language(preferences: try row.decode(column: "preferences", as: String.self)))
     }
 
     /// Seconds until another mail of `purpose` may go to this person, or nil when one may now.
@@ -101,7 +104,9 @@ struct EmailStore: Sendable {
             let address = pending ?? person.email
             guard !address.isEmpty else { return .noAddress }
             try await issue(.verify, for: person, email: address, now: now, on: db) { token in
-                templates.verifyEmail(to: address, name: person.displayName, token: token, change: pending != nil)
+                templates.verifyEmail(
+                    to: address, name: person.displayName, token: token, change: pending != nil,
+                    language: person.language)
             }
             return .sent
         }
@@ -148,7 +153,8 @@ struct EmailStore: Sendable {
                 return .tooSoon(retryAfter: wait)
             }
             try await issue(.verify, for: person, email: newEmail, now: now, on: db) { token in
-                templates.verifyEmail(to: newEmail, name: person.displayName, token: token, change: true)
+                templates.verifyEmail(
+                    to: newEmail, name: person.displayName, token: token, change: true, language: person.language)
             }
             return .sent
         }
@@ -196,7 +202,9 @@ struct EmailStore: Sendable {
                 // An account a provider made may have had no address to tell.
                 if !person.email.isEmpty {
                     try await outbox.enqueue(
-                        templates.emailChanged(to: person.email, name: person.displayName, newAddress: email), now: now,
+                        templates.emailChanged(
+                            to: person.email, name: person.displayName, newAddress: email, language: person.language),
+                        now: now,
                         on: db)
                 }
             } else {
@@ -219,7 +227,8 @@ struct EmailStore: Sendable {
                 return false
             }
             try await outbox.enqueue(
-                templates.providerLinked(to: person.email, name: person.displayName, provider: provider), on: db)
+                templates.providerLinked(
+                    to: person.email, name: person.displayName, provider: provider, language: person.language), on: db)
             return true
         }
         if queued { signal.wake() }
@@ -237,7 +246,8 @@ struct EmailStore: Sendable {
                 try await Self.wait(for: .reset, userID: person.id, now: now, on: db) == nil
             else { return false }
             try await issue(.reset, for: person, email: person.email, now: now, on: db) { token in
-                templates.passwordReset(to: person.email, name: person.displayName, token: token)
+                templates.passwordReset(
+                    to: person.email, name: person.displayName, token: token, language: person.language)
             }
             return true
         }

@@ -22,7 +22,9 @@ struct InstanceController: FeatureRoutes {
         signedIn.get("admin/invites") { request, context in
             try await instance.invites(page: request.pageRequest(), viewer: context.user.userID)
         }
-        signedIn.post("admin/invites", use: createInvite)
+        signedIn.post("admin/invites") { request, context in
+            try await createInvite(request, context: context, scope: .everyone)
+        }
         signedIn.get("admin/overview") { _, context in try await instance.overview(viewer: context.user.userID) }
         signedIn.get("admin/users") { request, context in
             try await instance.people(
@@ -42,6 +44,15 @@ struct InstanceController: FeatureRoutes {
             try await instance.revokeInvite(context.parameters.string("code"), by: context.user.userID)
             return Response(status: .noContent)
         }
+        // A person's own invites: admins always, members when the admins allow it.
+        signedIn.get("invites") { request, context in
+            try await instance.invites(page: request.pageRequest(), viewer: context.user.userID, scope: .own)
+        }
+        signedIn.post("invites") { request, context in try await createInvite(request, context: context, scope: .own) }
+        signedIn.delete("invites/{code}") { _, context in
+            try await instance.revokeInvite(context.parameters.string("code"), by: context.user.userID, scope: .own)
+            return Response(status: .noContent)
+        }
         return routes
     }
 
@@ -56,15 +67,15 @@ struct InstanceController: FeatureRoutes {
         try await instance.pendingRegistrations(page: request.pageRequest(), viewer: context.user.userID)
     }
 
-    @Sendable func createInvite(_ request: Request, context: SignedInContext) async throws -> EditedResponse<
-        InstanceInvite
-    > {
+    func createInvite(_ request: Request, context: SignedInContext, scope: InstanceStore.InviteScope) async throws
+        -> EditedResponse<InstanceInvite>
+    {
         // The body is optional: none or `{}` makes an invite without limits.
         let buffer = try await PlazaRequestDecoder.body(of: request, context: context)
         let body =
             buffer.readableBytes > 0
             ? try PlazaRequestDecoder.decode(CreateInviteRequest.self, from: buffer) : CreateInviteRequest()
         return EditedResponse(
-            status: .created, response: try await instance.createInvite(body, by: context.user.userID))
+            status: .created, response: try await instance.createInvite(body, by: context.user.userID, scope: scope))
     }
 }

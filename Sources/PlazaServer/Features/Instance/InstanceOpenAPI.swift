@@ -110,6 +110,31 @@ extension OpenAPIDocument {
                     method: .delete, summary: "Revoke an invite (admins only)", auth: .required, status: 204,
                     errors: [403, 404])
             ),
+            (
+                "\(v1)/invites",
+                Operation(
+                    method: .get, summary: "One's own invites to sign up, newest first, with their uses",
+                    auth: .required, query: Params.page, response: pageOf("InstanceInvite"))
+            ),
+            (
+                "\(v1)/invites",
+                Operation(
+                    method: .post,
+                    summary: """
+                        Make an invite of one's own: admins always, members when the instance's membersMayInvite \
+                        is on (else 403 invites_disabled). A member's works for at most \(InstanceStore.maxMemberInviteUses) \
+                        people (10 when not given) and \(InstanceStore.maxMemberInviteDays) days (a week), \
+                        \(InstanceStore.maxMemberInvites) working ones at a time (403 too_many_invites)
+                        """,
+                    auth: .required, body: "CreateInviteRequest", bodyRequired: false, status: 201,
+                    response: ref("InstanceInvite"), errors: [403, 422])
+            ),
+            (
+                "\(v1)/invites/{code}",
+                Operation(
+                    method: .delete, summary: "Revoke one of one's own invites", auth: .required, status: 204,
+                    errors: [404])
+            ),
         ]
     }
 }
@@ -127,11 +152,11 @@ extension OpenAPIDocument.Schemas {
                 [
                     "name": string(), "description": string(),
                     "rules": array(object(["id": string(), "text": string()])), "contact": string(),
-                    "terms": string(), "registrations": mode, "version": string(),
+                    "terms": string(), "registrations": mode, "membersMayInvite": boolean, "version": string(),
                 ],
                 description: """
-                    registrations: open (anyone), approval (an admin approves each sign-up), invite (with an \
-                    invite's code), closed (nobody)
+                    registrations: open (anyone), approval (an admin approves each sign-up; an invite's code \
+                    lets one past), invite (with an invite's code), closed (nobody)
                     """),
             "InstancePatch": object(
                 [
@@ -139,6 +164,7 @@ extension OpenAPIDocument.Schemas {
                     "description": string(maxLength: InstanceStore.maxDescription),
                     "rules": array(rule), "contact": string(maxLength: InstanceStore.maxContact),
                     "terms": string(maxLength: InstanceStore.maxTerms), "registrations": mode,
+                    "membersMayInvite": boolean,
                 ], required: []),
             "PendingRegistration": object(["status": enumeration(["pending"])]),
             "RegistrationRequest": object([

@@ -29,10 +29,17 @@ package struct InstanceStore: Sendable {
     static let maxReason = 1000
     static let maxInviteCode = 64
     static let maxInviteUses = 100_000
+    /// A member's invites (admins' have no such limits): live ones at a time, uses each, and
+    /// days each works (a week when none is asked for).
+    static let maxMemberInvites = 20
+    static let maxMemberInviteUses = 100
+    static let maxMemberInviteDays = 30
 
     static let closed = PlazaError(.forbidden, "registrations_closed", "This server is not taking new sign-ups.")
     static let inviteRequired = PlazaError(
         .forbidden, "invite_required", "Signing up here needs an invite from a member.", field: "invite")
+    static let invitesOff = PlazaError(
+        .forbidden, "invites_disabled", "Only admins make invite links on this server.")
     static let inviteInvalid = PlazaError(
         .forbidden, "invite_required", "This invite is not valid: it may have expired or been used up.",
         field: "invite")
@@ -52,7 +59,7 @@ package struct InstanceStore: Sendable {
             contact: values["contact"] ?? defaults.contact, terms: values["terms"] ?? "",
             registrations: values["registrations"].flatMap(RegistrationMode.init(rawValue:))
                 ?? defaults.registrations,
-            version: PlazaVersion.number)
+            membersMayInvite: values["members_invite"] == "true", version: PlazaVersion.number)
     }
 
     /// Changes the settings `patch` names (admins only), in one transaction with its audit entry.
@@ -96,6 +103,7 @@ package struct InstanceStore: Sendable {
             if let value { changes.append((key, try Validate.text(value, field: key, max: max) ?? "")) }
         }
         if let mode = patch.registrations { changes.append(("registrations", mode.rawValue)) }
+        if let allowed = patch.membersMayInvite { changes.append(("members_invite", allowed ? "true" : "false")) }
         if let rules = patch.rules {
             changes.append(("rules", try rulesJSON(rules, current: current.rules)))
         }
@@ -136,7 +144,8 @@ package struct InstanceStore: Sendable {
 
     /// How a new account made through any door joins, by the instance's registration mode:
     /// refused (403) when closed, or when an invite is needed and none was given; an invite's
-    /// validity is checked as the account is written (`AccountStore.createUser`).
+    /// validity is checked as the account is written (`AccountStore.createUser`). An invite
+    /// also lets its holder past approval, as in Mastodon: someone on the server vouched for them.
     func admission(invite: String?, reason: String?) async throws -> AccountStore.Admission {
         switch try await info().registrations {
         case .open: return .open
@@ -148,6 +157,10 @@ package struct InstanceStore: Sendable {
             guard code.utf8.count <= Self.maxInviteCode else { throw Self.inviteInvalid }
             return .invited(code: code)
         case .approval:
+            if let code = invite?.trimmingCharacters(in: .whitespaces), !code.isEmpty {
+                guard code.utf8.count <= Self.maxInviteCode else { throw Self.inviteInvalid }
+                return .invited(code: code)
+            }
             return .pending(reason: try Validate.text(reason, field: "reason", max: Self.maxReason) ?? "")
         }
     }

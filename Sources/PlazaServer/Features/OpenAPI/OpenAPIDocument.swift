@@ -61,6 +61,9 @@ package enum OpenAPIDocument {
         package var status = 200
         /// Other success statuses with the same body (e.g. 200 for "already there" beside 201).
         package var alsoStatus: [Int] = []
+        /// Other success statuses with a JSON body of their own (202 `PendingRegistration`
+        /// beside a sign-up's 201).
+        package var otherSuccess: [Int: JSONSchema] = [:]
         package var response: JSONSchema? = nil
         package var errors: [Int] = []
         /// The body is multipart/form-data with a `file` field instead of JSON.
@@ -204,6 +207,10 @@ package enum OpenAPIDocument {
         let success = success(op)
         var responses: OpenAPI.Response.Map = [.status(code: op.status): .b(success)]
         for code in op.alsoStatus { responses[.status(code: code)] = .b(success) }
+        for (code, schema) in op.otherSuccess {
+            responses[.status(code: code)] = .b(
+                OpenAPI.Response(description: "Accepted", content: [.json: .b(.init(schema: schema))]))
+        }
         var errors = Set(op.errors + [400, 422, 429])
         if op.auth != .none || path.hasPrefix(v1) { errors.insert(401) }
         if op.body != nil || op.upload || op.mastodonBody { errors.formUnion([413, 415]) }

@@ -326,7 +326,7 @@ extension OpenAPIDocument {
                     "lastUsedAt": timestamp,
                 ]),
                 "LinkedIdentityPage": page("LinkedIdentity"),
-                "TwoFactorSetup": object(["secret": string(), "otpauthURL": string()]),
+                "TwoFactorSetup": object(["secret": string(), "otpauthURL": string(), "qrCode": string()]),
                 "ConfirmTwoFactorRequest": object(["code": string(maxLength: AccountRules.maxCodeLength)]),
                 "RecoveryCodes": object(["recoveryCodes": array(string())]),
                 "TwoFactorStatus": object(["enabled": boolean, "recoveryCodesLeft": integer]),

@@ -18,26 +18,18 @@ package struct PushMessage: Sendable, Equatable {
 }
 
 extension PushMessage {
-    init(_ notification: PlazaAPI.Notification, instanceName: String, badge: Int) {
+    /// The push of `notification` in its recipient's language (`t`): the same sentence as the
+    /// web app's notifications, with a short quote of the post or comment.
+    init(_ notification: PlazaAPI.Notification, instanceName: String, badge: Int, t: Localizer) {
         title = instanceName
         notificationID = notification.id
         kind = notification.kind
         self.badge = badge
-        let who = Self.actors(notification)
+        body = notification.sentence(t)
         let quote: String? = (notification.comment?.body ?? notification.post.flatMap { $0.title ?? $0.body })
             .map(Self.quote)
-        switch notification.kind {
-        case .like: body = "\(who) liked your post"
-        case .comment: body = "\(who) commented on your post"
-        case .reply: body = "\(who) replied in a thread you are in"
-        case .follow: body = "\(who) followed you"
-        case .mention: body = "\(who) mentioned you"
-        case .followRequest: body = "\(who) asked to follow you"
-        case .reportResolved: body = "A moderator resolved your report"
-        case .recommendation: body = "\(who) recommended a post to you"
-        }
         if let quote, !quote.isEmpty, notification.kind != .follow, notification.kind != .followRequest {
-            body += ": “\(quote)”"
+            body += t(": “{quote}”", ["quote": quote])
         }
         switch notification.kind {
         case .follow: path = "/u/\(notification.actor.username)"
@@ -50,23 +42,6 @@ extension PushMessage {
                 path = "/notifications"
             }
         }
-    }
-
-    /// "Ana", "Ana and Ben", "Ana and 49 others".
-    static func actors(_ notification: PlazaAPI.Notification) -> String {
-        let first = name(notification.actor.displayName, notification.actor.username)
-        switch notification.actorCount {
-        case ...1: return first
-        case 2:
-            let other = notification.actors.first { $0.username != notification.actor.username }
-            return other.map { "\(first) and \(name($0.displayName, $0.username))" } ?? "\(first) and 1 other"
-        default: return "\(first) and \(notification.actorCount - 1) others"
-        }
-    }
-
-    private static func name(_ displayName: String, _ username: String) -> String {
-        let trimmed = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.isEmpty ? username : prefix(trimmed, bytes: 120)
     }
 
     /// The text on one line, cut at a word near `maxQuote` characters (and at most 4 bytes

@@ -116,7 +116,9 @@ struct PushService: Service {
         if let reason = Self.mootReason(job, notification: notification) {
             outcome = .moot(reason)
         } else if let notification {
-            let message = PushMessage(notification, instanceName: instanceName, badge: job.unread)
+            let message = PushMessage(
+                notification, instanceName: instanceName, badge: job.unread,
+                t: MessageCatalog.localizer(Language(preferences: job.preferences)))
             switch job.platform {
             case .webpush where job.appSettings != nil:
                 if let payload = appPushes?.payload(settings: job.appSettings, notification, message: message) {

@@ -72,6 +72,14 @@ enum Language: String, Sendable, CaseIterable, Codable {
     }
 }
 
+extension Language {
+    /// The language a person chose (`language` in their stored preferences JSON), else English:
+    /// what their mails and pushes speak.
+    init(preferences json: String) {
+        self = AccountStore.decodePreferences(json)["language"]?.stringValue.flatMap(Language.init(tag:)) ?? .en
+    }
+}
+
 enum PluralCategory: String, Sendable, Codable, CaseIterable {
     case zero, one, two, few, many, other
 }
@@ -151,6 +159,17 @@ struct MessageCatalog: Sendable {
     let entries: [String: Entry]
 
     static let english = MessageCatalog(language: .en, entries: [:])
+
+    /// The catalogs in Plaza's resources, read once: what mails and pushes are written with
+    /// (the web app checks at start that every one of them loads).
+    static let bundled: [Language: MessageCatalog] =
+        Bundle.module.resourcePath.flatMap { try? load(from: $0 + "/Locales") } ?? [.en: .english]
+
+    /// Texts in `language` from the bundled catalogs, times in UTC (mails and pushes do not
+    /// know the reader's clock).
+    static func localizer(_ language: Language) -> Localizer {
+        Localizer(catalog: bundled[language] ?? .english, timeZone: .gmt)
+    }
 
     /// Every catalog from `folder` (`de.json`, …), English's empty one included.
     static func load(from folder: String) throws -> [Language: MessageCatalog] {

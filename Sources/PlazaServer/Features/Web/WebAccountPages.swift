@@ -141,7 +141,7 @@ extension WebPages {
         let linked = try await api.identity.identities.identities(userID: me.userID)
         let hasPassword = try await stores.accounts.passwordHash(userID: me.userID) != nil
         let providers = api.identity.signIn.providers
-        let body = SettingsPage(
+        var body = SettingsPage(
             user: UserView(account.user, viewer: me.userID, t: t), email: account.email,
             emailVerified: account.emailVerified, pendingEmail: account.pendingEmail, hasPassword: hasPassword,
             identities: linked.map { item in
@@ -159,6 +159,7 @@ extension WebPages {
                 preferences: account.preferences,
                 devices: try await stores.pushDevices.list(user: me.userID, session: me.sessionID), t: t),
             preferences: account.preferences, t: t)
+        body.mayInvite = try await api.accounts.instance.mayInvite(me.userID)
         return try await web.page(
             "settings", title: t("Settings"), nav: .settings, body, request: request, context: context.base)
     }

@@ -289,7 +289,8 @@ struct WebController {
             displayName: form.displayName.flatMap { $0.isEmpty ? nil : $0 },
             // A zone the browser names that Plaza does not know is left out rather than refused.
             timeZone: form.timeZone.flatMap { Validate.timeZone($0) != nil ? $0 : nil },
-            invite: form.invite, reason: form.reason)
+            // The page's language, kept: mails and pushes speak it before any setting is changed.
+            language: context.language.rawValue, invite: form.invite, reason: form.reason)
         let t = localizer(context)
         var page = SignupPage(about: try await api.accounts.instance.info())
         do {

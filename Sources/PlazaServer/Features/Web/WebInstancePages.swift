@@ -15,7 +15,21 @@ struct WebInstancePages: FeatureRoutes {
         let (routes, signedIn) = RouteCollection.withSignedIn()
         signedIn.get("admin/instance", use: settings)
         signedIn.get("admin/dashboard", use: dashboard)
+        signedIn.get("invites", use: ownInvites)
         return routes
+    }
+
+    /// `/invites`: a person's own invite links, and a form to make one when they may.
+    @Sendable func ownInvites(_ request: Request, context: SignedInContext) async throws -> Response {
+        let t = web.localizer(context.base)
+        let me = context.user.userID
+        let invites = try await instance.invites(page: .init(limit: 50), viewer: me, scope: .own)
+        let isAdmin = try await instance.isAdmin(me)
+        let body = OwnInvitesPage(
+            inviteLinks: InviteLinks(
+                invites.items, member: !isAdmin, mayInvite: try await instance.mayInvite(me), t: t))
+        return try await web.page(
+            "invites", title: t("Invite people"), nav: .settings, body, request: request, context: context.base)
     }
 
     @Sendable func settings(_ request: Request, context: SignedInContext) async throws -> Response {
@@ -29,13 +43,7 @@ struct WebInstancePages: FeatureRoutes {
             waiting: waiting.items.map {
                 .init(username: $0.username, email: $0.email, reason: $0.reason, when: t.dateTime($0.createdAt))
             },
-            invites: invites.items.map { invite in
-                InstancePage.InviteView(
-                    code: invite.code, url: invite.url,
-                    uses: invite.maxUses.map { t("{used} of {max} used", ["used": "\(invite.uses)", "max": "\($0)"]) }
-                        ?? t("{used} used", ["used": "\(invite.uses)"]),
-                    expires: invite.expiresAt.map { t.dateTime($0) })
-            }, t: t)
+            inviteLinks: InviteLinks(invites.items, member: false, mayInvite: true, t: t), t: t)
         return try await web.page(
             "admin-instance", title: t("This server"), nav: .admin, body, request: request, context: context.base)
     }
@@ -54,22 +62,17 @@ struct InstancePage: Sendable {
         let reason: String
         let when: String
     }
-    struct InviteView: Sendable {
-        let code: String
-        let url: String
-        let uses: String
-        let expires: String?
-    }
     let name: String
     let description: String
     let contact: String
     let terms: String
     let rules: String
     let modes: [Mode]
+    let membersMayInvite: Bool
     let waiting: [Waiting]
-    let invites: [InviteView]
+    let inviteLinks: InviteLinks
 
-    init(about: InstanceInfo, waiting: [Waiting], invites: [InviteView], t: Localizer) {
+    init(about: InstanceInfo, waiting: [Waiting], inviteLinks: InviteLinks, t: Localizer) {
         name = about.name
         description = about.description
         contact = about.contact
@@ -85,9 +88,51 @@ struct InstancePage: Sendable {
                 }
             return Mode(value: mode.rawValue, label: label, selected: mode == about.registrations)
         }
+        membersMayInvite = about.membersMayInvite
         self.waiting = waiting
-        self.invites = invites
+        self.inviteLinks = inviteLinks
     }
+}
+
+/// `invite-links.mustache`: invite links and the form that makes one, on the admins' page
+/// (every invite, no limits) and on a person's own (`/invites`, with the members' limits).
+struct InviteLinks: Sendable {
+    struct Item: Sendable {
+        let code: String
+        let url: String
+        let uses: String
+        let expires: String?
+    }
+    let api: String
+    let member: Bool
+    let mayInvite: Bool
+    let maxUses: Int
+    let maxDays: Int
+    let defaultUses: String
+    let defaultDays: String
+    let items: [Item]
+
+    init(_ invites: [InstanceInvite], member: Bool, mayInvite: Bool, t: Localizer) {
+        api = member ? "invites" : "admin/invites"
+        self.member = member
+        self.mayInvite = mayInvite
+        maxUses = member ? InstanceStore.maxMemberInviteUses : InstanceStore.maxInviteUses
+        maxDays = member ? InstanceStore.maxMemberInviteDays : 365
+        defaultUses = member ? "10" : ""
+        defaultDays = member ? "7" : ""
+        items = invites.map { invite in
+            Item(
+                code: invite.code, url: invite.url,
+                uses: invite.maxUses.map { t("{used} of {max} used", ["used": "\(invite.uses)", "max": "\($0)"]) }
+                    ?? t("{used} used", ["used": "\(invite.uses)"]),
+                expires: invite.expiresAt.map { t.dateTime($0) })
+        }
+    }
+}
+
+/// `invites.mustache`.
+struct OwnInvitesPage: Sendable {
+    let inviteLinks: InviteLinks
 }
 
 extension WebInstancePages {

@@ -439,6 +439,8 @@ struct SettingsPage: Sendable {
     /// Every time zone, mine chosen; UTC, and the browser's in `settings.js`, while I have none.
     let timeZoneSet: Bool
     let timeZones: [TimeZoneOption]
+    /// Whether I may make invite links (`/invites`).
+    var mayInvite = false
 
     struct LanguageOption: Sendable {
         let code: String

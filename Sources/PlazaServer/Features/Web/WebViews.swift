@@ -427,7 +427,7 @@ struct NotificationView: Sendable {
         id = n.id
         kind = n.kind.rawValue
         read = n.read
-        text = Self.sentence(n, t: t)
+        text = n.sentence(t)
         href =
             switch n.kind {
             case .followRequest: "/follow-requests"
@@ -436,63 +436,6 @@ struct NotificationView: Sendable {
         excerpt = n.comment?.body ?? n.post.flatMap { $0.title ?? $0.body }
         createdAt = n.createdAt.description
         when = t.dateTime(n.createdAt)
-    }
-
-    /// What happened, in whole sentences so that a translation may put the name where its
-    /// language wants it.
-    static func sentence(_ n: PlazaAPI.Notification, t: Localizer) -> String {
-        let others = n.actorCount - 1
-        let name = n.actor.displayName
-        return switch n.kind {
-        case .like:
-            others > 0
-                ? t.plural(
-                    others, one: "{name} and {count} other liked your post",
-                    other: "{name} and {count} others liked your post", ["name": name])
-                : t("{name} liked your post", ["name": name])
-        case .comment:
-            others > 0
-                ? t.plural(
-                    others, one: "{name} and {count} other commented on your post",
-                    other: "{name} and {count} others commented on your post", ["name": name])
-                : t("{name} commented on your post", ["name": name])
-        case .reply:
-            others > 0
-                ? t.plural(
-                    others, one: "{name} and {count} other replied in a thread you are in",
-                    other: "{name} and {count} others replied in a thread you are in", ["name": name])
-                : t("{name} replied in a thread you are in", ["name": name])
-        case .follow:
-            others > 0
-                ? t.plural(
-                    others, one: "{name} and {count} other followed you",
-                    other: "{name} and {count} others followed you", ["name": name])
-                : t("{name} followed you", ["name": name])
-        case .mention:
-            others > 0
-                ? t.plural(
-                    others, one: "{name} and {count} other mentioned you",
-                    other: "{name} and {count} others mentioned you", ["name": name])
-                : t("{name} mentioned you", ["name": name])
-        case .followRequest:
-            others > 0
-                ? t.plural(
-                    others, one: "{name} and {count} other asked to follow you",
-                    other: "{name} and {count} others asked to follow you", ["name": name])
-                : t("{name} asked to follow you", ["name": name])
-        case .reportResolved:
-            others > 0
-                ? t.plural(
-                    others, one: "{name} and {count} other resolved your report",
-                    other: "{name} and {count} others resolved your report", ["name": name])
-                : t("{name} resolved your report", ["name": name])
-        case .recommendation:
-            others > 0
-                ? t.plural(
-                    others, one: "{name} and {count} other recommended a post to you",
-                    other: "{name} and {count} others recommended a post to you", ["name": name])
-                : t("{name} recommended a post to you", ["name": name])
-        }
     }
 }
 

@@ -6,6 +6,7 @@ export default function ({ api, upload, busy, showError, t }) {
     const confirm = twoFactor.querySelector('[data-two-factor-confirm]');
     confirm.querySelector('[data-two-factor-secret]').textContent = event.detail.secret.replace(/(.{4})/g, '$1 ').trim();
     confirm.querySelector('[data-otpauth]').href = event.detail.otpauthURL;
+    confirm.querySelector('[data-two-factor-qr]').src = `data:image/svg+xml,${encodeURIComponent(event.detail.qrCode)}`;
     confirm.hidden = false;
     confirm.elements.code.focus();
   });
