@@ -86,7 +86,8 @@ public enum ReportTargetType: String, Codable, Sendable, Hashable, CaseIterable 
 }
 
 public enum ReportReason: String, Codable, Sendable, Hashable, CaseIterable {
-    case spam, abuse, illegal, other
+    /// `rules`: it breaks one or more of the instance's rules, which the report cites.
+    case spam, abuse, illegal, rules, other
 }
 
 public enum ReportState: String, Codable, Sendable, Hashable, CaseIterable {
@@ -110,11 +111,17 @@ public struct CreateReportRequest: Codable, Sendable {
     public var targetId: String
     public var reason: ReportReason
     public var note: String?
-    public init(targetType: ReportTargetType, targetId: String, reason: ReportReason, note: String? = nil) {
+    /// With reason `rules`: the ids of the instance's rules it breaks (`GET /about`).
+    public var ruleIds: [String]?
+    public init(
+        targetType: ReportTargetType, targetId: String, reason: ReportReason, note: String? = nil,
+        ruleIds: [String]? = nil
+    ) {
         self.targetType = targetType
         self.targetId = targetId
         self.reason = reason
         self.note = note
+        self.ruleIds = ruleIds
     }
 }
 
@@ -144,6 +151,8 @@ public struct Report: Codable, Sendable, Hashable {
     /// The reported text as it was when reported.
     @Nullable public var snapshot: String?
     public var reason: ReportReason
+    /// The instance's rules the report cites, as they read when it was filed.
+    public var rules: [InstanceRule]
     @Nullable public var note: String?
     /// Who reported it; null once their account is gone.
     @Nullable public var reporter: UserSummary?
@@ -159,7 +168,7 @@ public struct Report: Codable, Sendable, Hashable {
         id: String, targetType: ReportTargetType, targetId: String, targetUser: UserSummary?, snapshot: String?,
         reason: ReportReason, note: String?, reporter: UserSummary?, spaces: [String], state: ReportState,
         action: ReportAction?, resolvedBy: UserSummary?, resolutionNote: String?, resolvedAt: Timestamp?,
-        createdAt: Timestamp
+        createdAt: Timestamp, rules: [InstanceRule] = []
     ) {
         self.id = id
         self.targetType = targetType
@@ -167,6 +176,7 @@ public struct Report: Codable, Sendable, Hashable {
         self.targetUser = targetUser
         self.snapshot = snapshot
         self.reason = reason
+        self.rules = rules
         self.note = note
         self.reporter = reporter
         self.spaces = spaces

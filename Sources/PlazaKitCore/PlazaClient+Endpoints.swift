@@ -86,20 +86,36 @@ extension PlazaClient {
 
     // MARK: accounts and sessions
 
-    /// Creates an account and keeps its token.
-    @discardableResult
-    /// Creates an account and signs in. The device's time zone and language become the
+    /// How a sign-up ended: signed in (the token is kept), or waiting for an admin's approval
+    /// (the server's `registrations` is `approval`): the person is mailed the decision and signs
+    /// in with `login` once approved.
+    public enum SignUp: Sendable, Hashable {
+        case signedIn(Me)
+        case pending
+    }
+
+    /// Creates an account as the server's registration mode (`about().registrations`) allows:
+    /// an `invite` code where one is needed (it also skips approval), a `reason` for the admins
+    /// where they approve sign-ups. A closed server throws `registrations_closed`, a missing or
+    /// used-up invite `invite_required`. The device's time zone and language become the
     /// account's `preferences.timeZone` and `language` (the days of its activity heatmap, the
-    /// web app's language); pass nil to leave them unset.
+    /// language of the web app, its mails and pushes); pass nil to leave them unset.
+    @discardableResult
     public func register(
         username: String, email: String, password: String, displayName: String? = nil,
-        timeZone: String? = TimeZone.current.identifier, language: String? = Locale.preferredLanguages.first
-    ) async throws -> Me {
-        try await signIn(
-            "/auth/register",
-            RegisterRequest(
+        timeZone: String? = TimeZone.current.identifier, language: String? = Locale.preferredLanguages.first,
+        invite: String? = nil, reason: String? = nil
+    ) async throws -> SignUp {
+        let response = try await send(
+            "POST", "/auth/register",
+            body: RegisterRequest(
                 username: username, email: email, password: password, displayName: displayName, timeZone: timeZone,
-                language: language))
+                language: language, invite: invite, reason: reason),
+            signingIn: true)
+        if response.status == 202 { return .pending }
+        let auth = try Self.decoder.decode(AuthResponse.self, from: response.body)
+        await tokens.setToken(auth.token)
+        return .signedIn(auth.user)
     }
 
     /// Posts to a route that answers `AuthResponse` and keeps its token.
@@ -535,11 +551,13 @@ extension PlazaClient {
     // MARK: reports and moderation
 
     /// Reports a post, comment or person; returns my open report on it when I reported it before.
+    /// With reason `.rules`, `ruleIds` names the rules of the server (`about().rules`) it breaks.
     public func report(
-        _ type: ReportTargetType, id: String, reason: ReportReason, note: String? = nil
+        _ type: ReportTargetType, id: String, reason: ReportReason, note: String? = nil, ruleIds: [String]? = nil
     ) async throws -> Report {
         try await call(
-            "POST", "/reports", body: CreateReportRequest(targetType: type, targetId: id, reason: reason, note: note))
+            "POST", "/reports",
+            body: CreateReportRequest(targetType: type, targetId: id, reason: reason, note: note, ruleIds: ruleIds))
     }
     /// The moderation queue I may see (admins: all; a space's moderators: their spaces'), newest first.
     public func reports(state: ReportState = .open, page: PageOptions = .init()) async throws -> Page<Report> {
@@ -641,5 +659,81 @@ extension Media {
         case .medium: variants.medium
         case .original: variants.original
         }
+    }
+}
+
+// MARK: the instance
+
+extension PlazaClient {
+    /// What the server says of itself: its name, description, rules, contact, terms, who may sign
+    /// up (`registrations`), whether members make invites, and Plaza's version. No sign-in needed.
+    public func about() async throws -> InstanceInfo {
+        try await call("GET", "/about", signingIn: true)
+    }
+
+    /// My invite links, newest first.
+    public func invites(page: PageOptions = .init()) async throws -> Page<InstanceInvite> {
+        try await call("GET", "/invites", query: page.query)
+    }
+
+    /// A new invite link of mine: admins always, members when the server's `membersMayInvite` is
+    /// on (else `invites_disabled`). A member's works for at most 100 people and 30 days (10 and
+    /// a week when not given), and 20 of theirs work at a time (`too_many_invites`).
+    public func createInvite(maxUses: Int? = nil, expiresAt: Timestamp? = nil) async throws -> InstanceInvite {
+        try await call("POST", "/invites", body: CreateInviteRequest(maxUses: maxUses, expiresAt: expiresAt))
+    }
+
+    /// Revokes one of my invite links.
+    public func revokeInvite(_ code: String) async throws {
+        try await send("DELETE", "/invites/\(Self.segment(code))")
+    }
+
+    // MARK: running the instance (admins)
+
+    /// Changes the server's settings (admins only): the fields given; an empty text clears one.
+    public func updateInstance(_ patch: InstancePatch) async throws -> InstanceInfo {
+        try await call("PATCH", "/admin/instance", body: patch)
+    }
+
+    /// The sign-ups waiting for approval, oldest first (admins only).
+    public func pendingRegistrations(page: PageOptions = .init()) async throws -> Page<RegistrationRequest> {
+        try await call("GET", "/admin/registrations", query: page.query)
+    }
+
+    /// Approves (the person can sign in) or rejects (the account is deleted) a waiting sign-up;
+    /// the person is mailed either way (admins only).
+    public func decideRegistration(_ username: String, approve: Bool) async throws {
+        try await send(approve ? "PUT" : "DELETE", "/admin/registrations/\(Self.segment(username))")
+    }
+
+    /// Every invite link, newest first, whoever made it (admins only).
+    public func allInvites(page: PageOptions = .init()) async throws -> Page<InstanceInvite> {
+        try await call("GET", "/admin/invites", query: page.query)
+    }
+
+    /// Revokes anyone's invite link (admins only).
+    public func revokeAnyInvite(_ code: String) async throws {
+        try await send("DELETE", "/admin/invites/\(Self.segment(code))")
+    }
+
+    /// How the server is doing: people, storage, outboxes, queues, database (admins only).
+    public func adminOverview() async throws -> AdminOverview {
+        try await call("GET", "/admin/overview")
+    }
+
+    /// People, newest first, or those whose username starts with `query` (admins only).
+    public func adminUsers(query: String? = nil, page: PageOptions = .init()) async throws -> Page<AdminUser> {
+        try await call("GET", "/admin/users", query: (["q": query] as [String: String?]).merging(page))
+    }
+
+    /// Makes someone an admin or a member again (admins only; not oneself).
+    public func setRole(of username: String, admin: Bool) async throws {
+        try await send(
+            "PUT", "/admin/users/\(Self.segment(username))/role", body: RoleRequest(role: admin ? "admin" : "member"))
+    }
+
+    /// Turns off someone's two-factor sign-in when they lost their app and codes (admins only).
+    public func turnOffTwoFactor(of username: String) async throws {
+        try await send("DELETE", "/admin/users/\(Self.segment(username))/two-factor")
     }
 }

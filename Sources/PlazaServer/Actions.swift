@@ -23,6 +23,6 @@ extension AppServices {
                 media: media, storage: mediaStorage, ingest: ingest, ids: ids, uploadDirectory: uploadDirectory,
                 quotas: quotas),
             spaces: SpaceActions(spaces: spaces, storage: mediaStorage),
-            moderation: ModerationActions(moderation: moderation, storage: mediaStorage))
+            moderation: ModerationActions(moderation: moderation, instance: instance, storage: mediaStorage))
     }
 }

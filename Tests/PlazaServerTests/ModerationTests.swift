@@ -123,6 +123,47 @@ struct ModerationTests {
         }
     }
 
+    /// A report for breaking the rules cites the instance's rules by id, keeps them as they read
+    /// then, and the queue shows them; the post page offers them to cite.
+    @Test func aReportCitesTheRulesItBreaks() async throws {
+        try await withApp { api async throws in
+            let world = try await ModerationWorld.make(api)
+            let post = world.lonePost.id
+            // No rules yet: the form offers none, and none can be cited.
+            #expect(!(try await api.page(.get, "/p/\(post)", cookie: world.bob.cookie).text.contains("ruleIds")))
+            let rules = [InstancePatch.Rule(text: "Be kind"), InstancePatch.Rule(text: "No ads")]
+            let set = try await api.call(.patch, "/admin/instance", as: world.admin, json: InstancePatch(rules: rules))
+            let ids = try set.decode(InstanceInfo.self).rules.map(\.id)
+            #expect(ids.count == 2)
+
+            func report(_ reason: ReportReason, _ cited: [String]?) async throws -> TestResponse {
+                try await api.call(
+                    .post, "/reports", as: world.bob,
+                    json: CreateReportRequest(targetType: .post, targetId: post, reason: reason, ruleIds: cited))
+            }
+            for (reason, cited) in [(ReportReason.rules, nil), (.rules, []), (.rules, ["99"]), (.spam, [ids[1]])] {
+                let refused = try await report(reason, cited)
+                #expect(
+                    refused.status == .unprocessableContent && refused.error?.field == "ruleIds",
+                    "\(reason) \(cited ?? [])")
+            }
+            let page = try await api.page(.get, "/p/\(post)", cookie: world.bob.cookie).text
+            #expect(page.contains(#"<option value="rules">"#) && page.contains(#"value="\#(ids[1])" disabled> No ads"#))
+
+            let filed = try await report(.rules, [ids[1]])
+            #expect(filed.status == .created)
+            #expect(try filed.decode(Report.self).rules == [InstanceRule(id: ids[1], text: "No ads")])
+            // The rule reworded later: the report keeps what the reporter pointed to.
+            _ = try await api.call(
+                .patch, "/admin/instance", as: world.admin,
+                json: InstancePatch(rules: [.init(id: ids[1], text: "No adverts of any kind")]))
+            let queued = try await api.get("/admin/reports", as: world.admin).decode(Page<Report>.self).items
+            #expect(queued.first { $0.targetId == post }?.rules.map(\.text) == ["No ads"])
+            let admin = try await api.page(.get, "/admin", cookie: world.admin.cookie).text
+            #expect(admin.contains("Rules it breaks:") && admin.contains("<li>No ads</li>"))
+        }
+    }
+
     @Test func badReportsAreRefused() async throws {
         try await withApp { api async throws in
             let world = try await ModerationWorld.make(api)

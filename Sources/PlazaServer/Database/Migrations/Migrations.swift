@@ -56,6 +56,7 @@ enum Migrations {
         Migration021.migration,
         Migration022.migration,
         Migration023.migration,
+        Migration024.migration,
     ]
 
     /// The schema this binary leaves a database at.

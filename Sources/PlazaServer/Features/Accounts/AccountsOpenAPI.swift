@@ -16,7 +16,9 @@ extension OpenAPIDocument {
                 Operation(
                     method: .post,
                     summary: """
-                        Create an account and sign in, as the registration mode (GET /about) allows: 201 signed in;                         202 {"status": "pending"} when an admin must approve it first; 403 registrations_closed,                         or invite_required without a valid invite
+                        Create an account and sign in, as the registration mode (GET /about) allows: 201 signed in; \
+                        202 {"status": "pending"} when an admin must approve it first; 403 registrations_closed, \
+                        or invite_required without a valid invite
                         """,
                     auth: .none, body: "RegisterRequest", status: 201, otherSuccess: [202: ref("PendingRegistration")],
                     response: ref("AuthResponse"), errors: [403, 409], links: userLinks
@@ -54,10 +56,18 @@ extension OpenAPIDocument {
                 "\(v1)/me/two-factor",
                 Operation(
                     method: .post,
-                    summary: "Begin two-factor sign-in: a new secret for an authenticator app (409 when it is on)",
+                    summary: """
+                        Begin two-factor sign-in: a new secret for an authenticator app, as text, as an otpauth URL \
+                        and as its QR code (an SVG document the server draws); 409 when it is on
+                        """,
                     auth: .required, query: [Params.deviceToken], body: "CurrentPasswordRequest",
                     response: ref("TwoFactorSetup"), errors: [403, 409])
             ),
+        ]
+    }
+
+    private static var meTwoFactorOperations: [(String, Operation)] {
+        [
             (
                 "\(v1)/me/two-factor",
                 Operation(
@@ -65,11 +75,6 @@ extension OpenAPIDocument {
                     summary: "Turn two-factor sign-in on with a code from the app; returns 10 one-time recovery codes",
                     auth: .required, body: "ConfirmTwoFactorRequest", response: ref("RecoveryCodes"), errors: [409])
             ),
-        ]
-    }
-
-    private static var meTwoFactorOperations: [(String, Operation)] {
-        [
             (
                 "\(v1)/me/two-factor",
                 Operation(

@@ -6,14 +6,31 @@ import PlazaAPI
 /// post removed by a resolution loses its media files once that is committed.
 struct ModerationActions: Sendable {
     let moderation: ModerationStore
+    let instance: InstanceStore
     let storage: any MediaStorage
 
     /// `reporter`'s report on a post, comment or person: the new report and true, or their open
-    /// report on the same target and false.
+    /// report on the same target and false. A report for breaking the rules cites one or more
+    /// of the instance's current rules (422 otherwise); no other reason cites any.
     func report(
-        by reporter: Int64, type: ReportTargetType, target: Int64, reason: ReportReason, note: String?
+        by reporter: Int64, type: ReportTargetType, target: Int64, reason: ReportReason, note: String?,
+        ruleIDs: [String] = []
     ) async throws -> (report: Report, created: Bool) {
-        try await moderation.report(by: reporter, type: type, targetID: target, reason: reason, note: note)
+        var cited: [InstanceRule] = []
+        if reason == .rules {
+            let ids = Set(ruleIDs.prefix(InstanceStore.maxRules + 1))
+            guard !ids.isEmpty, ids.count <= InstanceStore.maxRules else {
+                throw PlazaError.invalid("ruleIds", "Name the rules it breaks (ruleIds, from GET /about).")
+            }
+            cited = try await instance.info().rules.filter { ids.contains($0.id) }
+            guard cited.count == ids.count else {
+                throw PlazaError.invalid("ruleIds", "ruleIds names a rule this server does not have.")
+            }
+        } else if !ruleIDs.isEmpty {
+            throw PlazaError.invalid("ruleIds", "Only a report for breaking the rules (reason rules) cites rules.")
+        }
+        return try await moderation.report(
+            by: reporter, type: type, targetID: target, reason: reason, note: note, rules: cited)
     }
 
     /// Resolves the report (and every other open report on the same target) with `action`.

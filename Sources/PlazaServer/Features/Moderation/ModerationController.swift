@@ -28,7 +28,7 @@ struct ModerationController: FeatureRoutes {
         let target = try Validate.id(body.targetId, field: "targetId")
         let (report, created) = try await actions.report(
             by: context.user.userID, type: body.targetType, target: target, reason: body.reason,
-            note: try Self.note(body.note))
+            note: try Self.note(body.note), ruleIDs: body.ruleIds ?? [])
         return EditedResponse(status: created ? .created : .ok, response: report)
     }
 

@@ -1,4 +1,5 @@
 import OpenAPIKit
+import PlazaAPI
 
 /// Reports, the moderation queue, suspensions and the audit log.
 extension OpenAPIDocument {
@@ -83,14 +84,14 @@ extension OpenAPIDocument.Params {
 extension OpenAPIDocument.Schemas {
     static var moderation: [String: JSONSchema] {
         let targetType = enumeration(["post", "comment", "user"])
-        let reason = enumeration(["spam", "abuse", "illegal", "other"])
+        let reason = enumeration(ReportReason.allCases.map(\.rawValue))
         let action = enumeration(["dismiss", "remove", "suspend"])
         return [
             "Report": object(
                 [
                     "id": id, "targetType": targetType, "targetId": id,
                     "targetUser": nullable(OpenAPIDocument.ref("UserSummary")), "snapshot": nullable(string()),
-                    "reason": reason,
+                    "reason": reason, "rules": array(object(["id": string(), "text": string()])),
                     "note": nullable(string()), "reporter": nullable(OpenAPIDocument.ref("UserSummary")),
                     "spaces": array(string()),
                     "state": enumeration(["open", "resolved"]), "action": nullable(action),
@@ -119,8 +120,13 @@ extension OpenAPIDocument.Schemas {
                 [
                     "targetType": targetType, "targetId": id, "reason": reason,
                     "note": string(maxLength: ModerationStore.maxNoteLength),
+                    "ruleIds": array(string(maxLength: 20)),
                 ],
-                required: ["targetType", "targetId", "reason"]),
+                required: ["targetType", "targetId", "reason"],
+                description: """
+                    reason rules: it breaks the instance's rules, whose ids (GET /about) ruleIds names; \
+                    no other reason takes ruleIds (422)
+                    """),
             "ResolveReportRequest": object(
                 ["action": action, "note": string(maxLength: ModerationStore.maxNoteLength)], required: ["action"]),
             "SuspensionRequest": object(["note": string(maxLength: ModerationStore.maxNoteLength)], required: []),

@@ -1,3 +1,4 @@
+import Foundation
 import PlazaAPI
 import SQLKit
 
@@ -120,8 +121,10 @@ struct ModerationStore: Sendable {
     /// Files a report, or returns the reporter's open report on the same target (`created`
     /// false). Charged to the reporter's daily report budget when new.
     func report(
-        by reporter: Int64, type: ReportTargetType, targetID: Int64, reason: ReportReason, note: String?
+        by reporter: Int64, type: ReportTargetType, targetID: Int64, reason: ReportReason, note: String?,
+        rules: [InstanceRule] = []
     ) async throws -> (report: Report, created: Bool) {
+        let rulesJSON = rules.isEmpty ? nil : String(decoding: try JSONEncoder().encode(rules), as: UTF8.self)
         let id = ids.next()
         let (reportID, created) = try await db.write { db -> (Int64, Bool) in
             // One report per reporter and target at a time: their row serializes their reports.
@@ -142,10 +145,10 @@ struct ModerationStore: Sendable {
             try await DailyUsage.charge(.report, user: reporter, cap: Self.reportsPerDay, on: db)
             try await db.exec(
                 """
-                INSERT INTO reports (id, reporter_id, target_type, target_id, target_user_id, reason, note, snapshot, state, created_at)
+                INSERT INTO reports (id, reporter_id, target_type, target_id, target_user_id, reason, rules, note, snapshot, state, created_at)
                 VALUES (\(bind: id), \(bind: reporter), \(bind: type.rawValue), \(bind: targetID), \(bind: target.author),
-                    \(bind: reason.rawValue), \(bind: note), \(bind: String(target.snapshot.prefix(Self.maxSnapshotLength))),
-                    'open', \(bind: Timestamp.now.milliseconds))
+                    \(bind: reason.rawValue), \(bind: rulesJSON), \(bind: note),
+                    \(bind: String(target.snapshot.prefix(Self.maxSnapshotLength))), 'open', \(bind: Timestamp.now.milliseconds))
                 """)
             for space in target.spaces {
                 try await db.exec(
@@ -201,7 +204,7 @@ struct ModerationStore: Sendable {
     }
 
     private static let reportColumns: SQLQueryString = """
-        r.id, r.target_type, r.target_id, r.reason, r.note, r.snapshot, r.state, r.action, r.resolution_note,
+        r.id, r.target_type, r.target_id, r.reason, r.rules, r.note, r.snapshot, r.state, r.action, r.resolution_note,
         r.resolved_at, r.created_at, r.target_user_id, r.reporter_id, r.resolved_by,
         tu.username AS tu_username, tu.display_name AS tu_display_name, tu.avatar AS tu_avatar,
         ru.username AS ru_username, ru.display_name AS ru_display_name, ru.avatar AS ru_avatar,
@@ -264,7 +267,10 @@ struct ModerationStore: Sendable {
             resolvedBy: try person(row, id: "resolved_by", prefix: "mu"),
             resolutionNote: try row.decode(column: "resolution_note", as: String?.self),
             resolvedAt: try row.decode(column: "resolved_at", as: Int64?.self).map(Timestamp.init(milliseconds:)),
-            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)))
+            createdAt: Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self)),
+            rules: try row.decode(column: "rules", as: String?.self).flatMap {
+                try? JSONDecoder().decode([InstanceRule].self, from: Data($0.utf8))
+            } ?? [])
     }
 }
 

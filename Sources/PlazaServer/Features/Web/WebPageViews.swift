@@ -643,6 +643,9 @@ struct ReportView: Sendable {
     let targetLink: String?
     let snapshot: String?
     let reason: String
+    /// The rules it breaks, as they read when it was reported.
+    let rules: [String]
+    let hasRules: Bool
     let note: String?
     let reporter: String?
     let person: AuthorView?
@@ -677,8 +680,11 @@ struct ReportView: Sendable {
             case .spam: t("spam")
             case .abuse: t("abuse")
             case .illegal: t("illegal")
+            case .rules: t("breaks the rules")
             case .other: t("other")
             }
+        rules = report.rules.map(\.text)
+        hasRules = !rules.isEmpty
         note = report.note.nonEmpty
         reporter = report.reporter?.username
         person = report.targetUser.map { AuthorView($0, t: t) }

@@ -194,14 +194,18 @@ struct WebPages: FeatureRoutes {
         let last = comments.items.last
         let after =
             last.flatMap { c in Int64(c.id).map { Cursor(time: c.createdAt.milliseconds, id: $0).encoded } } ?? ""
+        // Only people signed in report, citing the rules.
+        let rules = context.viewerID == nil ? [] : try await api.accounts.instance.info().rules
         let body = PostPage(
             post: PostView(post, viewer: context.viewerID, t: t),
             comments: comments.items.map {
                 CommentView($0, viewer: context.viewerID, postAuthor: post.author.id, t: t)
             },
             moreComments: Self.next(request, cursor: comments.nextCursor), after: after, myCollections: mine,
-            hasCollections: !mine.isEmpty, reportPost: ReportFormView.post(post, viewer: context.viewerID, t: t),
-            reportComments: context.viewerID == nil ? nil : ReportFormView(.comment, id: "", t: t), savePostId: post.id,
+            hasCollections: !mine.isEmpty,
+            reportPost: ReportFormView.post(post, viewer: context.viewerID, rules: rules, t: t),
+            reportComments: context.viewerID == nil ? nil : ReportFormView(.comment, id: "", rules: rules, t: t),
+            savePostId: post.id,
             // Without a tile server a lone pin on a blank map says nothing the place card does not.
             map: web.map.tiles == nil ? nil : MapView(post: post, settings: web.map, t: t))
         let title = post.title ?? t("Post by {name}", ["name": post.author.displayName])
@@ -280,9 +284,8 @@ struct WebPages: FeatureRoutes {
             user: UserView(user, viewer: context.viewerID, t: t),
             heatmap: own || tracks ? HeatmapView(heatmap, t: t) : nil,
             grid: grid, list,
-            reportUser: context.viewerID.flatMap {
-                String($0) == user.id ? nil : ReportFormView(.user, id: user.id, t: t)
-            })
+            reportUser: context.viewerID == nil || own
+                ? nil : ReportFormView(.user, id: user.id, rules: try await api.accounts.instance.info().rules, t: t))
         let nav: Layout.Nav? = own ? .profile : nil
         let title = "\(user.displayName) (@\(user.username))"
         return try await web.page("profile", title: title, nav: nav, body, request: request, context: context)

@@ -258,7 +258,7 @@ struct CommentView: Sendable {
         when = t.dateTime(comment.createdAt)
         let mine = viewer.map { String($0) == comment.author.id } ?? false
         deletable = mine || (viewer.map { String($0) } == postAuthor && postAuthor != nil)
-        reportComment = viewer != nil && !mine ? ReportFormView(.comment, id: comment.id, t: t) : nil
+        reportComment = viewer != nil && !mine ? ReportFormView(.comment, id: comment.id, rules: [], t: t) : nil
         hasMenu = deletable || reportComment != nil
     }
 }
@@ -268,10 +268,15 @@ struct ReportFormView: Sendable {
     let targetType: String
     let targetId: String
     let label: String
+    /// The instance's rules, to cite when it breaks some.
+    let rules: [InstanceRule]
+    let hasRules: Bool
 
-    init(_ type: ReportTargetType, id: String, t: Localizer) {
+    init(_ type: ReportTargetType, id: String, rules: [InstanceRule], t: Localizer) {
         targetType = type.rawValue
         targetId = id
+        self.rules = rules
+        hasRules = !rules.isEmpty
         label =
             switch type {
             case .post: t("Report this post")
@@ -281,9 +286,9 @@ struct ReportFormView: Sendable {
     }
 
     /// The form for a post, when `viewer` is signed in and did not write it.
-    static func post(_ post: Post, viewer: Int64?, t: Localizer) -> ReportFormView? {
+    static func post(_ post: Post, viewer: Int64?, rules: [InstanceRule], t: Localizer) -> ReportFormView? {
         guard let viewer, String(viewer) != post.author.id else { return nil }
-        return ReportFormView(.post, id: post.id, t: t)
+        return ReportFormView(.post, id: post.id, rules: rules, t: t)
     }
 }
 

@@ -162,8 +162,13 @@ async function after(element, then, data, body) {
   else if (action === 'toast') toast(argument);
   else element.dispatchEvent(new CustomEvent(`plaza:${action}`, { bubbles: true, detail: data }));
   element.closest('dialog[open]')?.close();
+  // A form that made something (POST: a comment, a report) is empty for the next; a form of
+  // settings (PATCH, PUT) keeps what it saved, or saving it again would clear them. Passwords
+  // never stay.
   if (element.matches('form') && action !== 'go' && action !== 'reload') {
-    element.querySelectorAll('textarea, input[type=url], input[type=password], input[data-words]').forEach((f) => { f.value = ''; });
+    const made = element.dataset.api?.startsWith('POST ');
+    const typed = made ? 'textarea, input[type=url], input[type=password], input[data-words]' : 'input[type=password]';
+    element.querySelectorAll(typed).forEach((f) => { f.value = ''; });
   }
 }
 
@@ -199,10 +204,20 @@ document.addEventListener('click', async (event) => {
   });
 });
 
-// An invite link just made: shown once, to copy.
+// An invite link just made: shown, to copy (the list has it from the next visit).
 document.addEventListener('plaza:invite', (event) => {
   const output = event.target.querySelector('[data-invite-url]');
   if (output) output.textContent = new URL(event.detail.url, location.origin).href;
+  event.target.closest('section')?.querySelector('.empty')?.remove();
+});
+
+// A report for breaking the rules names which: the rules show, and are sent, with that reason only.
+document.addEventListener('change', (event) => {
+  if (event.target.name !== 'reason') return;
+  const rules = event.target.form?.querySelector('[data-report-rules]');
+  if (!rules) return;
+  rules.hidden = event.target.value !== 'rules';
+  rules.querySelectorAll('input').forEach((box) => { box.disabled = rules.hidden; });
 });
 
 // Plain forms (sign in, sign up): show that something is happening.
