@@ -45,9 +45,12 @@ package struct AppServices: Sendable {
     let export: AccountExport
     /// The instance's settings, registrations and invites.
     package let instance: InstanceStore
+    /// Its name as admins set it, for titles, mails and pushes.
+    let instanceName: InstanceName
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
+        instanceName = InstanceName(config.instanceName)
         ids = IDGenerator(node: config.nodeID)
         accounts = AccountStore(
             db: db, ids: ids, sessionIdleMillis: Int64(config.accounts.sessionIdleDays) * 86_400_000,
@@ -81,7 +84,7 @@ package struct AppServices: Sendable {
         outbox = MailOutbox(db: db, ids: ids)
         emails = EmailStore(
             db: db, outbox: outbox,
-            templates: MailTemplates(instanceName: config.instanceName, baseURL: config.baseURL),
+            templates: MailTemplates(name: instanceName, baseURL: config.baseURL),
             signal: mailSignal)
         pushes = PushOutbox(db: db)
         pushDevices = PushDeviceStore(db: db, ids: ids)
@@ -97,7 +100,7 @@ package struct AppServices: Sendable {
             db: db, ids: ids, emails: emails,
             defaults: .init(
                 name: config.instanceName, registrations: config.registrations, contact: config.mailSender.address),
-            baseURL: config.baseURL)
+            baseURL: config.baseURL, name: instanceName)
     }
 
     /// Makes the folder uploads and fetched preview images wait in, when serving starts (building
@@ -148,7 +151,7 @@ extension AppServices {
         return PushService(
             outbox: pushes, notifications: notifications, webPush: WebPushSender(vapid: vapid, fetcher: fetcher),
             apns: apns, appPushes: appPushes, signal: pushSignal,
-            instanceName: config.instanceName, pollInterval: config.push.pollInterval,
+            instanceName: instanceName, pollInterval: config.push.pollInterval,
             leaseMillis: (config.push.timeout.components.seconds + 60) * 1000, logger: logger)
     }
 

@@ -141,7 +141,6 @@ package struct Doors: Sendable {
                 accounts: services.accounts, posts: services.posts, spaces: services.spaces,
                 members: services.spaceMembers, collections: services.collections, moderation: services.moderation,
                 linkPreviews: services.linkPreviews, pushDevices: services.pushDevices, oauth: services.oauth),
-            instanceName: config.instanceName,
             map: config.map,
             sessionDays: config.accounts.sessionIdleDays,
             rateLimiter: rateLimiter

@@ -59,6 +59,15 @@ struct RegistrationTests {
             #expect(set.rules == [.init(id: "1", text: "Be kind."), .init(id: "2", text: "No ads.")])
             #expect(set.contact == "admins@riverside.example")
             #expect(try await api.get("/about").decode(InstanceInfo.self) == set)
+            // The new name is the web app's, and the mails' from now on.
+            let home = try await api.page(.get, "/login").text
+            #expect(
+                home.contains("· Riverside Runners</title>")
+                    && home.contains(#"class="brand" href="/">Riverside Runners<"#))
+            _ = try await api.register("bea")
+            #expect(
+                try await api.mails(to: "bea@example.com").first?.subject
+                    == "Confirm your email address for Riverside Runners")
             // A rule given its id keeps it; a new one gets the next; an empty text clears a field.
             let edited = try await api.call(
                 .patch, "/admin/instance", as: root,

@@ -13,6 +13,8 @@ package struct InstanceStore: Sendable {
     let defaults: Defaults
     /// Where invite links point (`PLAZA_PUBLIC_URL`).
     let baseURL: String
+    /// The name as last read, for titles, mails and pushes.
+    let name: InstanceName
 
     struct Defaults: Sendable {
         var name: String
@@ -54,12 +56,19 @@ package struct InstanceStore: Sendable {
         }
         let rules =
             values["rules"].flatMap { try? JSONDecoder().decode([InstanceRule].self, from: Data($0.utf8)) } ?? []
+        name.set(values["name"] ?? defaults.name)
         return InstanceInfo(
             name: values["name"] ?? defaults.name, description: values["description"] ?? "", rules: rules,
             contact: values["contact"] ?? defaults.contact, terms: values["terms"] ?? "",
             registrations: values["registrations"].flatMap(RegistrationMode.init(rawValue:))
                 ?? defaults.registrations,
             membersMayInvite: values["members_invite"] == "true", version: PlazaVersion.number)
+    }
+
+    /// The instance's name, read again when the last read is older than `InstanceName.maxAge`.
+    func currentName() async throws -> String {
+        if !name.isFresh { _ = try await info() }
+        return name.current
     }
 
     /// Changes the settings `patch` names (admins only), in one transaction with its audit entry.

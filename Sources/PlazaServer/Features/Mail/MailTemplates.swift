@@ -5,7 +5,9 @@ import PlazaAPI
 /// catalogs; English when it has none), signed with the instance's name and linking to its
 /// public address.
 struct MailTemplates: Sendable {
-    let instanceName: String
+    /// The instance's name as last read (`InstanceName`).
+    let name: InstanceName
+    var instanceName: String { name.current }
     /// `PLAZA_PUBLIC_URL` without a trailing slash, else the address Plaza listens on.
     let baseURL: String
 

@@ -45,7 +45,7 @@ struct PushService: Service {
     /// How the subscriptions another door made want their pushes (Mastodon's), if one did.
     let appPushes: (any AppPushFormat)?
     let signal: WorkSignal
-    let instanceName: String
+    let instanceName: InstanceName
     let pollInterval: Duration
     let leaseMillis: Int64
     let logger: Logger
@@ -117,7 +117,7 @@ struct PushService: Service {
             outcome = .moot(reason)
         } else if let notification {
             let message = PushMessage(
-                notification, instanceName: instanceName, badge: job.unread,
+                notification, instanceName: instanceName.current, badge: job.unread,
                 t: MessageCatalog.localizer(Language(preferences: job.preferences)))
             switch job.platform {
             case .webpush where job.appSettings != nil:

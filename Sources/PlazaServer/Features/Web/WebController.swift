@@ -12,8 +12,6 @@ struct WebController {
     /// What the pages' forms do (the same actions as the API's).
     let actions: Actions
     let stores: Stores
-    /// The name the installed app goes by.
-    let instanceName: String
     /// Where maps get their tiles.
     let map: MapSettings
     let sessionDays: Int
@@ -127,6 +125,7 @@ struct WebController {
         var complete = layout
         complete.signInProviders = api.identity.signIn.providers.map { .init(id: $0.id, name: $0.name) }
         complete.scriptMessages = renderer.scriptMessages[context.language] ?? "{}"
+        complete.siteName = try await api.accounts.instance.currentName()
         var response = renderer.html(
             template, WebPage(layout: complete, body: body), language: context.language, status: status,
             frameSources: frameSources, formTargets: formTargets)

@@ -18,8 +18,9 @@ struct WebInstallPages: FeatureRoutes {
 
     @Sendable func manifest(_ request: Request, context: PlazaContext) async throws -> Response {
         let version = web.renderer.assetVersion
+        let name = try await web.api.accounts.instance.currentName()
         let manifest = Manifest(
-            name: web.instanceName, shortName: String(web.instanceName.prefix(12)),
+            name: name, shortName: String(name.prefix(12)),
             icons: [
                 ("icon-192.png", "192x192", "image/png"), ("icon-512.png", "512x512", "image/png"),
                 ("icon.svg", "any", "image/svg+xml"),

@@ -34,6 +34,8 @@ struct Layout: Sendable {
     let dir: String
     /// The scripts' translated texts, as JSON (`app.js` reads them).
     var scriptMessages = "{}"
+    /// The instance's name as its admins set it: the brand and the end of every title.
+    var siteName = "Plaza"
 
     struct ProviderButton: Sendable {
         let id: String
