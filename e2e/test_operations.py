@@ -2,7 +2,10 @@
 each request's id, and that id in every answer."""
 
 import json
+import os
+import pty
 import re
+import select
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -218,3 +221,59 @@ def test_setup_writes_the_settings_file_and_makes_the_first_admin(tmp_path: Path
         root = server.client(expect(server.client().post(
             "/api/v1/auth/login", json={"login": "root", "password": "correct horse battery"}), 200)["token"])
         expect(root.post("/api/v1/admin/invites", json={}), 201)
+
+    # `plaza user role` makes a moderator, who handles reports and runs nothing else.
+    for command in (["user", "create", "--username", "mia", "--email", "mia@example.com", "--password",
+                     "correct horse battery"], ["user", "role", "--username", "mia", "moderator"]):
+        done = subprocess.run([str(BINARY), *command, "--env-file", str(settings)], env=plaza_env(),
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done
+    assert "mia is a moderator now" in done.stdout, done
+    with PlazaServer(data, tmp_path / "plaza.log", env={"PLAZA_ENV_FILE": str(settings)}).running() as server:
+        mia = server.client(expect(server.client().post(
+            "/api/v1/auth/login", json={"login": "mia", "password": "correct horse battery"}), 200)["token"])
+        expect(mia.get("/api/v1/admin/reports"), 200)
+        expect(mia.get("/api/v1/admin/overview"), 403)
+
+
+def read_until(fd: int, wanted: bytes, seen: bytearray) -> None:
+    """Reads the terminal `fd` into `seen` until `wanted` is in it (a hang guard of 600 reads)."""
+    for _ in range(600):
+        if wanted in seen:
+            return
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                seen.extend(os.read(fd, 4096))
+            except OSError:
+                break
+    raise AssertionError(f"no {wanted!r} in {bytes(seen)!r}")
+
+
+def test_setup_asks_in_a_terminal_and_does_not_echo_the_password(tmp_path: Path):
+    """`plaza setup` in a terminal (a pseudo-terminal here) asks for what no flag gave, offers
+    its defaults, and reads the password without echoing it."""
+    settings, data = tmp_path / "plaza.env", tmp_path / "data"
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(str(BINARY), [str(BINARY), "setup", "--env-file", str(settings)], plaza_env())
+    seen = bytearray()
+    for prompt, answer in [("Who may sign up (open, approval, invite, closed) [approval]: ", ""),
+                           ("The address people use (https://", "https://hill.example"),
+                           ("The instance's name [Plaza]: ", "Hillside"),
+                           ("Where the database and media live [/var/lib/plaza]: ", str(data)),
+                           ("The first administrator's username: ", "root"),
+                           ("Their email address: ", "root@example.com")]:
+        read_until(fd, prompt.encode(), seen)
+        os.write(fd, answer.encode() + b"\n")
+    read_until(fd, b"Their password: ", seen)
+    before_password = len(seen)
+    os.write(fd, b"correct horse battery\n")
+    read_until(fd, b"Made the administrator root", seen)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, bytes(seen)
+    assert b"correct horse battery" not in seen[before_password:], bytes(seen)
+    text = settings.read_text()
+    for line in ["PLAZA_PUBLIC_URL=https://hill.example\n", "PLAZA_INSTANCE_NAME=Hillside\n",
+                 "PLAZA_REGISTRATIONS=approval\n", f"PLAZA_DATA_DIR={data}\n"]:
+        assert line in text, (line, text)

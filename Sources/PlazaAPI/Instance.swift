@@ -185,11 +185,17 @@ public struct AdminOverview: Codable, Sendable, Hashable {
     }
 }
 
+/// A person's part in running the instance: an admin runs it; a moderator handles every report,
+/// suspends members and reads the audit log; a member does neither.
+public enum InstanceRole: String, Codable, Sendable, CaseIterable {
+    case admin, moderator, member
+}
+
 /// A person as the admins' list shows them.
 public struct AdminUser: Codable, Sendable, Hashable {
     public var user: UserSummary
     public var email: String
-    /// `admin` or `member`.
+    /// `admin`, `moderator` or `member` (`InstanceRole`).
     public var role: String
     public var suspended: Bool
     public var pending: Bool
@@ -213,7 +219,7 @@ public struct AdminUser: Codable, Sendable, Hashable {
 
 /// `PUT /admin/users/{username}/role`.
 public struct RoleRequest: Codable, Sendable {
-    /// `admin` or `member`.
+    /// `admin`, `moderator` or `member` (`InstanceRole`).
     public var role: String
     public init(role: String) { self.role = role }
 }

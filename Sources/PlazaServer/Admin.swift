@@ -43,9 +43,10 @@ public enum Admin {
         }
     }
 
-    /// Makes the person named `username` (or email) an administrator, or not. False: no such account.
-    public static func setAdmin(config: PlazaConfig, username: String, admin: Bool, logger: Logger) async throws
-        -> Bool
+    /// Gives the person named `username` (or email) `role`: administrator, moderator or member.
+    /// False: no such account.
+    public static func setRole(config: PlazaConfig, username: String, role: InstanceRole, logger: Logger)
+        async throws -> Bool
     {
         let db = try await Database.open(config.database, logger: logger)
         return try await db.withRunning { db in
@@ -53,7 +54,8 @@ public enum Admin {
             let services = try AppServices(config: config, db: db)
             guard let account = try await services.accounts.credentials(login: username) else { return false }
             try await db.write {
-                try await $0.exec("UPDATE users SET is_admin = \(bind: admin) WHERE id = \(bind: account.id)")
+                try await $0.exec(
+                    "UPDATE users SET \(InstanceStore.assignment(role)) WHERE id = \(bind: account.id)")
             }
             return true
         }

@@ -56,25 +56,28 @@ struct Health: AsyncParsableCommand {
     }
 }
 
-/// `plaza user role`: make or unmake an administrator.
+/// `plaza user role`: make someone an administrator, a moderator, or a member again.
 struct RoleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "role", abstract: "Make someone an administrator, or a member again.")
+        commandName: "role", abstract: "Make someone an administrator, a moderator, or a member again.")
     @OptionGroup var options: ServerOptions
     @Option(help: "Username or email address.") var username: String
-    @Argument(help: "admin or member.") var role: String
+    @Argument(help: "admin, moderator or member.") var role: String
 
     func run() async throws {
-        guard ["admin", "member"].contains(role) else { throw ValidationError("The role is admin or member.") }
+        guard let role = InstanceRole(rawValue: role) else {
+            throw ValidationError("The role is admin, moderator or member.")
+        }
         guard
-            try await Admin.setAdmin(
-                config: try await options.config(), username: username, admin: role == "admin",
-                logger: try await options.logger())
+            try await Admin.setRole(
+                config: try await options.config(), username: username, role: role, logger: try await options.logger())
         else { throw ValidationError("There is no account \(username).") }
-        print(
-            role == "admin"
-                ? "\(username.lowercased()) is an administrator now."
-                : "\(username.lowercased()) is a member now, no longer an administrator.")
+        let name = username.lowercased()
+        switch role {
+        case .admin: print("\(name) is an administrator now.")
+        case .moderator: print("\(name) is a moderator now: they handle every report, and run nothing else.")
+        case .member: print("\(name) is a member now, no longer an administrator or moderator.")
+        }
     }
 }
 

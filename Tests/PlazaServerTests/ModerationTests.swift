@@ -164,6 +164,53 @@ struct ModerationTests {
         }
     }
 
+    /// The instance's moderators handle every report, suspend members and read the audit log,
+    /// and run nothing else; only admins make them, and only admins suspend them.
+    @Test func theInstancesModeratorsHandleEveryReportAndRunNothingElse() async throws {
+        try await withApp { api async throws in
+            let world = try await ModerationWorld.make(api)
+            func role(_ name: String, _ role: String, by account: Account) async throws -> HTTPResponse.Status {
+                try await api.call(.put, "/admin/users/\(name)/role", as: account, json: RoleRequest(role: role)).status
+            }
+            #expect(try await role("dave", "moderator", by: world.bob) == .forbidden)
+            #expect(try await role("dave", "moderator", by: world.admin) == .noContent)
+            #expect(try await role("carol", "moderator", by: world.admin) == .noContent)
+            #expect(try await role("dave", "owner", by: world.admin) == .unprocessableContent)
+            let listed = try await api.get("/admin/users?q=dave", as: world.admin).decode(Page<AdminUser>.self)
+            #expect(listed.items.map(\.role) == ["moderator"])
+
+            // A report on a post in no space: the moderator sees it, and acts on it.
+            let report = try await api.report(world.bob, .post, world.lonePost.id).decode(Report.self)
+            let queue = try await api.get("/admin/reports", as: world.dave).decode(Page<Report>.self)
+            #expect(queue.items.map(\.id).contains(report.id))
+            #expect(try await api.get("/admin/audit", as: world.dave).status == .ok)
+            #expect(try await api.resolve(world.dave, report.id, .suspend).status == .ok)
+            #expect(try await api.get("/users/alice").status == .notFound)
+            #expect(try await api.call(.delete, "/admin/users/alice/suspension", as: world.dave).status == .noContent)
+            // Not an admin, not another moderator.
+            let admin = try await api.call(.put, "/admin/users/adm/suspension", as: world.dave)
+            #expect(admin.status == .forbidden && admin.error?.code == "cannot_suspend_admin")
+            let peer = try await api.call(.put, "/admin/users/carol/suspension", as: world.dave)
+            #expect(peer.status == .forbidden && peer.error?.code == "cannot_suspend_moderator")
+            #expect(try await api.call(.put, "/admin/users/carol/suspension", as: world.admin).status == .noContent)
+
+            // Running the instance stays the admins'.
+            #expect(
+                try await api.call(.patch, "/admin/instance", as: world.dave, json: InstancePatch(name: "Mine")).status
+                    == .forbidden)
+            for path in ["/admin/overview", "/admin/registrations", "/admin/invites", "/admin/users"] {
+                #expect(try await api.get(path, as: world.dave).status == .forbidden, "\(path)")
+            }
+            #expect(try await role("bob", "admin", by: world.dave) == .forbidden)
+            let page = try await api.page(.get, "/admin", cookie: world.dave.cookie).text
+            #expect(page.contains("audit-heading") && !page.contains(#"href="/admin/dashboard""#))
+
+            // A member again: no queue.
+            #expect(try await role("dave", "member", by: world.admin) == .noContent)
+            #expect(try await api.get("/admin/reports", as: world.dave).status == .forbidden)
+        }
+    }
+
     @Test func badReportsAreRefused() async throws {
         try await withApp { api async throws in
             let world = try await ModerationWorld.make(api)

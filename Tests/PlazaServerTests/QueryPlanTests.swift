@@ -151,7 +151,7 @@ struct QueryPlanTests {
         (
             "report queue (admin)",
             ModerationStore.queueSQL(
-                state: .open, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer, scope: .admin)
+                state: .open, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer, scope: .instance)
         ),
         (
             "report queue (a space's moderator)",

@@ -149,6 +149,41 @@ struct RegistrationTests {
         }
     }
 
+    /// Two admins decide one sign-up at once (on PostgreSQL, on two connections): one decision
+    /// wins, the other finds nothing waiting, and the person gets one mail. Two sign-ups race
+    /// for an invite's last use: one account is made.
+    @Test func concurrentDecisionsAndInviteUsesHaveOneWinner() async throws {
+        try await withApp { api async throws in
+            let root = try await Self.admin(api)
+            let other = try await Self.admin(api, "boss")
+            try await Self.setMode(api, .approval, by: root)
+            for round in 0..<5 {
+                let name = "waiter\(round)"
+                #expect(try await Self.signUp(api, name).status == .accepted)
+                async let approve = api.call(.put, "/admin/registrations/\(name)", as: root)
+                async let reject = api.call(.delete, "/admin/registrations/\(name)", as: other)
+                let statuses = [try await approve.status, try await reject.status]
+                #expect(statuses.filter { $0 == .noContent }.count == 1 && statuses.contains(.notFound), "\(statuses)")
+                let approved = statuses[0] == .noContent
+                #expect(try await api.get("/users/\(name)").status == (approved ? .ok : .notFound))
+            }
+            let decided =
+                try await Self.mails(api, kind: "registration_approved")
+                + Self.mails(api, kind: "registration_rejected")
+            #expect(decided.sorted() == (0..<5).map { "waiter\($0)@example.com" })
+
+            try await Self.setMode(api, .invite, by: root)
+            let invite = try await api.call(.post, "/admin/invites", as: root, json: CreateInviteRequest(maxUses: 1))
+                .decode(InstanceInvite.self)
+            async let first = Self.signUp(api, "racer1", invite: invite.code)
+            async let second = Self.signUp(api, "racer2", invite: invite.code)
+            let raced = [try await first.status, try await second.status]
+            #expect(raced.filter { $0 == .created }.count == 1 && raced.contains(.forbidden), "\(raced)")
+            #expect(
+                try await api.get("/admin/invites", as: root).decode(Page<InstanceInvite>.self).items.first?.uses == 1)
+        }
+    }
+
     @Test func inviteModeTakesAValidInviteOnly() async throws {
         try await withApp { api async throws in
             let root = try await Self.admin(api)

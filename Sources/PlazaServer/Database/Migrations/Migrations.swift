@@ -57,6 +57,7 @@ enum Migrations {
         Migration022.migration,
         Migration023.migration,
         Migration024.migration,
+        Migration025.migration,
     ]
 
     /// The schema this binary leaves a database at.

@@ -72,7 +72,8 @@ extension OpenAPIDocument {
             (
                 "\(v1)/admin/users/{username}/role",
                 Operation(
-                    method: .put, summary: "Make someone an admin or a member (admins only; not oneself, 422)",
+                    method: .put,
+                    summary: "Make someone an admin, a moderator or a member (admins only; not oneself, 422)",
                     auth: .required, body: "RoleRequest", status: 204, errors: [403, 404, 422])
             ),
             (
@@ -187,12 +188,12 @@ extension OpenAPIDocument.Schemas {
             ]),
             "AdminUser": object([
                 "user": OpenAPIDocument.ref("UserSummary"), "email": string(),
-                "role": enumeration(["admin", "member"]),
+                "role": enumeration(InstanceRole.allCases.map(\.rawValue)),
                 "suspended": boolean, "pending": boolean, "twoFactor": boolean, "storageBytes": integer,
                 "createdAt": timestamp,
             ]),
             "AdminUserPage": page("AdminUser"),
-            "RoleRequest": object(["role": enumeration(["admin", "member"])]),
+            "RoleRequest": object(["role": enumeration(InstanceRole.allCases.map(\.rawValue))]),
         ]
     }
 }

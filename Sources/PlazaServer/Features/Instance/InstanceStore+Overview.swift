@@ -75,7 +75,7 @@ extension InstanceStore {
             try await Self.requireAdmin(viewer, on: db)
             var sql: SQLQueryString = """
                 SELECT u.id, u.id AS user_id, u.username AS user_username, u.display_name AS user_display_name,
-                    u.avatar AS user_avatar, u.email, u.is_admin, u.suspended_at, u.pending_since, u.media_bytes,
+                    u.avatar AS user_avatar, u.email, u.is_admin, u.is_moderator, u.suspended_at, u.pending_since, u.media_bytes,
                     u.created_at, EXISTS (SELECT 1 FROM two_factor t WHERE t.user_id = u.id AND t.confirmed_at IS NOT NULL) AS two_factor
                 FROM users u
                 """
@@ -100,7 +100,7 @@ extension InstanceStore {
         }
         return AdminUser(
             user: user, email: try row.decode(column: "email", as: String.self),
-            role: try row.decode(column: "is_admin", as: Bool.self) ? "admin" : "member",
+            role: try Self.role(row).rawValue,
             suspended: try row.decode(column: "suspended_at", as: Int64?.self) != nil
                 && (try row.decode(column: "pending_since", as: Int64?.self)) == nil,
             pending: try row.decode(column: "pending_since", as: Int64?.self) != nil,
@@ -111,15 +111,26 @@ extension InstanceStore {
 
     /// Makes someone an admin or a member (admins only; not oneself, so an instance keeps an admin).
     func setRole(of username: String, to role: String, by admin: Int64) async throws {
-        guard ["admin", "member"].contains(role) else {
-            throw PlazaError.invalid("role", "role must be admin or member.")
+        guard let role = InstanceRole(rawValue: role) else {
+            throw PlazaError.invalid("role", "role must be admin, moderator or member.")
         }
-        try await changeUser(username, by: admin, action: "user.role", note: role) { user, db in
+        try await changeUser(username, by: admin, action: "user.role", note: role.rawValue) { user, db in
             guard user != admin else {
                 throw PlazaError.invalid("role", "Admins do not change their own role; another admin does.")
             }
-            try await db.exec("UPDATE users SET is_admin = \(bind: role == "admin") WHERE id = \(bind: user)")
+            try await db.exec("UPDATE users SET \(Self.assignment(role)) WHERE id = \(bind: user)")
         }
+    }
+
+    /// The columns that make someone `role`.
+    static func assignment(_ role: InstanceRole) -> SQLQueryString {
+        "is_admin = \(bind: role == .admin), is_moderator = \(bind: role == .moderator)"
+    }
+
+    /// The role of a `users` row read with `is_admin` and `is_moderator`.
+    static func role(_ row: Row) throws -> InstanceRole {
+        if try row.decode(column: "is_admin", as: Bool.self) { return .admin }
+        return try row.decode(column: "is_moderator", as: Bool.self) ? .moderator : .member
     }
 
     /// Turns off someone's two-factor sign-in, for a person who lost their app and their recovery

@@ -71,7 +71,7 @@ extension ModerationStore {
             let row = try await db.first(
                 """
                 SELECT r.target_type, r.target_id, r.target_user_id, r.state,
-                    CASE WHEN \(Self.isAdmin(moderator)) THEN 1 ELSE 0 END AS admin
+                    CASE WHEN \(Self.isStaff(moderator)) THEN 1 ELSE 0 END AS admin
                 FROM reports r WHERE r.id = \(bind: id) AND \(Self.canSee(viewer: moderator))
                 """)
         else { throw PlazaError.notFound("Report") }
@@ -209,11 +209,20 @@ extension ModerationStore {
             throw PlazaError(.unprocessableContent, "cannot_suspend_self", "You cannot suspend yourself.")
         }
         try await PeopleStore.lockInOrder([user] + others, on: db)
-        guard let row = try await db.first("SELECT is_admin FROM users WHERE id = \(bind: user)") else {
-            throw PlazaError.notFound("User")
-        }
+        guard
+            let row = try await db.first(
+                """
+                SELECT u.is_admin, u.is_moderator, \(Self.isAdmin(admin)) AS by_admin FROM users u
+                WHERE u.id = \(bind: user)
+                """)
+        else { throw PlazaError.notFound("User") }
         guard try !row.decode(column: "is_admin", as: Bool.self) else {
             throw PlazaError(.forbidden, "cannot_suspend_admin", "Admins cannot be suspended.")
+        }
+        // Moderators are suspended by admins only, not by each other.
+        guard try !row.decode(column: "is_moderator", as: Bool.self) || row.decode(column: "by_admin", as: Bool.self)
+        else {
+            throw PlazaError(.forbidden, "cannot_suspend_moderator", "Only admins can suspend a moderator.")
         }
         let now = Timestamp.now.milliseconds
         // A deletion already due is under way and goes on.
@@ -234,8 +243,8 @@ extension ModerationStore {
         guard key.utf8.count <= 30 else { throw PlazaError.notFound("User") }
         let ids = ids
         let user = try await db.write { db -> Int64 in
-            guard try await db.first("SELECT 1 AS ok WHERE \(Self.isAdmin(admin))") != nil else {
-                throw Self.adminsOnly
+            guard try await db.first("SELECT 1 AS ok WHERE \(Self.isStaff(admin))") != nil else {
+                throw Self.staffOnly
             }
             // Suspended people are found too: an admin reinstates them by name. A sign-up waiting
             // for approval is hidden the same way, and only approving it shows it.

@@ -25,17 +25,24 @@ struct ModerationStore: Sendable {
         "EXISTS (SELECT 1 FROM users ma WHERE ma.id = \(bind: viewer) AND ma.is_admin)"
     }
 
-    /// True when `viewer` may see report row `r`: an admin, or a moderator of one of its spaces.
+    /// True when `viewer` moderates the whole instance: an admin or one of its moderators.
+    static func isStaff(_ viewer: Int64) -> SQLQueryString {
+        "EXISTS (SELECT 1 FROM users ma WHERE ma.id = \(bind: viewer) AND (ma.is_admin OR ma.is_moderator))"
+    }
+
+    /// True when `viewer` may see report row `r`: an admin or the instance's moderator, or a
+    /// moderator of one of its spaces.
     static func canSee(report alias: String = "r", viewer: Int64) -> SQLQueryString {
         """
-        (\(isAdmin(viewer)) OR EXISTS (SELECT 1 FROM report_spaces rs JOIN space_members sm ON sm.space_id = rs.space_id \
+        (\(isStaff(viewer)) OR EXISTS (SELECT 1 FROM report_spaces rs JOIN space_members sm ON sm.space_id = rs.space_id \
         WHERE rs.report_id = \(unsafeRaw: alias).id AND sm.user_id = \(bind: viewer) AND sm.role IN \(moderatorRoles)))
         """
     }
 
-    /// What `viewer` moderates: everything (an admin), some spaces, or nothing.
+    /// What `viewer` moderates: everything (an admin or the instance's moderator), some
+    /// spaces, or nothing.
     enum Scope: Sendable, Equatable {
-        case admin
+        case instance
         case spaces
         case none
     }
@@ -44,21 +51,22 @@ struct ModerationStore: Sendable {
         let row = try await db.read { db in
             try await db.first(
                 """
-                SELECT CASE WHEN \(Self.isAdmin(viewer)) THEN 2
+                SELECT CASE WHEN \(Self.isStaff(viewer)) THEN 2
                     WHEN EXISTS (SELECT 1 FROM space_members sm WHERE sm.user_id = \(bind: viewer) AND sm.role IN \(Self.moderatorRoles)) THEN 1
                     ELSE 0 END AS scope
                 """)
         }
         switch try row?.decode(column: "scope", as: Int64.self) ?? 0 {
-        case 2: return .admin
+        case 2: return .instance
         case 1: return .spaces
         default: return .none
         }
     }
 
     static let notModerator = PlazaError(
-        .forbidden, "not_moderator", "Only admins and the moderators of a space can see reports.")
+        .forbidden, "not_moderator", "Only admins and moderators, and the moderators of a space, can see reports.")
     static let adminsOnly = PlazaError(.forbidden, "admins_only", "Only admins can do this.")
+    static let staffOnly = PlazaError(.forbidden, "admins_only", "Only admins and moderators can do this.")
 
     // MARK: reporting
 
@@ -177,12 +185,12 @@ struct ModerationStore: Sendable {
         }
     }
 
-    /// The queue's keyset query: an admin walks `reports_queue` (state, id); a space's
+    /// The queue's keyset query: an admin or moderator walks `reports_queue` (state, id); a space's
     /// moderator their spaces' reports through `report_spaces_space` (space_id, report_id).
     static func queueSQL(state: ReportState, page: PageRequest, viewer: Int64, scope: Scope) -> SQLQueryString {
         var sql: SQLQueryString = "SELECT r.id, r.created_at FROM reports r WHERE r.state = \(bind: state.rawValue)"
         if let cursor = page.cursor { sql += " AND r.id < \(bind: cursor.id)" }
-        if scope != .admin {
+        if scope != .instance {
             sql += """
                  AND r.id IN (SELECT rs.report_id FROM report_spaces rs JOIN space_members sm ON sm.space_id = rs.space_id \
                 WHERE sm.user_id = \(bind: viewer) AND sm.role IN \(moderatorRoles))
@@ -277,7 +285,7 @@ struct ModerationStore: Sendable {
 extension ModerationStore {
     /// The audit log, newest first; admins only (403).
     func audit(page: PageRequest, viewer: Int64) async throws -> Page<AuditEntry> {
-        guard try await scope(of: viewer) == .admin else { throw Self.adminsOnly }
+        guard try await scope(of: viewer) == .instance else { throw Self.staffOnly }
         let sql = AuditLog.listSQL(page: page)
         return try await db.read { db in
             let (rows, next) = try page.split(try await db.rows(sql)) { try Cursor(row: $0, time: "created_at") }
@@ -303,7 +311,7 @@ extension ModerationStore {
             let posts = try await db.rows(
                 """
                 SELECT p.id, p.title, p.body, p.created_at FROM posts p
-                WHERE p.author_id = \(bind: user) AND \(Self.isAdmin(viewer))
+                WHERE p.author_id = \(bind: user) AND \(Self.isStaff(viewer))
                 ORDER BY p.created_at DESC, p.id DESC LIMIT \(bind: limit)
                 """
             ).map { row in
@@ -318,7 +326,7 @@ extension ModerationStore {
             let comments = try await db.rows(
                 """
                 SELECT c.id, c.post_id, c.body, c.created_at FROM comments c
-                WHERE c.author_id = \(bind: user) AND \(Self.isAdmin(viewer))
+                WHERE c.author_id = \(bind: user) AND \(Self.isStaff(viewer))
                 ORDER BY c.created_at DESC, c.id DESC LIMIT \(bind: limit)
                 """
             ).map { row in

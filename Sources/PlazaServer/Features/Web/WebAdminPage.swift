@@ -18,11 +18,14 @@ struct WebAdminPage: FeatureRoutes {
         let me = context.user.userID
         let moderation = web.stores.moderation
         let page = try await web.api.moderation.list(request, context: context)
-        let isAdmin = try await moderation.scope(of: me) == .admin
+        // Admins and the instance's moderators see and do everything here; admins also run the
+        // instance (the dashboard and its settings).
+        let moderatesAll = try await moderation.scope(of: me) == .instance
+        let isAdmin = try await web.api.accounts.instance.isAdmin(me)
         let commentPosts = try await moderation.posts(
             ofComments: page.items.filter { $0.targetType == .comment }.compactMap { Int64($0.targetId) })
         var recentByPerson: [String: [RecentView]] = [:]
-        if isAdmin {
+        if moderatesAll {
             for person in Set(page.items.compactMap { $0.targetUser?.id }) {
                 guard let id = Int64(person) else { continue }
                 recentByPerson[person] = try await moderation.unfilteredRecentContent(of: id, viewer: me).map {
@@ -32,13 +35,14 @@ struct WebAdminPage: FeatureRoutes {
         }
         let reports = page.items.map { report in
             ReportView(
-                report, link: Self.link(report, commentPosts: commentPosts), isAdmin: isAdmin,
+                report, link: Self.link(report, commentPosts: commentPosts), isAdmin: moderatesAll,
                 recent: report.targetUser.flatMap { recentByPerson[$0.id] } ?? [], t: t)
         }
-        let audit = isAdmin ? try await moderation.audit(page: .init(limit: 20), viewer: me).items : []
+        let audit = moderatesAll ? try await moderation.audit(page: .init(limit: 20), viewer: me).items : []
         let body = AdminPage(
             reports: reports, next: WebPages.next(request, cursor: page.nextCursor),
             resolved: request.uri.queryParameters.get("state") == ReportState.resolved.rawValue, isAdmin: isAdmin,
+            moderatesAll: moderatesAll,
             audit: audit.map { AuditView($0, t: t) })
         return try await web.page(
             "admin", title: t("Moderation"), nav: .admin, body, request: request, context: context.base)

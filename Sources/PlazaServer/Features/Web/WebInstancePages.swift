@@ -165,6 +165,7 @@ struct DashboardPage: Sendable {
         let state: String?
         let storage: String
         let isAdmin: Bool
+        let isModerator: Bool
         let suspended: Bool
         let twoFactor: Bool
         let isMe: Bool
@@ -173,13 +174,15 @@ struct DashboardPage: Sendable {
             username = person.user.username
             displayName = person.user.displayName
             email = person.email
-            isAdmin = person.role == "admin"
+            isAdmin = person.role == InstanceRole.admin.rawValue
+            isModerator = person.role == InstanceRole.moderator.rawValue
             suspended = person.suspended
             twoFactor = person.twoFactor
             self.isMe = isMe
             state =
                 [
-                    isAdmin ? t("admin") : nil, person.pending ? t("waiting for approval") : nil,
+                    isAdmin ? t("admin") : nil, isModerator ? t("moderator") : nil,
+                    person.pending ? t("waiting for approval") : nil,
                     person.suspended ? t("suspended") : nil, person.twoFactor ? t("two-factor") : nil,
                 ].compactMap { $0 }.joined(separator: " · ").nonEmpty
             storage = DashboardPage.bytes(person.storageBytes)

@@ -629,7 +629,10 @@ struct AdminPage: Sendable {
     let next: String?
     /// Showing resolved reports rather than the open queue.
     let resolved: Bool
+    /// Runs the instance: links to its dashboard and settings.
     let isAdmin: Bool
+    /// Moderates the whole instance (an admin or a moderator): the audit log.
+    let moderatesAll: Bool
     let audit: [AuditView]
 }
 
