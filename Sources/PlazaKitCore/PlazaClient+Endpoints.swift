@@ -726,10 +726,10 @@ extension PlazaClient {
         try await call("GET", "/admin/users", query: (["q": query] as [String: String?]).merging(page))
     }
 
-    /// Makes someone an admin or a member again (admins only; not oneself).
-    public func setRole(of username: String, admin: Bool) async throws {
-        try await send(
-            "PUT", "/admin/users/\(Self.segment(username))/role", body: RoleRequest(role: admin ? "admin" : "member"))
+    /// Makes someone an admin, a moderator (every report, and nothing else) or a member again
+    /// (admins only; not oneself).
+    public func setRole(of username: String, to role: InstanceRole) async throws {
+        try await send("PUT", "/admin/users/\(Self.segment(username))/role", body: RoleRequest(role: role.rawValue))
     }
 
     /// Turns off someone's two-factor sign-in when they lost their app and codes (admins only).

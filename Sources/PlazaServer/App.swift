@@ -50,7 +50,7 @@ package struct AppServices: Sendable {
 
     init(config: PlazaConfig, db: Database) throws {
         self.db = db
-        instanceName = InstanceName(config.instanceName)
+        instanceName = InstanceName(config.instanceName, db: db)
         ids = IDGenerator(node: config.nodeID)
         accounts = AccountStore(
             db: db, ids: ids, sessionIdleMillis: Int64(config.accounts.sessionIdleDays) * 86_400_000,
@@ -138,7 +138,7 @@ extension AppServices {
         }
         let lease = (config.mail.smtp?.timeout ?? .seconds(60)).components.seconds + 60
         return MailService(
-            outbox: outbox, transport: transport, sender: sender, signal: mailSignal,
+            outbox: outbox, transport: transport, sender: sender, signal: mailSignal, name: instanceName,
             pollInterval: config.mail.pollInterval, leaseMillis: lease * 1000, logger: logger)
     }
 
@@ -239,6 +239,8 @@ package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors 
     app.beforeServerStarts {
         try services.makeFolders()
         try await Migrations.run(on: db, logger: migrationLogger)
+        // Mails and pushes are signed with the name admins set from the first one on.
+        _ = await services.instanceName.fresh()
         services.linkPreviewQueue.open()
         services.mailSignal.open()
         services.pushSignal.open()

@@ -59,7 +59,10 @@ struct InstanceTests {
             let overview = try await root.adminOverview()
             #expect(overview.people.total == 3 && overview.people.admins == 1 && overview.openReports == 1)
             #expect(try await root.adminUsers(query: "cy").items.map(\.user.username) == ["cyd"])
-            try await root.setRole(of: "cyd", admin: true)
+            try await root.setRole(of: "cyd", to: .moderator)
+            #expect(try await root.adminUsers(query: "cy").items.first?.role == "moderator")
+            #expect(try await cyd.reports().items.map(\.id) == [report.id])
+            try await root.setRole(of: "cyd", to: .admin)
             #expect(try await root.adminUsers(query: "cy").items.first?.role == "admin")
             do {
                 _ = try await cyd.turnOffTwoFactor(of: "root")

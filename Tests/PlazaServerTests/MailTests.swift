@@ -384,7 +384,8 @@ struct MailTests {
                 heloName: "plaza.test")
             let service = MailService(
                 outbox: outbox, transport: .smtp(client), sender: MailAddress(name: nil, address: "noreply@plaza.test"),
-                signal: WorkSignal(), pollInterval: .seconds(1), leaseMillis: 120_000, logger: Logger(label: "test"))
+                signal: WorkSignal(), name: nil, pollInterval: .seconds(1), leaseMillis: 120_000,
+                logger: Logger(label: "test"))
             let message = MailMessage(kind: .passwordReset, to: "ana@example.com", subject: "s", text: "t", html: "h")
             let start = Timestamp.now.milliseconds
             var now = start

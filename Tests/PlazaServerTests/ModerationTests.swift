@@ -193,6 +193,9 @@ struct ModerationTests {
             let peer = try await api.call(.put, "/admin/users/carol/suspension", as: world.dave)
             #expect(peer.status == .forbidden && peer.error?.code == "cannot_suspend_moderator")
             #expect(try await api.call(.put, "/admin/users/carol/suspension", as: world.admin).status == .noContent)
+            let lift = try await api.call(.delete, "/admin/users/carol/suspension", as: world.dave)
+            #expect(lift.status == .forbidden && lift.error?.code == "cannot_suspend_moderator")
+            #expect(try await api.call(.delete, "/admin/users/carol/suspension", as: world.admin).status == .noContent)
 
             // Running the instance stays the admins'.
             #expect(

@@ -254,7 +254,7 @@ struct RegistrationTests {
             #expect(
                 try await api.call(.post, "/invites", as: ana, json: CreateInviteRequest(maxUses: 101)).status
                     == .unprocessableContent)
-            let far = Timestamp(milliseconds: Timestamp.now.milliseconds + 31 * 86_400_000)
+            let far = Timestamp(milliseconds: Timestamp.now.milliseconds + 32 * 86_400_000)
             #expect(
                 try await api.call(.post, "/invites", as: ana, json: CreateInviteRequest(expiresAt: far)).status
                     == .unprocessableContent)
@@ -291,6 +291,17 @@ struct RegistrationTests {
             #expect(try await api.call(.delete, "/invites/\(oldest?.code ?? "")", as: ben).status == .noContent)
             #expect(try await api.call(.post, "/invites", as: ben, raw: "").status == .created)
 
+            // A suspended member's links stop at once (their holders would skip approval).
+            let bens = try await api.get("/invites", as: ben).decode(Page<InstanceInvite>.self).items
+            #expect(try await api.call(.put, "/admin/users/ben/suspension", as: root).status == .noContent)
+            let stopped = try await Self.signUp(api, "gil", invite: bens.first?.code)
+            #expect(stopped.status == .forbidden && stopped.error?.code == "invite_required")
+            #expect(try await api.call(.delete, "/admin/users/ben/suspension", as: root).status == .noContent)
+            #expect(try await Self.signUp(api, "gil", invite: bens.first?.code).status == .created)
+            // In approval mode the sign-up page takes a code too, filled in from the link.
+            let form = try await api.page(.get, "/signup?invite=\(invite.code)").text
+            #expect(form.contains(#"name="invite" maxlength="64" value="\#(invite.code)""#))
+
             // The web app: settings lead to the page of one's invites, whose form keeps members' limits.
             #expect(try await api.page(.get, "/settings", cookie: ana.cookie).text.contains(#"href="/invites""#))
             let page = try await api.page(.get, "/invites", cookie: ana.cookie).text
@@ -303,6 +314,37 @@ struct RegistrationTests {
             #expect(!(try await api.page(.get, "/settings", cookie: ana.cookie).text.contains(#"href="/invites""#)))
             let off = try await api.page(.get, "/invites", cookie: ana.cookie).text
             #expect(!off.contains("POST /api/v1/invites") && off.contains(invite.url))
+        }
+    }
+
+    /// The name pages, mails and pushes use is read again once older than its age, and a
+    /// slower read that started earlier never replaces a newer one.
+    @Test func theInstanceNameIsReadAgainWhenOld() async throws {
+        try await withApp { api async throws in
+            try await api.withDatabase { db in
+                func rename(_ name: String) async throws {
+                    try await db.write {
+                        try await $0.exec(
+                            """
+                            INSERT INTO instance_settings (key, value) VALUES ('name', \(bind: name))
+                            ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                            """)
+                    }
+                }
+                let always = InstanceName("Env", db: db, maxAge: .zero)
+                #expect(always.current == "Env")
+                let first = await always.fresh()
+                #expect(first == "Env")
+                try await rename("Hillside")
+                #expect(await always.fresh() == "Hillside")
+                let kept = InstanceName("Env", db: db, maxAge: .seconds(3600))
+                #expect(await kept.fresh() == "Hillside")
+                try await rename("Valley")
+                #expect(await kept.fresh() == "Hillside")
+                let earlier = ContinuousClock.now - .seconds(1)
+                kept.set("Older read", readAt: earlier)
+                #expect(kept.current == "Hillside")
+            }
         }
     }
 

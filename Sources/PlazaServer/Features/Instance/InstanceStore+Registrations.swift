@@ -166,7 +166,8 @@ extension InstanceStore {
         guard allowed,
             try await db.first("SELECT 1 AS ok FROM users WHERE id = \(bind: person) AND suspended_at IS NULL") != nil
         else { throw invitesOff }
-        let maxEnd = now + Int64(maxMemberInviteDays) * 86_400_000
+        // A day's slack: "30 days" from a browser whose clock runs a little ahead is still 30.
+        let maxEnd = now + Int64(maxMemberInviteDays + 1) * 86_400_000
         var invite = request
         invite.maxUses = request.maxUses ?? 10
         invite.expiresAt = request.expiresAt ?? Timestamp(milliseconds: now + 7 * 86_400_000)

@@ -49,6 +49,7 @@ package struct InstanceStore: Sendable {
     // MARK: settings
 
     package func info() async throws -> InstanceInfo {
+        let started = ContinuousClock.now
         let rows = try await db.read { try await $0.rows("SELECT key, value FROM instance_settings") }
         var values: [String: String] = [:]
         for row in rows {
@@ -56,7 +57,7 @@ package struct InstanceStore: Sendable {
         }
         let rules =
             values["rules"].flatMap { try? JSONDecoder().decode([InstanceRule].self, from: Data($0.utf8)) } ?? []
-        name.set(values["name"] ?? defaults.name)
+        name.set(values["name"] ?? defaults.name, readAt: started)
         return InstanceInfo(
             name: values["name"] ?? defaults.name, description: values["description"] ?? "", rules: rules,
             contact: values["contact"] ?? defaults.contact, terms: values["terms"] ?? "",
@@ -66,10 +67,7 @@ package struct InstanceStore: Sendable {
     }
 
     /// The instance's name, read again when the last read is older than `InstanceName.maxAge`.
-    func currentName() async throws -> String {
-        if !name.isFresh { _ = try await info() }
-        return name.current
-    }
+    func currentName() async throws -> String { await name.fresh() }
 
     /// Changes the settings `patch` names (admins only), in one transaction with its audit entry.
     func update(_ patch: InstancePatch, by admin: Int64) async throws -> InstanceInfo {
@@ -174,7 +172,8 @@ package struct InstanceStore: Sendable {
         }
     }
 
-    /// In the sign-up's transaction: uses one of the invite's uses, or refuses it.
+    /// In the sign-up's transaction: uses one of the invite's uses, or refuses it (used up,
+    /// expired, or made by someone suspended since: a suspended spammer's links stop at once).
     static func useInvite(_ code: String, now: Int64, on db: Connection) async throws {
         guard
             try await db.first(
@@ -182,6 +181,7 @@ package struct InstanceStore: Sendable {
                 UPDATE invites SET uses = uses + 1
                 WHERE code = \(bind: code) AND (max_uses IS NULL OR uses < max_uses)
                     AND (expires_at IS NULL OR expires_at > \(bind: now))
+                    AND created_by IN (SELECT id FROM users WHERE suspended_at IS NULL)
                 RETURNING id
                 """) != nil
         else { throw inviteInvalid }

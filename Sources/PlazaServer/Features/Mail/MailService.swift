@@ -50,6 +50,8 @@ struct MailService: Service {
     let transport: MailTransport
     let sender: MailAddress
     let signal: WorkSignal
+    /// Kept fresh each round: the mails this process writes are signed with the name admins set.
+    let name: InstanceName?
     let pollInterval: Duration
     /// The time a delivery may take before its claim lapses and another worker may try.
     let leaseMillis: Int64
@@ -57,7 +59,10 @@ struct MailService: Service {
     static let concurrency = 4
 
     func run() async throws {
-        await signal.work(pollInterval: pollInterval) { await runOnce() }
+        await signal.work(pollInterval: pollInterval) {
+            _ = await name?.fresh()
+            return await runOnce()
+        }
     }
 
     /// Sends one batch of due messages; false when none was due.

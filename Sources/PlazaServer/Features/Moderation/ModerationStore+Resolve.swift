@@ -122,7 +122,7 @@ extension ModerationStore {
         case .suspend:
             guard claim.admin else {
                 throw PlazaError(
-                    .forbidden, "admins_only", "Only admins can suspend people; remove the content instead.")
+                    .forbidden, "admins_only", "Only admins and moderators suspend people; remove the content instead.")
             }
             guard let targetUser = claim.targetUser else { throw PlazaError.notFound("User") }
             try await Self.suspend(targetUser, by: moderator, alsoLocking: claim.people, on: db)
@@ -197,6 +197,9 @@ extension ModerationStore {
         return Outcome(entries: [entry])
     }
 
+    static let moderatorsByAdmins = PlazaError(
+        .forbidden, "cannot_suspend_moderator", "Only admins suspend a moderator or lift their suspension.")
+
     /// Suspends `user` in the caller's transaction: no admin, not oneself; their sessions end
     /// (`AccountStore.deleteSessions`). A deletion they asked for and that is not due yet is called
     /// off: the account and its content stay, suspended, for the moderators. Returns false when
@@ -222,7 +225,7 @@ extension ModerationStore {
         // Moderators are suspended by admins only, not by each other.
         guard try !row.decode(column: "is_moderator", as: Bool.self) || row.decode(column: "by_admin", as: Bool.self)
         else {
-            throw PlazaError(.forbidden, "cannot_suspend_moderator", "Only admins can suspend a moderator.")
+            throw moderatorsByAdmins
         }
         let now = Timestamp.now.milliseconds
         // A deletion already due is under way and goes on.
@@ -262,9 +265,18 @@ extension ModerationStore {
                         """
                         UPDATE users SET suspended_at = NULL
                         WHERE id = \(bind: user) AND suspended_at IS NOT NULL AND deletion_due_at IS NULL
-                            AND pending_since IS NULL RETURNING id
+                            AND pending_since IS NULL AND (NOT is_moderator OR \(Self.isAdmin(admin)))
+                        RETURNING id
                         """
                     ) != nil
+                // A moderator's suspension is the admins' to lift, as it was theirs to make.
+                if !changed,
+                    try await db.first(
+                        "SELECT 1 AS ok FROM users WHERE id = \(bind: user) AND is_moderator AND NOT \(Self.isAdmin(admin))"
+                    ) != nil
+                {
+                    throw Self.moderatorsByAdmins
+                }
             }
             if changed {
                 try await AuditLog.record(

@@ -117,7 +117,7 @@ struct PushService: Service {
             outcome = .moot(reason)
         } else if let notification {
             let message = PushMessage(
-                notification, instanceName: instanceName.current, badge: job.unread,
+                notification, instanceName: await instanceName.fresh(), badge: job.unread,
                 t: MessageCatalog.localizer(Language(preferences: job.preferences)))
             switch job.platform {
             case .webpush where job.appSettings != nil:

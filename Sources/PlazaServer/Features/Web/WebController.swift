@@ -59,7 +59,9 @@ struct WebController {
         routes.get("sw.js", use: install.serviceWorker)
         // The browser's steps of external sign-in sit at the API's paths, with its JSON errors.
         browser(routes.group()).addRoutes(WebIdentityPages(web: self).routes)
-        let pages = browser(routes.group().add(middleware: WebErrorMiddleware(renderer: renderer)))
+        let pages = browser(
+            routes.group().add(middleware: WebErrorMiddleware(renderer: renderer, siteName: api.accounts.instance.name))
+        )
         pages.get("login", use: loginPage)
         pages.post("login", use: login)
         pages.post("login/second-factor", use: loginSecondFactor)

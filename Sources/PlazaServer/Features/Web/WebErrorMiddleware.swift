@@ -9,6 +9,8 @@ import PlazaAPI
 struct WebErrorMiddleware: RouterMiddleware {
     typealias Context = PlazaContext
     let renderer: WebRenderer
+    /// The instance's name as last read, for the title and brand.
+    let siteName: InstanceName
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -38,6 +40,7 @@ struct WebErrorMiddleware: RouterMiddleware {
         var layout = Layout(
             title: Self.title(of: status, t: t), nav: nil, assetVersion: renderer.assetVersion, csrf: "", t: t)
         layout.scriptMessages = renderer.scriptMessages[language] ?? "{}"
+        layout.siteName = siteName.current
         let view = WebPage(layout: layout, body: ErrorPage(status: status.code, message: catalog.text(message)))
         var response = renderer.html("error", view, language: language, status: status)
         for field in headers { response.headers.append(field) }
