@@ -115,7 +115,7 @@ extension InstanceStore {
             var request = request
             if scope == .everyone {
                 try await Self.requireAdmin(person, on: db)
-            } else if try await !Self.isActiveAdmin(person, on: db) {
+            } else if try await !Self.isAdmin(person, on: db) {
                 request = try await Self.memberInvite(request, by: person, allowed: membersMayInvite, now: now, on: db)
             }
             try await db.exec(
@@ -135,12 +135,8 @@ extension InstanceStore {
         return invite
     }
 
-    private static func isActiveAdmin(_ person: Int64, on db: Connection) async throws -> Bool {
-        try await db.first("SELECT 1 AS ok WHERE \(ModerationStore.isAdmin(person))") != nil
-    }
-
     func isAdmin(_ person: Int64) async throws -> Bool {
-        try await db.read { try await Self.isActiveAdmin(person, on: $0) }
+        try await db.read { try await Self.isAdmin(person, on: $0) }
     }
 
     /// Whether `person` may make invites of their own (`POST /invites`): admins always, members
@@ -148,7 +144,7 @@ extension InstanceStore {
     func mayInvite(_ person: Int64) async throws -> Bool {
         let allowed = try await info().membersMayInvite
         return try await db.read { db in
-            if try await Self.isActiveAdmin(person, on: db) { return true }
+            if try await Self.isAdmin(person, on: db) { return true }
             guard allowed else { return false }
             return try await db.first(
                 "SELECT 1 AS ok FROM users WHERE id = \(bind: person) AND suspended_at IS NULL") != nil

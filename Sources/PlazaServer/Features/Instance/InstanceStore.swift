@@ -141,10 +141,12 @@ package struct InstanceStore: Sendable {
         return String(decoding: try JSONEncoder().encode(result), as: UTF8.self)
     }
 
+    static func isAdmin(_ person: Int64, on db: Connection) async throws -> Bool {
+        try await db.first("SELECT 1 AS ok WHERE \(ModerationStore.isAdmin(person))") != nil
+    }
+
     static func requireAdmin(_ admin: Int64, on db: Connection) async throws {
-        guard try await db.first("SELECT 1 AS ok WHERE \(ModerationStore.isAdmin(admin))") != nil else {
-            throw ModerationStore.adminsOnly
-        }
+        guard try await isAdmin(admin, on: db) else { throw ModerationStore.adminsOnly }
     }
 
     // MARK: who may sign up
