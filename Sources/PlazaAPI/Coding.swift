@@ -40,6 +40,11 @@ public enum FieldUpdate<Value> {
     case clear
     case set(Value)
 
+    /// Whether it leaves the value as it is.
+    public var isKeep: Bool {
+        if case .keep = self { true } else { false }
+    }
+
     /// The value after applying this update to `current`.
     public func applied(to current: Value?) -> Value? {
         switch self {

@@ -345,12 +345,22 @@ public struct Post: Codable, Sendable, Hashable {
     @Nullable public var editedAt: Timestamp?
     public var counts: Counts
     public var viewer: Viewer
+    /// The hashtags of its title and text, each once, folded as search folds text (`PostText`).
+    public var tags: [String]
+    /// Shown instead of its text and media until the reader opens it.
+    @Nullable public var contentWarning: String?
+    /// Its photos and videos are blurred until the reader opens them.
+    public var sensitive: Bool
 
     public init(
         id: String, kind: PostKind, author: UserSummary, title: String?, body: String?, spaces: [SpaceSummary],
         media: [Media], link: LinkPreview?, location: Location?, activity: Activity?, price: String?,
-        createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer, audience: PostAudience = .public
+        createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer, audience: PostAudience = .public,
+        tags: [String] = [], contentWarning: String? = nil, sensitive: Bool = false
     ) {
+        self.tags = tags
+        self.contentWarning = contentWarning
+        self.sensitive = sensitive
         self.id = id
         self.kind = kind
         self.author = author

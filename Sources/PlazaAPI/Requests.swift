@@ -132,11 +132,17 @@ public struct CreatePostRequest: Codable, Sendable {
     public var price: String?
     /// `public` when left out.
     public var audience: PostAudience?
+    /// A warning shown instead of the text and media until opened (at most 500 characters).
+    public var contentWarning: String?
+    /// Blur the photos and videos until opened.
+    public var sensitive: Bool?
     public init(
         kind: PostKind, title: String? = nil, body: String? = nil, spaces: [String]? = nil, mediaIds: [String]? = nil,
         link: LinkInput? = nil, location: Location? = nil, activity: ActivityInput? = nil, price: String? = nil,
-        audience: PostAudience? = nil
+        audience: PostAudience? = nil, contentWarning: String? = nil, sensitive: Bool? = nil
     ) {
+        self.contentWarning = contentWarning
+        self.sensitive = sensitive
         self.audience = audience
         self.kind = kind
         self.title = title
@@ -161,11 +167,15 @@ public struct UpdatePostRequest: Codable, Sendable {
     public var spaces: [String]?
     /// Narrowing takes effect at once, for streams and caches too.
     public var audience: PostAudience?
+    public var contentWarning: FieldUpdate<String>
+    public var sensitive: Bool?
     public init(
         title: FieldUpdate<String> = .keep, body: FieldUpdate<String> = .keep, location: FieldUpdate<Location> = .keep,
         price: FieldUpdate<String> = .keep, activity: ActivityInput? = nil, spaces: [String]? = nil,
-        audience: PostAudience? = nil
+        audience: PostAudience? = nil, contentWarning: FieldUpdate<String> = .keep, sensitive: Bool? = nil
     ) {
+        self.contentWarning = contentWarning
+        self.sensitive = sensitive
         self.audience = audience
         self.title = title
         self.body = body

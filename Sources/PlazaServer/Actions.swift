@@ -5,6 +5,7 @@
 /// previews fetched). Reads go through the stores' visibility-aware queries.
 package struct Actions: Sendable {
     package let posts: PostActions
+    package let tags: TagActions
     package let people: PeopleActions
     package let collections: CollectionActions
     package let media: MediaActions
@@ -17,6 +18,7 @@ extension AppServices {
         Actions(
             posts: PostActions(
                 posts: posts, comments: comments, likes: likes, storage: mediaStorage, previews: linkPreviewQueue),
+            tags: TagActions(tags: tags),
             people: PeopleActions(people: people),
             collections: CollectionActions(collections: collections, posts: posts, previews: linkPreviewQueue),
             media: MediaActions(

@@ -12,6 +12,7 @@ package struct AppServices: Sendable {
     package let accounts: AccountStore
     package let people: PeopleStore
     package let posts: PostStore
+    package let tags: TagStore
     package let comments: CommentStore
     package let likes: LikeStore
     package let spaces: SpaceStore
@@ -61,6 +62,7 @@ package struct AppServices: Sendable {
         posts = PostStore(
             db: db, ids: ids, events: events, searchWindows: searchWindows,
             linkPreviewsPerDay: config.media.quotas.linkPreviewsPerDay)
+        tags = TagStore(db: db)
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)

@@ -93,6 +93,7 @@ package struct Doors: Sendable {
     {
         [
             OpenAPIController(parts: openAPI), api.accounts, api.identity, api.people, api.posts, media, api.feeds,
+            TagsController(actions: actions.tags, posts: services.posts),
             api.spaces,
             SpaceMembersController(
                 spaces: services.spaces, members: services.spaceMembers, people: services.people,

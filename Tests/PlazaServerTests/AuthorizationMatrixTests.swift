@@ -376,6 +376,21 @@ struct AuthorizationMatrixTests {
         // Feeds: the blocked person's show nothing of the owner (checked by the markers).
         rows.append(row("GET \(v1)/feed/home", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("GET \(v1)/feed/global", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        // Hashtags are public; following one is a person's own.
+        let tag: [String: @Sendable (MatrixWorld) -> String] = ["tag": { _ in "ramen" }]
+        rows.append(row("GET \(v1)/hashtags", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        for path in ["\(v1)/hashtags/{tag}", "\(v1)/hashtags/{tag}/posts"] {
+            rows.append(
+                row("GET \(path)", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200, parameters: tag))
+        }
+        for method in ["PUT", "DELETE"] {
+            rows.append(
+                row(
+                    "\(method) \(v1)/hashtags/{tag}/follow", anon: 401, owner: 204, other: 204, blocked: 204,
+                    admin: 204, parameters: tag))
+        }
+        rows.append(
+            row("GET \(v1)/me/followed-hashtags", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         // Spaces are shared places: a block does not hide the owner's space, only its posts.
         rows.append(row("GET \(v1)/spaces", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(

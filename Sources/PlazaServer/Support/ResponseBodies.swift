@@ -8,6 +8,7 @@ extension ActivityHeatmap: ResponseEncodable {}
 extension AuditEntry: ResponseEncodable {}
 extension AuthProviderInfo: ResponseEncodable {}
 extension AuthResponse: ResponseEncodable {}
+extension HashtagSummary: ResponseEncodable {}
 extension AdminOverview: ResponseEncodable {}
 extension InstanceInfo: ResponseEncodable {}
 extension InstanceInvite: ResponseEncodable {}

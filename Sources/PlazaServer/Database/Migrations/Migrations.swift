@@ -58,6 +58,7 @@ enum Migrations {
         Migration023.migration,
         Migration024.migration,
         Migration025.migration,
+        Migration026.migration,
     ]
 
     /// The schema this binary leaves a database at.

@@ -42,9 +42,9 @@ struct HomeTimeline: Sendable {
         """
     }
 
-    /// Takes a post out of every timeline: its author's and its author's followers' (including
-    /// pulled ones, whose entries may date from before the account was pulled). Run before the
-    /// post's row goes.
+    /// Takes a post out of every timeline: its author's, its author's followers' (including
+    /// pulled ones, whose entries may date from before the account was pulled) and its tags'
+    /// followers'. Run before the post's row (and so its tags) goes.
     static func remove(post: Int64, author: Int64, on db: Connection) async throws {
         try await db.exec(removeSQL(post: post, author: author))
     }
@@ -53,7 +53,9 @@ struct HomeTimeline: Sendable {
         """
         DELETE FROM home_entries
         WHERE created_at = (SELECT created_at FROM posts WHERE id = \(bind: post)) AND post_id = \(bind: post)
-        AND user_id IN (SELECT follower_id FROM follows WHERE followee_id = \(bind: author) UNION ALL SELECT \(bind: author))
+        AND user_id IN (
+            SELECT follower_id FROM follows WHERE followee_id = \(bind: author) UNION ALL SELECT \(bind: author)
+            UNION ALL SELECT tf.user_id FROM post_tags pt JOIN tag_follows tf ON tf.tag = pt.tag WHERE pt.post_id = \(bind: post))
         """
     }
 

@@ -148,7 +148,11 @@ extension OpenAPIDocument {
                     "price": nullable(string()), "createdAt": timestamp, "editedAt": nullable(timestamp),
                     "audience": audience, "counts": object(["likes": integer, "comments": integer]),
                     "viewer": object(["liked": boolean, "saved": boolean]),
+                    "tags": array(string()).with(description: "its hashtags' keys, folded as search folds text"),
+                    "contentWarning": nullable(string()), "sensitive": boolean,
                 ]),
+                "HashtagSummary": object(["name": string(), "key": string(), "following": boolean]),
+                "HashtagSummaryPage": page("HashtagSummary"),
                 "Comment": object([
                     "id": id, "postId": id, "author": ref("UserSummary"), "body": string(), "createdAt": timestamp,
                 ]),
@@ -360,10 +364,12 @@ extension OpenAPIDocument {
                         "location": ref("Location"),
                         "activity": ref("ActivityInput"), "price": string(maxLength: PostRules.maxPriceLength),
                         "audience": audience,
+                        "contentWarning": string(maxLength: PostRules.maxContentWarningLength), "sensitive": boolean,
                     ], required: ["kind"],
                     description: """
                         text needs title or body; link needs link.url; activity needs activity.type; photo needs \
-                        1–10 mediaIds
+                        1–10 mediaIds; title and body carry at most \(Hashtag.maxPerPost) different hashtags \
+                        (422 too_many_tags)
                         """),
                 "UpdatePostRequest": object(
                     [
@@ -372,6 +378,8 @@ extension OpenAPIDocument {
                         "location": nullable(ref("Location")),
                         "price": nullable(string(maxLength: PostRules.maxPriceLength)),
                         "activity": ref("ActivityInput"), "spaces": array(string()), "audience": audience,
+                        "contentWarning": nullable(string(maxLength: PostRules.maxContentWarningLength)),
+                        "sensitive": boolean,
                     ], required: [],
                     description: """
                         Left-out fields stay as they are; null clears. In a closed or private space the audience is \

@@ -45,6 +45,8 @@ package struct PostRecord: Sendable {
         static let editedAt = Column<Int64?>("p.edited_at")
         static let media = Column<String?>("p.media")
         static let audience = Column<String>("p.audience")
+        static let contentWarning = Column<String?>("p.content_warning")
+        static let sensitive = Column<Bool>("p.sensitive")
         /// Computed per query: the post's spaces (`PostSpacesColumn`) and the viewer's relation.
         static let spaces = "spaces", viewerLiked = "viewer_liked", viewerSaved = "viewer_saved"
 
@@ -52,7 +54,8 @@ package struct PostRecord: Sendable {
             id, authorID, kind, title, body, linkURL, linkTitle, linkDescription, linkImageURL, linkSiteName,
             linkFetchedAt,
             latitude, longitude, locationName, activityType, activityEmoji, activityColor, activityProgress,
-            activityCompletedAt, price, likesCount, commentsCount, createdAt, editedAt, media, audience,
+            activityCompletedAt, price, likesCount, commentsCount, createdAt, editedAt, media, audience, contentWarning,
+            sensitive,
         ]
     }
 
@@ -85,9 +88,10 @@ package struct PostRecord: Sendable {
                 progress: try row.decode(C.activityProgress) ?? 0,
                 completedAt: try row.decode(C.activityCompletedAt).map(Timestamp.init(milliseconds:)))
         }
+        let (title, body) = (try row.decode(C.title), try row.decode(C.body))
         post = Post(
             id: String(id), kind: kind, author: try UserSummary(authorIn: row, id: authorID),
-            title: try row.decode(C.title), body: try row.decode(C.body),
+            title: title, body: body,
             spaces: Self.spaces(try row.decode(column: C.spaces, as: String?.self)),
             media: MediaRecord.list(try row.decode(C.media)).map(\.media), link: link, location: location,
             activity: activity, price: try row.decode(C.price),
@@ -97,7 +101,9 @@ package struct PostRecord: Sendable {
             viewer: Post.Viewer(
                 liked: try row.decode(column: C.viewerLiked, as: Bool.self),
                 saved: try row.decode(column: C.viewerSaved, as: Bool.self)),
-            audience: PostAudience(rawValue: try row.decode(C.audience)) ?? .members)
+            audience: PostAudience(rawValue: try row.decode(C.audience)) ?? .members,
+            tags: Hashtag.keys(title: title, body: body), contentWarning: try row.decode(C.contentWarning),
+            sensitive: try row.decode(C.sensitive))
     }
 
     /// Reads the `spaces` column: one `id slug name` line per space.

@@ -6,6 +6,7 @@ package enum PostRules {
     static let maxBodyLength = 10_000
     package static let maxCommentLength = 5_000
     static let maxPriceLength = 32
+    static let maxContentWarningLength = 500
     static let maxLocationNameLength = 200
     package static let maxMedia = 10
     static let maxActivityTypeLength = 40
@@ -22,6 +23,10 @@ package enum PostRules {
             price: try Validate.text(body.price, field: "price", max: maxPriceLength))
         draft.spaces = try SpaceRules.postSpaces(body.spaces ?? [])
         draft.audience = body.audience ?? .public
+        draft.contentWarning = try Validate.text(
+            body.contentWarning, field: "contentWarning", max: maxContentWarningLength)
+        draft.sensitive = body.sensitive ?? false
+        try checkTags(title: draft.title, body: draft.body)
         draft.mediaIDs = try mediaIDs(body.mediaIds ?? [])
         switch body.kind {
         case .text:
@@ -64,6 +69,10 @@ package enum PostRules {
         }
         changes.spaces = try body.spaces.map(SpaceRules.postSpaces)
         changes.audience = body.audience
+        changes.contentWarning = try text(
+            body.contentWarning, field: "contentWarning", max: maxContentWarningLength)
+        changes.sensitive = body.sensitive
+        try checkTags(title: changes.title.applied(to: post.title), body: changes.body.applied(to: post.body))
         if let input = body.activity {
             guard let current = post.activity else {
                 throw PlazaError.invalid("activity", "Only activity posts have an activity.")
@@ -78,6 +87,16 @@ package enum PostRules {
             }
         }
         return changes
+    }
+
+    /// A post's title and text carry at most `Hashtag.maxPerPost` tags, or 422 `too_many_tags`.
+    static func checkTags(title: String?, body: String?) throws {
+        guard Hashtag.tags(in: title, body).count <= Hashtag.maxPerPost else {
+            throw PlazaError(
+                .unprocessableContent, "too_many_tags",
+                "A post carries at most \(Hashtag.maxPerPost) different hashtags.",
+                field: "body")
+        }
     }
 
     /// Applies the given activity fields; `completedAt` is set on reaching 100 and cleared below it.

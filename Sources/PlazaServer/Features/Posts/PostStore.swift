@@ -26,6 +26,13 @@ package struct PostStore: Sendable {
         /// Slugs (lower-cased) of the spaces the post goes in.
         var spaces: [String] = []
         var audience: PostAudience = .public
+        var contentWarning: String?
+        var sensitive = false
+    }
+
+    /// The tags a post with this title and text is indexed under (`PostRules` refuses more).
+    static func tags(title: String?, body: String?) -> [Hashtag] {
+        Array(Hashtag.tags(in: title, body).prefix(Hashtag.maxPerPost))
     }
 
     /// Stores a new post and returns it as its author sees it, without reading it back. `time`
@@ -33,26 +40,8 @@ package struct PostStore: Sendable {
     func create(author: Int64, _ draft: Draft, at time: Timestamp = .now) async throws -> Post {
         let id = ids.next(at: time)
         let now = time.milliseconds
-        /// `preview`: the link's preview when one is known (a pending one has no fields yet).
-        @Sendable func insert(media: [MediaRecord], audience: PostAudience, preview: LinkPreviewStore.Preview? = nil)
-            -> SQLQueryString
-        {
-            """
-            INSERT INTO posts (id, author_id, kind, title, body, link_url, link_title, link_description, link_image_url, link_site_name,
-                link_fetched_at, latitude, longitude, location_name,
-                activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, media, created_at,
-                audience, processing)
-            VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
-                \(bind: draft.linkURL), \(bind: preview?.title), \(bind: preview?.description), \(bind: preview?.imageURL),
-                \(bind: preview?.siteName), \(bind: preview?.fetchedAt), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
-                \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
-                \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
-                \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: MediaRecord.text(media)), \(bind: now),
-                \(bind: audience.rawValue), \(bind: Self.isProcessing(media)))
-            RETURNING \(Self.authorColumns)
-            """
-        }
         let mentioned = Mentions.usernames(in: draft.title, draft.body)
+        let tags = Self.tags(title: draft.title, body: draft.body)
         let ids = ids
         let (authorRow, media, spaces, preview, audience) = try await events.write { db in
             // The author's row (posts_count) and the mentioned people's (unread counts), in one order.
@@ -66,8 +55,12 @@ package struct PostStore: Sendable {
             if let url = draft.linkURL {
                 preview = try await LinkPreviewStore.request(url, by: author, now: now, cap: linkPreviewsPerDay, on: db)
             }
-            let row = try await db.first(insert(media: media, audience: audience, preview: preview))
+            let row = try await db.first(
+                Self.insertSQL(
+                    id: id, author: author, draft, at: now, media: media, audience: audience, preview: preview))
             try await HomeTimeline.fanOut(post: id, author: author, createdAt: now, on: db)
+            try await TagStore.index(post: id, createdAt: now, tags: tags, on: db)
+            if audience == .public { try await TagStore.fanOut(post: id, createdAt: now, tags: tags, on: db) }
             if !spaces.isEmpty {
                 try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
             }
@@ -86,7 +79,30 @@ package struct PostStore: Sendable {
             location: draft.location,
             activity: draft.activity, price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil,
             counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false),
-            audience: audience)
+            audience: audience, tags: tags.map(\.key), contentWarning: draft.contentWarning, sensitive: draft.sensitive)
+    }
+
+    /// The statement that stores post `id`; `preview`: the link's preview when one is known (a
+    /// pending one has no fields yet).
+    private static func insertSQL(
+        id: Int64, author: Int64, _ draft: Draft, at now: Int64, media: [MediaRecord], audience: PostAudience,
+        preview: LinkPreviewStore.Preview?
+    ) -> SQLQueryString {
+        """
+        INSERT INTO posts (id, author_id, kind, title, body, link_url, link_title, link_description, link_image_url, link_site_name,
+            link_fetched_at, latitude, longitude, location_name,
+            activity_type, activity_emoji, activity_color, activity_progress, activity_completed_at, price, media, created_at,
+            audience, processing, content_warning, sensitive)
+        VALUES (\(bind: id), \(bind: author), \(bind: draft.kind.rawValue), \(bind: draft.title), \(bind: draft.body),
+            \(bind: draft.linkURL), \(bind: preview?.title), \(bind: preview?.description), \(bind: preview?.imageURL),
+            \(bind: preview?.siteName), \(bind: preview?.fetchedAt), \(bind: draft.location?.latitude), \(bind: draft.location?.longitude),
+            \(bind: draft.location?.name), \(bind: draft.activity?.type), \(bind: draft.activity?.emoji),
+            \(bind: draft.activity?.color), \(bind: draft.activity?.progress),
+            \(bind: draft.activity?.completedAt?.milliseconds), \(bind: draft.price), \(bind: MediaRecord.text(media)), \(bind: now),
+            \(bind: audience.rawValue), \(bind: isProcessing(media)), \(bind: draft.contentWarning),
+            \(bind: draft.sensitive))
+        RETURNING \(authorColumns)
+        """
     }
 
     /// Whether a post showing `media` waits for a video: it is then `processing`.
@@ -164,6 +180,8 @@ package struct PostStore: Sendable {
         /// Slugs (lower-cased) of the spaces the post is in from now on.
         var spaces: [String]?
         var audience: PostAudience?
+        var contentWarning: FieldUpdate<String> = .keep
+        var sensitive: Bool?
     }
 
     /// The columns an edit sets, `edited_at` first.
@@ -179,6 +197,8 @@ package struct PostStore: Sendable {
         set("title", changes.title)
         set("body", changes.body)
         set("price", changes.price)
+        set("content_warning", changes.contentWarning)
+        if let sensitive = changes.sensitive { sets.append("sensitive = \(bind: sensitive)") }
         switch changes.location {
         case .keep: break
         case .clear: sets.append("latitude = NULL, longitude = NULL, location_name = NULL")
@@ -204,6 +224,12 @@ package struct PostStore: Sendable {
             in: changes.title.applied(to: record.post.title), changes.body.applied(to: record.post.body)
         )
         .filter { !before.contains($0) }
+        // The tags again when the text changed (an edit does not bring the post to a new tag's followers).
+        let tags: [Hashtag]? =
+            changes.title.isKeep && changes.body.isKeep
+            ? nil
+            : Self.tags(
+                title: changes.title.applied(to: record.post.title), body: changes.body.applied(to: record.post.body))
         let ids = ids
         let current = record.post
         try await events.write { db in
@@ -217,6 +243,9 @@ package struct PostStore: Sendable {
             if changes.spaces != nil {
                 try await SpaceStore.place(
                     post: id, createdAt: current.createdAt.milliseconds, in: placement.spaces, replacing: true, on: db)
+            }
+            if let tags {
+                try await TagStore.reindex(post: id, createdAt: current.createdAt.milliseconds, tags: tags, on: db)
             }
             try await Self.notifyMentions(mentioned, by: record.authorID, post: id, ids: ids, on: db)
             let readers = EventLog.Audience.postReaders(post: id, author: record.authorID)
@@ -340,6 +369,8 @@ package struct PostStore: Sendable {
             case home(Int64)
             case author(Int64)
             case space(Int64)
+            /// Public posts with the tag of this key.
+            case tag(String)
         }
         var source: Source
         var kind: PostKind?
@@ -386,6 +417,7 @@ package struct PostStore: Sendable {
             query, viewer: viewer, time: "ps.created_at", id: "ps.post_id", hidesMuted: hidesMuted)
         let entryFilters = filters(
             query, viewer: viewer, time: "he.created_at", id: "he.post_id", hidesMuted: hidesMuted)
+        let tagFilters = filters(query, viewer: viewer, time: "pt.created_at", id: "pt.post_id", hidesMuted: hidesMuted)
         var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM "
         var order: SQLQueryString = "p.created_at DESC, p.id DESC"
         switch query.source {
@@ -396,6 +428,12 @@ package struct PostStore: Sendable {
             sql +=
                 "post_spaces ps JOIN posts p ON p.id = ps.post_id JOIN users u ON u.id = p.author_id WHERE ps.space_id = \(bind: id)\(spaceFilters)"
             order = "ps.created_at DESC, ps.post_id DESC"
+        case .tag(let key):
+            sql += """
+                post_tags pt JOIN posts p ON p.id = pt.post_id JOIN users u ON u.id = p.author_id \
+                WHERE pt.tag = \(bind: key) AND p.audience = 'public'\(tagFilters)
+                """
+            order = "pt.created_at DESC, pt.post_id DESC"
         case .home(let id):
             let timeline: SQLQueryString = "home_entries he JOIN posts p ON p.id = he.post_id"
             let mine: SQLQueryString = "he.user_id = \(bind: id)\(entryFilters)"

@@ -1,0 +1,50 @@
+import OpenAPIKit
+
+extension OpenAPIDocument {
+    /// Hashtags: their posts, following them, suggestions.
+    static var tagOperations: [(String, Operation)] {
+        [
+            (
+                "\(v1)/hashtags",
+                Operation(
+                    method: .get, summary: "Tags that start with q (a leading # is left out), for a composer",
+                    auth: .optional, query: [Params.q] + Params.page,
+                    response: pageOf("HashtagSummary"))
+            ),
+            (
+                "\(v1)/hashtags/{tag}",
+                Operation(
+                    method: .get, summary: "A hashtag (404 for a name that is no tag)", auth: .optional,
+                    response: ref("HashtagSummary"), errors: [404])
+            ),
+            (
+                "\(v1)/hashtags/{tag}/posts",
+                Operation(
+                    method: .get, summary: "Public posts with the tag, newest first", auth: .optional,
+                    query: Params.page + [Params.since, Params.until, Params.kind], response: pageOf("Post"),
+                    errors: [404])
+            ),
+            (
+                "\(v1)/hashtags/{tag}/follow",
+                Operation(
+                    method: .put,
+                    summary: """
+                        Follow a tag: its public posts come into my home feed, its latest at once \
+                        (422 too_many_followed_tags past \\(TagStore.maxFollowed))
+                        """,
+                    auth: .required, status: 204, errors: [404, 422])
+            ),
+            (
+                "\(v1)/hashtags/{tag}/follow",
+                Operation(
+                    method: .delete, summary: "Unfollow a tag: the posts it brought leave my home feed",
+                    auth: .required, status: 204, errors: [404])
+            ),
+            (
+                "\(v1)/me/followed-hashtags",
+                Operation(
+                    method: .get, summary: "The tags I follow", auth: .required, response: pageOf("HashtagSummary"))
+            ),
+        ]
+    }
+}

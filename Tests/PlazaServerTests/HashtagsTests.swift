@@ -1,0 +1,148 @@
+import Hummingbird
+import SQLKit
+import Testing
+
+@testable import PlazaAPI
+@testable import PlazaServer
+
+/// Hashtags: read from text as Mastodon reads them, folded as search folds text, a tag's public
+/// posts by keyset, and followed tags in the home feed.
+@Suite("Hashtags")
+struct HashtagsTests {
+    @Test func textIsReadIntoLinksMentionsAndTags() {
+        #expect(
+            PostText.segments(of: "Ramen at @bob's #東京 https://x.test/#top (see http://a.test/b_(c)).")
+                == [
+                    .text("Ramen at "), .mention("bob"), .text("'s "), .hashtag("東京"), .text(" "),
+                    .link("https://x.test/#top"), .text(" (see "), .link("http://a.test/b_(c)"), .text(")."),
+                ])
+        #expect(
+            PostText.hashtags(in: "#Ramen #2024 a#b #東京 &#38; x/#no (#yes) #café_2 #") == [
+                "Ramen", "東京", "yes", "café_2",
+            ])
+        #expect(PostText.mentions(in: "ana@example.com @Bob https://x.test/@carol @al") == ["bob"])
+        let long = String(repeating: "a", count: PostText.maxTagLength)
+        #expect(PostText.hashtags(in: "#\(long) #\(long)b") == [long])
+        // Tags fold as search does: one key for each spelling.
+        #expect(Hashtag.tags(in: "#Café #CAFE #cafe #ＲＡＭＥＮ").map(\.key) == ["cafe", "ramen"])
+        #expect(Hashtag("ramen")?.key == "ramen")
+        #expect(Hashtag("1234") == nil && Hashtag("a b") == nil && Hashtag("") == nil)
+    }
+
+    @Test func aTagsPageHasItsPublicPostsNewestFirst() async throws {
+        try await withApp { api async throws in
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
+            let first = try await api.textPost(ana, "Slurp #Ramen")
+            let second = try await api.post(bob, CreatePostRequest(kind: .text, title: "Best #ramen", body: "in town"))
+            _ = try await api.post(bob, CreatePostRequest(kind: .text, body: "#ramen friends", audience: .followers))
+            _ = try await api.textPost(carol, "#udon")
+            #expect(second.tags == ["ramen"])
+            for path in ["/hashtags/ramen/posts", "/hashtags/RAMEN/posts", "/hashtags/%23Ramen/posts"] {
+                #expect(try await api.page(path, of: Post.self).items.map(\.id) == [second.id, first.id])
+            }
+            // The followers-only post is not on the tag's page, even for a follower.
+            try await api.follow(carol, "bob")
+            #expect(
+                try await api.walk("/hashtags/ramen/posts?limit=1", as: carol, of: Post.self).map(\.id) == [
+                    second.id, first.id,
+                ])
+            let tag = try await api.get("/hashtags/RAMEN").decode(HashtagSummary.self)
+            #expect(tag == HashtagSummary(name: "Ramen", key: "ramen", following: false))
+            #expect(try await api.get("/hashtags/1234/posts").status == .notFound)
+            #expect(try await api.get("/hashtags/%E6%9D%B1%E4%BA%AC/posts").decode(Page<Post>.self).items.isEmpty)
+            // Blocks hide a person's tagged posts from the blocker.
+            #expect(try await api.call(.put, "/users/ana/block", as: carol).status == .ok)
+            #expect(
+                try await api.page("/hashtags/ramen/posts", as: carol, of: Post.self).items.map(\.id) == [second.id])
+        }
+    }
+
+    @Test func editsAndDeletesKeepTagsTrue() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let post = try await api.textPost(ana, "#soup")
+            let edited = try await api.call(
+                .patch, "/posts/\(post.id)", as: ana, json: UpdatePostRequest(body: .set("now #noodles")))
+            #expect(try edited.decode(Post.self).tags == ["noodles"])
+            #expect(try await api.page("/hashtags/soup/posts", of: Post.self).items.isEmpty)
+            #expect(try await api.page("/hashtags/noodles/posts", of: Post.self).items.map(\.id) == [post.id])
+            #expect(try await api.call(.delete, "/posts/\(post.id)", as: ana).status == .noContent)
+            #expect(try await api.page("/hashtags/noodles/posts", of: Post.self).items.isEmpty)
+            let many = (1...11).map { "#t\($0)" }.joined(separator: " ")
+            let refused = try await api.call(.post, "/posts", as: ana, json: CreatePostRequest(kind: .text, body: many))
+            #expect(refused.status == .unprocessableContent && refused.error?.code == "too_many_tags")
+            let other = try await api.textPost(ana, "#one")
+            let tooMany = try await api.call(
+                .patch, "/posts/\(other.id)", as: ana, json: UpdatePostRequest(title: .set(many)))
+            #expect(tooMany.error?.code == "too_many_tags")
+        }
+    }
+
+    @Test func aFollowedTagBringsItsPublicPostsHome() async throws {
+        try await withApp { api async throws in
+            let (ana, bob, carol) = try await api.register("ana", "bob", "carol")
+            let old = try await api.textPost(bob, "older #ramen")
+            #expect(try await api.call(.put, "/hashtags/Ramen/follow").status == .unauthorized)
+            #expect(try await api.call(.put, "/hashtags/Ramen/follow", as: ana).status == .noContent)
+            #expect(try await api.call(.put, "/hashtags/ramen/follow", as: ana).status == .noContent)
+            #expect(try await home(api, ana) == [old.id])
+            let new = try await api.textPost(carol, "new #RAMEN")
+            _ = try await api.post(carol, CreatePostRequest(kind: .text, body: "#ramen", audience: .followers))
+            let both = try await api.textPost(carol, "#ramen #udon")
+            #expect(try await home(api, ana) == [both.id, new.id, old.id])
+            let followed = try await api.page("/me/followed-hashtags", as: ana, of: HashtagSummary.self).items
+            #expect(followed == [HashtagSummary(name: "ramen", key: "ramen", following: true)])
+            #expect(try await api.get("/hashtags/ramen", as: ana).decode(HashtagSummary.self).following)
+            // Unfollowing takes out what the tag brought, not what another followed tag or a follow brings.
+            try await api.follow(ana, "bob")
+            #expect(try await api.call(.put, "/hashtags/udon/follow", as: ana).status == .noContent)
+            #expect(try await api.call(.delete, "/hashtags/ramen/follow", as: ana).status == .noContent)
+            #expect(try await home(api, ana) == [both.id, old.id])
+            #expect(
+                try await api.page("/me/followed-hashtags", as: ana, of: HashtagSummary.self).items.map(\.key) == [
+                    "udon"
+                ])
+            // A deleted post leaves its tag followers' timelines too.
+            #expect(try await api.call(.delete, "/posts/\(both.id)", as: carol).status == .noContent)
+            let left = try await api.withDatabase { db in
+                try await db.read { c in
+                    try await c.first(
+                        "SELECT COUNT(*) AS n FROM home_entries WHERE post_id = \(bind: Int64(both.id)!)")?.decode(
+                            column: "n", as: Int.self)
+                }
+            }
+            #expect(left == 0)
+        }
+    }
+
+    @Test func theComposerSuggestsTagsByPrefix() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            _ = try await api.textPost(ana, "#ramen #Rambutan #rice #東京")
+            let found = try await api.page("/hashtags?q=%23RAM", of: HashtagSummary.self).items
+            #expect(found.map(\.name) == ["Rambutan", "ramen"])
+            #expect(try await api.page("/hashtags?q=%E6%9D%B1", of: HashtagSummary.self).items.map(\.key) == ["東京"])
+            #expect(try await api.page("/hashtags?q=", of: HashtagSummary.self).items.isEmpty)
+            #expect(
+                try await api.get("/hashtags?q=" + String(repeating: "a", count: 101)).status == .unprocessableContent)
+        }
+    }
+
+    @Test func tagsWrittenBeforeTheMigrationAreIndexed() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let post = try await api.textPost(ana, "#vintage")
+            try await api.withDatabase { db in
+                try await db.write { c in
+                    try await c.exec("DELETE FROM post_tags")
+                    try await Migration026.indexTags(on: c)
+                }
+            }
+            #expect(try await api.page("/hashtags/vintage/posts", of: Post.self).items.map(\.id) == [post.id])
+        }
+    }
+
+    private func home(_ api: TestAPI, _ account: Account) async throws -> [String] {
+        try await api.page("/feed/home?limit=50", as: account, of: Post.self).items.map(\.id)
+    }
+}
