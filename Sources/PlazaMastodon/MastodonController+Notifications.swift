@@ -203,9 +203,11 @@ extension MastodonController {
             let found = try await search.posts(.init(text: text, page: page), viewer: viewer)
             results.statuses = found.items.dropFirst(offset).map(mapper.status)
         }
-        if type == nil || type == "hashtags", q.hasPrefix("#"), q.count > 1 {
-            let name = String(q.dropFirst()).lowercased()
-            results.hashtags = [mapper.tag(name)]
+        if type == nil || type == "hashtags" {
+            // Apps ask for tags without their `#`.
+            let prefix = q.hasPrefix("#") ? String(q.dropFirst()) : q
+            let found = try await tags.complete(String(prefix.prefix(100)), viewer: viewer, limit: limit + offset)
+            results.hashtags = found.dropFirst(offset).map { mapper.tag($0) }
         }
         return try MastodonJSON.response(results)
     }
@@ -261,11 +263,13 @@ extension MastodonController {
     }
 
     @Sendable func preferences(_ request: Request, context: PlazaContext) async throws -> Response {
-        _ = try context.mastodonUser("read:accounts")
+        let me = try context.mastodonUser("read:accounts")
+        // The web app's "always open content warnings and sensitive photos" (`expandWarnings`).
+        let expand = try await accounts.me(userID: me.userID).preferences["expandWarnings"] == .bool(true)
         let preferences: [String: JSONValue] = [
             "posting:default:visibility": .string("public"), "posting:default:sensitive": .bool(false),
-            "posting:default:language": .null, "reading:expand:media": .string("default"),
-            "reading:expand:spoilers": .bool(false),
+            "posting:default:language": .null, "reading:expand:media": .string(expand ? "show_all" : "default"),
+            "reading:expand:spoilers": .bool(expand),
         ]
         return try MastodonJSON.response(preferences)
     }

@@ -60,17 +60,31 @@ extension MastodonController {
         return try await timeline(.global, viewer: viewer, request: request, context: context)
     }
 
-    /// `#tag`: the posts found by searching for it, best first (Plaza keeps no hashtag index).
+    /// A tag's public posts, newest first.
     @Sendable func tagTimeline(_ request: Request, context: PlazaContext) async throws -> Response {
         let viewer = try context.mastodonViewer("read:statuses")
-        let params = try await MastodonParams.read(request, context: context)
-        let tag = try context.parameters.require("tag")
-        guard params.string("max_id") == nil, let text = SearchText(String(tag.prefix(100))) else {
-            return try MastodonJSON.response([String]())
-        }
-        let found = try await search.posts(
-            .init(text: text, page: .init(limit: try params.limit(default: 20, max: 40))), viewer: viewer)
-        return try MastodonJSON.response(found.items.map(mapper.status))
+        let tag = try await asMastodon { try TagActions.tag(named: try context.parameters.require("tag")) }
+        return try await timeline(.tag(tag.key), viewer: viewer, request: request, context: context)
+    }
+
+    @Sendable func showTag(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read")
+        let tag = try await asMastodon { try TagActions.tag(named: try context.parameters.require("tag")) }
+        let summary = try await tags.summary(tag, viewer: viewer)
+        return try MastodonJSON.response(mapper.tag(summary, history: try await tags.history(of: tag)))
+    }
+
+    func followTag(_ following: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:follows")
+        let name = try context.parameters.require("tag")
+        let summary = try await asMastodon { try await actions.tags.follow(name, by: me.userID, following) }
+        return try MastodonJSON.response(mapper.tag(summary))
+    }
+
+    /// Every tag the person follows, on one page (there are at most `TagStore.maxFollowed`).
+    @Sendable func followedTags(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:follows")
+        return try MastodonJSON.response(try await tags.followed(by: me.userID).map { mapper.tag($0) })
     }
 
     /// A list is a space: `timelines/list/{space id}` is the space's feed.
@@ -116,10 +130,12 @@ extension MastodonController {
             return try MastodonJSON.response(try await statusEntity(earlier, viewer: me.userID))
         }
         var text = params.string("status") ?? ""
-        if let spoiler = params.string("spoiler_text"), !spoiler.isEmpty { text = spoiler + "\n\n" + text }
+        let spoiler = params.string("spoiler_text").flatMap { $0.isEmpty ? nil : $0 }
         let mediaIDs = params.strings("media_ids")
         let created: Int64
         if let reply = try params.id("in_reply_to_id") {
+            // Comments carry no warning of their own: it goes before the text.
+            if let spoiler { text = spoiler + "\n\n" + text }
             let body = try Validate.requiredText(text, field: "status", max: PostRules.maxCommentLength)
             // A reply to a comment is a comment on the same post.
             var postID = reply
@@ -139,7 +155,8 @@ extension MastodonController {
             }
             let body = CreatePostRequest(
                 kind: mediaIDs.isEmpty ? .text : .photo, body: text.isEmpty ? nil : text,
-                mediaIds: mediaIDs.isEmpty ? nil : mediaIDs, audience: try Self.audience(params.string("visibility")))
+                mediaIds: mediaIDs.isEmpty ? nil : mediaIDs, audience: try Self.audience(params.string("visibility")),
+                contentWarning: spoiler, sensitive: params.bool("sensitive"))
             created = Int64(try await actions.posts.create(by: me.userID, try PostRules.draft(body)).id) ?? 0
         }
         if let key { try await posts.rememberIdempotent(key: key, user: me.userID, post: created) }
@@ -168,6 +185,10 @@ extension MastodonController {
         let params = try await MastodonParams.read(request, context: context)
         var update = UpdatePostRequest()
         if let text = params.string("status") { update.body = text.isEmpty ? .clear : .set(text) }
+        if let spoiler = params.string("spoiler_text") {
+            update.contentWarning = spoiler.isEmpty ? .clear : .set(spoiler)
+        }
+        update.sensitive = params.bool("sensitive")
         _ = try await asMastodon {
             try await actions.posts.update(id, by: me.userID) { try PostRules.changes(update, to: $0) }
         }

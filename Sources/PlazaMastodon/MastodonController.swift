@@ -12,6 +12,7 @@ struct MastodonController: FeatureRoutes {
     let accounts: AccountStore
     let people: PeopleStore
     let posts: PostStore
+    let tags: TagStore
     let comments: CommentStore
     let likes: LikeStore
     let spaces: SpaceStore
@@ -30,6 +31,7 @@ struct MastodonController: FeatureRoutes {
         accounts = services.accounts
         people = services.people
         posts = services.posts
+        tags = services.tags
         comments = services.comments
         likes = services.likes
         spaces = services.spaces
@@ -120,6 +122,10 @@ struct MastodonController: FeatureRoutes {
         v1.get("timelines/home", use: homeTimeline)
         v1.get("timelines/public", use: publicTimeline)
         v1.get("timelines/tag/{tag}", use: tagTimeline)
+        v1.get("tags/{tag}", use: showTag)
+        v1.post("tags/{tag}/follow") { request, context in try await followTag(true, request, context) }
+        v1.post("tags/{tag}/unfollow") { request, context in try await followTag(false, request, context) }
+        v1.get("followed_tags", use: followedTags)
         v1.get("timelines/list/{id}", use: listTimeline)
         v1.post("statuses", use: createStatus)
         v1.get("statuses/{id}", use: status)
@@ -142,7 +148,6 @@ struct MastodonController: FeatureRoutes {
     private func registerEmpty(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
         let empty: [(String, String)] = [
             ("custom_emojis", ""), ("lists", "read:lists"), ("filters", "read:filters"),
-            ("followed_tags", "read:follows"),
             ("announcements", ""), ("trends", ""), ("trends/tags", ""), ("trends/statuses", ""), ("trends/links", ""),
             ("suggestions", "read"), ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
             ("endorsements", "read:accounts"), ("featured_tags", "read:accounts"), ("domain_blocks", "read:blocks"),

@@ -112,6 +112,22 @@ enum Mastodon {
         var url: String
     }
 
+    /// A tag as `tags/:name`, `followed_tags` and search give it: with its last week's use and
+    /// whether the viewer follows it.
+    struct TagDetail: Codable, Sendable, Hashable {
+        struct Day: Codable, Sendable, Hashable {
+            /// The day's midnight (UTC) in seconds, and the counts, all as strings.
+            var day: String
+            var uses: String
+            var accounts: String
+        }
+        var id: String
+        var name: String
+        var url: String
+        var history: [Day]
+        var following: Bool
+    }
+
     struct Application: Codable, Sendable, Hashable {
         var name: String
         @Nullable var website: String?
@@ -240,7 +256,7 @@ enum Mastodon {
     struct SearchResults: Codable, Sendable {
         var accounts: [Account]
         var statuses: [Status]
-        var hashtags: [Tag]
+        var hashtags: [TagDetail]
     }
 }
 

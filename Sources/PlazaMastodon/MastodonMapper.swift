@@ -16,8 +16,16 @@ struct MastodonMapper: Sendable {
 
     func absolute(_ url: String) -> String { links.absolute(url) }
 
-    /// A hashtag, linked to the web app's search for it.
+    /// A hashtag, linked to its page.
     func tag(_ name: String) -> Mastodon.Tag { Mastodon.Tag(name: name, url: links.tag(name)) }
+
+    func tag(_ tag: HashtagSummary, history: [TagStore.DayOfUse] = []) -> Mastodon.TagDetail {
+        Mastodon.TagDetail(
+            id: tag.key, name: tag.name, url: links.tag(tag.name),
+            history: history.map {
+                .init(day: String($0.day * 86_400), uses: String($0.posts), accounts: String($0.people))
+            }, following: tag.following)
+    }
 
     func account(_ user: User, source: Mastodon.Account.Source? = nil) -> Mastodon.Account {
         var account = self.account(user.summary, createdAt: user.createdAt, locked: user.locked, note: user.bio)
@@ -37,7 +45,7 @@ struct MastodonMapper: Sendable {
         return Mastodon.Account(
             id: user.id, username: user.username, acct: user.username, displayName: user.displayName, locked: locked,
             bot: false, discoverable: true, indexable: true, group: false,
-            createdAt: Self.midnight(created), note: Self.html(note), url: links.person(user.username),
+            createdAt: Self.midnight(created), note: html(note), url: links.person(user.username),
             uri: links.person(user.username), avatar: avatar, avatarStatic: avatar, header: missingHeader,
             headerStatic: missingHeader, followersCount: 0, followingCount: 0, statusesCount: 0, lastStatusAt: nil,
             hideCollections: false, noindex: false, emojis: [], roles: [],
@@ -109,18 +117,20 @@ struct MastodonMapper: Sendable {
                 Self.escape("\(activity.emoji.map { $0 + " " } ?? "")\(activity.type) \(activity.progress)%\(done)"))
         }
         var html = paragraphs.map { "<p>\($0)</p>" }.joined()
-        html += Self.html(post.body ?? "")
+        html += self.html(post.body ?? "")
         if let price = post.price { html += "<p>\(Self.escape(price))</p>" }
         if let place = post.location?.name { html += "<p>📍 \(Self.escape(place))</p>" }
         if let link = post.link, !(post.body ?? "").contains(link.url) {
-            html += "<p>\(Self.linkify(Self.escape(link.url)))</p>"
+            html += "<p>\(PostTextHTML.inline(link.url, links: links))</p>"
         }
         let url = links.post(id: post.id, author: post.author.username)
         return Mastodon.Status(
             id: post.id, uri: url, url: url, createdAt: post.createdAt.description, account: account(post.author),
-            content: html, visibility: Self.visibility(post.audience), spoilerText: "",
+            content: html, visibility: Self.visibility(post.audience),
+            sensitive: post.sensitive || post.contentWarning != nil,
+            spoilerText: post.contentWarning ?? "",
             mediaAttachments: post.media.map(media), application: nil, mentions: [],
-            tags: Self.hashtags(in: post.body ?? "").map(tag),
+            tags: Hashtag.tags(in: post.title, post.body).map { tag($0.name) },
             favouritesCount: post.counts.likes, repliesCount: post.counts.comments, inReplyToId: nil,
             inReplyToAccountId: nil, card: post.link.map(card), language: nil, text: nil,
             editedAt: post.editedAt?.description, favourited: post.viewer.liked, bookmarked: post.viewer.saved)
@@ -131,10 +141,10 @@ struct MastodonMapper: Sendable {
         let url = links.comment(id: comment.id, postID: post.id, postAuthor: post.author.username)
         return Mastodon.Status(
             id: comment.id, uri: url, url: url, createdAt: comment.createdAt.description,
-            account: account(comment.author), content: Self.html(comment.body),
+            account: account(comment.author), content: html(comment.body),
             visibility: Self.visibility(post.audience), spoilerText: "", mediaAttachments: [], application: nil,
             mentions: [],
-            tags: Self.hashtags(in: comment.body).map(tag),
+            tags: Hashtag.tags(in: comment.body).map { tag($0.name) },
             favouritesCount: 0, repliesCount: 0, inReplyToId: post.id, inReplyToAccountId: post.author.id, card: nil,
             language: nil, text: nil, editedAt: nil, favourited: false, bookmarked: false)
     }
@@ -143,59 +153,6 @@ struct MastodonMapper: Sendable {
 
     static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
-    /// Plain text as Mastodon's HTML: paragraphs at blank lines, `<br>` at line breaks, links.
-    static func html(_ text: String) -> String {
-        let normalized = text.replacingOccurrences(of: "\r\n", with: "\n")
-        return
-            normalized.components(separatedBy: "\n\n")
-            .map { $0.trimmingCharacters(in: .newlines) }.filter { !$0.isEmpty }
-            .map { "<p>" + linkify(escape($0)).replacingOccurrences(of: "\n", with: "<br>") + "</p>" }
-            .joined()
-    }
-
-    /// `http(s)://…` in escaped text as links (up to a space or `&lt;`, trailing punctuation left out).
-    static func linkify(_ escaped: String) -> String {
-        var out = ""
-        var rest = Substring(escaped)
-        while let start = rest.range(of: "https://") ?? rest.range(of: "http://") {
-            out += rest[..<start.lowerBound]
-            var end =
-                rest[start.lowerBound...].firstIndex(where: { $0 == " " || $0 == "\n" || $0 == "\t" })
-                ?? rest.endIndex
-            if let lt = rest[start.lowerBound..<end].range(of: "&lt;") { end = lt.lowerBound }
-            var url = rest[start.lowerBound..<end]
-            while let last = url.last, ".,;:!?)".contains(last) { url = url.dropLast() }
-            if url.count <= rest.distance(from: start.lowerBound, to: start.upperBound) {
-                out += url
-            } else {
-                out += "<a href=\"\(url)\" rel=\"nofollow noopener\" target=\"_blank\">\(url)</a>"
-            }
-            rest = rest[url.endIndex...]
-        }
-        return out + rest
-    }
-
-    /// `#tag`s in text, lower-cased, each once.
-    static func hashtags(in text: String) -> [String] {
-        var tags: [String] = []
-        let scalars = Array(text.unicodeScalars)
-        var i = 0
-        while i < scalars.count, tags.count < 20 {
-            defer { i += 1 }
-            guard scalars[i] == "#", i == 0 || !isTagScalar(scalars[i - 1]) else { continue }
-            var end = i + 1
-            while end < scalars.count, isTagScalar(scalars[end]) { end += 1 }
-            guard end - i - 1 >= 1, end - i - 1 <= 60 else { continue }
-            let tag = String(String.UnicodeScalarView(scalars[(i + 1)..<end])).lowercased()
-            if !tags.contains(tag), tag.unicodeScalars.contains(where: { !("0"..."9").contains($0) }) {
-                tags.append(tag)
-            }
-            i = end - 1
-        }
-        return tags
-    }
-
-    private static func isTagScalar(_ s: Unicode.Scalar) -> Bool {
-        s == "_" || s.properties.isAlphabetic || ("0"..."9").contains(s)
-    }
+    /// Plain text as Mastodon's HTML, with its links, mentions and hashtags.
+    func html(_ text: String) -> String { PostTextHTML.render(text, links: links) }
 }

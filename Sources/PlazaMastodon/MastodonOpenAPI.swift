@@ -37,7 +37,8 @@ extension OpenAPIDocument {
 
         var all: [(String, Operation)] {
             [
-                oauth, appsAndAccounts, relationships, timelinesAndStatuses, notificationsAndMore, pushAndStreaming,
+                oauth, appsAndAccounts, relationships, timelinesAndStatuses, tags, notificationsAndMore,
+                pushAndStreaming,
                 emptyFeatures, streams,
             ].flatMap { $0 }
         }
@@ -128,15 +129,28 @@ extension OpenAPIDocument {
             return operations
         }
 
+        var tags: [(String, Operation)] {
+            [
+                (
+                    "\(v1)/tags/{tag}",
+                    op(.get, "A tag, its last week's use, and whether I follow it", .optional, .object)
+                ),
+                (
+                    "\(v1)/tags/{tag}/follow",
+                    op(.post, "Follow the tag: its public posts come home", .required, .object)
+                ),
+                ("\(v1)/tags/{tag}/unfollow", op(.post, "Unfollow the tag", .required, .object)),
+                ("\(v1)/followed_tags", op(.get, "The tags I follow", .required, .array(items: .object))),
+            ]
+        }
+
         var timelinesAndStatuses: [(String, Operation)] {
             [
                 ("\(v1)/timelines/home", op(.get, "My home feed", .required, statuses, query: statusPage)),
                 ("\(v1)/timelines/public", op(.get, "Everyone's public posts", .optional, statuses, query: statusPage)),
                 (
                     "\(v1)/timelines/tag/{tag}",
-                    op(
-                        .get, "Posts found by searching for the tag", .optional, statuses,
-                        query: [mastodonLimit(20, 40)])
+                    op(.get, "The tag's public posts, newest first", .optional, statuses, query: statusPage)
                 ),
                 (
                     "\(v1)/timelines/list/{id}",
@@ -145,7 +159,8 @@ extension OpenAPIDocument {
                 (
                     "\(v1)/statuses",
                     op(
-                        .post, "Post (status, media_ids[], visibility, spoiler_text), or comment (in_reply_to_id)",
+                        .post,
+                        "Post (status, media_ids[], visibility, spoiler_text, sensitive), or comment (in_reply_to_id)",
                         .required,
                         status, body: true, errors: [404])
                 ),
@@ -154,7 +169,10 @@ extension OpenAPIDocument {
                     "\(v1)/statuses/{id}",
                     op(.delete, "Delete my post or comment; the answer has its text", .required, status)
                 ),
-                ("\(v1)/statuses/{id}", op(.put, "Edit my post's text", .required, status, body: true)),
+                (
+                    "\(v1)/statuses/{id}",
+                    op(.put, "Edit my post's text, spoiler_text and sensitive", .required, status, body: true)
+                ),
                 ("\(v1)/statuses/{id}/context", op(.get, "A post's comments, or a comment's post", .optional, .object)),
                 ("\(v1)/statuses/{id}/favourite", op(.post, "Like", .required, status)),
                 ("\(v1)/statuses/{id}/unfavourite", op(.post, "Unlike", .required, status)),
@@ -274,7 +292,6 @@ extension OpenAPIDocument {
             var operations: [(String, Operation)] = []
             for (path, auth) in [
                 ("custom_emojis", Auth.none), ("lists", .required), ("filters", .required),
-                ("followed_tags", .required),
                 ("announcements", .none), ("trends", .none), ("trends/tags", .none), ("trends/statuses", .none),
                 ("trends/links", .none), ("suggestions", .required), ("conversations", .required),
                 ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),

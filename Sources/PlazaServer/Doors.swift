@@ -93,7 +93,7 @@ package struct Doors: Sendable {
     {
         [
             OpenAPIController(parts: openAPI), api.accounts, api.identity, api.people, api.posts, media, api.feeds,
-            TagsController(actions: actions.tags, posts: services.posts),
+            api.tags,
             api.spaces,
             SpaceMembersController(
                 spaces: services.spaces, members: services.spaceMembers, people: services.people,
@@ -128,6 +128,7 @@ package struct Doors: Sendable {
             collections: CollectionsController(
                 collections: services.collections, posts: services.posts, actions: actions.collections),
             notifications: NotificationsController(notifications: services.notifications),
+            tags: TagsController(actions: actions.tags, posts: services.posts),
             moderation: ModerationController(moderation: services.moderation, actions: actions.moderation),
             identity: IdentityController(
                 signIn: SignInProviders(config.authProviders), identities: IdentityStore(db: services.db),

@@ -772,17 +772,35 @@ import Testing
         }
         // Foundation's URL and string work is slower: a tenth of the cases.
         Fuzz.run(
-            "mastodon text", seeds: seeds, dictionary: ["\n", "\n\n", "https://", "http://", "#", "<", ">", "&", ":"],
+            "mastodon text", seeds: seeds,
+            dictionary: ["\n", "\n\n", "https://", "http://", "#", "@", "@bob", "#東京", "<", ">", "&", ":", "(", ")"],
             count: Fuzz.cases / 10
         ) { input, _ in
             let text = String(decoding: input, as: UTF8.self)
             _ = OAuthController.isRedirectURI(text)
-            let html = MastodonMapper.html(text)
-            #expect(
-                !html.replacingOccurrences(of: "<a href=", with: "").replacingOccurrences(of: "<p>", with: "")
-                    .replacingOccurrences(of: "</p>", with: "").replacingOccurrences(of: "<br>", with: "")
-                    .replacingOccurrences(of: "</a>", with: "").contains("<"), "\(text) -> \(html)")
-            _ = MastodonMapper.hashtags(in: text)
+            // Every piece is read back as written, in order: nothing lost, nothing added.
+            let segments = PostText.segments(of: text)
+            let written = segments.map { segment -> String in
+                switch segment {
+                case .text(let plain): plain
+                case .link(let url): url
+                case .mention(let name): "@" + name
+                case .hashtag(let name): "#" + name
+                }
+            }
+            #expect(written.joined() == text)
+            for case .hashtag(let name) in segments {
+                #expect(Hashtag(name) != nil || SearchFolding.fold(name).isEmpty)
+            }
+            // Only the renderer's own tags are markup; every `<` of the text is escaped.
+            let html = PostTextHTML.render(text, links: PublicLinks(base: "https://plaza.test"))
+            var stripped = html
+            for tag in [
+                #"<a href=""#, "<p>", "</p>", "<br>", "</a>", #"<span class="h-card">"#, "<span>", "</span>",
+            ] {
+                stripped = stripped.replacingOccurrences(of: tag, with: "")
+            }
+            #expect(!stripped.contains("<"), "\(text) -> \(html)")
         }
     }
 

@@ -142,6 +142,46 @@ struct HashtagsTests {
         }
     }
 
+    /// Mastodon apps: a tag's timeline, the tag, following it, search, linked text, spoilers.
+    @Test func mastodonAppsSeeTagsAndWarnings() async throws {
+        try await withApp { api async throws in
+            let (ana, bob) = try await api.register("ana", "bob")
+            let (anaToken, bobToken) = (try await api.mastodonToken(ana), try await api.mastodonToken(bob))
+            let created = try await api.mastodon(
+                .post, "/api/v1/statuses", token: anaToken,
+                form: [("status", "Slurp #Ramen with @bob"), ("spoiler_text", "food"), ("sensitive", "true")]
+            ).json()
+            let id = try #require(created["id"]?.stringValue)
+            #expect(created["spoiler_text"]?.stringValue == "food" && created["sensitive"] == .bool(true))
+            #expect(created["tags"]?.array.first?["url"]?.stringValue == "\(api.config.baseURL)/tags/Ramen")
+            let content = try #require(created["content"]?.stringValue)
+            #expect(content.contains(#"class="mention hashtag" rel="tag">#<span>Ramen</span></a>"#))
+            #expect(content.contains(#"class="u-url mention">@<span>bob</span>"#) && !content.contains("food"))
+            let post = try await api.get("/posts/\(id)").decode(Post.self)
+            #expect(post.contentWarning == "food" && post.sensitive && post.body == "Slurp #Ramen with @bob")
+            let timeline = try await api.mastodon(.get, "/api/v1/timelines/tag/ramen", token: bobToken).json()
+            #expect(timeline.array.map { $0["id"]?.stringValue } == [id])
+            let follow = try await api.mastodon(.post, "/api/v1/tags/RAMEN/follow", token: bobToken).json()
+            #expect(follow["following"] == .bool(true))
+            let tag = try await api.mastodon(.get, "/api/v1/tags/ramen", token: bobToken).json()
+            #expect(tag["name"]?.stringValue == "Ramen" && tag["following"] == .bool(true))
+            #expect(tag["history"]?.array.first?["uses"]?.stringValue == "1")
+            #expect(tag["history"]?.array.count == 7)
+            let followed = try await api.mastodon(.get, "/api/v1/followed_tags", token: bobToken).json()
+            #expect(followed.array.map { $0["name"]?.stringValue } == ["Ramen"])
+            // Apps search for tags without their `#`.
+            let found = try await api.mastodon(.get, "/api/v2/search?q=ram&type=hashtags", token: bobToken).json()
+            #expect(found["hashtags"]?.array.map { $0["name"]?.stringValue } == ["Ramen"])
+            let edited = try await api.mastodon(
+                .put, "/api/v1/statuses/\(id)", token: anaToken, form: [("status", "now #udon"), ("spoiler_text", "")]
+            ).json()
+            #expect(edited["spoiler_text"]?.stringValue == "" && edited["sensitive"] == .bool(true))
+            #expect(try await api.mastodon(.get, "/api/v1/timelines/tag/ramen", token: bobToken).json().array.isEmpty)
+            #expect(try await api.mastodon(.post, "/api/v1/tags/ramen/unfollow", token: bobToken).status == .ok)
+            #expect(try await api.mastodon(.get, "/api/v1/tags/1234", token: bobToken).status == .notFound)
+        }
+    }
+
     private func home(_ api: TestAPI, _ account: Account) async throws -> [String] {
         try await api.page("/feed/home?limit=50", as: account, of: Post.self).items.map(\.id)
     }

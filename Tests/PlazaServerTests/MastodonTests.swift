@@ -533,7 +533,9 @@ struct MastodonTests {
             #expect(status["tags"]?.array.first?["name"]?.stringValue == "ramen")
             #expect(
                 status["content"]?.stringValue
-                    == "<p>Lunch at <a href=\"https://food.example/menu\" rel=\"nofollow noopener\" target=\"_blank\">https://food.example/menu</a> #ramen with @bea</p>"
+                    == "<p>Lunch at <a href=\"https://food.example/menu\" rel=\"nofollow noopener ugc\" target=\"_blank\">https://food.example/menu</a> "
+                    + "<a href=\"\(api.config.baseURL)/tags/ramen\" class=\"mention hashtag\" rel=\"tag\">#<span>ramen</span></a> with "
+                    + "<span class=\"h-card\"><a href=\"\(api.config.baseURL)/@bea\" class=\"u-url mention\">@<span>bea</span></a></span></p>"
             )
             #expect(status["account"]?["avatar"]?.stringValue?.hasSuffix("/assets/avatar-missing.png") == true)
             let statusID = try #require(status["id"]?.stringValue)
@@ -1080,12 +1082,14 @@ struct MastodonTests {
         #expect(OAuthScopes("write")!.allows("write:media") && !OAuthScopes("write")!.allows("read:statuses"))
         #expect(OAuthStore.challenge(verifier: "short") == nil)
         #expect(OAuthStore.challenge(verifier: String(repeating: "a", count: 42) + "/") == nil)
-        #expect(MastodonMapper.html("a <b>\n\nc\nd") == "<p>a &lt;b&gt;</p><p>c<br>d</p>")
-        #expect(MastodonMapper.hashtags(in: "#Ramen #2024 a#b #東京") == ["ramen", "東京"])
+        let links = PublicLinks(base: "https://plaza.test")
+        #expect(PostTextHTML.render("a <b>\n\nc\nd", links: links) == "<p>a &lt;b&gt;</p><p>c<br>d</p>")
         #expect(
-            MastodonMapper.linkify("see https://x.example/a?b=1&amp;c=2.")
-                == "see <a href=\"https://x.example/a?b=1&amp;c=2\" rel=\"nofollow noopener\" target=\"_blank\">https://x.example/a?b=1&amp;c=2</a>."
+            PostTextHTML.render("see https://x.example/a?b=1&c=2. #Ramen @bob", links: links)
+                == "<p>see <a href=\"https://x.example/a?b=1&amp;c=2\" rel=\"nofollow noopener ugc\" target=\"_blank\">https://x.example/a?b=1&amp;c=2</a>. "
+                + "<a href=\"https://plaza.test/tags/Ramen\" class=\"mention hashtag\" rel=\"tag\">#<span>Ramen</span></a> "
+                + "<span class=\"h-card\"><a href=\"https://plaza.test/@bob\" class=\"u-url mention\">@<span>bob</span></a></span></p>"
         )
-        #expect(MastodonMapper.linkify("https:// x") == "https:// x")
+        #expect(PostTextHTML.render("https:// x", links: links) == "<p>https:// x</p>")
     }
 }

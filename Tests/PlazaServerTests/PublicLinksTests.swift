@@ -168,7 +168,7 @@ struct PublicLinksTests {
         #expect(links.person("ana") == "https://plaza.example/@ana")
         #expect(links.post(id: "12", author: "ana") == "https://plaza.example/@ana/12")
         #expect(links.comment(id: "13", postID: "12", postAuthor: "ana") == "https://plaza.example/@ana/12#c-13")
-        #expect(links.tag("ramen") == "https://plaza.example/search?q=%23ramen")
+        #expect(links.tag("ramen") == "https://plaza.example/tags/ramen")
         #expect(links.absolute("/media/1.jpg") == "https://plaza.example/media/1.jpg")
         #expect(links.absolute("https://elsewhere.example/a") == "https://elsewhere.example/a")
         #expect(PublicLinks.paths.postPage("12") == "/p/12")

@@ -60,7 +60,8 @@ struct WebAuthorizationMatrixTests {
     }
 
     static let pages: [Row] = [
-        open("GET /"), open("GET /explore"), open("GET /spaces"), open("GET /search"), open("GET /s/{slug}"),
+        open("GET /"), open("GET /explore"), open("GET /spaces"), open("GET /search"), open("GET /tags/{tag}"),
+        open("GET /s/{slug}"),
         open("GET /p/{id}", blocked: 404), open("GET /p/{id}/likes", blocked: 404),
         open("GET /p/{id}/comments", blocked: 404), open("GET /fragments/post/{id}", blocked: 404),
         open("GET /u/{username}", blocked: 404), open("GET /u/{username}/followers", blocked: 404),
@@ -265,6 +266,9 @@ struct WebAuthorizationMatrixTests {
             .replacingOccurrences(of: "{username}", with: world.owner.username)
             .replacingOccurrences(of: "{slug}", with: world.space.slug)
             .replacingOccurrences(of: "{code}", with: "no-such-invitation")
+            // The page names its tag: the owner's marker would read as shown to the blocked person
+            // (the API's matrix checks the tag's posts with it).
+            .replacingOccurrences(of: "{tag}", with: "ramen")
             .replacingOccurrences(of: "providers/{id}", with: "providers/no-such-provider")
             .replacingOccurrences(of: "{id}", with: id)
             .replacingOccurrences(of: "**", with: "plaza.css")

@@ -36,8 +36,8 @@ package struct PublicLinks: Sendable {
         post(id: postID, author: username) + Self.commentAnchor(id)
     }
 
-    /// A hashtag: the web app's search for it.
-    package func tag(_ name: String) -> String { "\(base)/search?q=" + Self.queryValue("#" + name) }
+    /// A hashtag's page: `/tags/{name}` (the page folds the name to its key).
+    package func tag(_ name: String) -> String { "\(base)/tags/" + Self.queryValue(name) }
 
     /// A space's page.
     func space(_ slug: String) -> String { "\(base)/s/\(slug)" }

@@ -50,7 +50,7 @@ struct MatrixWorld: Sendable {
     let moderator: Account
     /// Suspended after signing in: the token is one a client would still hold.
     let suspended: Account
-    /// The owner's post: title and body carry `postMarker`; in `space`, with `attachedMedia` if any.
+    /// The owner's post: title and body carry `postMarker` (the body as a hashtag); in `space`, with `attachedMedia` if any.
     let post: Post
     let post2: Post
     /// The owner's posts for their followers and for the members of `space`.

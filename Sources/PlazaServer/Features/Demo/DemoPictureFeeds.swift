@@ -52,17 +52,17 @@ enum DemoPictureFeeds {
                     [("#cb2d3e", "#ef473a")], 11
                 ),
                 (
-                    "MATCHA SOFT SERVE", "Matcha soft serve on a rainy day.",
+                    "MATCHA SOFT SERVE", "Matcha soft serve on a rainy day. #matcha #dessert",
                     Location(latitude: 40.7081, longitude: -73.9571, name: "Tea Lab, Williamsburg"), "$6",
                     [("#56ab2f", "#a8e063")], 7
                 ),
                 (
-                    "MARGHERITA", "Wood-fired margherita, blistered just right.",
+                    "MARGHERITA", "Wood-fired margherita, blistered just right. #pizza #nyc",
                     Location(latitude: 40.7306, longitude: -73.9866, name: "Forno Rosso, East Village"), "$16",
                     [("#e52d27", "#b31217"), ("#f2994a", "#f2c94c"), ("#ffffff", "#56ab2f")], 4
                 ),
                 (
-                    "RAMEN NIGHT", "Tonkotsu with an extra egg. The broth took them 18 hours.",
+                    "RAMEN NIGHT", "Tonkotsu with an extra egg. The broth took them 18 hours. #ramen #nyc",
                     Location(latitude: 40.7291, longitude: -73.9904, name: "Menya Koji, NoHo"), "$18",
                     [("#3e5151", "#decba4")], 2
                 ),

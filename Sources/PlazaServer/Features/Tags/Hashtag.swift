@@ -2,15 +2,15 @@ import PlazaAPI
 
 /// A hashtag: its key, folded as search folds text (`#Café`, `#CAFE` and `#café` are one tag),
 /// and a form people wrote it in, which pages show.
-struct Hashtag: Sendable, Hashable {
-    let key: String
-    let name: String
+package struct Hashtag: Sendable, Hashable {
+    package let key: String
+    package let name: String
 
     /// The most tags one post may carry (a tag's page and followers are reached through each).
     static let maxPerPost = 10
 
     /// The tag `name` (as written, without `#`), or nil when it is not one (`PostText`'s rules).
-    init?(_ name: String) {
+    package init?(_ name: String) {
         guard PostText.segments(of: "#" + name) == [.hashtag(name)] else { return nil }
         self.init(written: name)
     }
@@ -24,7 +24,7 @@ struct Hashtag: Sendable, Hashable {
     }
 
     /// The tags of `texts`, each once by key (first written form kept), in order.
-    static func tags(in texts: String?...) -> [Hashtag] {
+    package static func tags(in texts: String?...) -> [Hashtag] {
         var seen = Set<String>()
         var tags: [Hashtag] = []
         for text in texts {

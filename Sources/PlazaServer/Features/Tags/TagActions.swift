@@ -6,7 +6,7 @@ package struct TagActions: Sendable {
     let tags: TagStore
 
     /// The tag a path names (without `#`, percent-encoded or not); 404 when it is no tag.
-    static func tag(named name: String) throws -> Hashtag {
+    package static func tag(named name: String) throws -> Hashtag {
         let decoded = name.contains("%") ? name.removingPercentEncoding ?? name : name
         let bare = decoded.hasPrefix("#") ? String(decoded.dropFirst()) : decoded
         guard let tag = Hashtag(bare) else { throw PlazaError.notFound("Hashtag") }

@@ -48,7 +48,7 @@ package struct TagStore: Sendable {
 
     /// The tag as `viewer` sees it: the form first written (or `tag`'s own when nobody has used
     /// it yet) and whether they follow it.
-    func summary(_ tag: Hashtag, viewer: Int64?) async throws -> HashtagSummary {
+    package func summary(_ tag: Hashtag, viewer: Int64?) async throws -> HashtagSummary {
         let row = try await db.read { db in
             try await db.first(
                 """
@@ -118,7 +118,7 @@ package struct TagStore: Sendable {
     }
 
     /// The tags `user` follows, by name.
-    func followed(by user: Int64) async throws -> [HashtagSummary] {
+    package func followed(by user: Int64) async throws -> [HashtagSummary] {
         try await db.read { db in
             try await db.rows(
                 """
@@ -134,7 +134,7 @@ package struct TagStore: Sendable {
     }
 
     /// Up to `limit` tags whose key starts as `prefix`'s does, for the composer's suggestions.
-    func complete(_ prefix: String, viewer: Int64?, limit: Int = 10) async throws -> [HashtagSummary] {
+    package func complete(_ prefix: String, viewer: Int64?, limit: Int = 10) async throws -> [HashtagSummary] {
         let start = SearchFolding.fold(prefix)
         guard !start.isEmpty else { return [] }
         // Every key that starts with `start` sorts from `start` to `start` followed by U+10FFFF.
@@ -152,6 +152,38 @@ package struct TagStore: Sendable {
                 name: try $0.decode(column: "name", as: String.self),
                 key: try $0.decode(column: "key", as: String.self),
                 following: try $0.decode(column: "following", as: Bool.self))
+        }
+    }
+
+    /// How a tag was used on each of the last `days` days (UTC), newest first: its public posts
+    /// and their distinct authors (one range of the tag's index).
+    package struct DayOfUse: Sendable, Hashable {
+        package let day: Int64
+        package let posts: Int
+        package let people: Int
+    }
+
+    package func history(of tag: Hashtag, days: Int = 7, now: Timestamp = .now) async throws -> [DayOfUse] {
+        let today = now.milliseconds / 86_400_000
+        let since = (today - Int64(days) + 1) * 86_400_000
+        let rows = try await db.read { db in
+            try await db.rows(
+                """
+                SELECT pt.created_at / 86400000 AS day, COUNT(*) AS posts, COUNT(DISTINCT p.author_id) AS people
+                FROM post_tags pt JOIN posts p ON p.id = pt.post_id
+                WHERE pt.tag = \(bind: tag.key) AND pt.created_at >= \(bind: since) AND p.audience = 'public'
+                GROUP BY pt.created_at / 86400000
+                """)
+        }
+        var used: [Int64: (Int, Int)] = [:]
+        for row in rows {
+            used[try row.decode(column: "day", as: Int64.self)] = (
+                try row.decode(column: "posts", as: Int.self), try row.decode(column: "people", as: Int.self)
+            )
+        }
+        return (0..<Int64(days)).map { back in
+            let day = today - back
+            return DayOfUse(day: day, posts: used[day]?.0 ?? 0, people: used[day]?.1 ?? 0)
         }
     }
 }

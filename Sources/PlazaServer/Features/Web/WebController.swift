@@ -42,6 +42,7 @@ struct WebController {
         let history: HistoryController
         let collections: CollectionsController
         let notifications: NotificationsController
+        let tags: TagsController
         let moderation: ModerationController
         let identity: IdentityController
     }

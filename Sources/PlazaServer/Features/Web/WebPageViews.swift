@@ -36,6 +36,8 @@ struct Layout: Sendable {
     var scriptMessages = "{}"
     /// The instance's name as its admins set it: the brand and the end of every title.
     var siteName = "Plaza"
+    /// The reader opens every content warning and sensitive photo at once (preference `expandWarnings`).
+    let expandWarnings: Bool
 
     struct ProviderButton: Sendable {
         let id: String
@@ -70,6 +72,7 @@ struct Layout: Sendable {
         self.mySpaces = mySpaces.map { SpaceView($0, t: t) }
         hasSpaces = !mySpaces.isEmpty
         lastSpace = me?.preferences["lastSpace"]?.stringValue
+        expandWarnings = me?.preferences["expandWarnings"] == .bool(true)
     }
 }
 
@@ -122,6 +125,24 @@ struct FeedPage: Sendable {
         self.live = live
         self.tabs = tabs
         self.photos = photos
+        posts = list.posts
+        next = list.next
+    }
+}
+
+/// `tag.mustache`: a hashtag's public posts.
+struct TagPage: Sendable {
+    let tag: HashtagSummary
+    /// "5 posts this week".
+    let usage: String
+    let followLabel: String
+    let posts: [PostView]
+    let next: String?
+
+    init(tag: HashtagSummary, usage: String, followLabel: String, _ list: PostList) {
+        self.tag = tag
+        self.usage = usage
+        self.followLabel = followLabel
         posts = list.posts
         next = list.next
     }

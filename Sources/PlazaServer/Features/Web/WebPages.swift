@@ -35,6 +35,7 @@ struct WebPages: FeatureRoutes {
         routes.get("@{username}/{id}", use: post)
         routes.get("posts/{id}", use: oldPostLink)
         routes.get("search", use: search)
+        routes.get("tags/{tag}", use: tag)
         signedIn.get("compose", use: compose)
         signedIn.get("p/{id}/edit", use: edit)
         signedIn.get("collections", use: collections)
@@ -146,6 +147,22 @@ struct WebPages: FeatureRoutes {
         body.side = try await side(request, context: context, photos: !photos, t: t)
         return try await web.page(
             "feed", title: t("Explore"), nav: .explore, body, request: request, context: context)
+    }
+
+    /// A hashtag's public posts, newest first, with its last week's use and a button to follow it.
+    @Sendable func tag(_ request: Request, context: PlazaContext) async throws -> Response {
+        let t = web.localizer(context)
+        let tag = try TagActions.tag(named: try context.parameters.require("tag"))
+        let page = try await api.tags.tagPosts(request, context: context)
+        let list = Self.postList(page, request: request, context: context, t: t)
+        if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context) }
+        let summary = try await api.tags.tags.summary(tag, viewer: context.viewerID)
+        let posts = try await api.tags.tags.history(of: tag).reduce(0) { $0 + $1.posts }
+        let body = TagPage(
+            tag: summary, usage: t.plural(posts, one: "{count} post this week", other: "{count} posts this week"),
+            followLabel: summary.following ? t("Unfollow") : t("Follow"), list)
+        return try await web.page(
+            "tag", title: "#" + summary.name, nav: .explore, body, request: request, context: context)
     }
 
     @Sendable func spaces(_ request: Request, context: PlazaContext) async throws -> Response {

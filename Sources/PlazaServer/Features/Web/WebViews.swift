@@ -66,6 +66,12 @@ struct PostView: Sendable {
     let author: AuthorView
     let title: String?
     let body: String?
+    /// The text as HTML, its links, mentions and hashtags linked (`PostTextHTML`).
+    let bodyHTML: String?
+    /// Shown instead of the post's text and media until opened.
+    let contentWarning: String?
+    /// Its photos and videos are blurred until shown.
+    let sensitive: Bool
     let spaces: [SpaceSummary]
     let media: [MediaView]
     /// The first photo or video: the card's and the grid's picture.
@@ -73,6 +79,7 @@ struct PostView: Sendable {
     /// More than one photo or video: the card shows them one at a time, to swipe or step through.
     let multiple: Bool
     let mediaCount: Int
+    let hasMedia: Bool
     /// "3 photos and videos", the carousel's name.
     let mediaLabel: String
     let link: LinkView?
@@ -118,11 +125,15 @@ struct PostView: Sendable {
         author = AuthorView(post.author, t: t)
         title = post.title.nonEmpty
         body = post.body.nonEmpty
+        bodyHTML = body.map { PostTextHTML.render($0, links: .paths) }
+        contentWarning = post.contentWarning.nonEmpty
+        sensitive = post.sensitive
         spaces = post.spaces
         media = post.media.map(MediaView.init)
         cover = media.first
         multiple = post.media.count > 1
         mediaCount = post.media.count
+        hasMedia = !post.media.isEmpty
         mediaLabel = t.plural(post.media.count, one: "{count} photo or video", other: "{count} photos and videos")
         link = post.link.map(LinkView.init)
         location = post.location.map { LocationView($0, t: t) }
@@ -241,6 +252,8 @@ struct CommentView: Sendable {
     let id: String
     let author: AuthorView
     let body: String
+    /// The text as HTML, its links, mentions and hashtags linked.
+    let bodyHTML: String
     let createdAt: String
     let when: String
     /// The viewer wrote the comment or the post.
@@ -254,6 +267,7 @@ struct CommentView: Sendable {
         id = comment.id
         author = AuthorView(comment.author, t: t)
         body = comment.body
+        bodyHTML = PostTextHTML.render(comment.body, links: .paths)
         createdAt = comment.createdAt.description
         when = t.dateTime(comment.createdAt)
         let mine = viewer.map { String($0) == comment.author.id } ?? false

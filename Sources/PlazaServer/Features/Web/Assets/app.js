@@ -231,7 +231,8 @@ document.addEventListener('click', async (event) => {
   const like = event.target.closest('[data-like]');
   const follow = event.target.closest('[data-follow]');
   const join = event.target.closest('[data-join]');
-  if (!document.body.dataset.signedIn && (like || follow || join)) {
+  const followTag = event.target.closest('[data-follow-tag]');
+  if (!document.body.dataset.signedIn && (like || follow || join || followTag)) {
     location.assign(`/login?next=${encodeURIComponent(location.pathname)}`);
     return;
   }
@@ -259,6 +260,16 @@ document.addEventListener('click', async (event) => {
         if (count && document.querySelector('.profile [data-follow]') === follow) {
           count.innerHTML = plural(followers, '<strong>{count}</strong> follower', '<strong>{count}</strong> followers');
         }
+      } catch (error) { toast(error.message); }
+    });
+  } else if (followTag) {
+    const following = followTag.getAttribute('aria-pressed') === 'true';
+    await busy(followTag, async () => {
+      try {
+        await api(following ? 'DELETE' : 'PUT', `/api/v1/hashtags/${encodeURIComponent(followTag.dataset.followTag)}/follow`);
+        followTag.setAttribute('aria-pressed', String(!following));
+        followTag.textContent = following ? t('Follow') : t('Unfollow');
+        followTag.classList.toggle('primary', following);
       } catch (error) { toast(error.message); }
     });
   } else if (join) {
@@ -306,6 +317,11 @@ export function enhance(root = document) {
     time.textContent = Math.abs(seconds) < 45 ? t('just now') : relative.format(Math.round(seconds / size), unit);
   });
   root.querySelectorAll('img[data-blurhash]').forEach(paintBlurhash);
+  // The reader's preference: every content warning and sensitive photo open at once.
+  if (document.body.dataset.expandWarnings !== undefined) {
+    root.querySelectorAll('details[data-cw]').forEach((details) => { details.open = true; });
+    root.querySelectorAll('input[data-reveal]').forEach((box) => { box.checked = true; });
+  }
   root.querySelectorAll('[data-color]').forEach((el) => {
     if (/^#[0-9a-fA-F]{6}$/.test(el.dataset.color)) el.style.setProperty('--accent', el.dataset.color);
   });

@@ -82,11 +82,14 @@ export default function ({ api, upload, busy, showError, t }) {
     previews.querySelector(`[data-crop="${index}"]`)?.focus();
   });
 
+  tagSuggestions(form, api);
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const f = form.elements;
     const text = (name) => f[name].value.trim() || undefined;
-    const post = { kind: kind(), title: text('title'), body: text('body'), price: text('price') };
+    const post = { kind: kind(), title: text('title'), body: text('body'), price: text('price'), contentWarning: text('contentWarning') };
+    if (post.kind === 'photo' || post.kind === 'activity') post.sensitive = f.sensitive.checked;
     post.spaces = [...form.querySelectorAll('input[name=spaces]:checked')].map((box) => box.value);
     post.audience = f.audience.value;
     if (f.latitude.value && f.longitude.value) {
@@ -113,5 +116,49 @@ export default function ({ api, upload, busy, showError, t }) {
         location.assign(`/p/${created.id}`);
       } catch (err) { showError(form, err); }
     });
+  });
+}
+
+// Hashtags that start as the word being typed does (`#ram` → #ramen), offered under the text:
+// choosing one completes the word.
+function tagSuggestions(form, api) {
+  const field = form.querySelector('[data-tag-complete]');
+  const box = form.querySelector('[data-tag-suggestions]');
+  const list = box?.querySelector('[data-tag-list]');
+  if (!field || !list) return;
+  let asked = '';
+  const word = () => {
+    const before = field.value.slice(0, field.selectionStart);
+    return /(?:^|[^\p{L}\p{N}_/)&])#([\p{L}\p{M}\p{N}_]{1,60})$/u.exec(before)?.[1] ?? '';
+  };
+  field.addEventListener('input', async () => {
+    const prefix = word();
+    if (prefix === asked) return;
+    asked = prefix;
+    if (!prefix) { box.hidden = true; return; }
+    try {
+      const page = await api('GET', `/api/v1/hashtags?q=${encodeURIComponent(prefix)}&limit=5`);
+      if (prefix !== asked) return;
+      list.replaceChildren(...page.items.map((tag) => {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.className = 'chip';
+        button.textContent = `#${tag.name}`;
+        button.dataset.tag = tag.name;
+        return button;
+      }));
+      box.hidden = page.items.length === 0;
+    } catch { box.hidden = true; }
+  });
+  list.addEventListener('click', (event) => {
+    const button = event.target.closest('[data-tag]');
+    if (!button) return;
+    const end = field.selectionStart;
+    const start = end - word().length;
+    field.value = `${field.value.slice(0, start)}${button.dataset.tag} ${field.value.slice(end)}`;
+    field.focus();
+    field.selectionStart = field.selectionEnd = start + button.dataset.tag.length + 1;
+    asked = '';
+    box.hidden = true;
   });
 }
