@@ -101,24 +101,10 @@ struct MastodonMapper: Sendable {
     }
 
     func status(_ post: Post) -> Mastodon.Status {
-        var paragraphs: [String] = []
-        if let title = post.title { paragraphs.append("<strong>\(Self.escape(title))</strong>") }
-        if let activity = post.activity {
-            let done = activity.completedAt != nil ? " ✓" : ""
-            paragraphs.append(
-                Self.escape("\(activity.emoji.map { $0 + " " } ?? "")\(activity.type) \(activity.progress)%\(done)"))
-        }
-        var html = paragraphs.map { "<p>\($0)</p>" }.joined()
-        html += Self.html(post.body ?? "")
-        if let price = post.price { html += "<p>\(Self.escape(price))</p>" }
-        if let place = post.location?.name { html += "<p>📍 \(Self.escape(place))</p>" }
-        if let link = post.link, !(post.body ?? "").contains(link.url) {
-            html += "<p>\(Self.linkify(Self.escape(link.url)))</p>"
-        }
         let url = links.post(id: post.id, author: post.author.username)
         return Mastodon.Status(
             id: post.id, uri: url, url: url, createdAt: post.createdAt.description, account: account(post.author),
-            content: html, visibility: Self.visibility(post.audience), spoilerText: "",
+            content: HTMLText.post(post), visibility: Self.visibility(post.audience), spoilerText: "",
             mediaAttachments: post.media.map(media), application: nil, mentions: [],
             tags: Self.hashtags(in: post.body ?? "").map(tag),
             favouritesCount: post.counts.likes, repliesCount: post.counts.comments, inReplyToId: nil,
@@ -144,36 +130,9 @@ struct MastodonMapper: Sendable {
     static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     /// Plain text as Mastodon's HTML: paragraphs at blank lines, `<br>` at line breaks, links.
-    static func html(_ text: String) -> String {
-        let normalized = text.replacingOccurrences(of: "\r\n", with: "\n")
-        return
-            normalized.components(separatedBy: "\n\n")
-            .map { $0.trimmingCharacters(in: .newlines) }.filter { !$0.isEmpty }
-            .map { "<p>" + linkify(escape($0)).replacingOccurrences(of: "\n", with: "<br>") + "</p>" }
-            .joined()
-    }
+    static func html(_ text: String) -> String { HTMLText.paragraphs(text) }
 
-    /// `http(s)://…` in escaped text as links (up to a space or `&lt;`, trailing punctuation left out).
-    static func linkify(_ escaped: String) -> String {
-        var out = ""
-        var rest = Substring(escaped)
-        while let start = rest.range(of: "https://") ?? rest.range(of: "http://") {
-            out += rest[..<start.lowerBound]
-            var end =
-                rest[start.lowerBound...].firstIndex(where: { $0 == " " || $0 == "\n" || $0 == "\t" })
-                ?? rest.endIndex
-            if let lt = rest[start.lowerBound..<end].range(of: "&lt;") { end = lt.lowerBound }
-            var url = rest[start.lowerBound..<end]
-            while let last = url.last, ".,;:!?)".contains(last) { url = url.dropLast() }
-            if url.count <= rest.distance(from: start.lowerBound, to: start.upperBound) {
-                out += url
-            } else {
-                out += "<a href=\"\(url)\" rel=\"nofollow noopener\" target=\"_blank\">\(url)</a>"
-            }
-            rest = rest[url.endIndex...]
-        }
-        return out + rest
-    }
+    static func linkify(_ escaped: String) -> String { HTMLText.linkify(escaped) }
 
     /// `#tag`s in text, lower-cased, each once.
     static func hashtags(in text: String) -> [String] {

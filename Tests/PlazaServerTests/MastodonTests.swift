@@ -1087,5 +1087,12 @@ struct MastodonTests {
                 == "see <a href=\"https://x.example/a?b=1&amp;c=2\" rel=\"nofollow noopener\" target=\"_blank\">https://x.example/a?b=1&amp;c=2</a>."
         )
         #expect(MastodonMapper.linkify("https:// x") == "https:// x")
+        // An escaped `&` or quote after a link stays whole, outside it.
+        #expect(
+            MastodonMapper.linkify("&quot;https://x.example/a&quot;, https://y.example/&amp;")
+                == "&quot;<a href=\"https://x.example/a\" rel=\"nofollow noopener\" target=\"_blank\">https://x.example/a</a>&quot;, <a href=\"https://y.example/\" rel=\"nofollow noopener\" target=\"_blank\">https://y.example/</a>&amp;"
+        )
+        // A mark that combines with `&` or `<` does not hide it from the escaping.
+        #expect(HTMLText.escape("&\u{301}<\u{301}") == "&amp;\u{301}&lt;\u{301}")
     }
 }
