@@ -108,10 +108,12 @@ import importlib.util as u
 # http_ece: decrypts Web Push messages; hypercorn (with h2): the HTTP/2 fake of APNs (e2e/test_push.py)
 # mastodon: Mastodon.py, a real client of the Mastodon API (e2e/test_mastodon.py)
 # axe_selenium_python: ships axe-core, for the accessibility tour (e2e/test_web_accessibility.py)
+# feedparser: a real reader of RSS and Atom, for the feeds to subscribe to (e2e/test_feeds.py)
 wanted = {"pytest": "pytest", "requests": "requests", "selenium": "selenium>=4.20,<5", "aiosmtpd": "aiosmtpd>=1.4,<2",
           "oidc_provider_mock": "oidc-provider-mock>=0.3.4,<0.4", "http_ece": "http_ece>=1.2,<2",
           "hypercorn": "hypercorn>=0.16,<0.19", "h2": "h2>=4,<5", "cryptography": "cryptography>=42",
-          "mastodon": "Mastodon.py>=2,<3", "axe_selenium_python": "axe-selenium-python>=2.1.6,<3"}
+          "mastodon": "Mastodon.py>=2,<3", "axe_selenium_python": "axe-selenium-python>=2.1.6,<3",
+          "feedparser": "feedparser>=6,<7"}
 print(" ".join(spec for m, spec in wanted.items() if u.find_spec(m) is None))')
   # moto's S3 server for the S3 media storage tests (scripts/with-moto.sh).
   command -v moto_server >/dev/null 2>&1 || pips="$pips moto[server]>=5,<6"

@@ -109,24 +109,10 @@ struct MastodonMapper: Sendable {
     }
 
     func status(_ post: Post) -> Mastodon.Status {
-        var paragraphs: [String] = []
-        if let title = post.title { paragraphs.append("<strong>\(Self.escape(title))</strong>") }
-        if let activity = post.activity {
-            let done = activity.completedAt != nil ? " ✓" : ""
-            paragraphs.append(
-                Self.escape("\(activity.emoji.map { $0 + " " } ?? "")\(activity.type) \(activity.progress)%\(done)"))
-        }
-        var html = paragraphs.map { "<p>\($0)</p>" }.joined()
-        html += self.html(post.body ?? "")
-        if let price = post.price { html += "<p>\(Self.escape(price))</p>" }
-        if let place = post.location?.name { html += "<p>📍 \(Self.escape(place))</p>" }
-        if let link = post.link, !(post.body ?? "").contains(link.url) {
-            html += "<p>\(PostTextHTML.inline(link.url, links: links))</p>"
-        }
         let url = links.post(id: post.id, author: post.author.username)
         return Mastodon.Status(
             id: post.id, uri: url, url: url, createdAt: post.createdAt.description, account: account(post.author),
-            content: html, visibility: Self.visibility(post.audience),
+            content: HTMLText.post(post, links: links), visibility: Self.visibility(post.audience),
             sensitive: post.sensitive || post.contentWarning != nil,
             spoilerText: post.contentWarning ?? "",
             mediaAttachments: post.media.map(media), application: nil, mentions: [],

@@ -145,7 +145,10 @@ package struct Doors: Sendable {
                 linkPreviews: services.linkPreviews, pushDevices: services.pushDevices, oauth: services.oauth),
             map: config.map,
             sessionDays: config.accounts.sessionIdleDays,
-            rateLimiter: rateLimiter
+            rateLimiter: rateLimiter,
+            syndication: SyndicationController(
+                posts: services.posts, people: services.people, spaces: services.spaces, instance: services.instance,
+                links: PublicLinks(base: config.baseURL))
         )
     }
 }

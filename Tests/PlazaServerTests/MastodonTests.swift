@@ -1091,5 +1091,13 @@ struct MastodonTests {
                 + "<span class=\"h-card\"><a href=\"https://plaza.test/@bob\" class=\"u-url mention\">@<span>bob</span></a></span></p>"
         )
         #expect(PostTextHTML.render("https:// x", links: links) == "<p>https:// x</p>")
+        // A quote after a link stays outside it, escaped.
+        #expect(
+            PostTextHTML.render(#""https://x.example/a", https://y.example/&"#, links: links)
+                == "<p>&quot;<a href=\"https://x.example/a\" rel=\"nofollow noopener ugc\" target=\"_blank\">https://x.example/a</a>&quot;, "
+                + "<a href=\"https://y.example/&amp;\" rel=\"nofollow noopener ugc\" target=\"_blank\">https://y.example/&amp;</a></p>"
+        )
+        // A mark that combines with `&` or `<` does not hide it from the escaping.
+        #expect(HTMLText.escape("&\u{301}<\u{301}") == "&amp;\u{301}&lt;\u{301}")
     }
 }

@@ -161,21 +161,3 @@ struct MailTemplates: Sendable {
             html: html.joined(separator: "\n"))
     }
 }
-
-package enum HTMLText {
-    package static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-}

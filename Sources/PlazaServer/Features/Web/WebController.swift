@@ -17,6 +17,8 @@ struct WebController {
     let sessionDays: Int
     /// The same limits as the API's (sign-up counts as a registration); nil when turned off.
     let rateLimiter: RateLimiter?
+    /// The feeds at the profile's and the space's addresses with `.rss` or `.atom`.
+    let syndication: SyndicationController
 
     /// The stores the pages read besides the API's handlers: sessions, spaces' keys, collections.
     struct Stores {
@@ -105,7 +107,7 @@ struct WebController {
     func page(
         _ template: String, title: String, nav: Layout.Nav? = nil, _ body: some Sendable, request: Request,
         context: PlazaContext, status: HTTPResponse.Status = .ok, frameSources: [String] = [],
-        formTargets: [String] = []
+        formTargets: [String] = [], alternates: [Layout.Alternate] = []
     ) async throws -> Response {
         let t = localizer(context)
         let layout: Layout
@@ -129,6 +131,7 @@ struct WebController {
         complete.signInProviders = api.identity.signIn.providers.map { .init(id: $0.id, name: $0.name) }
         complete.scriptMessages = renderer.scriptMessages[context.language] ?? "{}"
         complete.siteName = try await api.accounts.instance.currentName()
+        complete.alternates = alternates
         var response = renderer.html(
             template, WebPage(layout: complete, body: body), language: context.language, status: status,
             frameSources: frameSources, formTargets: formTargets)

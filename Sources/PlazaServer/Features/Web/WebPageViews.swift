@@ -38,6 +38,26 @@ struct Layout: Sendable {
     var siteName = "Plaza"
     /// The reader opens every content warning and sensitive photo at once (preference `expandWarnings`).
     let expandWarnings: Bool
+    /// `<link rel="alternate">`s in the head: the feeds of the page's person or space.
+    var alternates: [Alternate] = []
+
+    /// A feed of the page, for browsers and feed readers to discover.
+    struct Alternate: Sendable {
+        let type: String
+        let title: String
+        let href: String
+
+        /// The RSS and Atom feeds at `address` (a path, `/@ana` or `/s/ramen`) of `name`.
+        static func feeds(_ address: String, of name: String, t: Localizer) -> [Alternate] {
+            [
+                Alternate(
+                    type: "application/rss+xml", title: t("RSS feed of {name}", ["name": name]), href: address + ".rss"),
+                Alternate(
+                    type: "application/atom+xml", title: t("Atom feed of {name}", ["name": name]),
+                    href: address + ".atom"),
+            ]
+        }
+    }
 
     struct ProviderButton: Sendable {
         let id: String

@@ -28,7 +28,7 @@ struct WebPages: FeatureRoutes {
         routes.get("u/{username}/friends", use: friends)
         // The same pages at the addresses Mastodon clients and the API hand out (`PublicLinks`):
         // the sub-pages before `{id}`, which would match them too.
-        routes.get("@{username}", use: profile)
+        routes.get("@{username}", use: personPage)
         routes.get("@{username}/followers", use: followers)
         routes.get("@{username}/following", use: following)
         routes.get("@{username}/friends", use: friends)
@@ -181,14 +181,22 @@ struct WebPages: FeatureRoutes {
         return WebController.redirect(to: await web.lastSpacePath(preferences, viewer: me.userID) ?? "/spaces")
     }
 
+    /// `/s/{slug}`, or the space's feed at `/s/{slug}.rss|.atom` (the route's capture takes the suffix too).
     @Sendable func space(_ request: Request, context: PlazaContext) async throws -> Response {
+        if let feed = try await web.syndication.space(context.parameters.string("slug"), request: request) {
+            return feed
+        }
         let t = web.localizer(context)
         let space = try await api.spaces.get(request, context: context)
         let page = try await api.feeds.spaceFeed(request, context: context)
         let list = Self.postList(page, request: request, context: context, t: t)
         if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context) }
         let body = SpacePage(space, list, t: t)
-        return try await web.page("space", title: space.name, nav: .spaces, body, request: request, context: context)
+        let feeds =
+            SyndicationController.hasFeeds(space)
+            ? Layout.Alternate.feeds(PublicLinks.paths.space(space.slug), of: space.name, t: t) : []
+        return try await web.page(
+            "space", title: space.name, nav: .spaces, body, request: request, context: context, alternates: feeds)
     }
 
     @Sendable func compose(_ request: Request, context: SignedInContext) async throws -> Response {
@@ -284,6 +292,14 @@ struct WebPages: FeatureRoutes {
         return web.fragment("post-list", PostList(posts: [card], next: nil), context: context)
     }
 
+    /// `/@{username}`, or the person's feed at `/@{username}.rss|.atom` (the route's capture takes the suffix too).
+    @Sendable func personPage(_ request: Request, context: PlazaContext) async throws -> Response {
+        if let feed = try await web.syndication.person(context.parameters.string("username"), request: request) {
+            return feed
+        }
+        return try await profile(request, context: context)
+    }
+
     @Sendable func profile(_ request: Request, context: PlazaContext) async throws -> Response {
         let user = try await api.people.profile(request, context: context)
         let posts = try await api.feeds.userPosts(request, context: context)
@@ -305,7 +321,9 @@ struct WebPages: FeatureRoutes {
                 ? nil : ReportFormView(.user, id: user.id, rules: try await api.accounts.instance.info().rules, t: t))
         let nav: Layout.Nav? = own ? .profile : nil
         let title = "\(user.displayName) (@\(user.username))"
-        return try await web.page("profile", title: title, nav: nav, body, request: request, context: context)
+        return try await web.page(
+            "profile", title: title, nav: nav, body, request: request, context: context,
+            alternates: Layout.Alternate.feeds(PublicLinks.paths.person(user.username), of: title, t: t))
     }
 
     @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Response {
