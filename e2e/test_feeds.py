@@ -1,5 +1,5 @@
 """The feeds to subscribe to, read by a real feed reader's parser (feedparser) from the real
-binary: a person's and an open space's RSS 2.0 and Atom, with their public posts alone, titles,
+binary: a person's, an open space's and a hashtag's RSS 2.0 and Atom, with their public posts alone, titles,
 links, dates and photos as enclosures; ETag and If-None-Match; 404 for a closed space."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def seed(plaza: PlazaServer) -> dict:
     expect(ada.post(f"{API}/spaces", json={"slug": "garden", "name": "Community Garden"}), 201)
     expect(ada.post(f"{API}/spaces", json={"slug": "club", "name": "Club", "visibility": "closed"}), 201)
     text = expect(ada.post(f"{API}/posts", json={
-        "kind": "text", "title": "Seed swap", "body": HOSTILE + "\n\nhttps://example.org/seeds", "spaces": ["garden"]}), 201)
+        "kind": "text", "title": "Seed swap", "body": HOSTILE + "\n\nhttps://example.org/seeds #Seeds #東京", "spaces": ["garden"]}), 201)
     expect(ada.post(f"{API}/posts", json={"kind": "text", "body": "for followers", "audience": "followers"}), 201)
     media = expect(ada.post(f"{API}/me/media", files={"file": ("tomato.png", png(96, 64), "image/png")}), 201)
     photo = expect(ada.post(f"{API}/posts", json={"kind": "photo", "mediaIds": [media["id"]]}), 201)
@@ -75,6 +75,10 @@ def test_feeds_read_by_feedparser(plaza: PlazaServer):
         assert space.feed.title.startswith("Community Garden")
         assert [e.link.rsplit("/", 1)[-1] for e in space.entries] == [text["id"]]
         assert requests.get(plaza.url + "/s/club" + suffix, timeout=10).status_code == 404
+        for tag in ["seeds", "%E6%9D%B1%E4%BA%AC"]:
+            tagged = read(plaza, f"/tags/{tag}" + suffix, content_type)
+            assert [e.link.rsplit("/", 1)[-1] for e in tagged.entries] == [text["id"]], tag
+        assert 'rel="tag"' in tagged.entries[0].summary and "/tags/Seeds" in tagged.entries[0].summary
         assert requests.get(plaza.url + "/@nobody" + suffix, timeout=10).status_code == 404
 
 

@@ -145,7 +145,6 @@ struct SyndicationTests {
             _ = try await api.post(bob, CreatePostRequest(kind: .text, body: "suspended soon", spaces: ["ramen"]))
             let cats = try await api.post(cat, CreatePostRequest(kind: .text, body: "noodles", spaces: ["ramen"]))
             try await suspend(api, "bob")
-            // MUT / validate
             #expect(rssLinks(try await feed(api, "/s/ramen.rss")) == [postURL(cats), postURL(open)])
             let atom = try await feed(api, "/s/ramen.atom")
             #expect(atomLinks(atom) == [postURL(cats), postURL(open)])
@@ -155,6 +154,26 @@ struct SyndicationTests {
             }
             // Bob's posts are gone with him; Ana's profile page still answers as a page.
             #expect(try await api.fetch("/@ana").status == .ok)
+        }
+    }
+
+    @Test func aTagsFeedsHoldItsPublicPostsWithTheirWarnings() async throws {
+        try await withFeedsApp { api in
+            let (ana, bob) = try await api.register("ana", "bob")
+            let first = try await api.textPost(ana, "Slurp #Ramen")
+            _ = try await api.post(bob, CreatePostRequest(kind: .text, body: "#ramen friends", audience: .followers))
+            let warned = try await api.post(
+                bob, CreatePostRequest(kind: .text, body: "The end of the film #ramen", contentWarning: "spoilers"))
+            let rss = try await feed(api, "/tags/RAMEN.rss")
+            #expect(rssLinks(rss) == [postURL(warned), postURL(first)])
+            let item = try #require(rss.first("channel")?.all("item").first)
+            #expect(item.value("title") == "⚠️ spoilers")
+            #expect(item.value("description")?.contains("<strong>⚠️ spoilers</strong>") == true)
+            #expect(atomLinks(try await feed(api, "/tags/%E6%9D%B1%E4%BA%AC.atom")).isEmpty)
+            #expect(try await api.fetch("/tags/1234.rss").status == .notFound)
+            let page = try await api.fetch("/tags/ramen")
+            #expect(page.text.contains(#"<link rel="alternate" type="application/rss+xml""#))
+            #expect(page.text.contains(#"href="/tags/Ramen.atom""#))
         }
     }
 

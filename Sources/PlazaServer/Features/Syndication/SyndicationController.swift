@@ -4,10 +4,10 @@ import HTTPTypes
 import Hummingbird
 import PlazaAPI
 
-/// The feeds to subscribe to: `/@{username}.rss|.atom` and `/s/{slug}.rss|.atom`, the newest
-/// public posts of a person or an open space. They are read as an anonymous visitor through the
+/// The feeds to subscribe to: `/@{username}.rss|.atom`, `/s/{slug}.rss|.atom` and
+/// `/tags/{tag}.rss|.atom`, the newest public posts of a person, an open space or a hashtag. They are read as an anonymous visitor through the
 /// feeds' own queries, so `Visibility` decides what is in them as it does on the pages. The web
-/// app's routes `@{username}` and `s/{slug}` capture the suffix too, so those pages hand their
+/// app's routes `@{username}`, `s/{slug}` and `tags/{tag}` capture the suffix too, so those pages hand their
 /// names here first (`WebPages`).
 struct SyndicationController: Sendable {
     let posts: PostStore
@@ -43,6 +43,16 @@ struct SyndicationController: Sendable {
             .space(id), title: "\(space.name) · \(site)",
             description: space.description.isEmpty ? "Public posts in \(space.name) on \(site)" : space.description,
             address: links.space(space.slug), since: space.createdAt, format, request: request)
+    }
+
+    /// The feed of the hashtag named `name` (`ramen.rss`); nil when `name` has no feed suffix.
+    func tag(_ name: String, request: Request) async throws -> Response? {
+        guard let (written, format) = SubscriptionFeed.Format.split(name) else { return nil }
+        let tag = try TagActions.tag(named: written)
+        let site = try await instance.currentName()
+        return try await feed(
+            .tag(tag.key), title: "#\(tag.name) · \(site)", description: "Public posts with #\(tag.name) on \(site)",
+            address: links.tag(tag.name), since: Timestamp(milliseconds: 0), format, request: request)
     }
 
     /// Whether `space` has feeds: an open one; a closed or private one's posts are for its members.

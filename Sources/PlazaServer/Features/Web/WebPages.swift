@@ -151,6 +151,9 @@ struct WebPages: FeatureRoutes {
 
     /// A hashtag's public posts, newest first, with its last week's use and a button to follow it.
     @Sendable func tag(_ request: Request, context: PlazaContext) async throws -> Response {
+        if let feed = try await web.syndication.tag(context.parameters.string("tag"), request: request) {
+            return feed
+        }
         let t = web.localizer(context)
         let tag = try TagActions.tag(named: try context.parameters.require("tag"))
         let page = try await api.tags.tagPosts(request, context: context)
@@ -162,7 +165,8 @@ struct WebPages: FeatureRoutes {
             tag: summary, usage: t.plural(posts, one: "{count} post this week", other: "{count} posts this week"),
             followLabel: summary.following ? t("Unfollow") : t("Follow"), list)
         return try await web.page(
-            "tag", title: "#" + summary.name, nav: .explore, body, request: request, context: context)
+            "tag", title: "#" + summary.name, nav: .explore, body, request: request, context: context,
+            alternates: Layout.Alternate.feeds(PublicLinks.paths.tag(summary.name), of: "#" + summary.name, t: t))
     }
 
     @Sendable func spaces(_ request: Request, context: PlazaContext) async throws -> Response {
