@@ -222,6 +222,7 @@ extension Post: JSONWritable {
             w.field("tags", tags)
             w.field("contentWarning", contentWarning)
             w.field("sensitive", sensitive)
+            w.field("boost", boost)
             w.field("createdAt", createdAt)
             w.field("editedAt", editedAt)
             w.field("counts", counts)
@@ -235,6 +236,7 @@ extension Post.Counts: JSONWritable {
         w.object { w in
             w.field("likes", likes)
             w.field("comments", comments)
+            w.field("boosts", boosts)
         }
     }
 }
@@ -244,6 +246,17 @@ extension Post.Viewer: JSONWritable {
         w.object { w in
             w.field("liked", liked)
             w.field("saved", saved)
+            w.field("boosted", boosted)
+        }
+    }
+}
+
+extension Post.Boost: JSONWritable {
+    public func writeJSON(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("id", id)
+            w.field("by", by)
+            w.field("at", at)
         }
     }
 }

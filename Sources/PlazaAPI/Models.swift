@@ -315,17 +315,33 @@ public struct Post: Codable, Sendable, Hashable {
     public struct Counts: Codable, Sendable, Hashable {
         public var likes: Int
         public var comments: Int
-        public init(likes: Int, comments: Int) {
+        public var boosts: Int
+        public init(likes: Int, comments: Int, boosts: Int = 0) {
             self.likes = likes
             self.comments = comments
+            self.boosts = boosts
         }
     }
     public struct Viewer: Codable, Sendable, Hashable {
         public var liked: Bool
         public var saved: Bool
-        public init(liked: Bool, saved: Bool) {
+        public var boosted: Bool
+        public init(liked: Bool, saved: Bool, boosted: Bool = false) {
             self.liked = liked
             self.saved = saved
+            self.boosted = boosted
+        }
+    }
+    /// On a home feed's item that a boost brought: who boosted it, when.
+    public struct Boost: Codable, Sendable, Hashable {
+        /// The boost's own id (time-ordered, as a post's).
+        public var id: String
+        public var by: UserSummary
+        public var at: Timestamp
+        public init(id: String, by: UserSummary, at: Timestamp) {
+            self.id = id
+            self.by = by
+            self.at = at
         }
     }
     public var id: String
@@ -351,6 +367,8 @@ public struct Post: Codable, Sendable, Hashable {
     @Nullable public var contentWarning: String?
     /// Its photos and videos are blurred until the reader opens them.
     public var sensitive: Bool
+    /// Set on a home feed's item a boost brought there.
+    @Nullable public var boost: Boost?
 
     public init(
         id: String, kind: PostKind, author: UserSummary, title: String?, body: String?, spaces: [SpaceSummary],

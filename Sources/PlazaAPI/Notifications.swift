@@ -17,6 +17,8 @@ public enum NotificationKind: String, Codable, Sendable, Hashable, CaseIterable 
     case reportResolved = "report_resolved"
     /// Someone I follow recommended a post to me (grouped per post while unread).
     case recommendation
+    /// Someone boosted my post to their followers (grouped per post while unread).
+    case boost
 }
 
 public struct Notification: Codable, Sendable, Hashable {

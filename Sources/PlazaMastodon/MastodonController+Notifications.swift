@@ -42,6 +42,7 @@ extension MastodonController {
     static func type(of kind: NotificationKind) -> String? {
         switch kind {
         case .like: "favourite"
+        case .boost: "reblog"
         case .comment, .reply, .mention: "mention"
         case .follow: "follow"
         case .followRequest: "follow_request"

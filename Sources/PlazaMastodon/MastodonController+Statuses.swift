@@ -10,6 +10,13 @@ extension MastodonController {
     /// The creation time of the post `id` (a cursor's time), nil when it is gone.
     @Sendable func postTime(_ id: Int64) async throws -> Int64? { try await posts.creationTime(of: id) }
 
+    /// Where the status `id` sits in a timeline: a post at its creation, a boost at its time with
+    /// its post's id (the keys of its home entry).
+    @Sendable func timelineKey(_ id: Int64) async throws -> (time: Int64, id: Int64)? {
+        if let time = try await posts.creationTime(of: id) { return (time, id) }
+        return try await actions.posts.boosts.key(of: id)
+    }
+
     /// A page of a Plaza feed as statuses, with Mastodon's paging and `Link` header.
     func timeline(
         _ source: PostStore.FeedQuery.Source, viewer: Int64?, request: Request, context: PlazaContext,
@@ -19,21 +26,21 @@ extension MastodonController {
         let paging = try MastodonPaging(params)
         var query = PostStore.FeedQuery(
             source: source, kind: params.bool("only_media") == true ? .photo : kind,
-            page: try await paging.page(time: postTime))
+            page: try await paging.page(key: timelineKey))
         var newer: (time: Int64, id: Int64)?
         if let id = paging.newerThan {
-            let time = try await postTime(id) ?? MastodonPaging.time(ofID: id)
-            query.since = Timestamp(milliseconds: time)
-            newer = (time, id)
+            let key = try await timelineKey(id) ?? (MastodonPaging.time(ofID: id), id)
+            query.since = Timestamp(milliseconds: key.time)
+            newer = key
         }
         let page = try await posts.feed(query, viewer: viewer)
         var items = page.items
         if let newer {
             items.removeAll { post in
-                (post.createdAt.milliseconds, Int64(post.id) ?? 0) <= (newer.time, newer.id)
+                ((post.boost?.at ?? post.createdAt).milliseconds, Int64(post.id) ?? 0) <= (newer.time, newer.id)
             }
         }
-        let statuses = items.map(mapper.status)
+        let statuses = items.map(mapper.timelineStatus)
         return try MastodonJSON.response(
             statuses,
             headers: MastodonPaging.link(
@@ -226,6 +233,33 @@ extension MastodonController {
         try await requirePost(id, viewer: me.userID, action: "favourited")
         _ = try await asMastodon { try await actions.posts.like(id, by: me.userID, liked) }
         return try MastodonJSON.response(try await statusEntity(id, viewer: me.userID))
+    }
+
+    /// Boosts a post (a comment cannot be: 422); the answer is the boost's status with the post
+    /// inside, as Mastodon answers. Undoing answers the post.
+    func reblog(_ boosted: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:statuses")
+        let id = try id(context)
+        try await requirePost(id, viewer: me.userID, action: "boosted")
+        let post = try await asMastodon { try await actions.posts.boost(id, by: me.userID, boosted) }
+        let status = mapper.status(post)
+        guard boosted, let boostID = try await actions.posts.boosts.boostID(post: id, user: me.userID) else {
+            return try MastodonJSON.response(status)
+        }
+        let booster = try await people.profile(userID: me.userID, viewer: me.userID).summary
+        let boost = Post.Boost(id: String(boostID), by: booster, at: MastodonMapper.timestamp(fromID: String(boostID)))
+        return try MastodonJSON.response(mapper.reblog(status, boost: boost))
+    }
+
+    @Sendable func rebloggedBy(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:accounts")
+        let params = try await MastodonParams.read(request, context: context)
+        guard let record = try await posts.record(id: try id(context), viewer: viewer) else {
+            throw MastodonError.notFound
+        }
+        let boosters = try await actions.posts.boosts.boosters(
+            post: record.id, page: .init(limit: try params.limit(default: 40, max: 80)), viewer: viewer, people: people)
+        return try MastodonJSON.response(boosters.items.map { mapper.account($0) })
     }
 
     @Sendable func favouritedBy(_ request: Request, context: PlazaContext) async throws -> Response {

@@ -135,11 +135,9 @@ struct MastodonController: FeatureRoutes {
         v1.post("statuses/{id}/favourite") { request, context in try await favourite(true, request, context) }
         v1.post("statuses/{id}/unfavourite") { request, context in try await favourite(false, request, context) }
         v1.get("statuses/{id}/favourited_by", use: favouritedBy)
-        // Plaza has no boosts yet: nobody, for a status the viewer may see.
-        v1.get("statuses/{id}/reblogged_by") { request, context in
-            _ = try await statusEntity(try id(context), viewer: try context.mastodonViewer("read:statuses"))
-            return try MastodonJSON.response([Mastodon.Account]())
-        }
+        v1.get("statuses/{id}/reblogged_by", use: rebloggedBy)
+        v1.post("statuses/{id}/reblog") { request, context in try await reblog(true, request, context) }
+        v1.post("statuses/{id}/unreblog") { request, context in try await reblog(false, request, context) }
         v1.post("statuses/{id}/bookmark") { request, context in try await bookmark(true, request, context) }
         v1.post("statuses/{id}/unbookmark") { request, context in try await bookmark(false, request, context) }
     }

@@ -176,7 +176,8 @@ enum Mastodon {
         var repliesCount: Int
         @Nullable var inReplyToId: String?
         @Nullable var inReplyToAccountId: String?
-        @Nullable var reblog: String?
+        /// A boost: the boosted status, inside this one (whose account boosted it).
+        @Nullable var reblog: Reblog?
         @Nullable var quote: String?
         @Nullable var poll: String?
         @Nullable var card: PreviewCard?
@@ -190,6 +191,14 @@ enum Mastodon {
         var bookmarked: Bool
         var pinned = false
         var filtered: [String] = []
+    }
+
+    /// A status inside another (a boost's), encoded as the status itself.
+    final class Reblog: Codable, Sendable {
+        let status: Status
+        init(_ status: Status) { self.status = status }
+        init(from decoder: any Decoder) throws { status = try Status(from: decoder) }
+        func encode(to encoder: any Encoder) throws { try status.encode(to: encoder) }
     }
 
     struct Context: Codable, Sendable {

@@ -117,9 +117,30 @@ struct MastodonMapper: Sendable {
             spoilerText: post.contentWarning ?? "",
             mediaAttachments: post.media.map(media), application: nil, mentions: [],
             tags: Hashtag.tags(in: post.title, post.body).map { tag($0.name) },
-            favouritesCount: post.counts.likes, repliesCount: post.counts.comments, inReplyToId: nil,
+            reblogsCount: post.counts.boosts, favouritesCount: post.counts.likes, repliesCount: post.counts.comments,
+            inReplyToId: nil,
             inReplyToAccountId: nil, card: post.link.map(card), language: nil, text: nil,
-            editedAt: post.editedAt?.description, favourited: post.viewer.liked, bookmarked: post.viewer.saved)
+            editedAt: post.editedAt?.description, favourited: post.viewer.liked, reblogged: post.viewer.boosted,
+            bookmarked: post.viewer.saved)
+    }
+
+    /// A post as a timeline shows it: a boost is a status of its booster's (its id the boost's)
+    /// with the post inside.
+    func timelineStatus(_ post: Post) -> Mastodon.Status {
+        let status = self.status(post)
+        guard let boost = post.boost else { return status }
+        return reblog(status, boost: boost)
+    }
+
+    /// The status of a boost: its booster's, with the boosted status inside.
+    func reblog(_ status: Mastodon.Status, boost: Post.Boost) -> Mastodon.Status {
+        let url = links.person(boost.by.username) + "/\(boost.id)"
+        return Mastodon.Status(
+            id: boost.id, uri: url, url: url, createdAt: boost.at.description, account: account(boost.by), content: "",
+            visibility: status.visibility, spoilerText: "", mediaAttachments: [], application: nil, mentions: [],
+            tags: [], favouritesCount: 0, repliesCount: 0, inReplyToId: nil, inReplyToAccountId: nil,
+            reblog: Mastodon.Reblog(status), card: nil, language: nil, text: nil, editedAt: nil,
+            favourited: false, reblogged: status.reblogged, bookmarked: false)
     }
 
     /// A comment as a reply to its post, whose author and audience it takes.

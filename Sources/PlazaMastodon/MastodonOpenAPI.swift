@@ -129,8 +129,14 @@ extension OpenAPIDocument {
             return operations
         }
 
+        /// Tags and boosts.
         var tags: [(String, Operation)] {
             [
+                (
+                    "\(v1)/statuses/{id}/reblog",
+                    op(.post, "Boost a public post: the boost's status, the post inside", .required, status)
+                ),
+                ("\(v1)/statuses/{id}/unreblog", op(.post, "Undo my boost: the post", .required, status)),
                 (
                     "\(v1)/tags/{tag}",
                     op(.get, "A tag, its last week's use, and whether I follow it", .optional, .object)
@@ -180,7 +186,10 @@ extension OpenAPIDocument {
                     "\(v1)/statuses/{id}/favourited_by",
                     op(.get, "Who liked it", .optional, accounts, query: [mastodonLimit(40, 80)])
                 ),
-                ("\(v1)/statuses/{id}/reblogged_by", op(.get, "Empty: Plaza has no boosts", .optional, accounts)),
+                (
+                    "\(v1)/statuses/{id}/reblogged_by",
+                    op(.get, "Who boosted it", .optional, accounts, query: [mastodonLimit(40, 80)])
+                ),
                 ("\(v1)/statuses/{id}/bookmark", op(.post, "Save into my Bookmarks collection", .required, status)),
                 ("\(v1)/statuses/{id}/unbookmark", op(.post, "Take out of my Bookmarks collection", .required, status)),
                 (

@@ -17,7 +17,8 @@ extension AppServices {
     var actions: Actions {
         Actions(
             posts: PostActions(
-                posts: posts, comments: comments, likes: likes, storage: mediaStorage, previews: linkPreviewQueue),
+                posts: posts, comments: comments, likes: likes, boosts: boosts, storage: mediaStorage,
+                previews: linkPreviewQueue),
             tags: TagActions(tags: tags),
             people: PeopleActions(people: people),
             collections: CollectionActions(collections: collections, posts: posts, previews: linkPreviewQueue),

@@ -15,6 +15,7 @@ package struct AppServices: Sendable {
     package let tags: TagStore
     package let comments: CommentStore
     package let likes: LikeStore
+    package let boosts: BoostStore
     package let spaces: SpaceStore
     let spaceMembers: SpaceMembersStore
     let collections: CollectionStore
@@ -65,6 +66,7 @@ package struct AppServices: Sendable {
         tags = TagStore(db: db)
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
+        boosts = BoostStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)
         eventFeed = EventFeed(db: db, posts: posts, notifications: notifications)
         moderation = ModerationStore(

@@ -132,8 +132,14 @@ extension MastodonAuthorizationMatrixTests {
                 blocked: 404))
         rows.append(
             row(
-                "GET \(v1)/statuses/{id}/reblogged_by", scope: "read:statuses", anon: 200, owner: 200, other: 200,
+                "GET \(v1)/statuses/{id}/reblogged_by", scope: "read:accounts", anon: 200, owner: 200, other: 200,
                 blocked: 404))
+        for action in ["reblog", "unreblog"] {
+            rows.append(
+                row(
+                    "POST \(v1)/statuses/{id}/\(action)", scope: "write:statuses", anon: 401, owner: 200, other: 200,
+                    blocked: 404))
+        }
         rows.append(
             uniform(
                 "POST \(v1)/statuses", scope: "write:statuses", anon: 401, body: form("status=hello+from+the+matrix")))

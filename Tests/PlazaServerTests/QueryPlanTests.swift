@@ -231,6 +231,8 @@ struct QueryPlanTests {
     /// so a new alias cannot slip past the check.
     static let smallSources: Set<String> = [
         "h", "k", "r", "q", "t", "x", "i", "by_source", "CONSTANT",
+        // A merged home feed's sources, each a page long.
+        "merged",
         // The suggestions' candidates (branches each cut by a LIMIT from an index walk) and their sums.
         "candidates", "scored",
     ]

@@ -212,6 +212,14 @@ struct Row: Sendable {
         var description: String { "Column \(column) is missing or is not a \(type)" }
     }
 
+    /// Whether the row has a column of this name.
+    func contains(column: String) -> Bool {
+        switch storage {
+        case .sqlite(let columns, _): columns.offset(of: column) != nil
+        case .postgres(let row): row.contains(column)
+        }
+    }
+
     func decode<T: ColumnValue>(column: String, as type: T.Type = T.self) throws -> T {
         switch storage {
         case .sqlite(let columns, let values):

@@ -94,6 +94,7 @@ struct HomeTimeline: Sendable {
     /// followee's posts leave the follower's timeline.
     static func unfollowed(follower: Int64, followee: Int64, on db: Connection) async throws {
         try await db.exec(unfollowedSQL(follower: follower, followee: followee))
+        try await db.exec(BoostStore.unfollowedSQL(follower: follower, followee: followee))
     }
 
     static func unfollowedSQL(follower: Int64, followee: Int64) -> SQLQueryString {

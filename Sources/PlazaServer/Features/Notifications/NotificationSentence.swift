@@ -14,6 +14,12 @@ extension PlazaAPI.Notification {
                     others, one: "{name} and {count} other liked your post",
                     other: "{name} and {count} others liked your post", ["name": name])
                 : t("{name} liked your post", ["name": name])
+        case .boost:
+            others > 0
+                ? t.plural(
+                    others, one: "{name} and {count} other boosted your post",
+                    other: "{name} and {count} others boosted your post", ["name": name])
+                : t("{name} boosted your post", ["name": name])
         case .comment:
             others > 0
                 ? t.plural(

@@ -21,6 +21,9 @@ package struct NotificationStore: Sendable {
         static func like(post: Int64, author: Int64, by actor: Int64) -> New {
             New(kind: .like, recipient: author, actor: actor, post: post, groupKey: "like:\(post)")
         }
+        static func boost(post: Int64, author: Int64, by actor: Int64) -> New {
+            New(kind: .boost, recipient: author, actor: actor, post: post, groupKey: "boost:\(post)")
+        }
         static func follow(of recipient: Int64, by actor: Int64) -> New {
             New(kind: .follow, recipient: recipient, actor: actor, groupKey: "follow")
         }

@@ -146,8 +146,10 @@ extension OpenAPIDocument {
                     "media": array(ref("Media")), "link": nullable(ref("LinkPreview")),
                     "location": nullable(ref("Location")), "activity": nullable(ref("Activity")),
                     "price": nullable(string()), "createdAt": timestamp, "editedAt": nullable(timestamp),
-                    "audience": audience, "counts": object(["likes": integer, "comments": integer]),
-                    "viewer": object(["liked": boolean, "saved": boolean]),
+                    "audience": audience, "counts": object(["likes": integer, "comments": integer, "boosts": integer]),
+                    "viewer": object(["liked": boolean, "saved": boolean, "boosted": boolean]),
+                    "boost": nullable(object(["by": ref("UserSummary"), "at": timestamp])).with(
+                        description: "on a home feed's item a boost brought: who boosted it, when"),
                     "tags": array(string()).with(description: "its hashtags' keys, folded as search folds text"),
                     "contentWarning": nullable(string()), "sensitive": boolean,
                 ]),

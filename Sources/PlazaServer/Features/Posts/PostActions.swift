@@ -10,6 +10,7 @@ package struct PostActions: Sendable {
     let posts: PostStore
     let comments: CommentStore
     let likes: LikeStore
+    package let boosts: BoostStore
     let storage: any MediaStorage
     /// Wakes the link preview worker.
     let previews: WorkSignal
@@ -65,6 +66,13 @@ package struct PostActions: Sendable {
         }
         guard owners.commentAuthor == person || owners.postAuthor == person else { throw Self.notCommentOwner }
         guard try await comments.delete(comment: id, by: person) else { throw PlazaError.notFound("Comment") }
+    }
+
+    /// `person` boosts (or no longer boosts) post `post` to their followers, and sees the post as it
+    /// is now; 404 when they may not read it, 422 `not_boostable` for a post that is not public.
+    package func boost(_ post: Int64, by person: Int64, _ boosted: Bool) async throws -> Post {
+        try await boosts.set(post: post, user: person, boosted: boosted)
+        return try await posts.post(id: post, viewer: person)
     }
 
     /// `person` likes (or no longer likes) post `post`; 404 when they may not read it.

@@ -8,12 +8,16 @@ package struct PostRecord: Sendable {
     /// one query).
     static func columns(viewer: Int64?) -> SQLQueryString {
         let columns = baseColumns + ", \(PostSpacesColumn())"
-        let (liked, saved) = (Columns.viewerLiked, Columns.viewerSaved)
-        guard let viewer else { return columns + ", FALSE AS \(unsafeRaw: liked), FALSE AS \(unsafeRaw: saved)" }
+        let (liked, saved, boosted) = (Columns.viewerLiked, Columns.viewerSaved, Columns.viewerBoosted)
+        guard let viewer else {
+            return columns
+                + ", FALSE AS \(unsafeRaw: liked), FALSE AS \(unsafeRaw: saved), FALSE AS \(unsafeRaw: boosted)"
+        }
         return columns + """
             , EXISTS (SELECT 1 FROM likes lk WHERE lk.post_id = p.id AND lk.user_id = \(bind: viewer)) AS \(unsafeRaw: liked), \
             EXISTS (SELECT 1 FROM collection_items ci WHERE ci.owner_id = \(bind: viewer) AND ci.post_id = p.id) \
-            AS \(unsafeRaw: saved)
+            AS \(unsafeRaw: saved), \
+            EXISTS (SELECT 1 FROM boosts bo WHERE bo.user_id = \(bind: viewer) AND bo.post_id = p.id) AS \(unsafeRaw: boosted)
             """
     }
 
@@ -41,6 +45,7 @@ package struct PostRecord: Sendable {
         static let price = Column<String?>("p.price")
         static let likesCount = Column<Int>("p.likes_count")
         static let commentsCount = Column<Int>("p.comments_count")
+        static let boostsCount = Column<Int>("p.boosts_count")
         static let createdAt = Column<Int64>("p.created_at")
         static let editedAt = Column<Int64?>("p.edited_at")
         static let media = Column<String?>("p.media")
@@ -49,12 +54,17 @@ package struct PostRecord: Sendable {
         static let sensitive = Column<Bool>("p.sensitive")
         /// Computed per query: the post's spaces (`PostSpacesColumn`) and the viewer's relation.
         static let spaces = "spaces", viewerLiked = "viewer_liked", viewerSaved = "viewer_saved"
+        static let viewerBoosted = "viewer_boosted"
+        /// A feed's own columns, when it has them: the time it orders by (a boost's, in a home
+        /// feed) and who boosted the post into it.
+        static let feedTime = "feed_time", boostedBy = "boosted_by"
 
         static let all: [any SelectedColumn] = [
             id, authorID, kind, title, body, linkURL, linkTitle, linkDescription, linkImageURL, linkSiteName,
             linkFetchedAt,
             latitude, longitude, locationName, activityType, activityEmoji, activityColor, activityProgress,
-            activityCompletedAt, price, likesCount, commentsCount, createdAt, editedAt, media, audience, contentWarning,
+            activityCompletedAt, price, likesCount, commentsCount, boostsCount, createdAt, editedAt, media, audience,
+            contentWarning,
             sensitive,
         ]
     }
@@ -64,6 +74,10 @@ package struct PostRecord: Sendable {
     package var id: Int64
     var authorID: Int64
     package var post: Post
+    /// When the post came into the feed that read it (`feed_time`), if not when it was made.
+    var feedTime: Int64?
+    /// Who boosted it into the home feed that read it.
+    var boostedBy: Int64?
 
     init(row: Row) throws {
         typealias C = Columns
@@ -97,13 +111,20 @@ package struct PostRecord: Sendable {
             activity: activity, price: try row.decode(C.price),
             createdAt: Timestamp(milliseconds: try row.decode(C.createdAt)),
             editedAt: try row.decode(C.editedAt).map(Timestamp.init(milliseconds:)),
-            counts: Post.Counts(likes: try row.decode(C.likesCount), comments: try row.decode(C.commentsCount)),
+            counts: Post.Counts(
+                likes: try row.decode(C.likesCount), comments: try row.decode(C.commentsCount),
+                boosts: try row.decode(C.boostsCount)),
             viewer: Post.Viewer(
                 liked: try row.decode(column: C.viewerLiked, as: Bool.self),
-                saved: try row.decode(column: C.viewerSaved, as: Bool.self)),
+                saved: try row.decode(column: C.viewerSaved, as: Bool.self),
+                boosted: try row.decode(column: C.viewerBoosted, as: Bool.self)),
             audience: PostAudience(rawValue: try row.decode(C.audience)) ?? .members,
             tags: Hashtag.keys(title: title, body: body), contentWarning: try row.decode(C.contentWarning),
             sensitive: try row.decode(C.sensitive))
+        if row.contains(column: C.feedTime) {
+            feedTime = try row.decode(column: C.feedTime, as: Int64?.self)
+            boostedBy = try row.decode(column: C.boostedBy, as: Int64?.self)
+        }
     }
 
     /// Reads the `spaces` column: one `id slug name` line per space.
@@ -116,7 +137,7 @@ package struct PostRecord: Sendable {
         }
     }
 
-    var cursor: Cursor { Cursor(time: post.createdAt.milliseconds, id: id) }
+    var cursor: Cursor { Cursor(time: feedTime ?? post.createdAt.milliseconds, id: id) }
 }
 
 /// The spaces of post `p` as `id slug name` lines, aggregated in the database's own way.

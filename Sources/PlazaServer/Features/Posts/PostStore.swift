@@ -288,6 +288,7 @@ package struct PostStore: Sendable {
         try await EventLog.append(
             .init(kind: .postDeleted, actor: author, post: id), to: .postReaders(post: id, author: author), on: db)
         try await HomeTimeline.remove(post: id, author: author, on: db)
+        try await BoostStore.removeFromTimelines(post: id, on: db)
         try await db.exec("DELETE FROM posts WHERE id = \(bind: id)")
         return try await MediaStore.deleteRows(ofPost: id, on: db)
     }
@@ -405,7 +406,16 @@ package struct PostStore: Sendable {
             return try await db.rows(Self.feedSQL(query, viewer: viewer, home: sources))
         }
         let (pageRecords, next) = query.page.split(try rows.map(PostRecord.init(row:))) { $0.cursor }
-        return Page(items: pageRecords.map(\.post), nextCursor: next)
+        let boosters = try await BoostStore.boosters(of: Array(pageRecords), on: db)
+        return Page(
+            items: pageRecords.map { record in
+                var post = record.post
+                if let booster = record.boostedBy, let boost = boosters[BoostStore.Key(user: booster, post: record.id)]
+                {
+                    post.boost = boost
+                }
+                return post
+            }, nextCursor: next)
     }
 
     static func feedSQL(_ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources = .init()) -> SQLQueryString {
@@ -435,18 +445,25 @@ package struct PostStore: Sendable {
                 """
             order = "pt.created_at DESC, pt.post_id DESC"
         case .home(let id):
+            let columns = PostRecord.columns(viewer: viewer)
             let timeline: SQLQueryString = "home_entries he JOIN posts p ON p.id = he.post_id"
-            let mine: SQLQueryString = "he.user_id = \(bind: id)\(entryFilters)"
+            let mine: SQLQueryString = "he.user_id = \(bind: id)\(entryFilters)\(boostFilter(viewer: viewer))"
             if home.pulled.isEmpty && home.spaces.isEmpty {
-                sql += "\(timeline) JOIN users u ON u.id = p.author_id WHERE \(mine)"
-                order = "he.created_at DESC, he.post_id DESC"
-            } else {
-                let branches = homeBranches(
-                    of: id, home: home, timeline: timeline, mine: mine, postFilters: postFilters,
-                    spaceFilters: spaceFilters, limit: limit)
-                sql +=
-                    "posts p JOIN users u ON u.id = p.author_id WHERE p.id IN (\(branches.joined(separator: " UNION ")))"
+                return """
+                    SELECT \(columns), he.created_at AS feed_time, he.boosted_by AS boosted_by FROM \(timeline) \
+                    JOIN users u ON u.id = p.author_id WHERE \(mine) ORDER BY he.created_at DESC, he.post_id DESC \
+                    LIMIT \(bind: limit)
+                    """
             }
+            let branches = homeBranches(
+                of: id, home: home, timeline: timeline, mine: mine, postFilters: postFilters,
+                spaceFilters: spaceFilters, limit: limit)
+            // One page of each source, merged by the time each came in (a boost's for a boost).
+            return """
+                SELECT \(columns), merged.t AS feed_time, merged.boosted_by AS boosted_by \
+                FROM (\(branches.joined(separator: " UNION "))) merged JOIN posts p ON p.id = merged.id \
+                JOIN users u ON u.id = p.author_id ORDER BY merged.t DESC, merged.id DESC LIMIT \(bind: limit)
+                """
         }
         sql += " ORDER BY \(order) LIMIT \(bind: limit)"
         return sql
@@ -460,16 +477,18 @@ package struct PostStore: Sendable {
     ) -> [SQLQueryString] {
         // The newest page of each source, merged by the caller: no source is read past one page.
         func branch(_ select: SQLQueryString, order: SQLQueryString) -> SQLQueryString {
-            "SELECT id FROM (SELECT \(select) ORDER BY \(order) LIMIT \(bind: limit)) AS by_source"
+            "SELECT id, t, boosted_by FROM (SELECT \(select) ORDER BY \(order) LIMIT \(bind: limit)) AS by_source"
         }
+        let noBoost: SQLQueryString = "CAST(NULL AS BIGINT) AS boosted_by"
         var branches = [
             branch(
-                "he.post_id AS id FROM \(timeline) WHERE \(mine)", order: "he.created_at DESC, he.post_id DESC")
+                "he.post_id AS id, he.created_at AS t, he.boosted_by AS boosted_by FROM \(timeline) WHERE \(mine)",
+                order: "he.created_at DESC, he.post_id DESC")
         ]
         for author in home.pulled.prefix(HomeTimeline.maxPulledBranches) {
             branches.append(
                 branch(
-                    "p.id FROM posts p WHERE p.author_id = \(bind: author)\(postFilters)",
+                    "p.id, p.created_at AS t, \(noBoost) FROM posts p WHERE p.author_id = \(bind: author)\(postFilters)",
                     order: "p.created_at DESC, p.id DESC"))
         }
         if home.pulled.count > HomeTimeline.maxPulledBranches {
@@ -478,16 +497,25 @@ package struct PostStore: Sendable {
                 "SELECT followee_id FROM follows WHERE follower_id = \(bind: id) AND pulled"
             branches.append(
                 branch(
-                    "p.id FROM posts p WHERE p.author_id IN (\(pulled))\(postFilters)",
+                    "p.id, p.created_at AS t, \(noBoost) FROM posts p WHERE p.author_id IN (\(pulled))\(postFilters)",
                     order: "p.created_at DESC, p.id DESC"))
         }
         for space in home.spaces {
             branches.append(
                 branch(
-                    "ps.post_id AS id FROM post_spaces ps JOIN posts p ON p.id = ps.post_id WHERE ps.space_id = \(bind: space)\(spaceFilters)",
+                    "ps.post_id AS id, ps.created_at AS t, \(noBoost) FROM post_spaces ps JOIN posts p ON p.id = ps.post_id WHERE ps.space_id = \(bind: space)\(spaceFilters)",
                     order: "ps.created_at DESC, ps.post_id DESC"))
         }
         return branches
+    }
+
+    /// A home entry a boost made shows while the boost stands, and not when its booster is
+    /// someone the viewer blocked, was blocked by or muted.
+    private static func boostFilter(viewer: Int64?) -> SQLQueryString {
+        """
+         AND (he.boosted_by IS NULL OR (EXISTS (SELECT 1 FROM boosts bo WHERE bo.user_id = he.boosted_by AND bo.post_id = he.post_id) \
+        AND \(Visibility.person("he.boosted_by", seenBy: viewer)) AND \(Visibility.unmuted("he.boosted_by", by: viewer))))
+        """
     }
 
     /// The conditions every feed applies to its posts `p`, keyed on the given sort columns.

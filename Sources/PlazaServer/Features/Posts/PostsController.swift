@@ -13,11 +13,18 @@ struct PostsController: FeatureRoutes {
         routes.get("posts/{id}", use: get)
         routes.get("posts/{id}/comments", use: listComments)
         routes.get("posts/{id}/likes", use: likers)
+        routes.get("posts/{id}/boosts", use: boosters)
         signedIn.post("posts", use: create)
         signedIn.patch("posts/{id}", use: update)
         signedIn.delete("posts/{id}", use: delete)
         signedIn.post("posts/{id}/comments", use: createComment)
         signedIn.delete("comments/{id}", use: deleteComment)
+        signedIn.put("posts/{id}/boost") { request, context in
+            try await actions.boost(try context.parameters.id("id", "Post"), by: context.user.userID, true)
+        }
+        signedIn.delete("posts/{id}/boost") { request, context in
+            try await actions.boost(try context.parameters.id("id", "Post"), by: context.user.userID, false)
+        }
         signedIn.put("posts/{id}/like", use: like)
         signedIn.delete("posts/{id}/like", use: unlike)
         signedIn.post("posts/{id}/recommend", use: recommend)
@@ -97,6 +104,12 @@ struct PostsController: FeatureRoutes {
 
     @Sendable func unlike(_ request: Request, context: SignedInContext) async throws -> LikeState {
         try await actions.like(try context.parameters.id("id", "Post"), by: context.user.userID, false)
+    }
+
+    @Sendable func boosters(_ request: Request, context: PlazaContext) async throws -> Page<User> {
+        let record = try await visiblePost(context, viewer: context.viewerID)
+        return try await actions.boosts.boosters(
+            post: record.id, page: request.pageRequest(), viewer: context.viewerID, people: people)
     }
 
     @Sendable func likers(_ request: Request, context: PlazaContext) async throws -> Page<User> {

@@ -80,6 +80,27 @@ extension OpenAPIDocument {
                     auth: .required, body: "RecommendPostRequest", status: 204, errors: [404, 422])
             ),
             (
+                "\(v1)/posts/{id}/boost",
+                Operation(
+                    method: .put,
+                    summary: """
+                        Boost a public post to my followers (idempotent; 422 not_boostable for one that is not public)
+                        """,
+                    auth: .required, response: ref("Post"), errors: [404, 422])
+            ),
+            (
+                "\(v1)/posts/{id}/boost",
+                Operation(
+                    method: .delete, summary: "Undo my boost (idempotent)", auth: .required, response: ref("Post"),
+                    errors: [404])
+            ),
+            (
+                "\(v1)/posts/{id}/boosts",
+                Operation(
+                    method: .get, summary: "Who boosted the post, newest first", auth: .optional, query: Params.page,
+                    response: pageOf("User"), errors: [404])
+            ),
+            (
                 "\(v1)/posts/{id}/likes",
                 Operation(
                     method: .get, summary: "Who liked the post, newest first", auth: .optional, query: Params.page,

@@ -557,12 +557,13 @@ struct SettingsPage: Sendable {
 
         /// The kinds in the order the settings list them.
         static let order: [NotificationKind] = [
-            .like, .comment, .reply, .mention, .follow, .followRequest, .reportResolved, .recommendation,
+            .like, .boost, .comment, .reply, .mention, .follow, .followRequest, .reportResolved, .recommendation,
         ]
 
         static func label(_ kind: NotificationKind, t: Localizer) -> String {
             switch kind {
             case .like: t("Likes of my posts")
+            case .boost: t("Boosts of my posts")
             case .comment: t("Comments on my posts")
             case .reply: t("Replies in threads I am in")
             case .mention: t("Mentions of me")
