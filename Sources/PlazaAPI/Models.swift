@@ -345,12 +345,16 @@ public struct Post: Codable, Sendable, Hashable {
     @Nullable public var editedAt: Timestamp?
     public var counts: Counts
     public var viewer: Viewer
+    /// The viewer's keyword filters that put this post behind a warning; absent when none did.
+    public var filtered: [FilterMatch]?
 
     public init(
         id: String, kind: PostKind, author: UserSummary, title: String?, body: String?, spaces: [SpaceSummary],
         media: [Media], link: LinkPreview?, location: Location?, activity: Activity?, price: String?,
-        createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer, audience: PostAudience = .public
+        createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer, audience: PostAudience = .public,
+        filtered: [FilterMatch]? = nil
     ) {
+        self.filtered = filtered
         self.id = id
         self.kind = kind
         self.author = author
