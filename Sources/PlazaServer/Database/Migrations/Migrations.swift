@@ -58,6 +58,8 @@ enum Migrations {
         Migration023.migration,
         Migration024.migration,
         Migration025.migration,
+        // 26 is another branch's; it comes before this one when both are merged.
+        Migration027.migration,
     ]
 
     /// The schema this binary leaves a database at.

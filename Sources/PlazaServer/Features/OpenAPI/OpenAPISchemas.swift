@@ -63,7 +63,7 @@ extension OpenAPIDocument {
         static var all: [String: JSONSchema] {
             [
                 peopleSchemas, postSchemas, spaceSchemas, notificationSchemas, accountRequestSchemas,
-                signInAndPostRequestSchemas, spaceAndCollectionRequestSchemas, moderation, instance,
+                signInAndPostRequestSchemas, spaceAndCollectionRequestSchemas, moderation, instance, filters,
             ].reduce(into: [:]) { all, part in all.merge(part) { a, _ in a } }
         }
 
@@ -140,15 +140,26 @@ extension OpenAPIDocument {
                     "type": string(), "emoji": nullable(string()), "color": nullable(string()),
                     "progress": integer(minimum: 0, maximum: 100), "completedAt": nullable(timestamp),
                 ]),
-                "Post": object([
-                    "id": id, "kind": enumeration(["text", "photo", "link", "activity"]), "author": ref("UserSummary"),
-                    "title": nullable(string()), "body": nullable(string()), "spaces": array(ref("SpaceSummary")),
-                    "media": array(ref("Media")), "link": nullable(ref("LinkPreview")),
-                    "location": nullable(ref("Location")), "activity": nullable(ref("Activity")),
-                    "price": nullable(string()), "createdAt": timestamp, "editedAt": nullable(timestamp),
-                    "audience": audience, "counts": object(["likes": integer, "comments": integer]),
-                    "viewer": object(["liked": boolean, "saved": boolean]),
-                ]),
+                "Post": object(
+                    [
+                        "id": id, "kind": enumeration(["text", "photo", "link", "activity"]),
+                        "author": ref("UserSummary"),
+                        "title": nullable(string()), "body": nullable(string()), "spaces": array(ref("SpaceSummary")),
+                        "media": array(ref("Media")), "link": nullable(ref("LinkPreview")),
+                        "location": nullable(ref("Location")), "activity": nullable(ref("Activity")),
+                        "price": nullable(string()), "createdAt": timestamp, "editedAt": nullable(timestamp),
+                        "audience": audience, "counts": object(["likes": integer, "comments": integer]),
+                        "viewer": object(["liked": boolean, "saved": boolean]),
+                        "filtered": array(ref("FilterMatch")).with(
+                            description:
+                                "The viewer's keyword filters that put this post behind a warning; absent when none"
+                        ),
+                    ],
+                    required: [
+                        "id", "kind", "author", "title", "body", "spaces", "media", "link", "location", "activity",
+                        "price",
+                        "createdAt", "editedAt", "audience", "counts", "viewer",
+                    ]),
                 "Comment": object([
                     "id": id, "postId": id, "author": ref("UserSummary"), "body": string(), "createdAt": timestamp,
                 ]),
