@@ -38,7 +38,7 @@ extension OpenAPIDocument {
         var all: [(String, Operation)] {
             [
                 oauth, appsAndAccounts, relationships, timelinesAndStatuses, notificationsAndMore, pushAndStreaming,
-                emptyFeatures, streams,
+                filters, emptyFeatures, streams,
             ].flatMap { $0 }
         }
 
@@ -232,7 +232,6 @@ extension OpenAPIDocument {
                 ),
                 ("\(v1)/follow_requests/{id}/authorize", op(.post, "Accept a follow request", .required, relationship)),
                 ("\(v1)/follow_requests/{id}/reject", op(.post, "Refuse a follow request", .required, relationship)),
-                ("\(v2)/filters", op(.get, "Empty: Plaza has no filters", .required, empty)),
                 ("\(v2)/suggestions", op(.get, "Empty", .required, empty)),
                 ("\(v1)/streaming/health", op(.get, "OK when streaming works", .none)),
             ]
@@ -273,7 +272,7 @@ extension OpenAPIDocument {
         var emptyFeatures: [(String, Operation)] {
             var operations: [(String, Operation)] = []
             for (path, auth) in [
-                ("custom_emojis", Auth.none), ("lists", .required), ("filters", .required),
+                ("custom_emojis", Auth.none), ("lists", .required),
                 ("followed_tags", .required),
                 ("announcements", .none), ("trends", .none), ("trends/tags", .none), ("trends/statuses", .none),
                 ("trends/links", .none), ("suggestions", .required), ("conversations", .required),
