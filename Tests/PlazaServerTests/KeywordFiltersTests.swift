@@ -229,4 +229,21 @@ struct KeywordFiltersTests {
             #expect(try await api.mastodon(.get, "/api/v2/filters", token: token).json() == .array([]))
         }
     }
+
+    @Test func theWebAppListsFiltersAndFoldsWarnedPosts() async throws {
+        try await withApp { api async throws in
+            let (ana, bob) = try await api.register("ana", "bob")
+            try await api.follow(ana, "bob")
+            _ = try await api.textPost(bob, "Election news today")
+            let filter = try await Self.add(api, ana, "election", contexts: ["home"], action: "warn")
+            let page = try await api.page(.get, "/settings/filters", cookie: ana.cookie)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("election") && page.text.contains("/api/v1/me/filters/\(filter.id)"))
+            let home = try await api.page(.get, "/", cookie: ana.cookie)
+            #expect(home.text.contains(#"<details class="filtered"><summary>Filtered: election</summary>"#))
+            let german = try await api.page(
+                .get, "/settings/filters", cookie: ana.cookie, headers: [.acceptLanguage: "de"])
+            #expect(german.text.contains("Deine Filter"))
+        }
+    }
 }

@@ -102,9 +102,15 @@ struct PostView: Sendable {
     let initial: String
     /// The title or text, else "Photo by …": the photos' alt text and the saved post's name.
     let alt: String
+    /// "Filtered: spoilers" when the reader's keyword filters put it behind a warning: the card
+    /// shows it collapsed, to open.
+    let filteredLabel: String?
 
     init(_ post: Post, viewer: Int64?, t: Localizer) {
         id = post.id
+        filteredLabel =
+            (post.filtered ?? []).isEmpty
+            ? nil : t("Filtered: {phrase}", ["phrase": (post.filtered ?? []).map(\.phrase).joined(separator: ", ")])
         audience = Choice(post.audience)
         audienceLabel =
             switch post.audience {
