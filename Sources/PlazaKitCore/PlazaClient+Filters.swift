@@ -39,3 +39,14 @@ extension PlazaClient {
         KeywordFilters(try await filters(), context: context, viewer: viewer)
     }
 }
+
+extension FeedSource {
+    /// Where a person's keyword filters see this feed, as the server decides it.
+    public var filterContext: FilterContext {
+        switch self {
+        case .home: .home
+        case .global, .space: .public
+        case .user: .profile
+        }
+    }
+}

@@ -28,7 +28,15 @@ struct FiltersTests {
             #expect(matcher.verdict(for: unmarked) == .warn([filter]))
             #expect(matcher.apply(to: [unmarked]).first?.filtered == [filter.match])
 
+            // A pager applies them to stream events, which carry no warning.
+            let pager = FeedPager(client: ana, source: .home)
+            await pager.useFilters(try await ana.filterMatcher(for: FeedSource.home.filterContext, viewer: me))
+            await pager.apply(.postCreated(unmarked))
+            #expect(await pager.posts.first?.filtered == [filter.match])
+
             let hiding = try await ana.updateFilter(filter.id, UpdateKeywordFilterRequest(action: "hide"))
+            await pager.useFilters(try await ana.filterMatcher(for: .home, viewer: me))
+            #expect(await pager.posts.isEmpty)
             #expect(hiding.action == .hide)
             #expect(try await ana.feed(.home).items.allSatisfy { $0.id != post.id })
             do {
