@@ -246,4 +246,25 @@ struct KeywordFiltersTests {
             #expect(german.text.contains("Deine Filter"))
         }
     }
+
+    @Test func aHiddenPostIsNotStreamedToThePersonWhoseFilterHidesIt() async throws {
+        try await withLiveApp { api, port async throws in
+            let (ana, ben, eve) = try await api.register("ana", "ben", "eve")
+            try await api.follow(ben, "ana")
+            try await api.follow(eve, "ana")
+            _ = try await Self.add(api, ben, "spoiler", contexts: ["home"], action: "hide")
+            _ = try await Self.add(api, eve, "spoiler", contexts: ["home"], action: "warn")
+            let bens = try await EventStreamClient.connect(port: port, token: ben.token)
+            let eves = try await EventStreamClient.connect(port: port, token: eve.token)
+            defer { for client in [bens, eves] { client.close() } }
+            #expect(await bens.waitFor(1).map(\.event) == ["ready"])
+            #expect(await eves.waitFor(1).map(\.event) == ["ready"])
+            _ = try await api.textPost(ana, "A spoiler!")
+            let plain = try await api.textPost(ana, "Nothing to hide")
+            // Ben hears only the second; Eve, whose filter warns, both (the warning is the client's to show).
+            let bensPosts = await bens.waitFor(2).dropFirst()
+            #expect(try bensPosts.map { try $0.decode(Post.self).id } == [plain.id])
+            #expect(await eves.waitFor(3).dropFirst().map(\.event) == ["post.created", "post.created"])
+        }
+    }
 }

@@ -229,17 +229,26 @@ package struct EventFeed: Sendable {
     /// stream (a hiding filter: a post in their home feed or the public stream, a comment in a
     /// thread); warnings are for the client to show (PlazaKit applies the same `KeywordFilters`).
     struct StreamFilters {
-        let filters: [Int64: [KeywordFilter]]
+        /// Each recipient's filters for home, public and thread, each phrase folded once a batch.
+        let matchers: [Int64: [FilterContext: KeywordFilters]]
+
+        init(filters: [Int64: [KeywordFilter]]) {
+            matchers = filters.mapValues { mine in
+                let contexts: [FilterContext] = [.home, .public, .thread]
+                return Dictionary(uniqueKeysWithValues: contexts.map { ($0, KeywordFilters(mine, context: $0)) })
+            }
+        }
 
         func hides(_ payload: StreamEvent.Payload, for entry: Entry) -> Bool {
-            guard let mine = filters[entry.recipient] else { return false }
+            guard let mine = matchers[entry.recipient] else { return false }
             let viewer = String(entry.recipient)
             switch payload {
             case .post(let post):
-                let context: FilterContext = entry.channel == .everyone ? .public : .home
-                return KeywordFilters(mine, context: context, viewer: viewer).verdict(for: post) == .hide
+                guard post.author.id != viewer else { return false }
+                return mine[entry.channel == .everyone ? .public : .home]?.verdict(for: post) == .hide
             case .comment(let comment):
-                return KeywordFilters(mine, context: .thread, viewer: viewer).verdict(for: comment) == .hide
+                guard comment.author.id != viewer else { return false }
+                return mine[.thread]?.verdict(for: comment) == .hide
             default: return false
             }
         }
