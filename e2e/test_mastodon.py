@@ -182,3 +182,44 @@ def test_mastodon_py_toots_pages_favourites_searches_and_streams(server: PlazaSe
     }).raise_for_status()
     with pytest.raises(Exception):
         bea.account_verify_credentials()
+
+
+def test_mastodon_py_filters_v2_warn_and_hide(server: PlazaServer):
+    """Filters v2 as Mastodon.py makes them: one keyword a filter (Plaza keeps one phrase a
+    filter); a warned status carries `filtered`, a hidden one is left out of the timeline."""
+    server.register("ana")
+    server.register("bea")
+    ana = signed_in_client(server, "ana")
+    bea = signed_in_client(server, "bea")
+    bea.account_follow(ana.account_verify_credentials().id)
+
+    warn = bea.create_filter_v2("Spoilers", ["home", "thread"], "warn", expires_in=3600,
+                                keywords_attributes=[{"keyword": "spoiler", "whole_word": True}])
+    assert warn.filter_action == "warn" and warn.title == "spoiler"
+    assert sorted(warn.context) == ["home", "thread"] and warn.expires_at is not None
+    assert [k.keyword for k in warn.keywords] == ["spoiler"]
+    hide = bea.create_filter_v2("Secrets", ["home"], "hide",
+                                keywords_attributes=[{"keyword": "secret", "whole_word": False}])
+    assert sorted(f.id for f in bea.filters_v2()) == sorted([warn.id, hide.id])
+    assert [k.id for k in bea.filter_keywords_v2(warn.id)] == [warn.id]
+    with pytest.raises(Exception):
+        bea.create_filter_v2("Two", ["home"], "warn", keywords_attributes=[{"keyword": "a"}, {"keyword": "b"}])
+
+    spoiled = ana.status_post("A big Spoiler: the butler did it")
+    kept_secret = ana.status_post("Our secretive plans")
+    plain = ana.status_post("Nothing to see")
+    home = bea.timeline_home()
+    ids = [status.id for status in home]
+    assert spoiled.id in ids and plain.id in ids and kept_secret.id not in ids
+    warned = next(status for status in home if status.id == spoiled.id)
+    assert warned.filtered[0].filter.id == warn.id
+    assert warned.filtered[0].filter.filter_action == "warn"
+    assert warned.filtered[0].keyword_matches == ["spoiler"]
+    assert not next(status for status in home if status.id == plain.id).filtered
+    # Ana's own timeline is hers: her filters, none.
+    assert all(not status.filtered for status in ana.timeline_home())
+
+    bea.delete_filter_v2(warn.id)
+    bea.delete_filter_v2(hide.id)
+    assert bea.filters_v2() == []
+    assert {status.id for status in bea.timeline_home()} >= {spoiled.id, kept_secret.id, plain.id}

@@ -227,6 +227,31 @@ extension Post: JSONWritable {
             w.field("editedAt", editedAt)
             w.field("counts", counts)
             w.field("viewer", viewer)
+            w.fieldIfPresent("filtered", filtered)
+        }
+    }
+}
+
+extension FilterMatch: JSONWritable {
+    public func writeJSON(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("id", id)
+            w.field("phrase", phrase)
+            w.field("action", action.rawValue)
+        }
+    }
+}
+
+extension KeywordFilter: JSONWritable {
+    public func writeJSON(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("id", id)
+            w.field("phrase", phrase)
+            w.field("wholeWord", wholeWord)
+            w.field("contexts", contexts.map(\.rawValue))
+            w.field("action", action.rawValue)
+            w.field("expiresAt", expiresAt)
+            w.field("createdAt", createdAt)
         }
     }
 }

@@ -369,16 +369,19 @@ public struct Post: Codable, Sendable, Hashable {
     public var sensitive: Bool
     /// Set on a home feed's item a boost brought there.
     @Nullable public var boost: Boost?
+    /// The viewer's keyword filters that put this post behind a warning; absent when none did.
+    public var filtered: [FilterMatch]?
 
     public init(
         id: String, kind: PostKind, author: UserSummary, title: String?, body: String?, spaces: [SpaceSummary],
         media: [Media], link: LinkPreview?, location: Location?, activity: Activity?, price: String?,
         createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer, audience: PostAudience = .public,
-        tags: [String] = [], contentWarning: String? = nil, sensitive: Bool = false
+        tags: [String] = [], contentWarning: String? = nil, sensitive: Bool = false, filtered: [FilterMatch]? = nil
     ) {
         self.tags = tags
         self.contentWarning = contentWarning
         self.sensitive = sensitive
+        self.filtered = filtered
         self.id = id
         self.kind = kind
         self.author = author

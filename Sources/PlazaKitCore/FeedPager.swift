@@ -14,6 +14,10 @@ public actor FeedPager {
     public private(set) var posts: [Post] = []
     /// True once the oldest post of the feed has been loaded.
     public private(set) var reachedEnd = false
+    /// The person's keyword filters for this feed (`useFilters(_:)`): the server applies them to
+    /// every page, and takes hidden posts out of streams, but a stream's post carries no warning
+    /// and a cache may predate a filter, so this pager applies them to those too.
+    public private(set) var filters: KeywordFilters?
     private var nextCursor: String?
     private var loadedFirstPage = false
     private let cache: DiskCache?
@@ -53,7 +57,7 @@ public actor FeedPager {
     @discardableResult
     public func restore() -> [Post] {
         guard let snapshot = cache?.load(Snapshot.self) else { return [] }
-        posts = snapshot.posts
+        posts = filtered(snapshot.posts)
         nextCursor = snapshot.nextCursor
         reachedEnd = snapshot.reachedEnd
         loadedFirstPage = !posts.isEmpty
@@ -130,10 +134,12 @@ public actor FeedPager {
     public func apply(_ event: PlazaEvent) {
         switch event {
         case .postCreated(let post):
-            guard shows(post) else { return }
+            guard shows(post), let post = filtered([post]).first else { return }
             merge([post], newer: true)
         case .postUpdated(let post):
-            if let index = posts.firstIndex(where: { $0.id == post.id }) { posts[index] = post }
+            guard let index = posts.firstIndex(where: { $0.id == post.id }) else { return }
+            // An edit may bring in a hidden phrase, or take out a warned one.
+            if let kept = filtered([post]).first { posts[index] = kept } else { posts.remove(at: index) }
         case .postDeleted(let id):
             posts.removeAll { $0.id == id }
         case .likeChanged(let change):
@@ -145,6 +151,15 @@ public actor FeedPager {
         }
         save()
     }
+
+    /// Applies `filters` (`PlazaClient.filterMatcher(for: source.filterContext, viewer:)`) from
+    /// now on, and to the posts shown; nil stops.
+    public func useFilters(_ filters: KeywordFilters?) {
+        self.filters = filters
+        posts = self.filtered(posts)
+    }
+
+    private func filtered(_ posts: [Post]) -> [Post] { filters?.apply(to: posts) ?? posts }
 
     private func shows(_ post: Post) -> Bool {
         if let kind, post.kind != kind { return false }

@@ -107,7 +107,10 @@ extension MastodonController {
 
     /// The post or comment `id` as the viewer may read it: a comment needs its post readable.
     func statusEntity(_ id: Int64, viewer: Int64?) async throws -> Mastodon.Status {
-        if let record = try await posts.record(id: id, viewer: viewer) { return mapper.status(record.post) }
+        if let record = try await posts.record(id: id, viewer: viewer) {
+            // On its own, a post names every filter for threads that matches it, hiding ones too.
+            return mapper.status(try await actions.filters.matcher(for: viewer, in: .thread).marked(record.post))
+        }
         guard let comment = try await comments.comment(id: id, viewer: viewer),
             let postID = Int64(comment.postId), let post = try await posts.record(id: postID, viewer: viewer)
         else { throw MastodonError.notFound }

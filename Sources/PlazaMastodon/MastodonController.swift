@@ -85,6 +85,7 @@ struct MastodonController: FeatureRoutes {
         v1.get("markers", use: markers)
         v1.post("markers", use: saveMarkers)
         v1.get("preferences", use: preferences)
+        registerFilters(v1: v1, v2: v2)
         registerEmpty(v1: v1, v2: v2)
         return routes
     }
@@ -145,7 +146,7 @@ struct MastodonController: FeatureRoutes {
     /// Mastodon features Plaza has no counterpart for: valid, empty answers.
     private func registerEmpty(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
         let empty: [(String, String)] = [
-            ("custom_emojis", ""), ("lists", "read:lists"), ("filters", "read:filters"),
+            ("custom_emojis", ""), ("lists", "read:lists"),
             ("announcements", ""), ("trends", ""), ("trends/tags", ""), ("trends/statuses", ""), ("trends/links", ""),
             ("suggestions", "read"), ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
             ("endorsements", "read:accounts"), ("featured_tags", "read:accounts"), ("domain_blocks", "read:blocks"),
@@ -156,7 +157,7 @@ struct MastodonController: FeatureRoutes {
                 return try MastodonJSON.response([String]())
             }
         }
-        for (path, scope) in [("filters", "read:filters"), ("suggestions", "read")] {
+        for (path, scope) in [("suggestions", "read")] {
             v2.get(RouterPath(path)) { _, context in
                 _ = try context.mastodonUser(scope)
                 return try MastodonJSON.response([String]())

@@ -190,7 +190,41 @@ enum Mastodon {
         var muted = false
         var bookmarked: Bool
         var pinned = false
-        var filtered: [String] = []
+        /// The viewer's filters that matched it with a warning (or, on its own, hiding).
+        var filtered: [FilterResult] = []
+    }
+
+    /// Filters v2: a Plaza filter, whose one keyword has its id and whose title is its phrase.
+    struct Filter: Codable, Sendable {
+        var id: String
+        var title: String
+        var context: [String]
+        @Nullable var expiresAt: String?
+        var filterAction: String
+        var keywords: [FilterKeyword]
+        var statuses: [String] = []
+    }
+
+    struct FilterKeyword: Codable, Sendable {
+        var id: String
+        var keyword: String
+        var wholeWord: Bool
+    }
+
+    struct FilterResult: Codable, Sendable {
+        var filter: Filter
+        var keywordMatches: [String]
+        @Nullable var statusMatches: [String]?
+    }
+
+    /// Filters v1: `irreversible` is Plaza's `hide`.
+    struct FilterV1: Codable, Sendable {
+        var id: String
+        var phrase: String
+        var context: [String]
+        @Nullable var expiresAt: String?
+        var irreversible: Bool
+        var wholeWord: Bool
     }
 
     /// A status inside another (a boost's), encoded as the status itself.

@@ -121,7 +121,7 @@ struct MastodonMapper: Sendable {
             inReplyToId: nil,
             inReplyToAccountId: nil, card: post.link.map(card), language: nil, text: nil,
             editedAt: post.editedAt?.description, favourited: post.viewer.liked, reblogged: post.viewer.boosted,
-            bookmarked: post.viewer.saved)
+            bookmarked: post.viewer.saved, filtered: (post.filtered ?? []).map(filterResult))
     }
 
     /// A post as a timeline shows it: a boost is a status of its booster's (its id the boost's)
@@ -141,6 +141,38 @@ struct MastodonMapper: Sendable {
             tags: [], favouritesCount: 0, repliesCount: 0, inReplyToId: nil, inReplyToAccountId: nil,
             reblog: Mastodon.Reblog(status), card: nil, language: nil, text: nil, editedAt: nil,
             favourited: false, reblogged: status.reblogged, bookmarked: false)
+
+    }
+
+    // MARK: filters
+
+    static func context(_ context: FilterContext) -> String { context == .profile ? "account" : context.rawValue }
+
+    func filter(_ filter: KeywordFilter) -> Mastodon.Filter {
+        Mastodon.Filter(
+            id: filter.id, title: filter.phrase, context: filter.contexts.map(Self.context),
+            expiresAt: filter.expiresAt?.description, filterAction: filter.action.rawValue, keywords: [keyword(filter)])
+    }
+
+    func keyword(_ filter: KeywordFilter) -> Mastodon.FilterKeyword {
+        Mastodon.FilterKeyword(id: filter.id, keyword: filter.phrase, wholeWord: filter.wholeWord)
+    }
+
+    func filterV1(_ filter: KeywordFilter) -> Mastodon.FilterV1 {
+        Mastodon.FilterV1(
+            id: filter.id, phrase: filter.phrase, context: filter.contexts.map(Self.context),
+            expiresAt: filter.expiresAt?.description, irreversible: filter.action == .hide,
+            wholeWord: filter.wholeWord)
+    }
+
+    /// A match on a status. The server applied the filter only where it applies, so its
+    /// `context` names every context, for clients that check theirs against it.
+    func filterResult(_ match: FilterMatch) -> Mastodon.FilterResult {
+        let filter = Mastodon.Filter(
+            id: match.id, title: match.phrase, context: FilterContext.allCases.map(Self.context), expiresAt: nil,
+            filterAction: match.action.rawValue,
+            keywords: [Mastodon.FilterKeyword(id: match.id, keyword: match.phrase, wholeWord: true)])
+        return Mastodon.FilterResult(filter: filter, keywordMatches: [match.phrase], statusMatches: nil)
     }
 
     /// A comment as a reply to its post, whose author and audience it takes.

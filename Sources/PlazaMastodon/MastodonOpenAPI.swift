@@ -38,8 +38,7 @@ extension OpenAPIDocument {
         var all: [(String, Operation)] {
             [
                 oauth, appsAndAccounts, relationships, timelinesAndStatuses, tags, notificationsAndMore,
-                pushAndStreaming,
-                emptyFeatures, streams,
+                pushAndStreaming, filters, emptyFeatures, streams,
             ].flatMap { $0 }
         }
 
@@ -259,7 +258,6 @@ extension OpenAPIDocument {
                 ),
                 ("\(v1)/follow_requests/{id}/authorize", op(.post, "Accept a follow request", .required, relationship)),
                 ("\(v1)/follow_requests/{id}/reject", op(.post, "Refuse a follow request", .required, relationship)),
-                ("\(v2)/filters", op(.get, "Empty: Plaza has no filters", .required, empty)),
                 ("\(v2)/suggestions", op(.get, "Empty", .required, empty)),
                 ("\(v1)/streaming/health", op(.get, "OK when streaming works", .none)),
             ]
@@ -300,7 +298,7 @@ extension OpenAPIDocument {
         var emptyFeatures: [(String, Operation)] {
             var operations: [(String, Operation)] = []
             for (path, auth) in [
-                ("custom_emojis", Auth.none), ("lists", .required), ("filters", .required),
+                ("custom_emojis", Auth.none), ("lists", .required),
                 ("announcements", .none), ("trends", .none), ("trends/tags", .none), ("trends/statuses", .none),
                 ("trends/links", .none), ("suggestions", .required), ("conversations", .required),
                 ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),

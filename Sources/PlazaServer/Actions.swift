@@ -11,6 +11,7 @@ package struct Actions: Sendable {
     package let media: MediaActions
     let spaces: SpaceActions
     let moderation: ModerationActions
+    package let filters: KeywordFilterActions
 }
 
 extension AppServices {
@@ -26,6 +27,7 @@ extension AppServices {
                 media: media, storage: mediaStorage, ingest: ingest, ids: ids, uploadDirectory: uploadDirectory,
                 quotas: quotas),
             spaces: SpaceActions(spaces: spaces, storage: mediaStorage),
-            moderation: ModerationActions(moderation: moderation, instance: instance, storage: mediaStorage))
+            moderation: ModerationActions(moderation: moderation, instance: instance, storage: mediaStorage),
+            filters: KeywordFilterActions(filters: KeywordFilterStore(db: db, ids: ids)))
     }
 }

@@ -243,6 +243,26 @@ struct AuthorizationMatrixTests {
                 body: { _ in .json(#"{"description":"A bowl of ramen"}"#) },
                 url: { _, world in "/api/v1/me/media/\(try world.uploads().attached.id)" }, media: true))
         rows.append(row("GET \(v1)/me/suggestions", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        // Keyword filters: each person's own; another's id is not found.
+        rows.append(row("GET \(v1)/me/filters", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(
+            row(
+                "POST \(v1)/me/filters", anon: 401, owner: 201, other: 201, blocked: 201, admin: 201,
+                body: json(#"{"phrase":"zzmatrixfilterzz","contexts":["notifications"]}"#)))
+        for (method, status, body) in [
+            ("GET", 200, nil), ("PATCH", 200, #"{"action":"hide"}"#), ("DELETE", 204, nil),
+        ] as [(String, Int, String?)] {
+            rows.append(
+                row(
+                    "\(method) \(v1)/me/filters/{id}", anon: 401, owner: Expect(integerLiteral: status), other: 404,
+                    blocked: 404, admin: 404, body: body.map(json),
+                    url: { client, world in
+                        let filter: KeywordFilter = try await client.must(
+                            201, .post, "/me/filters", as: world.owner,
+                            .json(#"{"phrase":"zzownerfilterzz","contexts":["home"]}"#))
+                        return "/api/v1/me/filters/\(filter.id)"
+                    }))
+        }
         rows.append(row("GET \(v1)/me/sessions", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(row("DELETE \(v1)/me/sessions/{id}", anon: 401, owner: 204, other: 404, blocked: 404, admin: 404))
         // Media: an unused upload is its owner's alone; a post's media follow the post.

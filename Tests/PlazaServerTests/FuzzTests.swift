@@ -264,6 +264,38 @@ import Testing
         }
     }
 
+    /// Keyword filters: any phrase on any text decides without a trap; a whole-word match is
+    /// also a substring match; a phrase found in a text is found in it with more around it.
+    @Test func keywordFilters() {
+        let seeds = Fuzz.seeds(
+            "spoiler|The SPOILERS are here", "café|Meet at the CAFE!", "ラーメン|東京のラーメン", "c++|I like c++.",
+            "straße|STRASSE", "x|", "|text", "a\u{301}|a\u{301}b", "\u{200B}word|a word\u{200B}", "aaab|aaaaaaaaab")
+        Fuzz.run(
+            "keyword filters", seeds: seeds,
+            dictionary: ["|", " ", "_", "\u{301}", "ß", "İ", "\u{200D}", "ｶ", "-", "١", "🍜", "\u{FE0F}"]
+        ) { input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            let parts = text.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let phrase = parts[0]
+            let body = parts.count > 1 ? parts[1] : ""
+            let whole = KeywordFilters.matches(phrase, in: body, wholeWord: true)
+            let anywhere = KeywordFilters.matches(phrase, in: body, wholeWord: false)
+            #expect(!whole || anywhere, "a whole-word match is a substring match: \(input)")
+            if anywhere {
+                #expect(KeywordFilters.matches(phrase, in: "x" + body + "x", wholeWord: false), "\(input)")
+            }
+            if whole {
+                #expect(KeywordFilters.matches(phrase, in: "( " + body + " )", wholeWord: true), "\(input)")
+            }
+            let filter = KeywordFilter(
+                id: "1", phrase: phrase, wholeWord: input.count % 2 == 0, contexts: [.home], action: .warn,
+                expiresAt: nil, createdAt: Timestamp(milliseconds: 0))
+            let verdict = KeywordFilters([filter], context: .home).verdict(for: [body, phrase])
+            // A phrase is found in itself, unless folding leaves nothing of it.
+            #expect(verdict == (TextFolding.fold(phrase).isEmpty ? nil : .warn([filter])), "\(input)")
+        }
+    }
+
     @Test func cursors() {
         var random = SeededGenerator(seed: Fuzz.seed)
         let valid = (0..<64).map { _ in

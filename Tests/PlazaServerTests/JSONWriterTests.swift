@@ -48,6 +48,17 @@ struct JSONWriterTests {
         anonymous.status = nil
         try expectSame(anonymous)
         try expectSame(Self.user.summary)
+        var warned = Self.post
+        warned.filtered = [FilterMatch(id: "7", phrase: "spoiler", action: .warn)]
+        try expectSame(warned)
+        try expectSame(
+            KeywordFilter(
+                id: "7", phrase: "spoiler", wholeWord: true, contexts: [.home, .thread], action: .hide,
+                expiresAt: Timestamp(milliseconds: 1_795_253_400_000), createdAt: Timestamp(milliseconds: 5)))
+        try expectSame(
+            KeywordFilter(
+                id: "8", phrase: "x", wholeWord: false, contexts: [.profile], action: .warn, expiresAt: nil,
+                createdAt: Timestamp(milliseconds: 5)))
         var locked = Self.user
         locked.locked = true
         locked.viewer = .init(following: false, followedBy: true, blocking: false, requested: true, muting: true)

@@ -10,7 +10,7 @@ import Testing
 extension MastodonAuthorizationMatrixTests {
     static let policy: [Row] =
         instanceAndAccounts() + relations() + statuses() + statusActions() + media()
-        + notifications() + theRest() + emptyFeatures() + streams()
+        + notifications() + theRest() + filters() + emptyFeatures() + streams()
 
     static func instanceAndAccounts() -> [Row] {
         var rows: [Row] = []
@@ -238,17 +238,48 @@ extension MastodonAuthorizationMatrixTests {
         return rows
     }
 
+    /// Filters v1 and v2: each person's own; another's is not found.
+    static func filters() -> [Row] {
+        var rows: [Row] = []
+        rows.append(uniform("GET \(v1)/filters", scope: "read:filters", anon: 401))
+        rows.append(uniform("GET \(v2)/filters", scope: "read:filters", anon: 401))
+        rows.append(
+            uniform(
+                "POST \(v2)/filters", scope: "write:filters", anon: 401,
+                body: form("title=matrix&context[]=home&keywords_attributes[][keyword]=zzmatrixzz")))
+        rows.append(
+            uniform(
+                "POST \(v1)/filters", scope: "write:filters", anon: 401, body: form("phrase=zzmatrixzz&context[]=home"))
+        )
+        let own: [(String, String?)] = [
+            ("GET \(v2)/filters/{id}", nil), ("PUT \(v2)/filters/{id}", "filter_action=hide"),
+            ("DELETE \(v2)/filters/{id}", nil), ("GET \(v2)/filters/{id}/keywords", nil),
+            ("POST \(v2)/filters/{id}/keywords", "keyword=another"), ("GET \(v2)/filters/keywords/{id}", nil),
+            ("PUT \(v2)/filters/keywords/{id}", "keyword=another"), ("DELETE \(v2)/filters/keywords/{id}", nil),
+            ("GET \(v1)/filters/{id}", nil), ("PUT \(v1)/filters/{id}", "irreversible=true"),
+            ("DELETE \(v1)/filters/{id}", nil),
+        ]
+        for (operation, body) in own {
+            let read = operation.hasPrefix("GET ")
+            rows.append(
+                row(
+                    operation, scope: read ? "read:filters" : "write:filters", anon: 401, owner: 200, other: 404,
+                    body: body.map(form)))
+        }
+        return rows
+    }
+
     /// Features Plaza does not have: empty answers, behind the scope Mastodon asks for.
     static func emptyFeatures() -> [Row] {
         var rows: [Row] = []
         let scopes: [(String, String?)] = [
-            ("\(v1)/custom_emojis", nil), ("\(v1)/lists", "read:lists"), ("\(v1)/filters", "read:filters"),
-            ("\(v1)/announcements", nil), ("\(v1)/trends", nil),
+            ("\(v1)/custom_emojis", nil), ("\(v1)/lists", "read:lists"), ("\(v1)/announcements", nil),
+            ("\(v1)/trends", nil),
             ("\(v1)/trends/tags", nil), ("\(v1)/trends/statuses", nil), ("\(v1)/trends/links", nil),
             ("\(v1)/suggestions", "read"), ("\(v1)/conversations", "read:statuses"),
             ("\(v1)/scheduled_statuses", "read:statuses"), ("\(v1)/endorsements", "read:accounts"),
             ("\(v1)/featured_tags", "read:accounts"), ("\(v1)/domain_blocks", "read:blocks"),
-            ("\(v2)/filters", "read:filters"), ("\(v2)/suggestions", "read"),
+            ("\(v2)/suggestions", "read"),
         ]
         for (path, scope) in scopes {
             rows.append(uniform("GET \(path)", scope: scope, anon: scope == nil ? 200 : 401))

@@ -37,6 +37,8 @@ struct QueryPlanTests {
         ),
         ("spaces to join", SuggestionStore.spacesSQL(for: viewer, .init(followees: [3, 4], spaces: [5]))),
         ("a person's push devices", PushDeviceStore.listSQL(user: viewer)),
+        ("a person's keyword filters", KeywordFilterStore.listSQL(user: viewer)),
+        ("a reader's active keyword filters", KeywordFilterStore.activeSQL(of: viewer, now: 1_000)),
         ("global feed", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20)), viewer: nil)),
         (
             "global feed, signed in, deep page",

@@ -9,7 +9,8 @@ import Testing
     @Test func checkSaysWhatWouldRunAndRunRecordsTheRelease() async throws {
         try await withDatabase(before: Migrations.latest) { db in
             let before = try await Migrations.pending(on: db)
-            #expect(before.schema == Migrations.latest - 1)
+            // The one before the newest (versions may skip a number another branch took).
+            #expect(before.schema == Migrations.all.dropLast().last?.version)
             #expect(before.pending.map(\.version) == [Migrations.latest])
             // Checking changed nothing.
             #expect(try await Migrations.pending(on: db).pending.map(\.version) == [Migrations.latest])

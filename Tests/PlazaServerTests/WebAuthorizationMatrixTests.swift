@@ -93,6 +93,8 @@ struct WebAuthorizationMatrixTests {
         row("GET /admin/dashboard", anon: 303, owner: 403, other: 403, admin: 200, moderator: 403),
         // One's own invite links: anyone signed in sees theirs (a form only when they may invite).
         row("GET /invites", anon: 303, owner: 200, other: 200, admin: 200, moderator: 200),
+        // One's own keyword filters: anyone signed in sees theirs.
+        row("GET /settings/filters", anon: 303, owner: 200, other: 200),
         // An invitation that does not exist; it needs a person to accept it.
         row("GET /join/{code}", anon: 303, owner: 404, other: 404),
         // Signed-in people have no use for these forms and go home.

@@ -5,8 +5,9 @@ import ServiceLifecycle
 
 /// Periodic clean-up: sessions idle past their lifetime, uploads nothing used within a day,
 /// link-preview images nothing shows, past days' usage counts, events older than the log's
-/// retention, mail sent or given up on more than 30 days ago, pushes finished a week ago, and
-/// work files a stopped process left in the uploads folder (a killed server's transcode, say).
+/// retention, mail sent or given up on more than 30 days ago, pushes finished a week ago,
+/// expired keyword filters, and work files a stopped process left in the uploads folder (a
+/// killed server's transcode, say).
 struct MaintenanceService: Service {
     let accounts: AccountStore
     let media: MediaStore
@@ -22,6 +23,8 @@ struct MaintenanceService: Service {
     var scratch: (directory: String, lifetime: Duration)? = nil
     /// Deletes the accounts whose owners asked for it once their grace period is over.
     var deletions: AccountDeletion? = nil
+    /// Removes keyword filters past their expiry (they apply no more from that moment anyway).
+    var filters: KeywordFilterStore? = nil
     let logger: Logger
     var interval: Duration = .seconds(3600)
     static let unusedMediaLifetime: Int64 = 24 * 3_600_000
@@ -81,8 +84,9 @@ struct MaintenanceService: Service {
         }
         do {
             try await limits?.prune(now: now, bucketAge: limitAges.buckets, throttleAge: limitAges.throttle)
+            try await filters?.pruneExpired(now: now)
         } catch {
-            logger.warning("Rate limit clean-up failed: \(error)")
+            logger.warning("Rate limit or expired filter clean-up failed: \(error)")
         }
         if let scratch {
             let removed = Self.sweep(scratch.directory, olderThan: now - scratch.lifetime.milliseconds)

@@ -19,6 +19,7 @@ extension Health: ResponseEncodable {}
 extension HistoryItem: ResponseEncodable {}
 extension JSONValue: ResponseEncodable {}
 extension JoinRequest: ResponseEncodable {}
+extension KeywordFilter: ResponseEncodable {}
 extension LikeState: ResponseEncodable {}
 extension Me: ResponseEncodable {}
 extension Media: ResponseEncodable {}

@@ -12,6 +12,8 @@ struct MastodonMatrixWorld: Sendable {
     let base: MatrixWorld
     /// The owner's tokens by the scopes they grant.
     let scoped: [String: String]
+    /// A keyword filter of the owner's (its one keyword shares its id).
+    let ownerFilterID: String
 
     func token(_ actor: MatrixActor) -> String? { base.mastodonTokens[actor] }
 
@@ -24,6 +26,7 @@ struct MastodonMatrixWorld: Sendable {
         case ("id", "media"): base.unattachedMedia?.id
         case ("id", "notifications"): base.notificationID
         case ("id", "list"): base.space.id
+        case ("id", "filters"), ("id", "keywords"): ownerFilterID
         // A request to follow the owner, made by the row's `prepare`.
         case ("id", "follow_requests"): base.other.id
         case ("tag", _): base.postMarker
@@ -38,7 +41,9 @@ extension MatrixClient {
         let base = try await makeWorld(media: media, mastodon: true)
         var scoped: [String: String] = [:]
         for scope in scopes.sorted() { scoped[scope] = try await api.mastodonToken(base.owner, scopes: scope) }
-        return MastodonMatrixWorld(base: base, scoped: scoped)
+        let filter: KeywordFilter = try await must(
+            201, .post, "/me/filters", as: base.owner, .json(#"{"phrase":"zzownerfilterzz","contexts":["home"]}"#))
+        return MastodonMatrixWorld(base: base, scoped: scoped, ownerFilterID: filter.id)
     }
 
     /// A fixture request on Mastodon's API (`/api/v1/…`) that must answer `status`.

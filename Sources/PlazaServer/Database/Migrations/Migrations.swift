@@ -59,6 +59,7 @@ enum Migrations {
         Migration024.migration,
         Migration025.migration,
         Migration026.migration,
+        Migration027.migration,
         Migration028.migration,
     ]
 

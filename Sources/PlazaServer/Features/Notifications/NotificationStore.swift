@@ -243,15 +243,28 @@ package struct NotificationStore: Sendable {
         n.sort_id AS n_sort_id, n.updated_at AS n_updated_at, n.read_at AS n_read_at, \(UserRecord.columns)
         """
 
-    /// Builds the page's notifications with three batched reads: posts, comments, recent actors.
+    /// Builds the page's notifications with three batched reads: posts, comments, recent actors;
+    /// those about a post or comment the recipient's keyword filters for notifications hide
+    /// are left out (a page may come back shorter; its cursor is the unfiltered page's).
     private func render(_ rows: [Row], recipient: Int64) async throws -> [PlazaAPI.Notification] {
-        guard !rows.isEmpty else { return [] }
+        let (items, filters) = try await unfiltered(rows, recipient: recipient)
+        guard !filters.isEmpty else { return items }
+        return items.filter { item in
+            item.post.flatMap { filters.verdict(for: $0) } != .hide
+                && item.comment.flatMap { filters.verdict(for: $0) } != .hide
+        }
+    }
+
+    private func unfiltered(_ rows: [Row], recipient: Int64) async throws -> (
+        [PlazaAPI.Notification], KeywordFilters
+    ) {
+        guard !rows.isEmpty else { return ([], KeywordFilters([], context: .notifications)) }
         let ids = try rows.map { try $0.decode(column: "n_id", as: Int64.self) }
         let postIDs = try rows.compactMap { try $0.decode(column: "n_post_id", as: Int64?.self) }
         let commentIDs = try rows.compactMap { try $0.decode(column: "n_comment_id", as: Int64?.self) }
         let actors = try await people.users(rows.map(UserRecord.init(row:)), viewer: recipient)
         let posts = try await posts.posts(ids: postIDs, viewer: recipient)
-        let (commentsByID, recent) = try await db.read { db in
+        let (commentsByID, recent, filters) = try await db.read { db in
             let comments = try await CommentStore.comments(ids: commentIDs, on: db)
             let recent = try await db.rows(
                 """
@@ -261,14 +274,14 @@ package struct NotificationStore: Sendable {
                     FROM notification_actors a WHERE a.notification_id IN (\(binds: ids))
                 ) r JOIN users u ON u.id = r.actor_id WHERE r.rank <= 3 ORDER BY r.notification_id, r.rank
                 """)
-            return (comments, recent)
+            return (comments, recent, try await KeywordFilterStore.matcher(for: recipient, in: .notifications, on: db))
         }
         var actorsByID: [Int64: [UserSummary]] = [:]
         for row in recent {
             actorsByID[try row.decode(column: "notification_id", as: Int64.self), default: []].append(
                 try UserSummary(authorIn: row, id: try row.decode(column: "author_id", as: Int64.self)))
         }
-        return try zip(rows, actors).map { row, actor in
+        let items = try zip(rows, actors).map { row, actor in
             let id = try row.decode(column: "n_id", as: Int64.self)
             return PlazaAPI.Notification(
                 id: String(id),
@@ -280,6 +293,7 @@ package struct NotificationStore: Sendable {
                 createdAt: Timestamp(milliseconds: try row.decode(column: "n_updated_at", as: Int64.self)),
                 read: try row.decode(column: "n_read_at", as: Int64?.self) != nil)
         }
+        return (items, filters)
     }
 
     /// Marks the recipient's notifications read: those in `ids`, or all.

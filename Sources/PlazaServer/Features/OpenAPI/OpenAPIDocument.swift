@@ -123,7 +123,7 @@ package enum OpenAPIDocument {
             serviceOperations, accountOperations, externalSignInOperations, pushOperations, mediaOperations,
             peopleOperations, feedOperations, tagOperations, postOperations, spaceOperations, searchOperations,
             notificationOperations, realtimeOperations, collectionOperations, moderationOperations,
-            instanceOperations,
+            instanceOperations, filterOperations,
         ]
         return (features + parts.map { $0.operations() }).flatMap { $0 }
     }

@@ -146,7 +146,7 @@ public enum Backup {
         guard let data = files.contents(atPath: "\(directory)/\(manifestFile)"),
             let manifest = try? JSONDecoder().decode(Manifest.self, from: data)
         else { throw Failure("\(directory) has no readable \(manifestFile): it is not a Plaza backup.") }
-        guard manifest.migration <= Migrations.all.count else {
+        guard manifest.migration <= Migrations.latest else {
             throw Failure(
                 "The backup is of a newer Plaza (migration \(manifest.migration)): restore it with that version.")
         }

@@ -52,12 +52,15 @@ package struct CommentStore: Sendable {
         return try row.map(Self.comment)
     }
 
-    /// Comments of a post, oldest first, without those by users the viewer has a block with.
+    /// Comments of a post, oldest first, without those by users the viewer has a block with,
+    /// nor those the viewer's keyword filters for threads hide (the cursor is the unfiltered page's).
     package func comments(post: Int64, page: PageRequest, viewer: Int64?) async throws -> Page<Comment> {
         let query = Self.listSQL(post: post, page: page, viewer: viewer)
-        let rows = try await db.read { db in try await db.rows(query) }
+        let (rows, filters) = try await db.read { db in
+            (try await db.rows(query), try await KeywordFilterStore.matcher(for: viewer, in: .thread, on: db))
+        }
         let (pageRows, next) = try page.split(rows) { try Cursor(row: $0, time: "created_at") }
-        return Page(items: try pageRows.map(Self.comment), nextCursor: next)
+        return Page(items: filters.apply(to: try pageRows.map(Self.comment)), nextCursor: next)
     }
 
     static func listSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {

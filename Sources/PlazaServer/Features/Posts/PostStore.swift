@@ -132,6 +132,21 @@ package struct PostStore: Sendable {
         return record.post
     }
 
+    /// One post on its own page, as `viewer` may see it, or 404: it names the viewer's keyword
+    /// filters for threads that match it in `filtered` (see `KeywordFilters.marked`).
+    package func shown(id: Int64, viewer: Int64?) async throws -> Post {
+        let (row, filters) = try await db.read { db in
+            let row = try await db.first(
+                """
+                SELECT \(PostRecord.columns(viewer: viewer)) FROM posts p JOIN users u ON u.id = p.author_id
+                WHERE p.id = \(bind: id) AND \(Visibility.post("p", readableBy: viewer))
+                """)
+            return (row, try await KeywordFilterStore.matcher(for: viewer, in: .thread, on: db))
+        }
+        guard let row else { throw PlazaError.notFound("Post") }
+        return filters.marked(try PostRecord(row: row).post)
+    }
+
     package func record(id: Int64, viewer: Int64?) async throws -> PostRecord? {
         let row = try await db.read { db in
             try await db.first(
@@ -372,6 +387,15 @@ package struct PostStore: Sendable {
             case space(Int64)
             /// Public posts with the tag of this key.
             case tag(String)
+
+            /// Where a person's keyword filters see this feed.
+            var filterContext: FilterContext {
+                switch self {
+                case .home: .home
+                case .global, .space, .tag: .public
+                case .author: .profile
+                }
+            }
         }
         var source: Source
         var kind: PostKind?
@@ -399,23 +423,26 @@ package struct PostStore: Sendable {
 
     /// One page of a feed, newest first: a single keyset query (after a look-up of what else
     /// than the timeline a person's home feed merges).
+    /// The viewer's keyword filters for the feed's context are applied (with the same read):
+    /// hidden posts leave the page, warned ones carry `filtered`; the cursor is the unfiltered
+    /// page's.
     package func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
-        let rows = try await db.read { db in
+        let (rows, filters) = try await db.read { db in
             var sources = HomeTimeline.Sources()
             if case .home(let user) = query.source { sources = try await HomeTimeline.sources(of: user, on: db) }
-            return try await db.rows(Self.feedSQL(query, viewer: viewer, home: sources))
+            let rows = try await db.rows(Self.feedSQL(query, viewer: viewer, home: sources))
+            return (rows, try await KeywordFilterStore.matcher(for: viewer, in: query.source.filterContext, on: db))
         }
         let (pageRecords, next) = query.page.split(try rows.map(PostRecord.init(row:))) { $0.cursor }
         let boosters = try await BoostStore.boosters(of: Array(pageRecords), on: db)
-        return Page(
-            items: pageRecords.map { record in
-                var post = record.post
-                if let booster = record.boostedBy, let boost = boosters[BoostStore.Key(user: booster, post: record.id)]
-                {
-                    post.boost = boost
-                }
-                return post
-            }, nextCursor: next)
+        let posts = pageRecords.map { record in
+            var post = record.post
+            if let booster = record.boostedBy, let boost = boosters[BoostStore.Key(user: booster, post: record.id)] {
+                post.boost = boost
+            }
+            return post
+        }
+        return filters.apply(to: Page(items: posts, nextCursor: next))
     }
 
     static func feedSQL(_ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources = .init()) -> SQLQueryString {

@@ -65,7 +65,7 @@ struct PostsController: FeatureRoutes {
     }
 
     @Sendable func get(_ request: Request, context: PlazaContext) async throws -> Post {
-        try await visiblePost(context, viewer: context.viewerID).post
+        try await posts.shown(id: context.parameters.id("id", "Post"), viewer: context.viewerID)
     }
 
     @Sendable func update(_ request: Request, context: SignedInContext) async throws -> Post {

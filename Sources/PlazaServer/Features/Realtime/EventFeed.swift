@@ -198,15 +198,59 @@ package struct EventFeed: Sendable {
         for (recipient, ids) in notificationIDs {
             notes.merge(try await notifications.notifications(ids: ids, recipient: recipient)) { a, _ in a }
         }
+        let filters = try await streamFilters(entries)
         var made: [Int64: StreamEvent] = [:]
         return entries.compactMap { entry in
-            if let event = made[entry.seq] { return (entry, event) }
+            if let event = made[entry.seq] {
+                return filters.hides(event.payload, for: entry) ? nil : (entry, event)
+            }
             guard let kind = entry.kind,
                 let payload = Self.payload(entry, posts: posts, comments: comments, notes: notes)
             else { return nil }
             let event = StreamEvent(seq: entry.seq, kind: kind, payload: payload)
             made[entry.seq] = event
-            return (entry, event)
+            return filters.hides(payload, for: entry) ? nil : (entry, event)
+        }
+    }
+
+    /// The keyword filters of the recipients of post and comment events, read in one query.
+    private func streamFilters(_ entries: [Entry]) async throws -> StreamFilters {
+        let recipients = Set(
+            entries.filter { [.postCreated, .postUpdated, .commentCreated].contains($0.kind) }.map(\.recipient))
+        guard !recipients.isEmpty else { return StreamFilters(filters: [:]) }
+        let now = Timestamp.now.milliseconds
+        let filters = try await db.read { db in
+            try await KeywordFilterStore.active(of: Array(recipients), now: now, on: db)
+        }
+        return StreamFilters(filters: filters)
+    }
+
+    /// Events are shared by their recipients, so a filter only takes one out of a person's
+    /// stream (a hiding filter: a post in their home feed or the public stream, a comment in a
+    /// thread); warnings are for the client to show (PlazaKit applies the same `KeywordFilters`).
+    struct StreamFilters {
+        /// Each recipient's filters for home, public and thread, each phrase folded once a batch.
+        let matchers: [Int64: [FilterContext: KeywordFilters]]
+
+        init(filters: [Int64: [KeywordFilter]]) {
+            matchers = filters.mapValues { mine in
+                let contexts: [FilterContext] = [.home, .public, .thread]
+                return Dictionary(uniqueKeysWithValues: contexts.map { ($0, KeywordFilters(mine, context: $0)) })
+            }
+        }
+
+        func hides(_ payload: StreamEvent.Payload, for entry: Entry) -> Bool {
+            guard let mine = matchers[entry.recipient] else { return false }
+            let viewer = String(entry.recipient)
+            switch payload {
+            case .post(let post):
+                guard post.author.id != viewer else { return false }
+                return mine[entry.channel == .everyone ? .public : .home]?.verdict(for: post) == .hide
+            case .comment(let comment):
+                guard comment.author.id != viewer else { return false }
+                return mine[.thread]?.verdict(for: comment) == .hide
+            default: return false
+            }
         }
     }
 

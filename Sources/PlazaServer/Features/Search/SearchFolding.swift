@@ -1,3 +1,5 @@
+import PlazaAPI
+
 /// How text becomes searchable, the same for what is indexed and what is asked, so that a
 /// search finds words however they were typed:
 /// - **Folding:** compatibility forms (full-width `Ｐｌａｚａ`, ligatures) become plain ones,
@@ -15,26 +17,9 @@
 /// PostgreSQL's function of the same name (migration 20) takes the same steps in SQL, and the
 /// suite runs the same searches on both.
 enum SearchFolding {
-    /// `text` folded (see above), without segmentation.
-    static func fold(_ text: String) -> String {
-        // Most text is ASCII, which only needs lower case: none of the steps below change it otherwise.
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            return String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
-        }
-        let lowered = text.precomposedStringWithCompatibilityMapping.lowercased()
-        var kept = String.UnicodeScalarView()
-        for scalar in lowered.decomposedStringWithCanonicalMapping.unicodeScalars where !isDropped(scalar.value) {
-            switch scalar.value {
-            case 0xDF: kept.append(contentsOf: "ss".unicodeScalars)  // ß
-            case 0x131: kept.append("i")  // dotless ı
-            case 0x3C2: kept.append("\u{3C3}")  // final sigma
-            case 0x649: kept.append("\u{64A}")  // alef maksura → yeh
-            case 0x629: kept.append("\u{647}")  // teh marbuta → heh
-            default: kept.append(scalar)
-            }
-        }
-        return String(kept).precomposedStringWithCanonicalMapping
-    }
+    /// `text` folded (see above), without segmentation: `TextFolding.fold`, which keyword
+    /// filters share with search (and PlazaKit with the server).
+    static func fold(_ text: String) -> String { TextFolding.fold(text) }
 
     /// `text` as the index stores it: folded, each unspaced run as its pairs and its last
     /// character, each pictograph apart.
@@ -122,17 +107,6 @@ enum SearchFolding {
     static func isPictograph(_ value: UInt32) -> Bool {
         switch value {
         case 0xA9, 0xAE, 0x2190...0x2BFF, 0x1F000...0x1FAFF: true
-        default: false
-        }
-    }
-
-    /// Combining accents (on a decomposed text), Arabic vowel marks and tatweel, and the
-    /// invisible characters.
-    private static func isDropped(_ value: UInt32) -> Bool {
-        switch value {
-        case 0x0300...0x036F, 0x064B...0x065F, 0x0670, 0x0640, 0x200B...0x200F, 0x202A...0x202E, 0x2060...0x2064,
-            0x2066...0x2069, 0xFE00...0xFE0F, 0xFEFF:
-            true
         default: false
         }
     }

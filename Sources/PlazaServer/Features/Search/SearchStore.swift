@@ -64,7 +64,15 @@ package struct SearchStore: Sendable {
         }
     }
 
+    /// A page of posts found, with the viewer's keyword filters for public places applied (a page
+    /// may come back shorter; its cursor is the unfiltered page's).
     package func posts(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
+        let page = try await unfilteredPosts(query, viewer: viewer)
+        let filters = try await db.read { db in try await KeywordFilterStore.matcher(for: viewer, in: .public, on: db) }
+        return filters.apply(to: page)
+    }
+
+    private func unfilteredPosts(_ query: PostQuery, viewer: Int64?) async throws -> Page<Post> {
         guard let text = query.text else { return try await nearby(query, viewer: viewer) }
         var hits = try await window(text, query)[...]
         if let cursor = query.page.cursor, let score = cursor.score {

@@ -73,7 +73,7 @@ struct WebController {
         pages.post("logout", use: logout)
         pages.addRoutes(of: [
             WebPages(web: self), WebAdminPage(web: self), WebInstancePages(web: self, instance: api.accounts.instance),
-            WebEmailPages(web: self),
+            WebEmailPages(web: self), WebFilterPages(web: self, filters: actions.filters),
             WebOAuthPages(web: self, oauth: stores.oauth), install,
         ])
         for method in HTTPRequest.Method.answered + [.options] {

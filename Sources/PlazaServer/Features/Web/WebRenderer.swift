@@ -110,6 +110,7 @@ struct WebRenderer: Sendable {
         "instance.name": InstanceStore.maxName, "instance.description": InstanceStore.maxDescription,
         "instance.rule": InstanceStore.maxRule,
         "instance.contact": InstanceStore.maxContact, "instance.terms": InstanceStore.maxTerms,
+        "filter.phrase": KeywordFilterActions.maxPhraseLength,
     ]
 
     /// `template` with each `maxlength="@name"` and `minlength="@name"` given its number from

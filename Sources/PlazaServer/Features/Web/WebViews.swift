@@ -94,6 +94,13 @@ struct PostView: Sendable {
     /// mark, and what a screen reader reads for them ("3 likes").
     let likeCount: String
     let likesLabel: String
+    /// Only a public post may be boosted.
+    let boostable: Bool
+    let boostCount: String
+    let boostsLabel: String
+    /// "Ana boosted", over a home feed's item a boost brought, and the booster's page.
+    let boostedBy: String?
+    let boosterPath: String?
     let commentCount: String
     let commentsLabel: String
     /// A text post in a space that asks something (its title or text ends in a question mark):
@@ -109,9 +116,15 @@ struct PostView: Sendable {
     let initial: String
     /// The title or text, else "Photo by …": the photos' alt text and the saved post's name.
     let alt: String
+    /// "Filtered: spoilers" when the reader's keyword filters put it behind a warning: the card
+    /// shows it collapsed, to open.
+    let filteredLabel: String?
 
     init(_ post: Post, viewer: Int64?, t: Localizer) {
         id = post.id
+        filteredLabel =
+            (post.filtered ?? []).isEmpty
+            ? nil : t("Filtered: {phrase}", ["phrase": (post.filtered ?? []).map(\.phrase).joined(separator: ", ")])
         audience = Choice(post.audience)
         audienceLabel =
             switch post.audience {
@@ -145,6 +158,11 @@ struct PostView: Sendable {
         counts = post.counts
         likeCount = t.number(post.counts.likes)
         likesLabel = t.plural(post.counts.likes, one: "{count} like", other: "{count} likes")
+        boostable = post.audience == .public
+        boostCount = t.number(post.counts.boosts)
+        boostsLabel = t.plural(post.counts.boosts, one: "{count} boost", other: "{count} boosts")
+        boostedBy = post.boost.map { t("{name} boosted", ["name": $0.by.displayName]) }
+        boosterPath = post.boost.map { PublicLinks.paths.profilePage($0.by.username) }
         commentCount = t.number(post.counts.comments)
         question = Self.asks(post)
         commentsLabel =

@@ -232,7 +232,8 @@ document.addEventListener('click', async (event) => {
   const follow = event.target.closest('[data-follow]');
   const join = event.target.closest('[data-join]');
   const followTag = event.target.closest('[data-follow-tag]');
-  if (!document.body.dataset.signedIn && (like || follow || join || followTag)) {
+  const boost = event.target.closest('[data-boost]');
+  if (!document.body.dataset.signedIn && (like || follow || join || followTag || boost)) {
     location.assign(`/login?next=${encodeURIComponent(location.pathname)}`);
     return;
   }
@@ -260,6 +261,18 @@ document.addEventListener('click', async (event) => {
         if (count && document.querySelector('.profile [data-follow]') === follow) {
           count.innerHTML = plural(followers, '<strong>{count}</strong> follower', '<strong>{count}</strong> followers');
         }
+      } catch (error) { toast(error.message); }
+    });
+  } else if (boost) {
+    const boosted = boost.getAttribute('aria-pressed') === 'true';
+    await busy(boost, async () => {
+      try {
+        const post = await api(boosted ? 'DELETE' : 'PUT', `/api/v1/posts/${boost.dataset.boost}/boost`);
+        document.querySelectorAll(`[data-boost="${boost.dataset.boost}"]`).forEach((button) => {
+          button.setAttribute('aria-pressed', String(post.viewer.boosted));
+          button.querySelector('.count').textContent = numbers.format(post.counts.boosts);
+          button.querySelector('[data-count-label]').textContent = ` ${plural(post.counts.boosts, '{count} boost', '{count} boosts')}`;
+        });
       } catch (error) { toast(error.message); }
     });
   } else if (followTag) {
