@@ -62,7 +62,7 @@ extension OpenAPIDocument {
 
         static var all: [String: JSONSchema] {
             [
-                peopleSchemas, postSchemas, spaceSchemas, notificationSchemas, accountRequestSchemas,
+                peopleSchemas, postSchemas, tagSchemas, spaceSchemas, notificationSchemas, accountRequestSchemas,
                 signInAndPostRequestSchemas, spaceAndCollectionRequestSchemas, moderation, instance, filters,
             ].reduce(into: [:]) { all, part in all.merge(part) { a, _ in a } }
         }
@@ -122,6 +122,43 @@ extension OpenAPIDocument {
             ]
         }
 
+        /// Posts and their tags.
+        private static var tagSchemas: [String: JSONSchema] {
+            [
+                "Post": postSchema,
+                "HashtagSummary": object(["name": string(), "key": string(), "following": boolean]),
+                "HashtagSummaryPage": page("HashtagSummary"),
+            ]
+        }
+
+        private static var postSchema: JSONSchema {
+            object(
+                [
+                    "id": id, "kind": enumeration(["text", "photo", "link", "activity"]),
+                    "author": ref("UserSummary"),
+                    "title": nullable(string()), "body": nullable(string()), "spaces": array(ref("SpaceSummary")),
+                    "media": array(ref("Media")), "link": nullable(ref("LinkPreview")),
+                    "location": nullable(ref("Location")), "activity": nullable(ref("Activity")),
+                    "price": nullable(string()), "createdAt": timestamp, "editedAt": nullable(timestamp),
+                    "audience": audience,
+                    "counts": object(["likes": integer, "comments": integer, "boosts": integer]),
+                    "viewer": object(["liked": boolean, "saved": boolean, "boosted": boolean]),
+                    "boost": nullable(object(["id": id, "by": ref("UserSummary"), "at": timestamp])).with(
+                        description: "on a home feed's item a boost brought: the boost, who boosted it, when"),
+                    "tags": array(string()).with(description: "its hashtags' keys, folded as search folds text"),
+                    "contentWarning": nullable(string()), "sensitive": boolean,
+                    "filtered": array(ref("FilterMatch")).with(
+                        description:
+                            "The viewer's keyword filters that put this post behind a warning; absent when none"
+                    ),
+                ],
+                required: [
+                    "id", "kind", "author", "title", "body", "spaces", "media", "link", "location", "activity",
+                    "price", "createdAt", "editedAt", "audience", "counts", "viewer", "tags", "contentWarning",
+                    "sensitive", "boost",
+                ])
+        }
+
         private static var postSchemas: [String: JSONSchema] {
             [
                 "LinkPreview": object([
@@ -140,33 +177,6 @@ extension OpenAPIDocument {
                     "type": string(), "emoji": nullable(string()), "color": nullable(string()),
                     "progress": integer(minimum: 0, maximum: 100), "completedAt": nullable(timestamp),
                 ]),
-                "Post": object(
-                    [
-                        "id": id, "kind": enumeration(["text", "photo", "link", "activity"]),
-                        "author": ref("UserSummary"),
-                        "title": nullable(string()), "body": nullable(string()), "spaces": array(ref("SpaceSummary")),
-                        "media": array(ref("Media")), "link": nullable(ref("LinkPreview")),
-                        "location": nullable(ref("Location")), "activity": nullable(ref("Activity")),
-                        "price": nullable(string()), "createdAt": timestamp, "editedAt": nullable(timestamp),
-                        "audience": audience,
-                        "counts": object(["likes": integer, "comments": integer, "boosts": integer]),
-                        "viewer": object(["liked": boolean, "saved": boolean, "boosted": boolean]),
-                        "boost": nullable(object(["id": id, "by": ref("UserSummary"), "at": timestamp])).with(
-                            description: "on a home feed's item a boost brought: the boost, who boosted it, when"),
-                        "tags": array(string()).with(description: "its hashtags' keys, folded as search folds text"),
-                        "contentWarning": nullable(string()), "sensitive": boolean,
-                        "filtered": array(ref("FilterMatch")).with(
-                            description:
-                                "The viewer's keyword filters that put this post behind a warning; absent when none"
-                        ),
-                    ],
-                    required: [
-                        "id", "kind", "author", "title", "body", "spaces", "media", "link", "location", "activity",
-                        "price", "createdAt", "editedAt", "audience", "counts", "viewer", "tags", "contentWarning",
-                        "sensitive", "boost",
-                    ]),
-                "HashtagSummary": object(["name": string(), "key": string(), "following": boolean]),
-                "HashtagSummaryPage": page("HashtagSummary"),
                 "Comment": object([
                     "id": id, "postId": id, "author": ref("UserSummary"), "body": string(), "createdAt": timestamp,
                 ]),
