@@ -467,3 +467,25 @@ public struct Suggestions: Codable, Sendable, Hashable {
         self.spaces = spaces
     }
 }
+
+/// A version of a post's text as it read before an edit (or as it reads now, the first of
+/// `GET /posts/{id}/history`).
+public struct PostVersion: Codable, Sendable, Hashable {
+    @Nullable public var title: String?
+    @Nullable public var body: String?
+    @Nullable public var contentWarning: String?
+    public var sensitive: Bool
+    public var media: [Media]
+    /// When this version was written: the post's creation or the edit that made it.
+    public var createdAt: Timestamp
+    public init(
+        title: String?, body: String?, contentWarning: String?, sensitive: Bool, media: [Media], createdAt: Timestamp
+    ) {
+        self.title = title
+        self.body = body
+        self.contentWarning = contentWarning
+        self.sensitive = sensitive
+        self.media = media
+        self.createdAt = createdAt
+    }
+}

@@ -19,6 +19,8 @@ public enum NotificationKind: String, Codable, Sendable, Hashable, CaseIterable 
     case recommendation
     /// Someone boosted my post to their followers (grouped per post while unread).
     case boost
+    /// A post I boosted or commented on was edited (grouped per post while unread).
+    case edited
 }
 
 public struct Notification: Codable, Sendable, Hashable {

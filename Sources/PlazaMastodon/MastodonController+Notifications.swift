@@ -43,6 +43,7 @@ extension MastodonController {
         switch kind {
         case .like: "favourite"
         case .boost: "reblog"
+        case .edited: "update"
         case .comment, .reply, .mention: "mention"
         case .follow: "follow"
         case .followRequest: "follow_request"

@@ -254,6 +254,38 @@ extension MastodonController {
         return try MastodonJSON.response(mapper.reblog(status, boost: boost))
     }
 
+    /// A post's versions, oldest first as Mastodon lists them (the last is the current one).
+    @Sendable func statusHistory(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:statuses")
+        let id = try id(context)
+        guard let record = try await posts.record(id: id, viewer: viewer),
+            let versions = try await posts.history.versions(of: id, viewer: viewer)
+        else { throw MastodonError.notFound }
+        let author = mapper.account(record.post.author)
+        return try MastodonJSON.response(
+            versions.reversed().map { version in
+                var post = record.post
+                (post.title, post.body, post.contentWarning) = (version.title, version.body, version.contentWarning)
+                let status = mapper.status(post)
+                return Mastodon.StatusEdit(
+                    content: status.content, spoilerText: version.contentWarning ?? "",
+                    sensitive: version.sensitive || version.contentWarning != nil,
+                    createdAt: version.createdAt.description, account: author,
+                    mediaAttachments: version.media.map(mapper.media))
+            })
+    }
+
+    /// A post as its author wrote it, to edit it.
+    @Sendable func statusSource(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:statuses")
+        guard let record = try await posts.record(id: try id(context), viewer: me.userID) else {
+            throw MastodonError.notFound
+        }
+        let post = record.post
+        return try MastodonJSON.response(
+            Mastodon.StatusSource(id: post.id, text: post.body ?? "", spoilerText: post.contentWarning ?? ""))
+    }
+
     @Sendable func rebloggedBy(_ request: Request, context: PlazaContext) async throws -> Response {
         let viewer = try context.mastodonViewer("read:accounts")
         let params = try await MastodonParams.read(request, context: context)

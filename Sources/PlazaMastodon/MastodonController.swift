@@ -137,6 +137,8 @@ struct MastodonController: FeatureRoutes {
         v1.post("statuses/{id}/unfavourite") { request, context in try await favourite(false, request, context) }
         v1.get("statuses/{id}/favourited_by", use: favouritedBy)
         v1.get("statuses/{id}/reblogged_by", use: rebloggedBy)
+        v1.get("statuses/{id}/history", use: statusHistory)
+        v1.get("statuses/{id}/source", use: statusSource)
         v1.post("statuses/{id}/reblog") { request, context in try await reblog(true, request, context) }
         v1.post("statuses/{id}/unreblog") { request, context in try await reblog(false, request, context) }
         v1.post("statuses/{id}/bookmark") { request, context in try await bookmark(true, request, context) }

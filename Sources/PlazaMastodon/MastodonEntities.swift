@@ -227,6 +227,24 @@ enum Mastodon {
         var wholeWord: Bool
     }
 
+    /// A version of a status (`statuses/:id/history`).
+    struct StatusEdit: Codable, Sendable {
+        var content: String
+        var spoilerText: String
+        var sensitive: Bool
+        var createdAt: String
+        var account: Account
+        var mediaAttachments: [MediaAttachment]
+        var emojis: [Emoji] = []
+    }
+
+    /// A status as written, for editing it (`statuses/:id/source`).
+    struct StatusSource: Codable, Sendable {
+        var id: String
+        var text: String
+        var spoilerText: String
+    }
+
     /// A status inside another (a boost's), encoded as the status itself.
     final class Reblog: Codable, Sendable {
         let status: Status

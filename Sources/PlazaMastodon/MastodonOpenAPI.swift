@@ -137,6 +137,11 @@ extension OpenAPIDocument {
                 ),
                 ("\(v1)/statuses/{id}/unreblog", op(.post, "Undo my boost: the post", .required, status)),
                 (
+                    "\(v1)/statuses/{id}/history",
+                    op(.get, "A post's versions, oldest first (the last is now)", .optional, .array(items: .object))
+                ),
+                ("\(v1)/statuses/{id}/source", op(.get, "A post as written, to edit it", .required, .object)),
+                (
                     "\(v1)/tags/{tag}",
                     op(.get, "A tag, its last week's use, and whether I follow it", .optional, .object)
                 ),

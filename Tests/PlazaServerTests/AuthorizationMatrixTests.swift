@@ -388,6 +388,7 @@ struct AuthorizationMatrixTests {
         rows.append(row("DELETE \(v1)/posts/{id}/like", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("GET \(v1)/posts/{id}/likes", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("GET \(v1)/posts/{id}/boosts", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(row("GET \(v1)/posts/{id}/history", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("PUT \(v1)/posts/{id}/boost", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("DELETE \(v1)/posts/{id}/boost", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         // Recommending the owner's post to their follower: only from someone the follower follows.

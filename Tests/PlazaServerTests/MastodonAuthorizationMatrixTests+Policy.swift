@@ -134,6 +134,14 @@ extension MastodonAuthorizationMatrixTests {
             row(
                 "GET \(v1)/statuses/{id}/reblogged_by", scope: "read:accounts", anon: 200, owner: 200, other: 200,
                 blocked: 404))
+        rows.append(
+            row(
+                "GET \(v1)/statuses/{id}/history", scope: "read:statuses", anon: 200, owner: 200, other: 200,
+                blocked: 404))
+        rows.append(
+            row(
+                "GET \(v1)/statuses/{id}/source", scope: "read:statuses", anon: 401, owner: 200, other: 200,
+                blocked: 404))
         for action in ["reblog", "unreblog"] {
             rows.append(
                 row(

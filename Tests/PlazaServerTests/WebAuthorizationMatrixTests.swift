@@ -63,6 +63,7 @@ struct WebAuthorizationMatrixTests {
         open("GET /"), open("GET /explore"), open("GET /spaces"), open("GET /search"), open("GET /tags/{tag}"),
         open("GET /s/{slug}"),
         open("GET /p/{id}", blocked: 404), open("GET /p/{id}/likes", blocked: 404),
+        open("GET /p/{id}/history", blocked: 404),
         open("GET /p/{id}/comments", blocked: 404), open("GET /fragments/post/{id}", blocked: 404),
         open("GET /u/{username}", blocked: 404), open("GET /u/{username}/followers", blocked: 404),
         open("GET /u/{username}/following", blocked: 404), open("GET /u/{username}/friends", blocked: 404),

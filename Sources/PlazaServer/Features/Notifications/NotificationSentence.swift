@@ -5,6 +5,14 @@ extension PlazaAPI.Notification {
     /// What happened, in the reader's language, as the web app's list and the push texts say it:
     /// whole sentences, so that a translation may put the name where its language wants it.
     func sentence(_ t: Localizer) -> String {
+        switch kind {
+        case .like, .boost, .edited, .comment, .reply: postSentence(t)
+        case .follow, .mention, .followRequest, .reportResolved, .recommendation: personSentence(t)
+        }
+    }
+
+    /// What someone did to a post of mine, or to one I boosted or commented on.
+    private func postSentence(_ t: Localizer) -> String {
         let others = actorCount - 1
         let name = actorName
         return switch kind {
@@ -20,6 +28,7 @@ extension PlazaAPI.Notification {
                     others, one: "{name} and {count} other boosted your post",
                     other: "{name} and {count} others boosted your post", ["name": name])
                 : t("{name} boosted your post", ["name": name])
+        case .edited: t("{name} edited a post you boosted or commented on", ["name": name])
         case .comment:
             others > 0
                 ? t.plural(
@@ -32,6 +41,15 @@ extension PlazaAPI.Notification {
                     others, one: "{name} and {count} other replied in a thread you are in",
                     other: "{name} and {count} others replied in a thread you are in", ["name": name])
                 : t("{name} replied in a thread you are in", ["name": name])
+        default: ""
+        }
+    }
+
+    /// What someone did to me.
+    private func personSentence(_ t: Localizer) -> String {
+        let others = actorCount - 1
+        let name = actorName
+        return switch kind {
         case .follow:
             others > 0
                 ? t.plural(
@@ -62,6 +80,7 @@ extension PlazaAPI.Notification {
                     others, one: "{name} and {count} other recommended a post to you",
                     other: "{name} and {count} others recommended a post to you", ["name": name])
                 : t("{name} recommended a post to you", ["name": name])
+        default: ""
         }
     }
 

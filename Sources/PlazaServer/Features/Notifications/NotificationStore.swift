@@ -21,6 +21,9 @@ package struct NotificationStore: Sendable {
         static func like(post: Int64, author: Int64, by actor: Int64) -> New {
             New(kind: .like, recipient: author, actor: actor, post: post, groupKey: "like:\(post)")
         }
+        static func edited(post: Int64, reader: Int64, by author: Int64) -> New {
+            New(kind: .edited, recipient: reader, actor: author, post: post, groupKey: "edited:\(post)")
+        }
         static func boost(post: Int64, author: Int64, by actor: Int64) -> New {
             New(kind: .boost, recipient: author, actor: actor, post: post, groupKey: "boost:\(post)")
         }

@@ -128,6 +128,11 @@ extension OpenAPIDocument {
                 "Post": postSchema,
                 "HashtagSummary": object(["name": string(), "key": string(), "following": boolean]),
                 "HashtagSummaryPage": page("HashtagSummary"),
+                "PostVersion": object([
+                    "title": nullable(string()), "body": nullable(string()), "contentWarning": nullable(string()),
+                    "sensitive": boolean, "media": array(ref("Media")), "createdAt": timestamp,
+                ]),
+                "PostVersionPage": page("PostVersion"),
             ]
         }
 

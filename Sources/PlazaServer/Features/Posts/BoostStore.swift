@@ -155,14 +155,14 @@ package struct BoostStore: Sendable {
         -> Page<User>
     {
         var sql: SQLQueryString = """
-            SELECT \(UserRecord.columns), b.created_at AS boosted_at FROM boosts b JOIN users u ON u.id = b.user_id
-            WHERE b.post_id = \(bind: post)
+            SELECT \(UserRecord.columns), boost.created_at AS boosted_at FROM boosts boost JOIN users u ON u.id = boost.user_id
+            WHERE boost.post_id = \(bind: post)
             """
         if let cursor = page.cursor {
-            sql += " AND (b.created_at, b.user_id) < (\(bind: cursor.time), \(bind: cursor.id))"
+            sql += " AND (boost.created_at, boost.user_id) < (\(bind: cursor.time), \(bind: cursor.id))"
         }
-        sql += " AND \(Visibility.person("b.user_id", seenBy: viewer))"
-        sql += " ORDER BY b.created_at DESC, b.user_id DESC LIMIT \(bind: page.fetchLimit)"
+        sql += " AND \(Visibility.person("boost.user_id", seenBy: viewer))"
+        sql += " ORDER BY boost.created_at DESC, boost.user_id DESC LIMIT \(bind: page.fetchLimit)"
         return try await people.userPage(sql, timeColumn: "boosted_at", page: page, viewer: viewer)
     }
 }

@@ -12,6 +12,9 @@ package struct PostStore: Sendable {
     /// New link previews one person may ask for a day (0: no cap).
     var linkPreviewsPerDay = Quotas().linkPreviewsPerDay
 
+    /// The posts' edit histories.
+    package var history: PostHistory { PostHistory(db: db) }
+
     /// A validated new post.
     package struct Draft: Sendable {
         var kind: PostKind
@@ -253,6 +256,10 @@ package struct PostStore: Sendable {
             let placement = try await SpaceStore.resolveForPosting(
                 slugs, by: record.authorID, keeping: Set(current.spaces.map(\.id)), on: db)
             let audience = try placement.audience(changes.audience ?? current.audience)
+            if Self.changesContent(changes, of: current) {
+                try await PostHistory.keepVersion(of: id, on: db)
+                try await PostHistory.notifyReaders(of: id, author: record.authorID, ids: ids, on: db)
+            }
             try await db.exec(
                 "UPDATE posts SET \(assignments), audience = \(bind: audience.rawValue) WHERE id = \(bind: id)")
             if changes.spaces != nil {
@@ -276,6 +283,14 @@ package struct PostStore: Sendable {
             try await EventLog.append(.init(kind: .postUpdated, actor: record.authorID, post: id), to: readers, on: db)
         }
         searchWindows.clear()
+    }
+
+    /// Whether the changes rewrite what the post says or shows (its history keeps the version
+    /// before), not only its progress, place, price, spaces or audience.
+    static func changesContent(_ changes: Changes, of post: Post) -> Bool {
+        changes.title.applied(to: post.title) != post.title || changes.body.applied(to: post.body) != post.body
+            || changes.contentWarning.applied(to: post.contentWarning) != post.contentWarning
+            || (changes.sensitive.map { $0 != post.sensitive } ?? false)
     }
 
     /// Deletes the author's post with its comments, likes, saved items (a trigger) and media

@@ -14,6 +14,7 @@ struct PostsController: FeatureRoutes {
         routes.get("posts/{id}/comments", use: listComments)
         routes.get("posts/{id}/likes", use: likers)
         routes.get("posts/{id}/boosts", use: boosters)
+        routes.get("posts/{id}/history", use: history)
         signedIn.post("posts", use: create)
         signedIn.patch("posts/{id}", use: update)
         signedIn.delete("posts/{id}", use: delete)
@@ -104,6 +105,15 @@ struct PostsController: FeatureRoutes {
 
     @Sendable func unlike(_ request: Request, context: SignedInContext) async throws -> LikeState {
         try await actions.like(try context.parameters.id("id", "Post"), by: context.user.userID, false)
+    }
+
+    /// The post as it reads now, then each version an edit replaced, newest first.
+    @Sendable func history(_ request: Request, context: PlazaContext) async throws -> Page<PostVersion> {
+        let id = try context.parameters.id("id", "Post")
+        guard let versions = try await posts.history.versions(of: id, viewer: context.viewerID) else {
+            throw PlazaError.notFound("Post")
+        }
+        return Page(items: versions, nextCursor: nil)
     }
 
     @Sendable func boosters(_ request: Request, context: PlazaContext) async throws -> Page<User> {

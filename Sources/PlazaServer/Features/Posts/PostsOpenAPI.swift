@@ -95,6 +95,13 @@ extension OpenAPIDocument {
                     errors: [404])
             ),
             (
+                "\(v1)/posts/{id}/history",
+                Operation(
+                    method: .get,
+                    summary: "The post as it reads now, then each version an edit of its text replaced, newest first",
+                    auth: .optional, response: pageOf("PostVersion"), errors: [404])
+            ),
+            (
                 "\(v1)/posts/{id}/boosts",
                 Operation(
                     method: .get, summary: "Who boosted the post, newest first", auth: .optional, query: Params.page,

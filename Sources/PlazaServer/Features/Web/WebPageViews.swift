@@ -150,6 +150,31 @@ struct FeedPage: Sendable {
     }
 }
 
+/// `post-history.mustache`: a post's versions, newest first.
+struct PostHistoryPage: Sendable {
+    struct Version: Sendable {
+        let createdAt: String
+        let when: String
+        let current: Bool
+        let first: Bool
+        let title: String?
+        let contentWarning: String?
+        let bodyHTML: String?
+
+        init(_ version: PostVersion, t: Localizer, current: Bool, first: Bool) {
+            createdAt = version.createdAt.description
+            when = t.dateTime(version.createdAt)
+            self.current = current
+            self.first = first
+            title = version.title.nonEmpty
+            contentWarning = version.contentWarning.nonEmpty
+            bodyHTML = version.body.nonEmpty.map { PostTextHTML.render($0, links: .paths) }
+        }
+    }
+    let back: String
+    let versions: [Version]
+}
+
 /// `tag.mustache`: a hashtag's public posts.
 struct TagPage: Sendable {
     let tag: HashtagSummary
@@ -557,13 +582,15 @@ struct SettingsPage: Sendable {
 
         /// The kinds in the order the settings list them.
         static let order: [NotificationKind] = [
-            .like, .boost, .comment, .reply, .mention, .follow, .followRequest, .reportResolved, .recommendation,
+            .like, .boost, .comment, .reply, .mention, .edited, .follow, .followRequest, .reportResolved,
+            .recommendation,
         ]
 
         static func label(_ kind: NotificationKind, t: Localizer) -> String {
             switch kind {
             case .like: t("Likes of my posts")
             case .boost: t("Boosts of my posts")
+            case .edited: t("Edits of posts I boosted or commented on")
             case .comment: t("Comments on my posts")
             case .reply: t("Replies in threads I am in")
             case .mention: t("Mentions of me")

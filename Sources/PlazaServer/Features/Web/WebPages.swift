@@ -20,6 +20,7 @@ struct WebPages: FeatureRoutes {
         routes.get("s/{slug}", use: space)
         routes.get("p/{id}", use: post)
         routes.get("p/{id}/likes", use: likers)
+        routes.get("p/{id}/history", use: postHistory)
         routes.get("p/{id}/comments", use: comments)
         routes.get("fragments/post/{id}", use: postFragment)
         routes.get("u/{username}", use: profile)
@@ -274,6 +275,20 @@ struct WebPages: FeatureRoutes {
         let t = web.localizer(context)
         return try await people(
             page, heading: t("Liked by"), back: PublicLinks.paths.postPage(post.id), request: request, context: context)
+    }
+
+    /// A post's versions, newest first (the card's "edited" links here).
+    @Sendable func postHistory(_ request: Request, context: PlazaContext) async throws -> Response {
+        let post = try await api.posts.get(request, context: context)
+        let versions = try await api.posts.history(request, context: context).items
+        let t = web.localizer(context)
+        let body = PostHistoryPage(
+            back: PublicLinks.paths.postPage(post.id),
+            versions: versions.enumerated().map { index, version in
+                PostHistoryPage.Version(
+                    version, t: t, current: index == 0, first: index == versions.count - 1 && versions.count > 1)
+            })
+        return try await web.page("post-history", title: t("Edit history"), body, request: request, context: context)
     }
 
     /// Comments after `cursor`, as list items: what the post page appends when new ones arrive.
