@@ -43,6 +43,7 @@ public actor FeedPager {
         case .global: name = "global"
         case .user(let username): name = "user-\(username.lowercased())"
         case .space(let slug): name = "space-\(slug.lowercased())"
+        case .tag(let tag): name = "tag-\(TextFolding.fold(tag))"
         }
         return name + (kind.map { "-\($0.rawValue)" } ?? "")
     }
@@ -167,6 +168,7 @@ public actor FeedPager {
         case .home, .global: return true
         case .user(let username): return post.author.username.lowercased() == username.lowercased()
         case .space(let slug): return post.spaces.contains { $0.slug == slug.lowercased() }
+        case .tag(let tag): return post.audience == .public && post.tags.contains(TextFolding.fold(tag))
         }
     }
 

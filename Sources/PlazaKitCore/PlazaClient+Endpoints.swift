@@ -13,6 +13,8 @@ public enum FeedSource: Sendable, Hashable, Codable {
     case global
     case user(String)
     case space(String)
+    /// A hashtag's public posts (the tag without `#`, as written or folded).
+    case tag(String)
 
     var path: String {
         switch self {
@@ -20,6 +22,7 @@ public enum FeedSource: Sendable, Hashable, Codable {
         case .global: "/feed/global"
         case .user(let username): "/users/\(PlazaClient.segment(username))/posts"
         case .space(let slug): "/spaces/\(PlazaClient.segment(slug))/feed"
+        case .tag(let name): "/hashtags/\(PlazaClient.segment(name))/posts"
         }
     }
 }
@@ -383,6 +386,47 @@ extension PlazaClient {
     }
     public func likers(of postID: String, page: PageOptions = .init()) async throws -> Page<User> {
         try await call("GET", "/posts/\(Self.segment(postID))/likes", query: page.query)
+    }
+
+    /// Shares a public post with my followers (422 `not_boostable` for one that is not public);
+    /// the post as I now see it.
+    public func boost(_ postID: String) async throws -> Post {
+        try await call("PUT", "/posts/\(Self.segment(postID))/boost")
+    }
+    public func unboost(_ postID: String) async throws -> Post {
+        try await call("DELETE", "/posts/\(Self.segment(postID))/boost")
+    }
+    public func boosters(of postID: String, page: PageOptions = .init()) async throws -> Page<User> {
+        try await call("GET", "/posts/\(Self.segment(postID))/boosts", query: page.query)
+    }
+    /// The post as it reads now, then each version an edit replaced, newest first.
+    public func history(of postID: String) async throws -> [PostVersion] {
+        let page: Page<PostVersion> = try await call("GET", "/posts/\(Self.segment(postID))/history")
+        return page.items
+    }
+
+    // MARK: hashtags
+
+    /// A hashtag (without `#`) and whether I follow it.
+    public func hashtag(_ name: String) async throws -> HashtagSummary {
+        try await call("GET", "/hashtags/\(Self.segment(name))")
+    }
+    /// Tags that start with `prefix`, for a composer's suggestions.
+    public func suggestHashtags(_ prefix: String, limit: Int = 10) async throws -> [HashtagSummary] {
+        let page: Page<HashtagSummary> = try await call(
+            "GET", "/hashtags", query: ["q": prefix, "limit": String(limit)])
+        return page.items
+    }
+    /// Follows a tag: its public posts come into my home feed.
+    public func followHashtag(_ name: String) async throws {
+        try await send("PUT", "/hashtags/\(Self.segment(name))/follow")
+    }
+    public func unfollowHashtag(_ name: String) async throws {
+        try await send("DELETE", "/hashtags/\(Self.segment(name))/follow")
+    }
+    public func followedHashtags() async throws -> [HashtagSummary] {
+        let page: Page<HashtagSummary> = try await call("GET", "/me/followed-hashtags")
+        return page.items
     }
 
     // MARK: feeds

@@ -45,7 +45,7 @@ extension FeedSource {
     public var filterContext: FilterContext {
         switch self {
         case .home: .home
-        case .global, .space: .public
+        case .global, .space, .tag: .public
         case .user: .profile
         }
     }

@@ -43,6 +43,31 @@ struct PlazaKitTests {
 
     /// Two-factor sign-in through the SDK: set up with a code from the "app", then a sign-in
     /// stops at the password with a challenge and completes with the next code.
+    /// Step 22 through the SDK: tags, a tag's feed, following it, boosts, warnings and history.
+    @Test func hashtagsBoostsWarningsAndHistory() async throws {
+        try await withServer { server in
+            let ana = try await signedUp("ana", on: server)
+            let bob = try await signedUp("bob", on: server)
+            let post = try await ana.createPost(
+                CreatePostRequest(kind: .text, body: "Slurp #Ramen", contentWarning: "food", sensitive: false))
+            #expect(post.tags == ["ramen"] && post.contentWarning == "food")
+            #expect(try await bob.feed(.tag("RAMEN")).items.map(\.id) == [post.id])
+            #expect(try await bob.suggestHashtags("ra").map(\.name) == ["Ramen"])
+            try await bob.followHashtag("ramen")
+            #expect(try await bob.hashtag("ramen").following)
+            #expect(try await bob.followedHashtags().map(\.key) == ["ramen"])
+            #expect(try await bob.feed(.home).items.map(\.id) == [post.id])
+            let boosted = try await bob.boost(post.id)
+            #expect(boosted.viewer.boosted && boosted.counts.boosts == 1)
+            #expect(try await ana.boosters(of: post.id).items.map(\.username) == ["bob"])
+            #expect(try await bob.unboost(post.id).counts.boosts == 0)
+            _ = try await ana.updatePost(post.id, UpdatePostRequest(body: .set("Slurp #udon")))
+            #expect(try await bob.history(of: post.id).map(\.body) == ["Slurp #udon", "Slurp #Ramen"])
+            try await bob.unfollowHashtag("ramen")
+            #expect(try await bob.followedHashtags().isEmpty)
+        }
+    }
+
     @Test func twoFactorSignIn() async throws {
         try await withServer { server in
             let ana = try await signedUp("ana", on: server)
