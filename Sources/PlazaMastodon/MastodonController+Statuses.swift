@@ -88,6 +88,16 @@ extension MastodonController {
         return try MastodonJSON.response(mapper.tag(summary))
     }
 
+    /// The tags trending here, each with its week of use (people a day, as Plaza counts them).
+    @Sendable func trendingTags(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = context.identity?.userID
+        let params = try await MastodonParams.read(request, context: context)
+        let trends = tags.trends
+        let top = try await trends.top(limit: try params.limit(default: 10, max: 20), viewer: viewer)
+        let history = try await trends.history(of: top.map(\.key))
+        return try MastodonJSON.response(top.map { mapper.tag($0, history: history[$0.key] ?? []) })
+    }
+
     /// Every tag the person follows, on one page (there are at most `TagStore.maxFollowed`).
     @Sendable func followedTags(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("read:follows")

@@ -127,6 +127,8 @@ struct MastodonController: FeatureRoutes {
         v1.post("tags/{tag}/follow") { request, context in try await followTag(true, request, context) }
         v1.post("tags/{tag}/unfollow") { request, context in try await followTag(false, request, context) }
         v1.get("followed_tags", use: followedTags)
+        v1.get("trends", use: trendingTags)
+        v1.get("trends/tags", use: trendingTags)
         v1.get("timelines/list/{id}", use: listTimeline)
         v1.post("statuses", use: createStatus)
         v1.get("statuses/{id}", use: status)
@@ -149,7 +151,7 @@ struct MastodonController: FeatureRoutes {
     private func registerEmpty(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
         let empty: [(String, String)] = [
             ("custom_emojis", ""), ("lists", "read:lists"),
-            ("announcements", ""), ("trends", ""), ("trends/tags", ""), ("trends/statuses", ""), ("trends/links", ""),
+            ("announcements", ""), ("trends/statuses", ""), ("trends/links", ""),
             ("suggestions", "read"), ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
             ("endorsements", "read:accounts"), ("featured_tags", "read:accounts"), ("domain_blocks", "read:blocks"),
         ]

@@ -136,6 +136,11 @@ extension OpenAPIDocument {
                     op(.post, "Boost a public post: the boost's status, the post inside", .required, status)
                 ),
                 ("\(v1)/statuses/{id}/unreblog", op(.post, "Undo my boost: the post", .required, status)),
+                ("\(v1)/trends", op(.get, "Trending tags (as trends/tags)", .optional, .array(items: .object))),
+                (
+                    "\(v1)/trends/tags",
+                    op(.get, "The tags the most people used lately, with their week", .optional, .array(items: .object))
+                ),
                 (
                     "\(v1)/statuses/{id}/history",
                     op(.get, "A post's versions, oldest first (the last is now)", .optional, .array(items: .object))
@@ -304,7 +309,7 @@ extension OpenAPIDocument {
             var operations: [(String, Operation)] = []
             for (path, auth) in [
                 ("custom_emojis", Auth.none), ("lists", .required),
-                ("announcements", .none), ("trends", .none), ("trends/tags", .none), ("trends/statuses", .none),
+                ("announcements", .none), ("trends/statuses", .none),
                 ("trends/links", .none), ("suggestions", .required), ("conversations", .required),
                 ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),
                 ("domain_blocks", .required),

@@ -420,6 +420,14 @@ struct AuthorizationMatrixTests {
         }
         rows.append(
             row("GET \(v1)/me/followed-hashtags", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
+        rows.append(row("GET \(v1)/trending/hashtags", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        // The instance's staff keep a tag out of the trends.
+        for method in ["PUT", "DELETE"] {
+            rows.append(
+                row(
+                    "\(method) \(v1)/admin/hashtags/{tag}/trendable", anon: 401, owner: 403, other: 403, blocked: 403,
+                    admin: 204, parameters: tag))
+        }
         // Spaces are shared places: a block does not hide the owner's space, only its posts.
         rows.append(row("GET \(v1)/spaces", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         rows.append(

@@ -182,6 +182,37 @@ struct HashtagsTests {
         }
     }
 
+    /// Trends count people, not posts: one person's ten posts weigh as one; today counts most;
+    /// moderators keep a tag out; Mastodon apps read them with their week.
+    @Test func trendsCountPeopleAndModeratorsHideTags() async throws {
+        try await withApp { api async throws in
+            let (ana, bob, cat) = try await api.register("ana", "bob", "cat")
+            for n in 0..<5 { _ = try await api.textPost(ana, "#spam\(n % 1) again") }
+            for person in [ana, bob, cat] { _ = try await api.textPost(person, "#Ramen for all") }
+            _ = try await api.textPost(bob, "#udon")
+            _ = try await api.post(cat, CreatePostRequest(kind: .text, body: "#secret", audience: .followers))
+            let trends = try await api.page("/trending/hashtags", of: HashtagSummary.self).items
+            #expect(trends.map(\.key) == ["ramen", "spam0", "udon"])
+            let admin = try await api.register("root")
+            try await api.withDatabase { db in
+                try await db.write { c in try await c.exec("UPDATE users SET is_admin = TRUE WHERE username = 'root'") }
+            }
+            #expect(try await api.call(.delete, "/admin/hashtags/spam0/trendable", as: bob).status == .forbidden)
+            #expect(try await api.call(.delete, "/admin/hashtags/spam0/trendable", as: admin).status == .noContent)
+            #expect(
+                try await api.page("/trending/hashtags", of: HashtagSummary.self).items.map(\.key) == ["ramen", "udon"])
+            let token = try await api.mastodonToken(bob)
+            let tags = try await api.mastodon(.get, "/api/v1/trends/tags", token: token).json().array
+            #expect(tags.map { $0["name"]?.stringValue } == ["Ramen", "udon"])
+            #expect(tags.first?["history"]?.array.first?["accounts"]?.stringValue == "3")
+            // Pruned after a week.
+            try await api.withDatabase { db in
+                try await TrendingTags.prune(now: Timestamp.now.milliseconds + 8 * 86_400_000, on: db)
+            }
+            #expect(try await api.page("/trending/hashtags", of: HashtagSummary.self).items.isEmpty)
+        }
+    }
+
     private func home(_ api: TestAPI, _ account: Account) async throws -> [String] {
         try await api.page("/feed/home?limit=50", as: account, of: Post.self).items.map(\.id)
     }

@@ -62,6 +62,7 @@ enum Migrations {
         Migration027.migration,
         Migration028.migration,
         Migration030.migration,
+        Migration031.migration,
     ]
 
     /// The schema this binary leaves a database at.

@@ -63,7 +63,10 @@ package struct PostStore: Sendable {
                     id: id, author: author, draft, at: now, media: media, audience: audience, preview: preview))
             try await HomeTimeline.fanOut(post: id, author: author, createdAt: now, on: db)
             try await TagStore.index(post: id, createdAt: now, tags: tags, on: db)
-            if audience == .public { try await TagStore.fanOut(post: id, createdAt: now, tags: tags, on: db) }
+            if audience == .public {
+                try await TagStore.fanOut(post: id, createdAt: now, tags: tags, on: db)
+                try await TrendingTags.record(tags, by: author, at: now, on: db)
+            }
             if !spaces.isEmpty {
                 try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
             }

@@ -7,6 +7,9 @@ import SQLKit
 package struct TagStore: Sendable {
     let db: Database
 
+    /// What is trending.
+    package var trends: TrendingTags { TrendingTags(db: db) }
+
     /// The most tags one person follows.
     static let maxFollowed = 200
     static let tooManyFollowed = PlazaError(

@@ -6,6 +6,7 @@ struct TagsController: FeatureRoutes {
     let actions: TagActions
     let posts: PostStore
     var tags: TagStore { actions.tags }
+    var trends: TrendingTags { tags.trends }
 
     /// The longest prefix the suggestions take.
     static let maxPrefixLength = 100
@@ -18,6 +19,15 @@ struct TagsController: FeatureRoutes {
         signedIn.put("hashtags/{tag}/follow", use: follow)
         signedIn.delete("hashtags/{tag}/follow", use: unfollow)
         signedIn.get("me/followed-hashtags", use: followed)
+        routes.get("trending/hashtags", use: trending)
+        signedIn.put("admin/hashtags/{tag}/trendable") { request, context in
+            try await trends.setTrendable(try tag(context), true, by: context.user.userID)
+            return HTTPResponse.Status.noContent
+        }
+        signedIn.delete("admin/hashtags/{tag}/trendable") { request, context in
+            try await trends.setTrendable(try tag(context), false, by: context.user.userID)
+            return HTTPResponse.Status.noContent
+        }
         return routes
     }
 
@@ -51,6 +61,12 @@ struct TagsController: FeatureRoutes {
 
     @Sendable func followed(_ request: Request, context: SignedInContext) async throws -> Page<HashtagSummary> {
         Page(items: try await tags.followed(by: context.user.userID), nextCursor: nil)
+    }
+
+    /// The tags the most people used lately.
+    @Sendable func trending(_ request: Request, context: PlazaContext) async throws -> Page<HashtagSummary> {
+        let limit = request.query("limit") == nil ? 10 : try request.pageRequest().limit
+        return Page(items: try await trends.top(limit: limit, viewer: context.viewerID), nextCursor: nil)
     }
 
     /// Tags that start as `q` does (`#` left out or not), for the composer.

@@ -1,9 +1,9 @@
 import OpenAPIKit
 
 extension OpenAPIDocument {
-    /// Hashtags: their posts, following them, suggestions.
+    /// Hashtags: their posts, following them, suggestions, trends.
     static var tagOperations: [(String, Operation)] {
-        [
+        trendOperations + [
             (
                 "\(v1)/hashtags",
                 Operation(
@@ -44,6 +44,32 @@ extension OpenAPIDocument {
                 "\(v1)/me/followed-hashtags",
                 Operation(
                     method: .get, summary: "The tags I follow", auth: .required, response: pageOf("HashtagSummary"))
+            ),
+        ]
+    }
+
+    /// What is trending, and the staff's say over it.
+    private static var trendOperations: [(String, Operation)] {
+        [
+            (
+                "\(v1)/trending/hashtags",
+                Operation(
+                    method: .get,
+                    summary:
+                        "The tags the most people used in public posts over the last 3 days, today's counting most",
+                    auth: .optional, query: [Params.limit], response: pageOf("HashtagSummary"))
+            ),
+            (
+                "\(v1)/admin/hashtags/{tag}/trendable",
+                Operation(
+                    method: .put, summary: "Let a tag trend again (admins and moderators)", auth: .required,
+                    status: 204, errors: [403, 404])
+            ),
+            (
+                "\(v1)/admin/hashtags/{tag}/trendable",
+                Operation(
+                    method: .delete, summary: "Keep a tag out of the trends (admins and moderators)",
+                    auth: .required, status: 204, errors: [403, 404])
             ),
         ]
     }

@@ -448,6 +448,9 @@ struct SideView: Sendable {
     let hasJoinSpaces: Bool
     let newPhotos: [PostView]
     let hasNewPhotos: Bool
+    /// The tags trending here.
+    var trending: [HashtagSummary] = []
+    var hasTrending = false
 
     init(people: [UserView], spaces: [SpaceView], photos: [PostView]) {
         self.people = people

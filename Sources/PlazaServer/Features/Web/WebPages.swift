@@ -122,9 +122,12 @@ struct WebPages: FeatureRoutes {
         } else {
             spaces = try await stores.spaces.list(.init(page: PageRequest(limit: 4)), viewer: nil).items
         }
-        return SideView(
+        var side = SideView(
             people: people, spaces: spaces.map { SpaceView($0, t: t) },
             photos: photos ? try await newPhotos(viewer: viewer, t: t) : [])
+        side.trending = try await api.tags.trends.top(limit: 8, viewer: viewer)
+        side.hasTrending = !side.trending.isEmpty
+        return side
     }
 
     /// The six newest photo and video posts on Explore, as the viewer may see them.
