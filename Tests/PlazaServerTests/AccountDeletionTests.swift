@@ -302,6 +302,8 @@ struct AccountExportTests {
                 .status == .created)
             #expect(try await api.call(.put, "/posts/\(bobPost.id)/like", as: ana).status == .ok)
             try await api.follow(ana, "bob")
+            #expect(try await api.call(.put, "/posts/\(bobPost.id)/boost", as: ana).status == .ok)
+            #expect(try await api.call(.put, "/hashtags/Ramen/follow", as: ana).status == .noContent)
             let collection = try await api.call(.post, "/collections", as: ana, raw: #"{"name":"Later"}"#).decode(
                 SavedCollection.self)
             #expect(
@@ -322,6 +324,8 @@ struct AccountExportTests {
             #expect(posts.arrayValue?.map { $0["id"]?.stringValue } == [post.id], "her posts, not Bob's")
             #expect(try Self.json(files[root + "comments.json"]).arrayValue?.first?["body"]?.stringValue == "nice")
             #expect(try Self.json(files[root + "likes.json"]).arrayValue?.first?["postId"]?.stringValue == bobPost.id)
+            #expect(try Self.json(files[root + "boosts.json"]).arrayValue?.first?["postId"]?.stringValue == bobPost.id)
+            #expect(try Self.json(files[root + "hashtags.json"]).arrayValue?.first?["tag"]?.stringValue == "Ramen")
             #expect(
                 try Self.json(files[root + "follows.json"])["following"]?.arrayValue?.first?["username"]?.stringValue
                     == "bob")

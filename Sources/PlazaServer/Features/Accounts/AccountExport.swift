@@ -40,6 +40,16 @@ struct AccountExport: Sendable {
         var likedAt: Timestamp
     }
 
+    struct BoostEntry: Codable, Sendable {
+        var postId: String
+        var boostedAt: Timestamp
+    }
+
+    struct TagEntry: Codable, Sendable {
+        var tag: String
+        var since: Timestamp
+    }
+
     struct FollowEntry: Codable, Sendable {
         var username: String
         var since: Timestamp
@@ -105,6 +115,8 @@ struct AccountExport: Sendable {
                 ("posts.json", allPosts),
                 ("comments.json", try await comments(of: userID)),
                 ("likes.json", try await likes(of: userID)),
+                ("boosts.json", try await boosts(of: userID)),
+                ("hashtags.json", try await followedTags(of: userID)),
                 ("follows.json", try await follows(of: userID)),
                 ("collections.json", try await allCollections(of: userID)),
                 ("spaces.json", try await spaces(of: userID)),
@@ -200,6 +212,31 @@ struct AccountExport: Sendable {
             LikeEntry(
                 postId: String(try $0.decode(column: "post_id", as: Int64.self)),
                 likedAt: Timestamp(milliseconds: try $0.decode(column: "created_at", as: Int64.self)))
+        }
+    }
+
+    private func boosts(of user: Int64) async throws -> [BoostEntry] {
+        try await db.read { db in
+            try await db.rows(
+                "SELECT post_id, created_at FROM boosts WHERE user_id = \(bind: user) ORDER BY created_at, post_id")
+        }.map {
+            BoostEntry(
+                postId: String(try $0.decode(column: "post_id", as: Int64.self)),
+                boostedAt: Timestamp(milliseconds: try $0.decode(column: "created_at", as: Int64.self)))
+        }
+    }
+
+    private func followedTags(of user: Int64) async throws -> [TagEntry] {
+        try await db.read { db in
+            try await db.rows(
+                """
+                SELECT t.name, tf.created_at FROM tag_follows tf JOIN tags t ON t.key = tf.tag
+                WHERE tf.user_id = \(bind: user) ORDER BY tf.created_at, t.key
+                """)
+        }.map {
+            TagEntry(
+                tag: try $0.decode(column: "name", as: String.self),
+                since: Timestamp(milliseconds: try $0.decode(column: "created_at", as: Int64.self)))
         }
     }
 
@@ -323,6 +360,8 @@ struct AccountExport: Sendable {
         posts.json        your posts, newest first
         comments.json     every comment you wrote (postId: the post it is on)
         likes.json        the posts you liked
+        boosts.json       the posts you boosted
+        hashtags.json     the hashtags you follow
         follows.json      who you follow, and who follows you
         collections.json  your collections and what you saved in them
         spaces.json       the spaces you are in, and your role there
