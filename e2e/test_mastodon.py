@@ -223,3 +223,40 @@ def test_mastodon_py_filters_v2_warn_and_hide(server: PlazaServer):
     bea.delete_filter_v2(hide.id)
     assert bea.filters_v2() == []
     assert {status.id for status in bea.timeline_home()} >= {spoiled.id, kept_secret.id, plain.id}
+
+
+def test_mastodon_py_tags_reblogs_spoilers_and_edits(server: PlazaServer):
+    """Step 22 through Mastodon.py: a spoiler and a sensitive flag, a tag's timeline and
+    following it, a reblog in a follower's home with the post inside, edits with their history
+    and source, the author's reblog and the reader's update notifications."""
+    for name in ("ana", "bea", "cy_d"):
+        server.register(name)
+    ana, bea, cyd = (signed_in_client(server, name) for name in ("ana", "bea", "cy_d"))
+    cyd.account_follow(bea.account_verify_credentials().id)
+
+    toot = ana.status_post("Slurping #Ramen with friends", spoiler_text="food", sensitive=True)
+    assert toot.spoiler_text == "food" and toot.sensitive is True
+    assert [t.name for t in toot.tags] == ["Ramen"] and toot.tags[0].url.endswith("/tags/Ramen")
+    assert [s.id for s in bea.timeline_hashtag("ramen")] == [toot.id]
+    followed = bea.tag_follow("ramen")
+    assert followed.following is True
+    assert [t.name for t in bea.followed_tags()] == ["Ramen"]
+
+    reblog = bea.status_reblog(toot.id)
+    assert reblog.reblog.id == toot.id and reblog.account.acct == "bea"
+    home = cyd.timeline_home()
+    assert [s.id for s in home] == [reblog.id] and home[0].reblog.id == toot.id
+    assert [a.acct for a in ana.status_reblogged_by(toot.id)] == ["bea"]
+    assert ana.notifications(types=["reblog"])[0].account.acct == "bea"
+
+    ana.status_update(toot.id, "Slurping #udon now", spoiler_text="")
+    history = bea.status_history(toot.id)
+    assert [h.spoiler_text for h in history] == ["food", ""]
+    assert "udon" in history[-1].content
+    source = ana.status_source(toot.id)
+    assert source.text == "Slurping #udon now" and source.spoiler_text == ""
+    assert bea.notifications(types=["update"])[0].status.id == toot.id
+
+    bea.status_unreblog(toot.id)
+    assert cyd.timeline_home() == []
+    assert [t.name for t in bea.trending_tags()] == ["Ramen"]
