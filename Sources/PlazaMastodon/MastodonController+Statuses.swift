@@ -93,9 +93,26 @@ extension MastodonController {
         let viewer = context.identity?.userID
         let params = try await MastodonParams.read(request, context: context)
         let trends = tags.trends
-        let top = try await trends.top(limit: try params.limit(default: 10, max: 20), viewer: viewer)
+        let top = try await trends.tags(limit: try params.limit(default: 10, max: 20), viewer: viewer)
         let history = try await trends.history(of: top.map(\.key))
         return try MastodonJSON.response(top.map { mapper.tag($0, history: history[$0.key] ?? []) })
+    }
+
+    /// The public posts the most people liked or boosted lately (`offset` is not read).
+    @Sendable func trendingStatuses(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = context.identity?.userID
+        let params = try await MastodonParams.read(request, context: context)
+        let ids = try await tags.trends.postIDs(limit: try params.limit(default: 20, max: 40))
+        let found = try await posts.posts(ids: ids, viewer: viewer)
+        return try MastodonJSON.response(
+            ids.compactMap { found[$0] }.filter { $0.audience == .public }.map(mapper.status))
+    }
+
+    /// The links the most people shared lately, as preview cards.
+    @Sendable func trendingLinks(_ request: Request, context: PlazaContext) async throws -> Response {
+        let params = try await MastodonParams.read(request, context: context)
+        let links = try await tags.trends.links(limit: try params.limit(default: 10, max: 20))
+        return try MastodonJSON.response(links.map(mapper.card))
     }
 
     /// Every tag the person follows, on one page (there are at most `TagStore.maxFollowed`).

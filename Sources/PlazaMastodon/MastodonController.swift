@@ -129,6 +129,8 @@ struct MastodonController: FeatureRoutes {
         v1.get("followed_tags", use: followedTags)
         v1.get("trends", use: trendingTags)
         v1.get("trends/tags", use: trendingTags)
+        v1.get("trends/statuses", use: trendingStatuses)
+        v1.get("trends/links", use: trendingLinks)
         v1.get("timelines/list/{id}", use: listTimeline)
         v1.post("statuses", use: createStatus)
         v1.get("statuses/{id}", use: status)
@@ -151,7 +153,7 @@ struct MastodonController: FeatureRoutes {
     private func registerEmpty(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
         let empty: [(String, String)] = [
             ("custom_emojis", ""), ("lists", "read:lists"),
-            ("announcements", ""), ("trends/statuses", ""), ("trends/links", ""),
+            ("announcements", ""),
             ("suggestions", "read"), ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
             ("endorsements", "read:accounts"), ("featured_tags", "read:accounts"), ("domain_blocks", "read:blocks"),
         ]

@@ -138,6 +138,14 @@ extension OpenAPIDocument {
                 ("\(v1)/statuses/{id}/unreblog", op(.post, "Undo my boost: the post", .required, status)),
                 ("\(v1)/trends", op(.get, "Trending tags (as trends/tags)", .optional, .array(items: .object))),
                 (
+                    "\(v1)/trends/statuses",
+                    op(.get, "The public posts the most people liked or boosted lately", .optional, statuses)
+                ),
+                (
+                    "\(v1)/trends/links",
+                    op(.get, "The links the most people shared lately", .optional, .array(items: .object))
+                ),
+                (
                     "\(v1)/trends/tags",
                     op(.get, "The tags the most people used lately, with their week", .optional, .array(items: .object))
                 ),
@@ -309,8 +317,7 @@ extension OpenAPIDocument {
             var operations: [(String, Operation)] = []
             for (path, auth) in [
                 ("custom_emojis", Auth.none), ("lists", .required),
-                ("announcements", .none), ("trends/statuses", .none),
-                ("trends/links", .none), ("suggestions", .required), ("conversations", .required),
+                ("announcements", .none), ("suggestions", .required), ("conversations", .required),
                 ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),
                 ("domain_blocks", .required),
             ] {

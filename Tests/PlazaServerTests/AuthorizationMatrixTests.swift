@@ -420,7 +420,10 @@ struct AuthorizationMatrixTests {
         }
         rows.append(
             row("GET \(v1)/me/followed-hashtags", anon: 401, owner: 200, other: 200, blocked: 200, admin: 200))
-        rows.append(row("GET \(v1)/trending/hashtags", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        for trend in ["hashtags", "posts", "links"] {
+            rows.append(
+                row("GET \(v1)/trending/\(trend)", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
+        }
         // The instance's staff keep a tag out of the trends.
         for method in ["PUT", "DELETE"] {
             rows.append(

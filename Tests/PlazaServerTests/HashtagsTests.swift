@@ -205,9 +205,31 @@ struct HashtagsTests {
             let tags = try await api.mastodon(.get, "/api/v1/trends/tags", token: token).json().array
             #expect(tags.map { $0["name"]?.stringValue } == ["Ramen", "udon"])
             #expect(tags.first?["history"]?.array.first?["accounts"]?.stringValue == "3")
+            // Posts trend by the people who like or boost them; links by the people who share them.
+            let liked = try await api.textPost(ana, "liked by two")
+            let once = try await api.textPost(bob, "liked by one")
+            for person in [bob, cat] { _ = try await api.call(.put, "/posts/\(liked.id)/like", as: person) }
+            _ = try await api.call(.put, "/posts/\(once.id)/boost", as: ana)
+            _ = try await api.call(.put, "/posts/\(once.id)/like", as: ana)
+            let hot = try await api.page("/trending/posts", of: Post.self).items.map(\.id)
+            #expect(hot == [liked.id, once.id])
+            #expect(try await api.call(.put, "/users/ana/block", as: cat).status == .ok)
+            #expect(try await api.page("/trending/posts", as: cat, of: Post.self).items.map(\.id) == [once.id])
+            for person in [ana, bob] {
+                _ = try await api.post(
+                    person, CreatePostRequest(kind: .link, link: LinkInput(url: "https://example.org/ramen")))
+            }
+            _ = try await api.post(
+                ana, CreatePostRequest(kind: .link, link: LinkInput(url: "https://example.org/udon")))
+            let links = try await api.page("/trending/links", of: LinkPreview.self).items.map(\.url)
+            #expect(links == ["https://example.org/ramen", "https://example.org/udon"])
+            let cards = try await api.mastodon(.get, "/api/v1/trends/links", token: token).json().array
+            #expect(cards.first?["url"]?.stringValue == "https://example.org/ramen")
+            let statuses = try await api.mastodon(.get, "/api/v1/trends/statuses", token: token).json().array
+            #expect(statuses.map { $0["id"]?.stringValue } == [liked.id, once.id])
             // Pruned after a week.
             try await api.withDatabase { db in
-                try await TrendingTags.prune(now: Timestamp.now.milliseconds + 8 * 86_400_000, on: db)
+                try await Trends.prune(now: Timestamp.now.milliseconds + 8 * 86_400_000, on: db)
             }
             #expect(try await api.page("/trending/hashtags", of: HashtagSummary.self).items.isEmpty)
         }

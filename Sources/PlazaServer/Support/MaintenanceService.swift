@@ -64,7 +64,7 @@ struct MaintenanceService: Service {
                 if released.count < MediaStore.cleanupBatch { break }
             }
             try await DailyUsage.prune(now: now, on: media.db)
-            try await TrendingTags.prune(now: now, on: media.db)
+            try await Trends.prune(now: now, on: media.db)
         } catch {
             logger.warning("Link-preview image and usage clean-up failed: \(error)")
         }

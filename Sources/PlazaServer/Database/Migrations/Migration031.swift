@@ -1,26 +1,29 @@
-/// Trending hashtags (step 22), counted on write: `tag_uses` has each person's use of a tag on a
-/// day (UTC) once, and `tag_days` how many people used each tag that day, so that the trends read
-/// a few days of counts and never the posts. Days older than `TrendingTags.keptDays` are pruned by
-/// the maintenance round.
+/// Trends (step 22), counted on write: `trend_uses` has each person's use of a thing on a day
+/// (UTC) once — a hashtag in a public post, a link shared in one, a public post liked or
+/// boosted — and `trend_days` how many people used each thing that day, so that the trends read
+/// a few days of counts and never the posts. Days older than `Trends.keptDays` are pruned by the
+/// maintenance round.
 enum Migration031 {
     static let migration = Migration(
         version: 31,
-        name: "trending tags",
+        name: "trends",
         statements: [
             """
-            CREATE TABLE tag_uses (
-                tag TEXT NOT NULL,
+            CREATE TABLE trend_uses (
+                kind TEXT NOT NULL,
                 day BIGINT NOT NULL,
+                key TEXT NOT NULL,
                 user_id BIGINT NOT NULL,
-                PRIMARY KEY (day, tag, user_id)
+                PRIMARY KEY (kind, day, key, user_id)
             ) {without_rowid}
             """,
             """
-            CREATE TABLE tag_days (
+            CREATE TABLE trend_days (
+                kind TEXT NOT NULL,
                 day BIGINT NOT NULL,
-                tag TEXT NOT NULL,
+                key TEXT NOT NULL,
                 people BIGINT NOT NULL,
-                PRIMARY KEY (day, tag)
+                PRIMARY KEY (kind, day, key)
             ) {without_rowid}
             """,
         ])

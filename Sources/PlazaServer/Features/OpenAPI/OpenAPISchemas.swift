@@ -128,6 +128,7 @@ extension OpenAPIDocument {
                 "Post": postSchema,
                 "HashtagSummary": object(["name": string(), "key": string(), "following": boolean]),
                 "HashtagSummaryPage": page("HashtagSummary"),
+                "LinkPreviewPage": page("LinkPreview"),
                 "PostVersion": object([
                     "title": nullable(string()), "body": nullable(string()), "contentWarning": nullable(string()),
                     "sensitive": boolean, "media": array(ref("Media")), "createdAt": timestamp,

@@ -43,6 +43,7 @@ package struct BoostStore: Sendable {
                 guard added != nil else { return }
                 let created = try row.decode(column: "created_at", as: Int64.self)
                 try await db.exec(Self.fanOutSQL(post: post, createdAt: created, booster: user, at: now))
+                try await Trends.record(.post, [String(post)], by: user, at: now, on: db)
                 if author != user {
                     try await PeopleStore.lockInOrder([author], on: db)
                     try await NotificationStore.notify([.boost(post: post, author: author, by: user)], ids: ids, on: db)

@@ -27,7 +27,7 @@ package struct LikeStore: Sendable {
             guard
                 let row = try await db.first(
                     """
-                    SELECT likes_count, author_id FROM posts p WHERE p.id = \(bind: post)
+                    SELECT likes_count, author_id, audience FROM posts p WHERE p.id = \(bind: post)
                     AND \(Visibility.post("p", readableBy: user))
                     """)
             else { return nil }
@@ -36,6 +36,9 @@ package struct LikeStore: Sendable {
                 let author = try row.decode(column: "author_id", as: Int64.self)
                 if liked {
                     try await NotificationStore.notify([.like(post: post, author: author, by: user)], ids: ids, on: db)
+                    if try row.decode(column: "audience", as: String.self) == PostAudience.public.rawValue {
+                        try await Trends.record(.post, [String(post)], by: user, at: now, on: db)
+                    }
                 }
                 let change = LikeChange(postId: String(post), userId: String(user), liked: liked, likes: count)
                 try await EventLog.append(

@@ -65,7 +65,8 @@ package struct PostStore: Sendable {
             try await TagStore.index(post: id, createdAt: now, tags: tags, on: db)
             if audience == .public {
                 try await TagStore.fanOut(post: id, createdAt: now, tags: tags, on: db)
-                try await TrendingTags.record(tags, by: author, at: now, on: db)
+                try await Trends.record(.tag, tags.map(\.key), by: author, at: now, on: db)
+                if let url = draft.linkURL { try await Trends.record(.link, [url], by: author, at: now, on: db) }
             }
             if !spaces.isEmpty {
                 try await SpaceStore.place(post: id, createdAt: now, in: spaces, replacing: false, on: db)
@@ -165,7 +166,7 @@ package struct PostStore: Sendable {
     }
 
     /// The posts among `ids` that `viewer` may see, by id, in one query.
-    func posts(ids: [Int64], viewer: Int64?) async throws -> [Int64: Post] {
+    package func posts(ids: [Int64], viewer: Int64?) async throws -> [Int64: Post] {
         try await posts(ids: ids, viewer: viewer, where: Visibility.post("p", readableBy: viewer))
     }
 

@@ -8,7 +8,7 @@ package struct TagStore: Sendable {
     let db: Database
 
     /// What is trending.
-    package var trends: TrendingTags { TrendingTags(db: db) }
+    package var trends: Trends { Trends(db: db) }
 
     /// The most tags one person follows.
     static let maxFollowed = 200

@@ -6,7 +6,7 @@ struct TagsController: FeatureRoutes {
     let actions: TagActions
     let posts: PostStore
     var tags: TagStore { actions.tags }
-    var trends: TrendingTags { tags.trends }
+    var trends: Trends { tags.trends }
 
     /// The longest prefix the suggestions take.
     static let maxPrefixLength = 100
@@ -20,6 +20,12 @@ struct TagsController: FeatureRoutes {
         signedIn.delete("hashtags/{tag}/follow", use: unfollow)
         signedIn.get("me/followed-hashtags", use: followed)
         routes.get("trending/hashtags", use: trending)
+        routes.get("trending/posts") { request, context in
+            try await trendingPosts(limit: try Self.limit(request), viewer: context.viewerID)
+        }
+        routes.get("trending/links") { request, context in
+            Page(items: try await trends.links(limit: try Self.limit(request)), nextCursor: nil)
+        }
         signedIn.put("admin/hashtags/{tag}/trendable") { request, context in
             try await trends.setTrendable(try tag(context), true, by: context.user.userID)
             return HTTPResponse.Status.noContent
@@ -63,10 +69,21 @@ struct TagsController: FeatureRoutes {
         Page(items: try await tags.followed(by: context.user.userID), nextCursor: nil)
     }
 
+    /// A trend list's length: `limit`, else 10.
+    static func limit(_ request: Request) throws -> Int {
+        request.query("limit") == nil ? 10 : try request.pageRequest().limit
+    }
+
     /// The tags the most people used lately.
     @Sendable func trending(_ request: Request, context: PlazaContext) async throws -> Page<HashtagSummary> {
-        let limit = request.query("limit") == nil ? 10 : try request.pageRequest().limit
-        return Page(items: try await trends.top(limit: limit, viewer: context.viewerID), nextCursor: nil)
+        Page(items: try await trends.tags(limit: try Self.limit(request), viewer: context.viewerID), nextCursor: nil)
+    }
+
+    /// The public posts the most people liked or boosted lately, as `viewer` may see them.
+    func trendingPosts(limit: Int, viewer: Int64?) async throws -> Page<Post> {
+        let ids = try await trends.postIDs(limit: limit)
+        let found = try await posts.posts(ids: ids, viewer: viewer)
+        return Page(items: ids.compactMap { found[$0] }.filter { $0.audience == .public }, nextCursor: nil)
     }
 
     /// Tags that start as `q` does (`#` left out or not), for the composer.

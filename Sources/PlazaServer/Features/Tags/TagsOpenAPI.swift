@@ -60,6 +60,18 @@ extension OpenAPIDocument {
                     auth: .optional, query: [Params.limit], response: pageOf("HashtagSummary"))
             ),
             (
+                "\(v1)/trending/posts",
+                Operation(
+                    method: .get, summary: "The public posts the most people liked or boosted over the last 3 days",
+                    auth: .optional, query: [Params.limit], response: pageOf("Post"))
+            ),
+            (
+                "\(v1)/trending/links",
+                Operation(
+                    method: .get, summary: "The links the most people shared in public posts over the last 3 days",
+                    auth: .optional, query: [Params.limit], response: pageOf("LinkPreview"))
+            ),
+            (
                 "\(v1)/admin/hashtags/{tag}/trendable",
                 Operation(
                     method: .put, summary: "Let a tag trend again (admins and moderators)", auth: .required,

@@ -125,7 +125,7 @@ struct WebPages: FeatureRoutes {
         var side = SideView(
             people: people, spaces: spaces.map { SpaceView($0, t: t) },
             photos: photos ? try await newPhotos(viewer: viewer, t: t) : [])
-        side.trending = try await api.tags.trends.top(limit: 8, viewer: viewer)
+        side.trending = try await api.tags.trends.tags(limit: 8, viewer: viewer)
         side.hasTrending = !side.trending.isEmpty
         return side
     }
