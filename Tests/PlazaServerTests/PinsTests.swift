@@ -41,6 +41,24 @@ struct PinsTests {
         }
     }
 
+    /// Pins at once cannot pass the limit: it is counted under the person's row lock.
+    @Test func pinsAtOnceStopAtFive() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            var posts: [Post] = []
+            for n in 1...8 { posts.append(try await api.textPost(ana, "post \(n)")) }
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for post in posts {
+                    group.addTask { try await api.call(.put, "/posts/\(post.id)/pin", as: ana).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == .ok }.count == 5)
+            #expect(statuses.filter { $0 == .unprocessableContent }.count == 3)
+            #expect(try await api.page("/users/ana/pinned", of: Post.self).items.count == 5)
+        }
+    }
+
     @Test func pinnedListsKeepTheVisibilityRules() async throws {
         try await withApp { api async throws in
             let (ana, bob, cat) = try await api.register("ana", "bob", "cat")
