@@ -222,6 +222,7 @@ extension Post: JSONWritable {
             w.field("tags", tags)
             w.field("contentWarning", contentWarning)
             w.field("sensitive", sensitive)
+            w.field("pinned", pinned)
             w.field("boost", boost)
             w.field("createdAt", createdAt)
             w.field("editedAt", editedAt)

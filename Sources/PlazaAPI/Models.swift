@@ -367,6 +367,9 @@ public struct Post: Codable, Sendable, Hashable {
     @Nullable public var contentWarning: String?
     /// Its photos and videos are blurred until the reader opens them.
     public var sensitive: Bool
+    /// Pinned where it is shown: to its author's profile (on their profile, their pinned list and
+    /// its own page), or to its space's top in that space's feed and pinned list.
+    public var pinned: Bool
     /// Set on a home feed's item a boost brought there.
     @Nullable public var boost: Boost?
     /// The viewer's keyword filters that put this post behind a warning; absent when none did.
@@ -376,9 +379,11 @@ public struct Post: Codable, Sendable, Hashable {
         id: String, kind: PostKind, author: UserSummary, title: String?, body: String?, spaces: [SpaceSummary],
         media: [Media], link: LinkPreview?, location: Location?, activity: Activity?, price: String?,
         createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer, audience: PostAudience = .public,
-        tags: [String] = [], contentWarning: String? = nil, sensitive: Bool = false, filtered: [FilterMatch]? = nil
+        tags: [String] = [], contentWarning: String? = nil, sensitive: Bool = false, pinned: Bool = false,
+        filtered: [FilterMatch]? = nil
     ) {
         self.tags = tags
+        self.pinned = pinned
         self.contentWarning = contentWarning
         self.sensitive = sensitive
         self.filtered = filtered

@@ -429,6 +429,28 @@ extension PlazaClient {
         return page.items
     }
 
+    // MARK: pins
+
+    /// Pins my post to my profile, or with `inSpace` (a slug; its moderators) to that space's top:
+    /// five at most (422 `too_many_pins`).
+    public func pin(_ postID: String, inSpace space: String? = nil) async throws -> Post {
+        try await call("PUT", "/posts/\(Self.segment(postID))/pin", query: ["space": space])
+    }
+    /// Unpins a post from my profile, or with `inSpace` from that space's top.
+    public func unpin(_ postID: String, inSpace space: String? = nil) async throws -> Post {
+        try await call("DELETE", "/posts/\(Self.segment(postID))/pin", query: ["space": space])
+    }
+    /// The posts a person pinned to their profile, newest pin first.
+    public func pinnedPosts(of username: String) async throws -> [Post] {
+        let page: Page<Post> = try await call("GET", "/users/\(Self.segment(username))/pinned")
+        return page.items
+    }
+    /// The posts pinned to a space's top, newest pin first.
+    public func pinnedPosts(inSpace slug: String) async throws -> [Post] {
+        let page: Page<Post> = try await call("GET", "/spaces/\(Self.segment(slug))/pinned")
+        return page.items
+    }
+
     // MARK: feeds
 
     /// One page of a feed, newest first.

@@ -52,11 +52,15 @@ extension MastodonController {
         return try await timeline(.home(me.userID), viewer: me.userID, request: request, context: context)
     }
 
-    /// A person's posts (`only_media`, `exclude_replies` and `pinned` as Mastodon: Plaza pins nothing).
+    /// A person's posts (`only_media`, `exclude_replies` as Mastodon); `pinned=true`, the posts
+    /// they pinned to their profile, newest pin first (one page: there are five at most).
     @Sendable func accountStatuses(_ request: Request, context: PlazaContext) async throws -> Response {
         let viewer = try context.mastodonViewer("read:statuses")
         let author = try await profile(try id(context), viewer: viewer)
-        if request.uri.queryParameters.get("pinned") == "true" { return try MastodonJSON.response([String]()) }
+        if request.uri.queryParameters.get("pinned") == "true" {
+            let pinned = try await actions.pins.profilePins(author: Int64(author.id) ?? 0, viewer: viewer)
+            return try MastodonJSON.response(pinned.map(mapper.status))
+        }
         return try await timeline(.author(Int64(author.id) ?? 0), viewer: viewer, request: request, context: context)
     }
 
@@ -311,6 +315,20 @@ extension MastodonController {
         let post = record.post
         return try MastodonJSON.response(
             Mastodon.StatusSource(id: post.id, text: post.body ?? "", spoilerText: post.contentWarning ?? ""))
+    }
+
+    /// Pins a post to my profile, or unpins it (profile pins only: Mastodon has no others);
+    /// answers the status with `pinned`. Another's post is a 422 as Mastodon's, so is one past the fifth.
+    func pin(_ pinned: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:accounts")
+        let id = try id(context)
+        try await requirePost(id, viewer: me.userID, action: "pinned")
+        do {
+            let post = try await actions.pins.pin(id, by: me.userID, pinned)
+            return try MastodonJSON.response(mapper.status(post))
+        } catch let error as PlazaError where error.status == .forbidden {
+            throw MastodonError.validation("Only your own posts can be pinned")
+        }
     }
 
     @Sendable func rebloggedBy(_ request: Request, context: PlazaContext) async throws -> Response {

@@ -145,6 +145,8 @@ struct MastodonController: FeatureRoutes {
         v1.get("statuses/{id}/source", use: statusSource)
         v1.post("statuses/{id}/reblog") { request, context in try await reblog(true, request, context) }
         v1.post("statuses/{id}/unreblog") { request, context in try await reblog(false, request, context) }
+        v1.post("statuses/{id}/pin") { request, context in try await pin(true, request, context) }
+        v1.post("statuses/{id}/unpin") { request, context in try await pin(false, request, context) }
         v1.post("statuses/{id}/bookmark") { request, context in try await bookmark(true, request, context) }
         v1.post("statuses/{id}/unbookmark") { request, context in try await bookmark(false, request, context) }
     }

@@ -110,7 +110,7 @@ struct MastodonMapper: Sendable {
 
     func status(_ post: Post) -> Mastodon.Status {
         let url = links.post(id: post.id, author: post.author.username)
-        return Mastodon.Status(
+        var status = Mastodon.Status(
             id: post.id, uri: url, url: url, createdAt: post.createdAt.description, account: account(post.author),
             content: HTMLText.post(post, links: links), visibility: Self.visibility(post.audience),
             sensitive: post.sensitive || post.contentWarning != nil,
@@ -122,6 +122,8 @@ struct MastodonMapper: Sendable {
             inReplyToAccountId: nil, card: post.link.map(card), language: nil, text: nil,
             editedAt: post.editedAt?.description, favourited: post.viewer.liked, reblogged: post.viewer.boosted,
             bookmarked: post.viewer.saved, filtered: (post.filtered ?? []).map(filterResult))
+        status.pinned = post.pinned
+        return status
     }
 
     /// A post as a timeline shows it: a boost is a status of its booster's (its id the boost's)

@@ -103,7 +103,9 @@ extension OpenAPIDocument {
                 ("\(v1)/accounts/{id}", op(.get, "An account", .optional, account)),
                 (
                     "\(v1)/accounts/{id}/statuses",
-                    op(.get, "An account's posts, newest first", .optional, statuses, query: statusPage)
+                    op(
+                        .get, "An account's posts, newest first; pinned=true, those pinned to its profile", .optional,
+                        statuses, query: statusPage)
                 ),
                 (
                     "\(v1)/accounts/{id}/followers",
@@ -154,6 +156,11 @@ extension OpenAPIDocument {
                     op(.get, "A post's versions, oldest first (the last is now)", .optional, .array(items: .object))
                 ),
                 ("\(v1)/statuses/{id}/source", op(.get, "A post as written, to edit it", .required, .object)),
+                (
+                    "\(v1)/statuses/{id}/pin",
+                    op(.post, "Pin my post to my profile (five at most): the post, pinned", .required, status)
+                ),
+                ("\(v1)/statuses/{id}/unpin", op(.post, "Unpin my post: the post", .required, status)),
                 (
                     "\(v1)/tags/{tag}",
                     op(.get, "A tag, its last week's use, and whether I follow it", .optional, .object)

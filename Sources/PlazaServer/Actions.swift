@@ -12,6 +12,7 @@ package struct Actions: Sendable {
     let spaces: SpaceActions
     let moderation: ModerationActions
     package let filters: KeywordFilterActions
+    package let pins: PinActions
 }
 
 extension AppServices {
@@ -28,6 +29,7 @@ extension AppServices {
                 quotas: quotas),
             spaces: SpaceActions(spaces: spaces, storage: mediaStorage),
             moderation: ModerationActions(moderation: moderation, instance: instance, storage: mediaStorage),
-            filters: KeywordFilterActions(filters: KeywordFilterStore(db: db, ids: ids)))
+            filters: KeywordFilterActions(filters: KeywordFilterStore(db: db, ids: ids)),
+            pins: PinActions(pins: PinStore(db: db), posts: posts, people: people, spaces: spaces))
     }
 }

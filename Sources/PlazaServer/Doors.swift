@@ -104,7 +104,7 @@ package struct Doors: Sendable {
                 apnsConfigured: config.push.apns != nil),
             api.moderation, InstanceController(instance: services.instance),
             StreamController(hub: hub, feed: services.eventFeed),
-            KeywordFiltersController(actions: actions.filters),
+            KeywordFiltersController(actions: actions.filters), PinsController(actions: actions.pins),
         ]
     }
 

@@ -391,6 +391,18 @@ struct AuthorizationMatrixTests {
         rows.append(row("GET \(v1)/posts/{id}/history", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("PUT \(v1)/posts/{id}/boost", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("DELETE \(v1)/posts/{id}/boost", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
+        // Pins: the author's to their profile; a space's moderators' to its top (`?space=`).
+        for method in ["PUT", "DELETE"] {
+            rows.append(
+                row("\(method) \(v1)/posts/{id}/pin", anon: 401, owner: 200, other: 403, blocked: 404, admin: 403))
+            rows.append(
+                row(
+                    "\(method) \(v1)/posts/{id}/pin", "in the owner's space", anon: 401, owner: 200, other: 403,
+                    blocked: 403, admin: 403, moderator: 200, query: { "?space=\($0.space.slug)" }))
+        }
+        rows.append(
+            row("GET \(v1)/users/{username}/pinned", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
+        rows.append(row("GET \(v1)/spaces/{slug}/pinned", anon: 200, owner: 200, other: 200, blocked: 200, admin: 200))
         // Recommending the owner's post to their follower: only from someone the follower follows.
         rows.append(
             row(

@@ -148,6 +148,12 @@ extension MastodonAuthorizationMatrixTests {
                     "POST \(v1)/statuses/{id}/\(action)", scope: "write:statuses", anon: 401, owner: 200, other: 200,
                     blocked: 404))
         }
+        for action in ["pin", "unpin"] {
+            rows.append(
+                row(
+                    "POST \(v1)/statuses/{id}/\(action)", scope: "write:accounts", anon: 401, owner: 200, other: 422,
+                    blocked: 404))
+        }
         rows.append(
             uniform(
                 "POST \(v1)/statuses", scope: "write:statuses", anon: 401, body: form("status=hello+from+the+matrix")))

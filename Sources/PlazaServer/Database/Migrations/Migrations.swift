@@ -61,6 +61,7 @@ enum Migrations {
         Migration026.migration,
         Migration027.migration,
         Migration028.migration,
+        Migration029.migration,
         Migration030.migration,
         Migration031.migration,
     ]

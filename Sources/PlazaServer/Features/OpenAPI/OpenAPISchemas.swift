@@ -153,6 +153,11 @@ extension OpenAPIDocument {
                         description: "on a home feed's item a boost brought: the boost, who boosted it, when"),
                     "tags": array(string()).with(description: "its hashtags' keys, folded as search folds text"),
                     "contentWarning": nullable(string()), "sensitive": boolean,
+                    "pinned": boolean.with(
+                        description: """
+                            pinned where it is shown: to its author's profile (their profile, pinned list and the \
+                            post's own page) or to its space's top (that space's feed and pinned list)
+                            """),
                     "filtered": array(ref("FilterMatch")).with(
                         description:
                             "The viewer's keyword filters that put this post behind a warning; absent when none"
@@ -161,7 +166,7 @@ extension OpenAPIDocument {
                 required: [
                     "id", "kind", "author", "title", "body", "spaces", "media", "link", "location", "activity",
                     "price", "createdAt", "editedAt", "audience", "counts", "viewer", "tags", "contentWarning",
-                    "sensitive", "boost",
+                    "sensitive", "pinned", "boost",
                 ])
         }
 

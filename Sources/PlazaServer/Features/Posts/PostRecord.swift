@@ -4,10 +4,11 @@ import SQLKit
 /// A row of `posts` joined with its author, as the API shows it.
 package struct PostRecord: Sendable {
     /// The columns every post query selects (`p` = posts, `u` = the author), with the post's
-    /// spaces and the viewer's relation to the post (index look-ups per row, so a page stays
-    /// one query).
-    static func columns(viewer: Int64?) -> SQLQueryString {
-        let columns = baseColumns + ", \(PostSpacesColumn())"
+    /// spaces, whether it is pinned (to its author's profile, or in `pinnedIn`'s space when a
+    /// space's feed reads it) and the viewer's relation to the post (index look-ups per row, so a
+    /// page stays one query).
+    static func columns(viewer: Int64?, pinnedIn space: Int64? = nil) -> SQLQueryString {
+        let columns = baseColumns + ", \(PostSpacesColumn()), \(PinStore.pinnedColumn(space: space))"
         let (liked, saved, boosted) = (Columns.viewerLiked, Columns.viewerSaved, Columns.viewerBoosted)
         guard let viewer else {
             return columns
@@ -54,7 +55,7 @@ package struct PostRecord: Sendable {
         static let sensitive = Column<Bool>("p.sensitive")
         /// Computed per query: the post's spaces (`PostSpacesColumn`) and the viewer's relation.
         static let spaces = "spaces", viewerLiked = "viewer_liked", viewerSaved = "viewer_saved"
-        static let viewerBoosted = "viewer_boosted"
+        static let viewerBoosted = "viewer_boosted", pinned = "pinned"
         /// A feed's own columns, when it has them: the time it orders by (a boost's, in a home
         /// feed) and who boosted the post into it.
         static let feedTime = "feed_time", boostedBy = "boosted_by"
@@ -120,7 +121,7 @@ package struct PostRecord: Sendable {
                 boosted: try row.decode(column: C.viewerBoosted, as: Bool.self)),
             audience: PostAudience(rawValue: try row.decode(C.audience)) ?? .members,
             tags: Hashtag.keys(title: title, body: body), contentWarning: try row.decode(C.contentWarning),
-            sensitive: try row.decode(C.sensitive))
+            sensitive: try row.decode(C.sensitive), pinned: try row.decode(column: C.pinned, as: Bool.self))
         if row.contains(column: C.feedTime) {
             feedTime = try row.decode(column: C.feedTime, as: Int64?.self)
             boostedBy = try row.decode(column: C.boostedBy, as: Int64?.self)

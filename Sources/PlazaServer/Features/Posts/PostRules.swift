@@ -7,6 +7,8 @@ package enum PostRules {
     package static let maxCommentLength = 5_000
     static let maxPriceLength = 32
     static let maxContentWarningLength = 500
+    /// Posts pinned to one profile, and to one space's top.
+    static let maxPins = 5
     static let maxLocationNameLength = 200
     package static let maxMedia = 10
     static let maxActivityTypeLength = 40

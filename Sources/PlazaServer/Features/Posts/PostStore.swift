@@ -474,7 +474,9 @@ package struct PostStore: Sendable {
         let entryFilters = filters(
             query, viewer: viewer, time: "he.created_at", id: "he.post_id", hidesMuted: hidesMuted)
         let tagFilters = filters(query, viewer: viewer, time: "pt.created_at", id: "pt.post_id", hidesMuted: hidesMuted)
-        var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer)) FROM "
+        var pinnedIn: Int64?
+        if case .space(let id) = query.source { pinnedIn = id }
+        var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer, pinnedIn: pinnedIn)) FROM "
         var order: SQLQueryString = "p.created_at DESC, p.id DESC"
         switch query.source {
         case .global: sql += "posts p JOIN users u ON u.id = p.author_id WHERE TRUE\(postFilters)"

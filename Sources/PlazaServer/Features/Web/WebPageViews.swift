@@ -199,6 +199,8 @@ struct SpacePage: Sendable {
     let live: String
     let posts: [PostView]
     let next: String?
+    /// The announcements its moderators pinned, above its feed (on its first page).
+    var pinned: PinnedView?
 
     init(_ space: Space, _ list: PostList, t: Localizer) {
         self.space = SpaceView(space, t: t)
@@ -265,6 +267,8 @@ struct ProfilePage: Sendable {
     let grid: Bool
     let posts: [PostView]
     let next: String?
+    /// The posts pinned to the profile, above its posts (on their first page).
+    var pinned: PinnedView?
     /// A signed-in viewer may report someone else.
     let reportUser: ReportFormView?
 
@@ -833,5 +837,15 @@ struct AuditView: Sendable {
         note = entry.note.nonEmpty
         when = t.dateTime(entry.createdAt)
         createdAt = entry.createdAt.description
+    }
+}
+
+/// The pinned posts above a profile's or a space's posts; nil where there are none.
+struct PinnedView: Sendable {
+    let posts: [PostView]
+
+    init?(_ posts: [Post], viewer: Int64?, t: Localizer) {
+        guard !posts.isEmpty else { return nil }
+        self.posts = posts.map { PostView($0, viewer: viewer, t: t) }
     }
 }

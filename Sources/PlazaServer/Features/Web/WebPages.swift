@@ -199,7 +199,12 @@ struct WebPages: FeatureRoutes {
         let page = try await api.feeds.spaceFeed(request, context: context)
         let list = Self.postList(page, request: request, context: context, t: t)
         if Self.wantsFragment(request) { return web.fragment("post-list", list, context: context) }
-        let body = SpacePage(space, list, t: t)
+        var body = SpacePage(space, list, t: t)
+        if request.uri.queryParameters.get("cursor") == nil {
+            body.pinned = PinnedView(
+                try await web.actions.pins.spacePins(slug: space.slug, viewer: context.viewerID),
+                viewer: context.viewerID, t: t)
+        }
         let feeds =
             SyndicationController.hasFeeds(space)
             ? Layout.Alternate.feeds(PublicLinks.paths.space(space.slug), of: space.name, t: t) : []
@@ -335,12 +340,17 @@ struct WebPages: FeatureRoutes {
         // Someone who tracks no activity shows none; one's own card stays, to fill as one posts.
         let own = user.id == context.viewerID.map(String.init)
         let tracks = heatmap.days.contains { $0.posted + $0.completed + $0.unfinished > 0 }
-        let body = ProfilePage(
+        var body = ProfilePage(
             user: UserView(user, viewer: context.viewerID, t: t),
             heatmap: own || tracks ? HeatmapView(heatmap, t: t) : nil,
             grid: grid, list,
             reportUser: context.viewerID == nil || own
                 ? nil : ReportFormView(.user, id: user.id, rules: try await api.accounts.instance.info().rules, t: t))
+        if !grid, request.uri.queryParameters.get("cursor") == nil {
+            body.pinned = PinnedView(
+                try await web.actions.pins.profilePins(username: user.username, viewer: context.viewerID),
+                viewer: context.viewerID, t: t)
+        }
         let nav: Layout.Nav? = own ? .profile : nil
         let title = "\(user.displayName) (@\(user.username))"
         return try await web.page(

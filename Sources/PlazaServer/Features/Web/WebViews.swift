@@ -112,6 +112,8 @@ struct PostView: Sendable {
     let audience: Choice
     let audienceLabel: String?
     let mine: Bool
+    /// Pinned where it is shown: to its author's profile, or in the space whose feed shows it.
+    let pinned: Bool
     /// The author's initial, where there is no avatar.
     let initial: String
     /// The title or text, else "Photo by …": the photos' alt text and the saved post's name.
@@ -171,6 +173,7 @@ struct PostView: Sendable {
             : t.plural(post.counts.comments, one: "{count} comment", other: "{count} comments")
         self.viewer = post.viewer
         mine = viewer.map { String($0) == post.author.id } ?? false
+        pinned = post.pinned
         initial = Self.initial(post.author.displayName)
         let caption = [post.title, post.body].compactMap { $0 }.first { !$0.isEmpty }
         alt =
