@@ -26,7 +26,7 @@ extension MastodonController {
         let paging = try MastodonPaging(params)
         var query = PostStore.FeedQuery(
             source: source, kind: params.bool("only_media") == true ? .photo : kind,
-            page: try await paging.page(key: timelineKey))
+            page: try await paging.keysetPage(placing: timelineKey))
         var newer: (time: Int64, id: Int64)?
         if let id = paging.newerThan {
             let key = try await timelineKey(id) ?? (MastodonPaging.time(ofID: id), id)

@@ -24,12 +24,12 @@ struct MastodonPaging: Sendable {
     /// The keyset page for a list whose time column is read by `time(of:)` (the row's own time,
     /// or the id's when the row is gone).
     func page(time: (Int64) async throws -> Int64?) async throws -> PageRequest {
-        try await page { id in try await time(id).map { ($0, id) } }
+        try await keysetPage(placing: { id in try await time(id).map { ($0, id) } })
     }
 
     /// The page before `max_id`, whose place in the list `key` finds (a boost's is its time and
     /// its post's id, the keys of the timeline's entry).
-    func page(key: (Int64) async throws -> (time: Int64, id: Int64)?) async throws -> PageRequest {
+    func keysetPage(placing key: (Int64) async throws -> (time: Int64, id: Int64)?) async throws -> PageRequest {
         var page = PageRequest(limit: limit)
         if let maxID {
             let (time, id) = try await key(maxID) ?? (Self.time(ofID: maxID), maxID)
