@@ -24,7 +24,7 @@ def test_two_people_meet_post_comment_like_and_it_survives_a_restart(plaza: Plaz
     post_id = post["id"]
     assert post["kind"] == "text" and post["title"] == "Hello Plaza" and post["body"] == "First post!", post
     assert post["author"]["username"] == "ana", post
-    assert post["counts"] == {"likes": 0, "comments": 0}, post
+    assert post["counts"] == {"likes": 0, "comments": 0, "boosts": 0}, post
 
     # Bob sees it in his home feed, comments and likes it.
     home = expect(bob.get(f"{API}/feed/home"), 200)
@@ -40,7 +40,7 @@ def test_two_people_meet_post_comment_like_and_it_survives_a_restart(plaza: Plaz
 
     # Ana sees the counts and who liked it; the global feed has the post.
     seen = expect(ana.get(f"{API}/posts/{post_id}"), 200)
-    assert seen["counts"] == {"likes": 1, "comments": 1}, seen
+    assert seen["counts"] == {"likes": 1, "comments": 1, "boosts": 0}, seen
     likers = expect(ana.get(f"{API}/posts/{post_id}/likes"), 200)
     assert [u["username"] for u in likers["items"]] == ["bob"], likers
     assert expect(bob.get(f"{API}/posts/{post_id}"), 200)["viewer"]["liked"] is True
@@ -61,7 +61,7 @@ def test_two_people_meet_post_comment_like_and_it_survives_a_restart(plaza: Plaz
     ana = plaza.client(ana_login["token"])
 
     seen = expect(ana.get(f"{API}/posts/{post_id}"), 200)
-    assert seen["title"] == "Hello Plaza" and seen["counts"] == {"likes": 1, "comments": 1}, seen
+    assert seen["title"] == "Hello Plaza" and seen["counts"] == {"likes": 1, "comments": 1, "boosts": 0}, seen
     comments = expect(ana.get(f"{API}/posts/{post_id}/comments"), 200)
     assert [(c["author"]["username"], c["body"]) for c in comments["items"]] == [("bob", "Welcome, Ana!")], comments
     likers = expect(ana.get(f"{API}/posts/{post_id}/likes"), 200)
