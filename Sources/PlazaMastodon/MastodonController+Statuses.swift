@@ -106,10 +106,8 @@ extension MastodonController {
     @Sendable func trendingStatuses(_ request: Request, context: PlazaContext) async throws -> Response {
         let viewer = context.identity?.userID
         let params = try await MastodonParams.read(request, context: context)
-        let ids = try await tags.trends.postIDs(limit: try params.limit(default: 20, max: 40))
-        let found = try await posts.posts(ids: ids, viewer: viewer)
-        return try MastodonJSON.response(
-            ids.compactMap { found[$0] }.filter { $0.audience == .public }.map(mapper.status))
+        let trending = try await posts.trending(limit: try params.limit(default: 20, max: 40), viewer: viewer)
+        return try MastodonJSON.response(trending.map(mapper.status))
     }
 
     /// The links the most people shared lately, as preview cards.

@@ -44,10 +44,8 @@ package struct BoostStore: Sendable {
                 let created = try row.decode(column: "created_at", as: Int64.self)
                 try await db.exec(Self.fanOutSQL(post: post, createdAt: created, booster: user, at: now))
                 try await Trends.record(.post, [String(post)], by: user, at: now, on: db)
-                if author != user {
-                    try await PeopleStore.lockInOrder([author], on: db)
-                    try await NotificationStore.notify([.boost(post: post, author: author, by: user)], ids: ids, on: db)
-                }
+                // `notify` locks the author's row (the unread count) and passes over a self-boost.
+                try await NotificationStore.notify([.boost(post: post, author: author, by: user)], ids: ids, on: db)
             } else {
                 let removed = try await db.first(
                     "DELETE FROM boosts WHERE user_id = \(bind: user) AND post_id = \(bind: post) RETURNING created_at")

@@ -12,6 +12,13 @@ package struct PostStore: Sendable {
     /// New link previews one person may ask for a day (0: no cap).
     var linkPreviewsPerDay = Quotas().linkPreviewsPerDay
 
+    /// The public posts the most people liked or boosted lately (`Trends`), as `viewer` may see them.
+    package func trending(limit: Int, viewer: Int64?) async throws -> [Post] {
+        let ids = try await Trends(db: db).postIDs(limit: limit)
+        let found = try await posts(ids: ids, viewer: viewer)
+        return ids.compactMap { found[$0] }.filter { $0.audience == .public }
+    }
+
     /// The posts' edit histories.
     package var history: PostHistory { PostHistory(db: db) }
 
@@ -166,7 +173,7 @@ package struct PostStore: Sendable {
     }
 
     /// The posts among `ids` that `viewer` may see, by id, in one query.
-    package func posts(ids: [Int64], viewer: Int64?) async throws -> [Int64: Post] {
+    func posts(ids: [Int64], viewer: Int64?) async throws -> [Int64: Post] {
         try await posts(ids: ids, viewer: viewer, where: Visibility.post("p", readableBy: viewer))
     }
 

@@ -21,7 +21,9 @@ struct TagsController: FeatureRoutes {
         signedIn.get("me/followed-hashtags", use: followed)
         routes.get("trending/hashtags", use: trending)
         routes.get("trending/posts") { request, context in
-            try await trendingPosts(limit: try Self.limit(request), viewer: context.viewerID)
+            Page(
+                items: try await posts.trending(limit: try Self.limit(request), viewer: context.viewerID),
+                nextCursor: nil)
         }
         routes.get("trending/links") { request, context in
             Page(items: try await trends.links(limit: try Self.limit(request)), nextCursor: nil)
@@ -77,13 +79,6 @@ struct TagsController: FeatureRoutes {
     /// The tags the most people used lately.
     @Sendable func trending(_ request: Request, context: PlazaContext) async throws -> Page<HashtagSummary> {
         Page(items: try await trends.tags(limit: try Self.limit(request), viewer: context.viewerID), nextCursor: nil)
-    }
-
-    /// The public posts the most people liked or boosted lately, as `viewer` may see them.
-    func trendingPosts(limit: Int, viewer: Int64?) async throws -> Page<Post> {
-        let ids = try await trends.postIDs(limit: limit)
-        let found = try await posts.posts(ids: ids, viewer: viewer)
-        return Page(items: ids.compactMap { found[$0] }.filter { $0.audience == .public }, nextCursor: nil)
     }
 
     /// Tags that start as `q` does (`#` left out or not), for the composer.
