@@ -224,6 +224,7 @@ extension Post: JSONWritable {
             w.field("sensitive", sensitive)
             w.field("pinned", pinned)
             w.field("boost", boost)
+            w.field("poll", poll)
             w.field("createdAt", createdAt)
             w.field("editedAt", editedAt)
             w.field("counts", counts)
@@ -283,6 +284,39 @@ extension Post.Boost: JSONWritable {
             w.field("id", id)
             w.field("by", by)
             w.field("at", at)
+        }
+    }
+}
+
+extension Poll: JSONWritable {
+    public func writeJSON(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("id", id)
+            w.field("options", options)
+            w.field("multiple", multiple)
+            w.field("expiresAt", expiresAt)
+            w.field("expired", expired)
+            w.field("votersCount", votersCount)
+            w.field("votesCount", votesCount)
+            w.field("viewer", viewer)
+        }
+    }
+}
+
+extension Poll.Option: JSONWritable {
+    public func writeJSON(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("title", title)
+            w.field("votes", votes)
+        }
+    }
+}
+
+extension Poll.Viewer: JSONWritable {
+    public func writeJSON(to w: inout JSONWriter) {
+        w.object { w in
+            w.field("voted", voted)
+            w.field("choices", choices)
         }
     }
 }

@@ -372,6 +372,7 @@ public struct Post: Codable, Sendable, Hashable {
     public var pinned: Bool
     /// Set on a home feed's item a boost brought there.
     @Nullable public var boost: Boost?
+    @Nullable public var poll: Poll?
     /// The viewer's keyword filters that put this post behind a warning; absent when none did.
     public var filtered: [FilterMatch]?
 
@@ -380,8 +381,9 @@ public struct Post: Codable, Sendable, Hashable {
         media: [Media], link: LinkPreview?, location: Location?, activity: Activity?, price: String?,
         createdAt: Timestamp, editedAt: Timestamp?, counts: Counts, viewer: Viewer, audience: PostAudience = .public,
         tags: [String] = [], contentWarning: String? = nil, sensitive: Bool = false, pinned: Bool = false,
-        filtered: [FilterMatch]? = nil
+        filtered: [FilterMatch]? = nil, poll: Poll? = nil
     ) {
+        self.poll = poll
         self.tags = tags
         self.pinned = pinned
         self.contentWarning = contentWarning
@@ -481,11 +483,14 @@ public struct PostVersion: Codable, Sendable, Hashable {
     @Nullable public var contentWarning: String?
     public var sensitive: Bool
     public var media: [Media]
+    @Nullable public var poll: PollVersion?
     /// When this version was written: the post's creation or the edit that made it.
     public var createdAt: Timestamp
     public init(
-        title: String?, body: String?, contentWarning: String?, sensitive: Bool, media: [Media], createdAt: Timestamp
+        title: String?, body: String?, contentWarning: String?, sensitive: Bool, media: [Media],
+        poll: PollVersion? = nil, createdAt: Timestamp
     ) {
+        self.poll = poll
         self.title = title
         self.body = body
         self.contentWarning = contentWarning

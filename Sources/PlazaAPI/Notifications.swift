@@ -21,6 +21,8 @@ public enum NotificationKind: String, Codable, Sendable, Hashable, CaseIterable 
     case boost
     /// A post I boosted or commented on was edited (grouped per post while unread).
     case edited
+    /// A poll I made or voted in has ended (`actor` is its author).
+    case poll
 }
 
 public struct Notification: Codable, Sendable, Hashable {

@@ -136,11 +136,14 @@ public struct CreatePostRequest: Codable, Sendable {
     public var contentWarning: String?
     /// Blur the photos and videos until opened.
     public var sensitive: Bool?
+    /// A poll to vote in (not with photos or videos).
+    public var poll: PollInput?
     public init(
         kind: PostKind, title: String? = nil, body: String? = nil, spaces: [String]? = nil, mediaIds: [String]? = nil,
         link: LinkInput? = nil, location: Location? = nil, activity: ActivityInput? = nil, price: String? = nil,
-        audience: PostAudience? = nil, contentWarning: String? = nil, sensitive: Bool? = nil
+        audience: PostAudience? = nil, contentWarning: String? = nil, sensitive: Bool? = nil, poll: PollInput? = nil
     ) {
+        self.poll = poll
         self.contentWarning = contentWarning
         self.sensitive = sensitive
         self.audience = audience
@@ -169,11 +172,15 @@ public struct UpdatePostRequest: Codable, Sendable {
     public var audience: PostAudience?
     public var contentWarning: FieldUpdate<String>
     public var sensitive: Bool?
+    /// A new poll replaces the old one (its votes go unless only the end time changed); `null` removes it.
+    public var poll: FieldUpdate<PollInput>
     public init(
         title: FieldUpdate<String> = .keep, body: FieldUpdate<String> = .keep, location: FieldUpdate<Location> = .keep,
         price: FieldUpdate<String> = .keep, activity: ActivityInput? = nil, spaces: [String]? = nil,
-        audience: PostAudience? = nil, contentWarning: FieldUpdate<String> = .keep, sensitive: Bool? = nil
+        audience: PostAudience? = nil, contentWarning: FieldUpdate<String> = .keep, sensitive: Bool? = nil,
+        poll: FieldUpdate<PollInput> = .keep
     ) {
+        self.poll = poll
         self.contentWarning = contentWarning
         self.sensitive = sensitive
         self.audience = audience

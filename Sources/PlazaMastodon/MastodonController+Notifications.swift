@@ -44,6 +44,7 @@ extension MastodonController {
         case .like: "favourite"
         case .boost: "reblog"
         case .edited: "update"
+        case .poll: "poll"
         case .comment, .reply, .mention: "mention"
         case .follow: "follow"
         case .followRequest: "follow_request"

@@ -195,7 +195,7 @@ extension MastodonController {
             let body = CreatePostRequest(
                 kind: mediaIDs.isEmpty ? .text : .photo, body: text.isEmpty ? nil : text,
                 mediaIds: mediaIDs.isEmpty ? nil : mediaIDs, audience: try Self.audience(params.string("visibility")),
-                contentWarning: spoiler, sensitive: params.bool("sensitive"))
+                contentWarning: spoiler, sensitive: params.bool("sensitive"), poll: try Self.poll(params))
             created = Int64(try await actions.posts.create(by: me.userID, try PostRules.draft(body)).id) ?? 0
         }
         if let key { try await posts.rememberIdempotent(key: key, user: me.userID, post: created) }
@@ -228,6 +228,7 @@ extension MastodonController {
             update.contentWarning = spoiler.isEmpty ? .clear : .set(spoiler)
         }
         update.sensitive = params.bool("sensitive")
+        if let poll = try Self.poll(params) { update.poll = .set(poll) }
         _ = try await asMastodon {
             try await actions.posts.update(id, by: me.userID) { try PostRules.changes(update, to: $0) }
         }
@@ -283,6 +284,38 @@ extension MastodonController {
         return try MastodonJSON.response(mapper.reblog(status, boost: boost))
     }
 
+    /// A status's `poll[options][]`, `poll[expires_in]` and `poll[multiple]` as Plaza's poll
+    /// (`poll[hide_totals]` is how Plaza always shows them); nil when there are no options.
+    static func poll(_ params: MastodonParams) throws -> PollInput? {
+        let options = params.strings("poll[options]")
+        guard !options.isEmpty else { return nil }
+        guard let text = params.string("poll[expires_in]"), let seconds = Int(text) else {
+            throw MastodonError.validation("poll[expires_in] must be a number of seconds")
+        }
+        return PollInput(options: options, multiple: params.bool("poll[multiple]"), expiresInSeconds: seconds)
+    }
+
+    /// A post's poll (its id is the post's).
+    @Sendable func poll(_ request: Request, context: PlazaContext) async throws -> Response {
+        let viewer = try context.mastodonViewer("read:statuses")
+        let poll = try await asMastodon { try await actions.posts.poll(of: try id(context), viewer: viewer) }
+        return try MastodonJSON.response(mapper.poll(poll))
+    }
+
+    /// Votes in a poll with `choices[]` (indexes); the poll with its results.
+    @Sendable func vote(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:statuses")
+        let params = try await MastodonParams.read(request, context: context)
+        let choices = try params.strings("choices").map { text in
+            guard let index = Int(text) else { throw MastodonError.validation("choices are option indexes") }
+            return index
+        }
+        let poll = try await asMastodon {
+            try await actions.posts.vote(in: try id(context), by: me.userID, choices: choices)
+        }
+        return try MastodonJSON.response(mapper.poll(poll))
+    }
+
     /// A post's versions, oldest first as Mastodon lists them (the last is the current one).
     @Sendable func statusHistory(_ request: Request, context: PlazaContext) async throws -> Response {
         let viewer = try context.mastodonViewer("read:statuses")
@@ -300,7 +333,8 @@ extension MastodonController {
                     content: status.content, spoilerText: version.contentWarning ?? "",
                     sensitive: version.sensitive || version.contentWarning != nil,
                     createdAt: version.createdAt.description, account: author,
-                    mediaAttachments: version.media.map(mapper.media))
+                    mediaAttachments: version.media.map(mapper.media),
+                    poll: version.poll.map { .init(options: $0.options.map { .init(title: $0) }) })
             })
     }
 

@@ -147,6 +147,8 @@ struct MastodonController: FeatureRoutes {
         v1.post("statuses/{id}/unreblog") { request, context in try await reblog(false, request, context) }
         v1.post("statuses/{id}/pin") { request, context in try await pin(true, request, context) }
         v1.post("statuses/{id}/unpin") { request, context in try await pin(false, request, context) }
+        v1.get("polls/{id}", use: poll)
+        v1.post("polls/{id}/votes", use: vote)
         v1.post("statuses/{id}/bookmark") { request, context in try await bookmark(true, request, context) }
         v1.post("statuses/{id}/unbookmark") { request, context in try await bookmark(false, request, context) }
     }
@@ -236,10 +238,10 @@ struct MastodonController: FeatureRoutes {
             var descriptionLimit = 0
         }
         struct Polls: Encodable {
-            var maxOptions = 0
-            var maxCharactersPerOption = 0
-            var minExpiration = 0
-            var maxExpiration = 0
+            var maxOptions = PollRules.optionCount.upperBound
+            var maxCharactersPerOption = PollRules.maxOptionLength
+            var minExpiration = PollRules.expiresInSeconds.lowerBound
+            var maxExpiration = PollRules.expiresInSeconds.upperBound
         }
         struct Translation: Encodable { var enabled = false }
         var urls: URLs?

@@ -153,8 +153,7 @@ enum Mastodon {
         var language: String?
     }
 
-    /// A post, or a comment (a reply to its post). Plaza has no boosts or polls: `reblog` and
-    /// `poll` are always null.
+    /// A post, or a comment (a reply to its post; comments have no poll).
     struct Status: Codable, Sendable {
         var id: String
         var uri: String
@@ -179,7 +178,7 @@ enum Mastodon {
         /// A boost: the boosted status, inside this one (whose account boosted it).
         @Nullable var reblog: Reblog?
         @Nullable var quote: String?
-        @Nullable var poll: String?
+        @Nullable var poll: Poll?
         @Nullable var card: PreviewCard?
         @Nullable var language: String?
         /// The text as written: only in the answer to a delete (to redraft).
@@ -236,6 +235,32 @@ enum Mastodon {
         var account: Account
         var mediaAttachments: [MediaAttachment]
         var emojis: [Emoji] = []
+        /// What the version's poll asked (`options[].title` alone).
+        @Nullable var poll: EditedPoll?
+    }
+
+    struct EditedPoll: Codable, Sendable {
+        struct Option: Codable, Sendable { var title: String }
+        var options: [Option]
+    }
+
+    /// A post's poll; its id is the post's. Counts are null until the reader may see results
+    /// (they voted, wrote it, or it ended); `votes_count` is then the number of voters.
+    struct Poll: Codable, Sendable {
+        struct Option: Codable, Sendable {
+            var title: String
+            @Nullable var votesCount: Int?
+        }
+        var id: String
+        @Nullable var expiresAt: String?
+        var expired: Bool
+        var multiple: Bool
+        var votesCount: Int
+        @Nullable var votersCount: Int?
+        var options: [Option]
+        var emojis: [Emoji] = []
+        var voted: Bool
+        var ownVotes: [Int]
     }
 
     /// A status as written, for editing it (`statuses/:id/source`).

@@ -123,7 +123,18 @@ struct MastodonMapper: Sendable {
             editedAt: post.editedAt?.description, favourited: post.viewer.liked, reblogged: post.viewer.boosted,
             bookmarked: post.viewer.saved, filtered: (post.filtered ?? []).map(filterResult))
         status.pinned = post.pinned
+        status.poll = post.poll.map(poll)
         return status
+    }
+
+    /// A poll as Mastodon shows it: its author counts as having voted (they see the results).
+    func poll(_ poll: PlazaAPI.Poll) -> Mastodon.Poll {
+        let shown = poll.votesCount != nil
+        return Mastodon.Poll(
+            id: poll.id, expiresAt: poll.expiresAt.description, expired: poll.expired, multiple: poll.multiple,
+            votesCount: poll.votesCount ?? poll.votersCount, votersCount: poll.votersCount,
+            options: poll.options.map { Mastodon.Poll.Option(title: $0.title, votesCount: $0.votes) },
+            voted: poll.viewer.voted || (shown && !poll.expired), ownVotes: poll.viewer.choices)
     }
 
     /// A post as a timeline shows it: a boost is a status of its booster's (its id the boost's)

@@ -138,6 +138,13 @@ extension OpenAPIDocument {
                     op(.post, "Boost a public post: the boost's status, the post inside", .required, status)
                 ),
                 ("\(v1)/statuses/{id}/unreblog", op(.post, "Undo my boost: the post", .required, status)),
+                ("\(v1)/polls/{id}", op(.get, "A post's poll (its id is the post's)", .optional, .object)),
+                (
+                    "\(v1)/polls/{id}/votes",
+                    op(
+                        .post, "Vote with choices[] (option indexes): the poll with its results", .required, .object,
+                        errors: [422])
+                ),
                 ("\(v1)/trends", op(.get, "Trending tags (as trends/tags)", .optional, .array(items: .object))),
                 (
                     "\(v1)/trends/statuses",

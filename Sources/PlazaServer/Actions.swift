@@ -19,7 +19,7 @@ extension AppServices {
     var actions: Actions {
         Actions(
             posts: PostActions(
-                posts: posts, comments: comments, likes: likes, boosts: boosts, storage: mediaStorage,
+                posts: posts, comments: comments, likes: likes, boosts: boosts, polls: polls, storage: mediaStorage,
                 previews: linkPreviewQueue),
             tags: TagActions(tags: tags),
             people: PeopleActions(people: people),

@@ -16,6 +16,9 @@ package struct AppServices: Sendable {
     package let comments: CommentStore
     package let likes: LikeStore
     package let boosts: BoostStore
+    package let polls: PollStore
+    /// Wakes the poll announcer (`PollService`) once the migrations have run.
+    let pollSignal = WorkSignal()
     package let spaces: SpaceStore
     let spaceMembers: SpaceMembersStore
     let collections: CollectionStore
@@ -67,6 +70,7 @@ package struct AppServices: Sendable {
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
         boosts = BoostStore(db: db, ids: ids, events: events)
+        polls = PollStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)
         eventFeed = EventFeed(db: db, posts: posts, notifications: notifications)
         moderation = ModerationStore(
@@ -222,6 +226,7 @@ package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors 
         db,
         services.maintenanceService(config: config, logger: logger),
         try services.linkPreviewService(config: config, logger: logger),
+        PollService(polls: services.polls, signal: services.pollSignal, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(
             config: config, appPushes: extra.lazy.compactMap { $0.pushFormat() }.first, logger: logger),
@@ -245,10 +250,7 @@ package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors 
         try await Migrations.run(on: db, logger: migrationLogger)
         // Mails and pushes are signed with the name admins set from the first one on.
         _ = await services.instanceName.fresh()
-        services.linkPreviewQueue.open()
-        services.mailSignal.open()
-        services.pushSignal.open()
-        services.videoQueue.open()
+        services.openWorkers()
         hub.open()
     }
     return app
@@ -284,6 +286,11 @@ func httpServer(config: HTTPSettings, webSockets: [WebSocketUpgrade]) -> HTTPSer
 }
 
 extension AppServices {
+    /// Lets the background workers start, once the migrations have run.
+    func openWorkers() {
+        for signal in [linkPreviewQueue, mailSignal, pushSignal, videoQueue, pollSignal] { signal.open() }
+    }
+
     /// The periodic clean-up (`MaintenanceService`), with this configuration's ages.
     func maintenanceService(config: PlazaConfig, logger: Logger) -> MaintenanceService {
         MaintenanceService(

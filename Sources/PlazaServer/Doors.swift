@@ -105,6 +105,7 @@ package struct Doors: Sendable {
             api.moderation, InstanceController(instance: services.instance),
             StreamController(hub: hub, feed: services.eventFeed),
             KeywordFiltersController(actions: actions.filters), PinsController(actions: actions.pins),
+            PollsController(actions: actions.posts),
         ]
     }
 

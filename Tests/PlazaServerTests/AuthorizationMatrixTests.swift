@@ -391,6 +391,15 @@ struct AuthorizationMatrixTests {
         rows.append(row("GET \(v1)/posts/{id}/history", anon: 200, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("PUT \(v1)/posts/{id}/boost", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
         rows.append(row("DELETE \(v1)/posts/{id}/boost", anon: 401, owner: 200, other: 200, blocked: 404, admin: 200))
+        // Votes: anyone who reads the post, once, not its author.
+        rows.append(
+            row(
+                "POST \(v1)/posts/{id}/poll/votes", "the owner's poll", anon: 401, owner: 422, other: 200,
+                blocked: 404, admin: 200, body: json(#"{"choices":[0]}"#), parameters: ["id": { $0.post2.id }]))
+        rows.append(
+            row(
+                "POST \(v1)/posts/{id}/poll/votes", "a post with no poll", anon: 401, owner: 404, other: 404,
+                blocked: 404, admin: 404, body: json(#"{"choices":[0]}"#)))
         // Pins: the author's to their profile; a space's moderators' to its top (`?space=`).
         for method in ["PUT", "DELETE"] {
             rows.append(

@@ -296,6 +296,48 @@ import Testing
         }
     }
 
+    /// Polls: any options either make a valid poll (2–10 different, non-empty, one-line options
+    /// of at most 50 characters) or a 422; any choices are accepted in range or refused; any text
+    /// in the poll column reads as a poll or as none, and a poll's column reads back as written.
+    @Test func polls() {
+        let seeds = Fuzz.seeds(
+            "ramen|udon|soba", "a|A", "one", "x|\n|y", "|||||||||||", "😀|مرحبا|\u{202E}rtl",
+            "m 5 1 1,2 0 -|[\"a\",\"b\"]",
+            "s -9 x 99999999999999999999,-1 1 3,2,1|[1]", "m 1 1 , 1 ,,|not json")
+        Fuzz.run("polls", seeds: seeds, dictionary: ["|", " ", ",", "-", "[", "\"", "\n", "\u{0}", "m", "s", "9"]) {
+            input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            let options = text.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            let seconds = Int(input.first ?? 0) * 20_000
+            do {
+                let draft = try PollRules.draft(
+                    PollInput(options: options, multiple: input.count % 2 == 0, expiresInSeconds: seconds))
+                #expect(PollRules.optionCount.contains(draft.options.count))
+                #expect(draft.options.allSatisfy { !$0.isEmpty && $0.count <= 50 && !$0.contains("\n") })
+                #expect(Set(draft.options.map { $0.lowercased() }).count == draft.options.count)
+                let stored = PollStore.Stored(
+                    options: draft.options, tallies: draft.options.indices.map { $0 }, multiple: draft.multiple,
+                    expiresAt: 99, voters: 3)
+                let column =
+                    "\(draft.multiple ? "m" : "s") 99 3 \(PollStore.tallies(stored.tallies)) 0 -|\(PollStore.optionsText(draft.options))"
+                let read = PollColumn.poll(column, post: 7, now: 0)
+                #expect(read?.options.map(\.title) == draft.options && read?.multiple == draft.multiple)
+                #expect(read?.options.map(\.votes) == draft.options.map { _ in nil } && read?.votersCount == 3)
+            } catch let error as PlazaError {
+                #expect(error.status == .unprocessableContent)
+            } catch {
+                Issue.record("\(error)")
+            }
+            let choices = input.map { Int($0) - 3 }
+            if let chosen = try? PollRules.choices(choices, count: 4, multiple: input.count % 3 == 0) {
+                #expect(chosen.allSatisfy { (0..<4).contains($0) } && Set(chosen).count == chosen.count)
+            }
+            if let poll = PollColumn.poll(text, post: 1, now: 0) {
+                #expect(poll.options.count == poll.options.compactMap(\.votes).count || poll.votesCount == nil)
+            }
+        }
+    }
+
     @Test func cursors() {
         var random = SeededGenerator(seed: Fuzz.seed)
         let valid = (0..<64).map { _ in

@@ -25,7 +25,11 @@ struct JSONWriterTests {
             type: "Run", emoji: "🏃", color: "#ff8800", progress: 100, completedAt: Timestamp(milliseconds: 5)),
         price: "$9", createdAt: Timestamp(milliseconds: 1_795_253_400_000), editedAt: nil,
         counts: .init(likes: 1, comments: 0),
-        viewer: .init(liked: true, saved: false))
+        viewer: .init(liked: true, saved: false),
+        poll: Poll(
+            id: "42", options: [.init(title: "yes \"really\"", votes: 3), .init(title: "no", votes: nil)],
+            multiple: true, expiresAt: Timestamp(milliseconds: 9), expired: false, votersCount: 2, votesCount: nil,
+            viewer: .init(voted: true, choices: [0])))
 
     /// Parses both forms into Foundation objects and compares them.
     func expectSame<T: Encodable & JSONWritable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws {

@@ -148,6 +148,15 @@ extension MastodonAuthorizationMatrixTests {
                     "POST \(v1)/statuses/{id}/\(action)", scope: "write:statuses", anon: 401, owner: 200, other: 200,
                     blocked: 404))
         }
+        let poll: [String: @Sendable (MastodonMatrixWorld) -> String] = ["id": { $0.base.post2.id }]
+        rows.append(
+            row(
+                "GET \(v1)/polls/{id}", scope: "read:statuses", anon: 200, owner: 200, other: 200, blocked: 404,
+                parameters: poll))
+        rows.append(
+            row(
+                "POST \(v1)/polls/{id}/votes", scope: "write:statuses", anon: 401, owner: 422, other: 200, blocked: 404,
+                body: form("choices[]=1"), parameters: poll))
         for action in ["pin", "unpin"] {
             rows.append(
                 row(

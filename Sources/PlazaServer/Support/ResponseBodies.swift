@@ -27,6 +27,7 @@ extension OutgoingMail: ResponseEncodable {}
 extension Page: ResponseEncodable {}
 extension PlazaAPI.Notification: ResponseEncodable {}
 extension Post: ResponseEncodable {}
+extension Poll: ResponseEncodable {}
 extension PushDevice: ResponseEncodable {}
 extension RecoveryCodes: ResponseEncodable {}
 extension Report: ResponseEncodable {}

@@ -52,6 +52,7 @@ struct MatrixWorld: Sendable {
     let suspended: Account
     /// The owner's post: title and body carry `postMarker` (the body as a hashtag); in `space`, with `attachedMedia` if any.
     let post: Post
+    /// The owner's public post with a poll.
     let post2: Post
     /// The owner's posts for their followers and for the members of `space`.
     let followersPost: Post
@@ -260,7 +261,9 @@ struct MatrixClient: Sendable {
                 #"{\#(kind),"title":"\#(postMarker) title","body":"all about \#(postMarker)","spaces":["\#(space.slug)"]}"#
             ))
         let post2: Post = try await must(
-            201, .post, "/posts", as: owner, .json(#"{"kind":"text","body":"a second post"}"#))
+            201, .post, "/posts", as: owner,
+            .json(
+                #"{"kind":"text","body":"a second post","poll":{"options":["yes","no"],"expiresInSeconds":3600}}"#))
         let followersPost: Post = try await must(
             201, .post, "/posts", as: owner, .json(#"{"kind":"text","body":"for followers","audience":"followers"}"#))
         let membersPost: Post = try await must(

@@ -64,6 +64,7 @@ enum Migrations {
         Migration029.migration,
         Migration030.migration,
         Migration031.migration,
+        Migration032.migration,
     ]
 
     /// The schema this binary leaves a database at.

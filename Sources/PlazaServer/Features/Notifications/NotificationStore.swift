@@ -24,6 +24,10 @@ package struct NotificationStore: Sendable {
         static func edited(post: Int64, reader: Int64, by author: Int64) -> New {
             New(kind: .edited, recipient: reader, actor: author, post: post, groupKey: "edited:\(post)")
         }
+        /// Poll `post` ended: to its author and to each who voted in it.
+        static func pollEnded(post: Int64, to recipient: Int64, author: Int64) -> New {
+            New(kind: .poll, recipient: recipient, actor: author, post: post, groupKey: "poll:\(post)")
+        }
         static func boost(post: Int64, author: Int64, by actor: Int64) -> New {
             New(kind: .boost, recipient: author, actor: actor, post: post, groupKey: "boost:\(post)")
         }
@@ -79,7 +83,8 @@ package struct NotificationStore: Sendable {
     /// The notification's id when it is new or its group gained an actor; nil when it is about
     /// oneself, crosses a block, or the actor is already in the open group.
     static func record(_ new: New, ids: IDGenerator, on db: Connection) async throws -> Int64? {
-        guard new.recipient != new.actor else { return nil }
+        // The one notification about oneself: one's own poll ended.
+        guard new.recipient != new.actor || new.kind == .poll else { return nil }
         // The actor, and the post it is about if that still exists, must be visible to the recipient.
         let postHidden: SQLQueryString =
             new.post.map { post in

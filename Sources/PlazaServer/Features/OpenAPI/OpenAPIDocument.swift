@@ -121,7 +121,8 @@ package enum OpenAPIDocument {
     static func operations(with parts: [Part]) -> [(String, Operation)] {
         let features: [[(String, Operation)]] = [
             serviceOperations, accountOperations, externalSignInOperations, pushOperations, mediaOperations,
-            peopleOperations, feedOperations, tagOperations, postOperations, pinOperations, spaceOperations,
+            peopleOperations, feedOperations, tagOperations, postOperations, pinOperations, pollOperations,
+            spaceOperations,
             searchOperations,
             notificationOperations, realtimeOperations, collectionOperations, moderationOperations,
             instanceOperations, filterOperations,

@@ -131,8 +131,35 @@ extension OpenAPIDocument {
                 "LinkPreviewPage": page("LinkPreview"),
                 "PostVersion": object([
                     "title": nullable(string()), "body": nullable(string()), "contentWarning": nullable(string()),
-                    "sensitive": boolean, "media": array(ref("Media")), "createdAt": timestamp,
+                    "sensitive": boolean, "media": array(ref("Media")),
+                    "poll": nullable(object(["options": array(string()), "multiple": boolean])),
+                    "createdAt": timestamp,
                 ]),
+                "Poll": object(
+                    [
+                        "id": id,
+                        "options": array(object(["title": string(), "votes": nullable(integer)])),
+                        "multiple": boolean, "expiresAt": timestamp, "expired": boolean, "votersCount": integer,
+                        "votesCount": nullable(integer),
+                        "viewer": object(["voted": boolean, "choices": array(integer)]),
+                    ],
+                    description: """
+                        A post's poll (its id is the post's). Each option's votes and votesCount are null until the \
+                        reader may see results: once they voted, to its author, and to everyone once it ended
+                        """),
+                "PollInput": object(
+                    [
+                        "options": .array(
+                            minItems: PollRules.optionCount.lowerBound, maxItems: PollRules.optionCount.upperBound,
+                            items: string(maxLength: PollRules.maxOptionLength)),
+                        "multiple": boolean,
+                        "expiresInSeconds": integer(
+                            minimum: PollRules.expiresInSeconds.lowerBound,
+                            maximum: PollRules.expiresInSeconds.upperBound),
+                    ], required: ["options", "expiresInSeconds"],
+                    description: "Different options; not on a post with photos or videos"),
+                "PollVoteRequest": object(
+                    ["choices": .array(minItems: 1, maxItems: PollRules.optionCount.upperBound, items: integer)]),
                 "PostVersionPage": page("PostVersion"),
             ]
         }
@@ -162,11 +189,12 @@ extension OpenAPIDocument {
                         description:
                             "The viewer's keyword filters that put this post behind a warning; absent when none"
                     ),
+                    "poll": nullable(ref("Poll")),
                 ],
                 required: [
                     "id", "kind", "author", "title", "body", "spaces", "media", "link", "location", "activity",
                     "price", "createdAt", "editedAt", "audience", "counts", "viewer", "tags", "contentWarning",
-                    "sensitive", "pinned", "boost",
+                    "sensitive", "pinned", "boost", "poll",
                 ])
         }
 
@@ -400,6 +428,7 @@ extension OpenAPIDocument {
                         "activity": ref("ActivityInput"), "price": string(maxLength: PostRules.maxPriceLength),
                         "audience": audience,
                         "contentWarning": string(maxLength: PostRules.maxContentWarningLength), "sensitive": boolean,
+                        "poll": ref("PollInput"),
                     ], required: ["kind"],
                     description: """
                         text needs title or body; link needs link.url; activity needs activity.type; photo needs \
@@ -414,10 +443,11 @@ extension OpenAPIDocument {
                         "price": nullable(string(maxLength: PostRules.maxPriceLength)),
                         "activity": ref("ActivityInput"), "spaces": array(string()), "audience": audience,
                         "contentWarning": nullable(string(maxLength: PostRules.maxContentWarningLength)),
-                        "sensitive": boolean,
+                        "sensitive": boolean, "poll": nullable(ref("PollInput")),
                     ], required: [],
                     description: """
-                        Left-out fields stay as they are; null clears. In a closed or private space the audience is \
+                        Left-out fields stay as they are; null clears. A poll asking the same options keeps its votes \
+                        (only its end moves); other options replace it, votes and all. In a closed or private space the audience is \
                         members whatever is asked
                         """),
                 "CreateCommentRequest": object(["body": string(maxLength: PostRules.maxCommentLength)]),

@@ -11,6 +11,7 @@ package struct PostActions: Sendable {
     let comments: CommentStore
     let likes: LikeStore
     package let boosts: BoostStore
+    let polls: PollStore
     let storage: any MediaStorage
     /// Wakes the link preview worker.
     let previews: WorkSignal
@@ -73,6 +74,17 @@ package struct PostActions: Sendable {
     package func boost(_ post: Int64, by person: Int64, _ boosted: Bool) async throws -> Post {
         try await boosts.set(post: post, user: person, boosted: boosted)
         return try await posts.post(id: post, viewer: person)
+    }
+
+    /// `person` votes in post `post`'s poll (see `PollStore.vote` for its refusals) and sees the poll as it is now.
+    package func vote(in post: Int64, by person: Int64, choices: [Int]) async throws -> Poll {
+        try await polls.vote(post: post, by: person, choices: choices)
+    }
+
+    /// Post `post`'s poll as `viewer` sees it; 404 when they may not read the post or it has none.
+    package func poll(of post: Int64, viewer: Int64?) async throws -> Poll {
+        guard let poll = try await posts.post(id: post, viewer: viewer).poll else { throw PollStore.noPoll }
+        return poll
     }
 
     /// `person` likes (or no longer likes) post `post`; 404 when they may not read it.

@@ -8,7 +8,9 @@ package struct PostRecord: Sendable {
     /// space's feed reads it) and the viewer's relation to the post (index look-ups per row, so a
     /// page stays one query).
     static func columns(viewer: Int64?, pinnedIn space: Int64? = nil) -> SQLQueryString {
-        let columns = baseColumns + ", \(PostSpacesColumn()), \(PinStore.pinnedColumn(space: space))"
+        let columns =
+            baseColumns
+            + ", \(PostSpacesColumn()), \(PinStore.pinnedColumn(space: space)), \(PollColumn.select(viewer: viewer))"
         let (liked, saved, boosted) = (Columns.viewerLiked, Columns.viewerSaved, Columns.viewerBoosted)
         guard let viewer else {
             return columns
@@ -121,7 +123,8 @@ package struct PostRecord: Sendable {
                 boosted: try row.decode(column: C.viewerBoosted, as: Bool.self)),
             audience: PostAudience(rawValue: try row.decode(C.audience)) ?? .members,
             tags: Hashtag.keys(title: title, body: body), contentWarning: try row.decode(C.contentWarning),
-            sensitive: try row.decode(C.sensitive), pinned: try row.decode(column: C.pinned, as: Bool.self))
+            sensitive: try row.decode(C.sensitive), pinned: try row.decode(column: C.pinned, as: Bool.self),
+            poll: PollColumn.poll(try row.decode(column: PollColumn.name, as: String?.self), post: id))
         if row.contains(column: C.feedTime) {
             feedTime = try row.decode(column: C.feedTime, as: Int64?.self)
             boostedBy = try row.decode(column: C.boostedBy, as: Int64?.self)

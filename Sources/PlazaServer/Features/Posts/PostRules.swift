@@ -30,6 +30,8 @@ package enum PostRules {
         draft.sensitive = body.sensitive ?? false
         try checkTags(title: draft.title, body: draft.body)
         draft.mediaIDs = try mediaIDs(body.mediaIds ?? [])
+        draft.poll = try body.poll.map(PollRules.draft)
+        if draft.poll != nil, !draft.mediaIDs.isEmpty { throw pollWithMedia }
         switch body.kind {
         case .text:
             guard draft.title != nil || draft.body != nil else {
@@ -74,6 +76,13 @@ package enum PostRules {
         changes.contentWarning = try text(
             body.contentWarning, field: "contentWarning", max: maxContentWarningLength)
         changes.sensitive = body.sensitive
+        switch body.poll {
+        case .keep: break
+        case .clear: changes.poll = .clear
+        case .set(let input):
+            changes.poll = .set(try PollRules.draft(input))
+            if !post.media.isEmpty { throw pollWithMedia }
+        }
         try checkTags(title: changes.title.applied(to: post.title), body: changes.body.applied(to: post.body))
         if let input = body.activity {
             guard let current = post.activity else {
@@ -90,6 +99,8 @@ package enum PostRules {
         }
         return changes
     }
+
+    static let pollWithMedia = PlazaError.invalid("poll", "A post with photos or videos cannot carry a poll.")
 
     /// A post's title and text carry at most `Hashtag.maxPerPost` tags, or 422 `too_many_tags`.
     static func checkTags(title: String?, body: String?) throws {

@@ -38,6 +38,7 @@ package struct PostStore: Sendable {
         var audience: PostAudience = .public
         var contentWarning: String?
         var sensitive = false
+        var poll: PollRules.Draft?
     }
 
     /// The tags a post with this title and text is indexed under (`PostRules` refuses more).
@@ -68,6 +69,7 @@ package struct PostStore: Sendable {
             let row = try await db.first(
                 Self.insertSQL(
                     id: id, author: author, draft, at: now, media: media, audience: audience, preview: preview))
+            if let poll = draft.poll { try await PollStore.create(post: id, poll, now: now, on: db) }
             try await HomeTimeline.fanOut(post: id, author: author, createdAt: now, on: db)
             try await TagStore.index(post: id, createdAt: now, tags: tags, on: db)
             if audience == .public {
@@ -93,7 +95,13 @@ package struct PostStore: Sendable {
             location: draft.location,
             activity: draft.activity, price: draft.price, createdAt: Timestamp(milliseconds: now), editedAt: nil,
             counts: Post.Counts(likes: 0, comments: 0), viewer: Post.Viewer(liked: false, saved: false),
-            audience: audience, tags: tags.map(\.key), contentWarning: draft.contentWarning, sensitive: draft.sensitive)
+            audience: audience, tags: tags.map(\.key), contentWarning: draft.contentWarning, sensitive: draft.sensitive,
+            poll: draft.poll.map { poll in
+                PollStore.Stored(
+                    options: poll.options, tallies: poll.options.map { _ in 0 }, multiple: poll.multiple,
+                    expiresAt: now + Int64(poll.expiresInSeconds) * 1000, voters: 0
+                ).poll(id: id, choices: [], resultsShown: true, now: now)
+            })
     }
 
     /// The statement that stores post `id`; `preview`: the link's preview when one is known (a
@@ -211,6 +219,7 @@ package struct PostStore: Sendable {
         var audience: PostAudience?
         var contentWarning: FieldUpdate<String> = .keep
         var sensitive: Bool?
+        var poll: FieldUpdate<PollRules.Draft> = .keep
     }
 
     /// The columns an edit sets, `edited_at` first.
@@ -271,6 +280,8 @@ package struct PostStore: Sendable {
                 try await PostHistory.keepVersion(of: id, on: db)
                 try await PostHistory.notifyReaders(of: id, author: record.authorID, ids: ids, on: db)
             }
+            try await PollStore.replace(
+                post: id, current: current.poll, with: changes.poll, now: Timestamp.now.milliseconds, on: db)
             try await db.exec(
                 "UPDATE posts SET \(assignments), audience = \(bind: audience.rawValue) WHERE id = \(bind: id)")
             if changes.spaces != nil {
@@ -301,7 +312,16 @@ package struct PostStore: Sendable {
     static func changesContent(_ changes: Changes, of post: Post) -> Bool {
         changes.title.applied(to: post.title) != post.title || changes.body.applied(to: post.body) != post.body
             || changes.contentWarning.applied(to: post.contentWarning) != post.contentWarning
-            || (changes.sensitive.map { $0 != post.sensitive } ?? false)
+            || (changes.sensitive.map { $0 != post.sensitive } ?? false) || changesPoll(changes.poll, of: post)
+    }
+
+    /// Whether an edit asks another poll, or takes the poll away (not when it only moves its end).
+    private static func changesPoll(_ update: FieldUpdate<PollRules.Draft>, of post: Post) -> Bool {
+        switch update {
+        case .keep: false
+        case .clear: post.poll != nil
+        case .set(let draft): post.poll.map { !draft.asks(like: $0) } ?? true
+        }
     }
 
     /// Deletes the author's post with its comments, likes, saved items (a trigger) and media

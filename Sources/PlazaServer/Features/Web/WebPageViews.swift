@@ -589,7 +589,7 @@ struct SettingsPage: Sendable {
 
         /// The kinds in the order the settings list them.
         static let order: [NotificationKind] = [
-            .like, .boost, .comment, .reply, .mention, .edited, .follow, .followRequest, .reportResolved,
+            .like, .boost, .comment, .reply, .mention, .edited, .poll, .follow, .followRequest, .reportResolved,
             .recommendation,
         ]
 
@@ -598,6 +598,7 @@ struct SettingsPage: Sendable {
             case .like: t("Likes of my posts")
             case .boost: t("Boosts of my posts")
             case .edited: t("Edits of posts I boosted or commented on")
+            case .poll: t("Polls I made or voted in, when they end")
             case .comment: t("Comments on my posts")
             case .reply: t("Replies in threads I am in")
             case .mention: t("Mentions of me")
