@@ -65,3 +65,37 @@ def test_tags_warnings_and_boosts(plaza: PlazaServer, browser_factory):
     click(cy, "[data-tag-suggestions] [data-tag]")
     assert cy.find_element("css selector", "textarea[name=body]").get_attribute("value") == "Tonight: #Ramen "
     assert not console_errors(cy)
+
+
+def test_polls_in_the_browser(plaza: PlazaServer, browser_factory):
+    """Ana writes a poll in the composer; Bob votes in it from his feed and sees the results."""
+    plaza.register("ana")
+    _, bob_api = plaza.register("bob")
+    ana = browser_factory()
+    sign_in(ana, plaza.url, "ana")
+    ana.get(plaza.url + "/compose")
+    set_value(ana, "textarea[name=body]", "Lunch on Friday?")
+    click(ana, "details[data-for~=text] summary")
+    fields = ana.find_elements("css selector", "input[name=pollOption]")
+    for field, option in zip(fields, ["Ramen", "Udon"]):
+        field.send_keys(option)
+    click(ana, "[data-add-option]")
+    assert len(ana.find_elements("css selector", "input[name=pollOption]")) == 5
+    screenshots(ana, "social-compose-poll")
+    click(ana, "#compose button[type=submit]")
+    wait_for(ana, ".post .poll-results")
+    post_id = ana.current_url.rstrip("/").split("/")[-1]
+    poll = expect(bob_api.get(f"{API}/posts/{post_id}"), 200)["poll"]
+    assert [o["title"] for o in poll["options"]] == ["Ramen", "Udon"] and poll["multiple"] is False
+
+    bob = browser_factory()
+    sign_in(bob, plaza.url, "bob")
+    bob.get(plaza.url + f"/p/{post_id}")
+    wait_for(bob, f"form[data-poll='{post_id}']")
+    screenshots(bob, "social-poll-vote")
+    click(bob, f"form[data-poll='{post_id}'] input[value='1']")
+    click(bob, f"form[data-poll='{post_id}'] button[type=submit]")
+    wait_for(bob, ".poll-results li.chosen")
+    assert "100%" in bob.find_element("css selector", ".poll-results li.chosen").text
+    screenshots(bob, "social-poll-results")
+    assert not console_errors(bob) and not console_errors(ana)

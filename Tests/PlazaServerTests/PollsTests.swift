@@ -218,6 +218,30 @@ struct PollsTests {
         }
     }
 
+    /// The web app: a form to vote for a reader who may, the results once they voted, to the
+    /// author and once it ended; the composer offers a poll.
+    @Test func theWebAppShowsAFormToVoteThenTheResults() async throws {
+        try await withApp { api async throws in
+            let (ana, bob) = try await api.register("ana", "bob")
+            let post = try await Self.pollPost(api, ana, ["ramen", "udon"])
+            let form = try await api.page(.get, "/p/\(post.id)", cookie: bob.cookie).text
+            #expect(
+                form.contains(#"data-poll="\#(post.id)""#) && form.contains(#"type="radio" name="choice" value="1""#))
+            #expect(form.contains("0 people voted"))
+            let own = try await api.page(.get, "/p/\(post.id)", cookie: ana.cookie).text
+            #expect(!own.contains("data-poll=") && own.contains("poll-results"))
+            _ = try await Self.vote(api, post, [1], as: bob)
+            let results = try await api.page(.get, "/p/\(post.id)", cookie: bob.cookie).text
+            #expect(!results.contains("data-poll=") && results.contains(#"<li class="chosen">"#))
+            #expect(results.contains(">100%<") && results.contains("1 person voted"))
+            let visitor = try await api.page(.get, "/p/\(post.id)").text
+            #expect(!visitor.contains("data-poll=") && !visitor.contains("%</span>"))
+            let compose = try await api.page(.get, "/compose", cookie: ana.cookie).text
+            #expect(
+                compose.contains(#"name="pollOption" maxlength="50""#) && compose.contains(#"value="86400" selected"#))
+        }
+    }
+
     /// Many people voting at once on one poll: every vote counted once, on both databases.
     @Test func concurrentVotersAreEachCountedOnce() async throws {
         try await withApp { api async throws in

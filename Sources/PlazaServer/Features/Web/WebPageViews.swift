@@ -224,6 +224,29 @@ struct ComposePage: Sendable {
     let kind: Choice
     /// The space to tick, from `?space=`.
     let space: String
+    /// A poll's first option fields ("Option 1" …; the page adds more, up to the most a poll has).
+    let pollOptions: [Label]
+    let pollDurations: [Duration]
+    let maxPollOptions = PollRules.optionCount.upperBound
+
+    struct Label: Sendable { let label: String }
+    struct Duration: Sendable {
+        let seconds: Int
+        let label: String
+        let selected: Bool
+    }
+
+    init(kind: PostKind, space: String, t: Localizer) {
+        self.kind = Choice(kind)
+        self.space = space
+        pollOptions = (1...4).map { Label(label: t("Option {number}", ["number": t.number($0)])) }
+        let hour = 3600
+        let day = 86_400
+        pollDurations = [
+            (300, t("5 minutes")), (1800, t("30 minutes")), (hour, t("1 hour")), (6 * hour, t("6 hours")),
+            (day, t("1 day")), (3 * day, t("3 days")), (7 * day, t("7 days")),
+        ].map { Duration(seconds: $0.0, label: $0.1, selected: $0.0 == day) }
+    }
 }
 
 /// `post.mustache`.

@@ -215,7 +215,7 @@ struct WebPages: FeatureRoutes {
     @Sendable func compose(_ request: Request, context: SignedInContext) async throws -> Response {
         let kind = request.uri.queryParameters.get("kind").flatMap(PostKind.init(rawValue:)) ?? .text
         let t = web.localizer(context.base)
-        let body = ComposePage(kind: Choice(kind), space: request.uri.queryParameters.get("space") ?? "")
+        let body = ComposePage(kind: kind, space: request.uri.queryParameters.get("space") ?? "", t: t)
         return try await web.page(
             "compose", title: t("New post"), nav: .compose, body, request: request, context: context.base)
     }

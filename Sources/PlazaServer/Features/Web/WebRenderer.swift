@@ -93,7 +93,7 @@ struct WebRenderer: Sendable {
     /// rules the API validates with: a template writes `maxlength="@post.title"`.
     static let fieldLengths: [String: Int] = [
         "post.title": PostRules.maxTitleLength, "post.body": PostRules.maxBodyLength,
-        "post.warning": PostRules.maxContentWarningLength,
+        "post.warning": PostRules.maxContentWarningLength, "poll.option": PollRules.maxOptionLength,
         "comment": PostRules.maxCommentLength, "price": PostRules.maxPriceLength,
         "place": PostRules.maxLocationNameLength, "activity.type": PostRules.maxActivityTypeLength,
         "activity.emoji": PostRules.maxEmojiLength, "url": Validate.maxURLLength,

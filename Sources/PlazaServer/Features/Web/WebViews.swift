@@ -121,9 +121,13 @@ struct PostView: Sendable {
     /// "Filtered: spoilers" when the reader's keyword filters put it behind a warning: the card
     /// shows it collapsed, to open.
     let filteredLabel: String?
+    let poll: PollView?
 
     init(_ post: Post, viewer: Int64?, t: Localizer) {
         id = post.id
+        poll = post.poll.map {
+            PollView($0, mine: viewer.map { String($0) == post.author.id } ?? false, signedIn: viewer != nil, t: t)
+        }
         filteredLabel =
             (post.filtered ?? []).isEmpty
             ? nil : t("Filtered: {phrase}", ["phrase": (post.filtered ?? []).map(\.phrase).joined(separator: ", ")])
@@ -192,6 +196,43 @@ struct PostView: Sendable {
 
     /// The first letter of a name, shown where there is no photo.
     static func initial(_ name: String) -> String { name.first.map { String($0).uppercased() } ?? "?" }
+}
+
+/// A post's poll: options to choose from while the reader may vote, else its results (once
+/// they voted, to its author, and once it ended) or its options alone.
+struct PollView: Sendable {
+    struct Option: Sendable {
+        let index: Int
+        let title: String
+        /// "42%" and the bar's width, once results show.
+        let percent: String?
+        let width: Int
+        let chosen: Bool
+    }
+    let id: String
+    let options: [Option]
+    /// Signed in, not its author, not voted yet, not ended: the options are a form.
+    let votable: Bool
+    /// Radio buttons for one choice, checkboxes for several.
+    let inputType: String
+    /// "12 people voted · ends 6 Dec, 14:00" or "· ended".
+    let summary: String
+
+    init(_ poll: Poll, mine: Bool, signedIn: Bool, t: Localizer) {
+        id = poll.id
+        votable = signedIn && !mine && !poll.viewer.voted && !poll.expired
+        inputType = poll.multiple ? "checkbox" : "radio"
+        let total = max(poll.votesCount ?? 0, 1)
+        options = poll.options.enumerated().map { index, option in
+            let share = option.votes.map { Int((Double($0) * 100 / Double(total)).rounded()) }
+            return Option(
+                index: index, title: option.title, percent: share.map { "\(t.number($0))%" }, width: share ?? 0,
+                chosen: poll.viewer.choices.contains(index))
+        }
+        let voters = t.plural(poll.votersCount, one: "{count} person voted", other: "{count} people voted")
+        let end = poll.expired ? t("ended") : t("ends {time}", ["time": t.dateTime(poll.expiresAt)])
+        summary = voters + " · " + end
+    }
 }
 
 /// A post's or a comment's author.

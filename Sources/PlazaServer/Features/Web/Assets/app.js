@@ -296,6 +296,21 @@ document.addEventListener('click', async (event) => {
   }
 });
 
+// A vote in a poll: the chosen options, then the page again with the results.
+document.addEventListener('submit', async (event) => {
+  const form = event.target.closest('form[data-poll]');
+  if (!form) return;
+  event.preventDefault();
+  const choices = [...form.querySelectorAll('input[name=choice]:checked')].map((box) => Number(box.value));
+  if (!choices.length) { toast(t('Choose an option first.')); return; }
+  await busy(form, async () => {
+    try {
+      await api('POST', `/api/v1/posts/${form.dataset.poll}/poll/votes`, { choices });
+      location.reload();
+    } catch (error) { toast(error.message); }
+  });
+});
+
 // Counts shown as a number beside a symbol, in the page's language, with what a screen reader reads.
 const numbers = new Intl.NumberFormat(lang);
 function setLikes(postId, likes, liked) {

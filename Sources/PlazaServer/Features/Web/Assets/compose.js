@@ -84,6 +84,19 @@ export default function ({ api, upload, busy, showError, t }) {
 
   tagSuggestions(form, api);
 
+  // A poll's options: one more field at a time, up to the most a poll has.
+  const pollOptions = form.querySelector('[data-poll-options]');
+  form.querySelector('[data-add-option]')?.addEventListener('click', (event) => {
+    const fields = pollOptions.querySelectorAll('label');
+    if (fields.length >= Number(pollOptions.dataset.max)) { event.currentTarget.hidden = true; return; }
+    const label = fields[fields.length - 1].cloneNode(true);
+    label.firstChild.textContent = `${t('Option {number}', { number: fields.length + 1 })} `;
+    label.querySelector('input').value = '';
+    pollOptions.append(label);
+    label.querySelector('input').focus();
+    if (fields.length + 1 >= Number(pollOptions.dataset.max)) event.currentTarget.hidden = true;
+  });
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const f = form.elements;
@@ -96,6 +109,10 @@ export default function ({ api, upload, busy, showError, t }) {
       post.location = { latitude: Number(f.latitude.value), longitude: Number(f.longitude.value), name: text('placeName') };
     }
     if (post.kind === 'link') post.link = { url: f.url.value.trim() };
+    const options = [...form.querySelectorAll('input[name=pollOption]')].map((field) => field.value.trim()).filter(Boolean);
+    if (post.kind !== 'photo' && options.length) {
+      post.poll = { options, multiple: f.pollMultiple.checked, expiresInSeconds: Number(f.pollDuration.value) };
+    }
     if (post.kind === 'activity') {
       post.activity = { type: f.activityType.value.trim(), emoji: text('emoji'), color: f.color.value, progress: Number(f.progress.value) };
     }
