@@ -132,12 +132,7 @@ struct PostView: Sendable {
             (post.filtered ?? []).isEmpty
             ? nil : t("Filtered: {phrase}", ["phrase": (post.filtered ?? []).map(\.phrase).joined(separator: ", ")])
         audience = Choice(post.audience)
-        audienceLabel =
-            switch post.audience {
-            case .public: nil
-            case .followers: t("Followers")
-            case .members: t("Members")
-            }
+        audienceLabel = Self.audienceLabel(post.audience, t: t)
         postPath = PublicLinks.paths.postPage(post.id)
         kind = post.kind.rawValue
         isPhoto = post.kind == .photo
@@ -185,6 +180,15 @@ struct PostView: Sendable {
             ?? (post.kind == .photo
                 ? t("Photo by {name}", ["name": post.author.displayName])
                 : t("Post by {name}", ["name": post.author.displayName]))
+    }
+
+    /// A badge for who may read a post, unless everyone may.
+    static func audienceLabel(_ audience: PostAudience, t: Localizer) -> String? {
+        switch audience {
+        case .public: nil
+        case .followers: t("Followers")
+        case .members: t("Members")
+        }
     }
 
     static func asks(_ post: Post) -> Bool {
