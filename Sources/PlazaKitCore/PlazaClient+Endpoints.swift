@@ -399,6 +399,11 @@ extension PlazaClient {
     public func boosters(of postID: String, page: PageOptions = .init()) async throws -> Page<User> {
         try await call("GET", "/posts/\(Self.segment(postID))/boosts", query: page.query)
     }
+    /// Votes in a post's poll with the options' indexes (one in a single-choice poll); the poll
+    /// with its results. 422 `already_voted`, `poll_expired` or `own_poll`.
+    public func vote(in postID: String, choices: [Int]) async throws -> Poll {
+        try await call("POST", "/posts/\(Self.segment(postID))/poll/votes", body: PollVoteRequest(choices: choices))
+    }
     /// The post as it reads now, then each version an edit replaced, newest first.
     public func history(of postID: String) async throws -> [PostVersion] {
         let page: Page<PostVersion> = try await call("GET", "/posts/\(Self.segment(postID))/history")

@@ -65,6 +65,15 @@ struct PlazaKitTests {
             #expect(try await bob.history(of: post.id).map(\.body) == ["Slurp #udon", "Slurp #Ramen"])
             try await bob.unfollowHashtag("ramen")
             #expect(try await bob.followedHashtags().isEmpty)
+            // A poll: made, voted in once, its results after the vote.
+            let asked = try await ana.createPost(
+                CreatePostRequest(
+                    kind: .text, body: "Lunch?",
+                    poll: PollInput(options: ["ramen", "udon"], multiple: false, expiresInSeconds: 600)))
+            #expect(try await bob.post(asked.id).poll?.options.map(\.votes) == [nil, nil])
+            let poll = try await bob.vote(in: asked.id, choices: [0])
+            #expect(poll.options.map(\.votes) == [1, 0] && poll.viewer.choices == [0])
+            await #expect(throws: PlazaClientError.self) { try await bob.vote(in: asked.id, choices: [1]) }
         }
     }
 

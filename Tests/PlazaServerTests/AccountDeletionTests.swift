@@ -294,7 +294,15 @@ struct AccountExportTests {
             let (ana, bob) = try await api.register("ana", "bob")
             let photo = try await api.uploaded(try MediaFixtures.jpegWithEXIF(), as: ana)
             let post = try await api.post(ana, CreatePostRequest(kind: .photo, body: "ramen <3", mediaIds: [photo.id]))
-            let bobPost = try await api.textPost(bob, "bob's")
+            let bobPost = try await api.post(
+                bob,
+                CreatePostRequest(
+                    kind: .text, body: "bob's",
+                    poll: PollInput(options: ["a", "b", "c"], multiple: true, expiresInSeconds: 600)))
+            #expect(
+                try await api.call(
+                    .post, "/posts/\(bobPost.id)/poll/votes", as: ana, json: PollVoteRequest(choices: [2, 0])
+                ).status == .ok)
             #expect(
                 try await api.call(
                     .post, "/posts/\(bobPost.id)/comments", as: ana, json: CreateCommentRequest(body: "nice")
@@ -325,6 +333,9 @@ struct AccountExportTests {
             #expect(try Self.json(files[root + "comments.json"]).arrayValue?.first?["body"]?.stringValue == "nice")
             #expect(try Self.json(files[root + "likes.json"]).arrayValue?.first?["postId"]?.stringValue == bobPost.id)
             #expect(try Self.json(files[root + "boosts.json"]).arrayValue?.first?["postId"]?.stringValue == bobPost.id)
+            let votes = try Self.json(files[root + "votes.json"]).arrayValue
+            #expect(votes?.first?["postId"]?.stringValue == bobPost.id)
+            #expect(votes?.first?["choices"] == .array([.number(0), .number(2)]))
             #expect(try Self.json(files[root + "hashtags.json"]).arrayValue?.first?["tag"]?.stringValue == "Ramen")
             #expect(
                 try Self.json(files[root + "follows.json"])["following"]?.arrayValue?.first?["username"]?.stringValue

@@ -45,6 +45,13 @@ struct AccountExport: Sendable {
         var boostedAt: Timestamp
     }
 
+    struct VoteEntry: Codable, Sendable {
+        var postId: String
+        /// The options chosen, by index.
+        var choices: [Int]
+        var votedAt: Timestamp
+    }
+
     struct TagEntry: Codable, Sendable {
         var tag: String
         var since: Timestamp
@@ -116,6 +123,7 @@ struct AccountExport: Sendable {
                 ("comments.json", try await comments(of: userID)),
                 ("likes.json", try await likes(of: userID)),
                 ("boosts.json", try await boosts(of: userID)),
+                ("votes.json", try await votes(of: userID)),
                 ("hashtags.json", try await followedTags(of: userID)),
                 ("follows.json", try await follows(of: userID)),
                 ("collections.json", try await allCollections(of: userID)),
@@ -224,6 +232,29 @@ struct AccountExport: Sendable {
                 postId: String(try $0.decode(column: "post_id", as: Int64.self)),
                 boostedAt: Timestamp(milliseconds: try $0.decode(column: "created_at", as: Int64.self)))
         }
+    }
+
+    /// Each poll voted in once, with every option chosen in it.
+    private func votes(of user: Int64) async throws -> [VoteEntry] {
+        let rows = try await db.read { db in
+            try await db.rows(
+                """
+                SELECT post_id, choice, created_at FROM poll_votes WHERE user_id = \(bind: user)
+                ORDER BY post_id, choice
+                """)
+        }
+        var entries: [VoteEntry] = []
+        for row in rows {
+            let post = String(try row.decode(column: "post_id", as: Int64.self))
+            let choice = try row.decode(column: "choice", as: Int.self)
+            let at = Timestamp(milliseconds: try row.decode(column: "created_at", as: Int64.self))
+            if entries.last?.postId == post {
+                entries[entries.count - 1].choices.append(choice)
+            } else {
+                entries.append(VoteEntry(postId: post, choices: [choice], votedAt: at))
+            }
+        }
+        return entries
     }
 
     private func followedTags(of user: Int64) async throws -> [TagEntry] {
@@ -361,6 +392,7 @@ struct AccountExport: Sendable {
         comments.json     every comment you wrote (postId: the post it is on)
         likes.json        the posts you liked
         boosts.json       the posts you boosted
+        votes.json        the polls you voted in, with your choices
         hashtags.json     the hashtags you follow
         follows.json      who you follow, and who follows you
         collections.json  your collections and what you saved in them
