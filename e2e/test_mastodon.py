@@ -228,7 +228,7 @@ def test_mastodon_py_filters_v2_warn_and_hide(server: PlazaServer):
 def test_mastodon_py_tags_reblogs_spoilers_and_edits(server: PlazaServer):
     """Step 22 through Mastodon.py: a spoiler and a sensitive flag, a tag's timeline and
     following it, a reblog in a follower's home with the post inside, edits with their history
-    and source, the author's reblog and the reader's update notifications."""
+    and source, the author's reblog and the reader's update notifications, a poll voted in."""
     for name in ("ana", "bea", "cy_d"):
         server.register(name)
     ana, bea, cyd = (signed_in_client(server, name) for name in ("ana", "bea", "cy_d"))
@@ -260,3 +260,12 @@ def test_mastodon_py_tags_reblogs_spoilers_and_edits(server: PlazaServer):
     bea.status_unreblog(toot.id)
     assert cyd.timeline_home() == []
     assert [t.name for t in bea.trending_tags()] == ["Ramen"]
+    # A poll, made and voted in through Mastodon.py as an app would.
+    asked = ana.status_post("Lunch?", poll=ana.make_poll(["ramen", "udon", "soba"], expires_in=600, multiple=True))
+    assert [o.title for o in asked.poll.options] == ["ramen", "udon", "soba"] and asked.poll.multiple is True
+    unseen = bea.poll(asked.poll.id)
+    assert unseen.voted is False and unseen.options[0].votes_count is None
+    voted = bea.poll_vote(asked.poll.id, [0, 2])
+    assert voted.voted is True and voted.own_votes == [0, 2]
+    assert [o.votes_count for o in voted.options] == [1, 0, 1] and voted.voters_count == 1
+    assert cyd.status(asked.id).poll.options[1].votes_count is None
