@@ -45,6 +45,19 @@ enum DemoCourses {
         // A request to the closed lab that its moderator (the demo account) has not answered.
         try await ask("thesis-lab", by: "marcus", world)
         try await questions(world)
+        try await reviewPoll(world)
+    }
+
+    /// A course's poll, still open, that three students voted in and the demo account may.
+    private static func reviewPoll(_ world: DemoWorld) async throws {
+        var draft = world.text(nil, "Which topic should Friday's review session cover?", in: ["cs101"])
+        draft.poll = PollRules.Draft(
+            options: ["Recursion", "Loops and ranges", "Lists and dictionaries", "Reading error messages"],
+            multiple: false, expiresInSeconds: 3 * 86_400)
+        let post = try await world.post("okafor", draft, daysAgo: 0.5)
+        for (student, choice) in [("emily", 0), ("marcus", 0), ("leo", 3)] {
+            _ = try await world.actions.posts.vote(in: post, by: world.id(student), choices: [choice])
+        }
     }
 
     private static func make(_ plan: SpacePlan, _ world: DemoWorld) async throws {
