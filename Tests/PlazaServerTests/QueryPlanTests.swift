@@ -15,6 +15,7 @@ struct QueryPlanTests {
     static let queries: [(String, SQLQueryString)] = [
         ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
         ("video queue", VideoStore.queueSQL(now: 1_000)),
+        ("ended polls to announce", PollStore.dueSQL(now: 1_000, limit: 20)),
         (
             "a person's activities of one type",
             PostStore.feedSQL(

@@ -108,12 +108,9 @@ package struct PollStore: Sendable {
     func announceEnded(now: Int64 = Timestamp.now.milliseconds, limit: Int = 20) async throws -> Int {
         let ids = ids
         return try await events.write { db in
-            let due = try await db.rows(
-                """
-                SELECT post_id FROM polls WHERE NOT announced AND expires_at <= \(bind: now)
-                ORDER BY expires_at LIMIT \(bind: limit)
-                """
-            ).map { try $0.decode(column: "post_id", as: Int64.self) }
+            let due = try await db.rows(Self.dueSQL(now: now, limit: limit)).map {
+                try $0.decode(column: "post_id", as: Int64.self)
+            }
             guard !due.isEmpty else { return 0 }
             // The posts first, in order (a post's deletion locks it before anything else).
             let authors = try await db.rows(
@@ -144,6 +141,14 @@ package struct PollStore: Sendable {
             try await NotificationStore.notify(notices, ids: ids, on: db)
             return claimed.count
         }
+    }
+
+    /// The polls that ended by `now` and were not announced, soonest ended first (`polls_due`).
+    static func dueSQL(now: Int64, limit: Int) -> SQLQueryString {
+        """
+        SELECT post_id FROM polls WHERE NOT announced AND expires_at <= \(bind: now)
+        ORDER BY expires_at LIMIT \(bind: limit)
+        """
     }
 
     // MARK: storage
