@@ -97,10 +97,19 @@ public struct KeywordFilters: Sendable {
         Page(items: apply(to: page.items), nextCursor: page.nextCursor)
     }
 
-    /// `comments` without those a filter hides (a comment has no warning to carry).
+    /// `comments` without those a filter hides, each warned one with `filtered` set.
     public func apply(to comments: [Comment]) -> [Comment] {
         guard !compiled.isEmpty else { return comments }
-        return comments.filter { verdict(for: $0) != .hide }
+        return comments.compactMap { comment in
+            switch verdict(for: comment) {
+            case nil: return comment
+            case .hide: return nil
+            case .warn(let filters):
+                var comment = comment
+                comment.filtered = filters.map(\.match)
+                return comment
+            }
+        }
     }
 
     /// Whether `phrase` matches `text`, both folded here (the matcher's rule on its own).

@@ -329,6 +329,7 @@ extension Comment: JSONWritable {
             w.field("author", author)
             w.field("body", body)
             w.field("createdAt", createdAt)
+            w.fieldIfPresent("filtered", filtered)
         }
     }
 }

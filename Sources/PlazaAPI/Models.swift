@@ -414,7 +414,13 @@ public struct Comment: Codable, Sendable, Hashable {
     public var author: UserSummary
     public var body: String
     public var createdAt: Timestamp
-    public init(id: String, postId: String, author: UserSummary, body: String, createdAt: Timestamp) {
+    /// The viewer's keyword filters for threads that put this comment behind a warning; absent when none did.
+    public var filtered: [FilterMatch]?
+    public init(
+        id: String, postId: String, author: UserSummary, body: String, createdAt: Timestamp,
+        filtered: [FilterMatch]? = nil
+    ) {
+        self.filtered = filtered
         self.id = id
         self.postId = postId
         self.author = author

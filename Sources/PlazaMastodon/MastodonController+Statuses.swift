@@ -173,6 +173,7 @@ extension MastodonController {
         let mediaIDs = params.strings("media_ids")
         let created: Int64
         if let reply = try params.id("in_reply_to_id") {
+            guard try Self.poll(params) == nil else { throw MastodonError.validation("A reply cannot carry a poll") }
             // Comments carry no warning of their own: it goes before the text.
             if let spoiler { text = spoiler + "\n\n" + text }
             let body = try Validate.requiredText(text, field: "status", max: PostRules.maxCommentLength)

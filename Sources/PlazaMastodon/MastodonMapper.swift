@@ -198,7 +198,8 @@ struct MastodonMapper: Sendable {
             mentions: [],
             tags: Hashtag.tags(in: comment.body).map { tag($0.name) },
             favouritesCount: 0, repliesCount: 0, inReplyToId: post.id, inReplyToAccountId: post.author.id, card: nil,
-            language: nil, text: nil, editedAt: nil, favourited: false, bookmarked: false)
+            language: nil, text: nil, editedAt: nil, favourited: false, bookmarked: false,
+            filtered: (comment.filtered ?? []).map(filterResult))
     }
 
     // MARK: text to HTML

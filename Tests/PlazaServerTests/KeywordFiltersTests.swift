@@ -169,6 +169,17 @@ struct KeywordFiltersTests {
             #expect(comments.items.map(\.body) == ["Loved it", "ok"])
             #expect(
                 try await api.page("/posts/\(post.id)/comments", as: bob, of: PlazaAPI.Comment.self).items.count == 3)
+            // A warning folds the comment instead, in the API, the web page and Mastodon's context.
+            _ = try await Self.add(api, ana, "loved", contexts: ["thread"], action: "warn")
+            let warned = try await api.page("/posts/\(post.id)/comments", as: ana, of: PlazaAPI.Comment.self).items
+            #expect(warned.map(\.body) == ["Loved it", "ok"])
+            #expect(warned.map { $0.filtered?.map(\.phrase) } == [["loved"], nil])
+            let web = try await api.page(.get, "/p/\(post.id)", cookie: ana.cookie).text
+            #expect(web.contains(#"<details class="filtered"><summary>Filtered: loved</summary>"#))
+            let token = try await api.mastodonToken(ana)
+            let context = try await api.mastodon(.get, "/api/v1/statuses/\(post.id)/context", token: token).json()
+            let descendants = context["descendants"]?.array ?? []
+            #expect(descendants.map { $0["filtered"]?.array.count ?? -1 } == [1, 0])
             // Search is public.
             #expect(try await api.page("/search/posts?q=butler", as: ana, of: Post.self).items.isEmpty)
             #expect(try await api.page("/search/posts?q=butler", as: bob, of: Post.self).items.count == 1)

@@ -100,6 +100,8 @@ struct AccountDeletion: Sendable {
         guard try await deletePosts(of: user, stillDue: stillDue, logger: logger) else { return false }
         try await deleteComments(of: user)
         try await deleteLikes(of: user)
+        while try await db.write({ db in try await PollStore.withdrawVotes(of: user, limit: Self.batch, on: db) }) > 0 {
+        }
         try await handOverSpaces(of: user)
         try await handOverPreviewImages(of: user)
         guard let media = try await deleteAccount(user, stillDue: stillDue, now: now) else { return false }

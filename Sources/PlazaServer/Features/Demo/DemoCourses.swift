@@ -53,7 +53,7 @@ enum DemoCourses {
         var draft = world.text(nil, "Which topic should Friday's review session cover?", in: ["cs101"])
         draft.poll = PollRules.Draft(
             options: ["Recursion", "Loops and ranges", "Lists and dictionaries", "Reading error messages"],
-            multiple: false, expiresInSeconds: 3 * 86_400)
+            multiple: false, expiresInSeconds: 7 * 86_400)
         let post = try await world.post("okafor", draft, daysAgo: 0.5)
         for (student, choice) in [("emily", 0), ("marcus", 0), ("leo", 3)] {
             _ = try await world.actions.posts.vote(in: post, by: world.id(student), choices: [choice])

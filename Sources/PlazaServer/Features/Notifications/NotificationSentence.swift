@@ -7,11 +7,7 @@ extension PlazaAPI.Notification {
     func sentence(_ t: Localizer) -> String {
         switch kind {
         case .like, .boost, .edited, .comment, .reply: postSentence(t)
-        // The author's own notice has no vote of theirs; a voter's has.
-        case .poll:
-            post?.poll?.viewer.voted == true
-                ? t("A poll by {name} that you voted in has ended", ["name": actorName])
-                : t("Your poll has ended")
+        case .poll: t("A poll you made or voted in has ended")
         case .follow, .mention, .followRequest, .reportResolved, .recommendation: personSentence(t)
         }
     }

@@ -216,9 +216,15 @@ extension OpenAPIDocument {
                     "type": string(), "emoji": nullable(string()), "color": nullable(string()),
                     "progress": integer(minimum: 0, maximum: 100), "completedAt": nullable(timestamp),
                 ]),
-                "Comment": object([
-                    "id": id, "postId": id, "author": ref("UserSummary"), "body": string(), "createdAt": timestamp,
-                ]),
+                "Comment": object(
+                    [
+                        "id": id, "postId": id, "author": ref("UserSummary"), "body": string(),
+                        "createdAt": timestamp,
+                        "filtered": array(ref("FilterMatch")).with(
+                            description:
+                                "The viewer's keyword filters that put this comment behind a warning; absent when none"
+                        ),
+                    ], required: ["id", "postId", "author", "body", "createdAt"]),
                 "LikeState": object(["liked": boolean, "likes": integer]),
                 "Session": object([
                     "id": id, "createdAt": timestamp, "lastUsedAt": timestamp, "expiresAt": timestamp,

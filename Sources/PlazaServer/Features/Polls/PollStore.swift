@@ -7,8 +7,9 @@ import SQLKit
 /// a vote adds to `polls.tallies` and `voters_count` under the poll row's lock, so reading a
 /// poll is a column of the post's row (`PollColumn`) and never counts votes.
 ///
-/// Locks, on PostgreSQL: the post's row first (shared, as its deletion takes it exclusively),
-/// then the poll's, then the people notified — the order post deletion and edits keep too.
+/// Locks, on PostgreSQL: the post's row first (shared here; its deletion and edits take it
+/// exclusively), then the poll's, then the people notified — the order edits keep too, and post
+/// deletion (post, people, then the poll with the post) is kept apart by the post's lock.
 package struct PollStore: Sendable {
     let db: Database
     let ids: IDGenerator
@@ -30,16 +31,29 @@ package struct PollStore: Sendable {
             """)
     }
 
-    /// An edit's change to post `post`'s poll `current`: a poll asking the same keeps its votes
-    /// and takes the new end; another one replaces it, votes and all; `.clear` removes it.
+    /// Post `post`'s poll as stored, locked for an edit (after the post's row, before anyone
+    /// an edit notifies: the order votes and `announceEnded` keep); nil when it has none.
+    static func locked(post: Int64, on db: Connection) async throws -> Stored? {
+        try await db.first(
+            """
+            SELECT options, tallies, multiple, expires_at, voters_count FROM polls WHERE post_id = \(bind: post)\
+            \(db.dialect.rowLock(.update) ?? "")
+            """
+        ).map(Stored.init(row:))
+    }
+
+    /// An edit's change to post `post`'s poll `current` (`locked`): a poll asking the same keeps
+    /// its votes and takes the new end while it is open (an ended one stays ended: its results
+    /// are out); another one replaces it, votes and all; `.clear` removes it.
     static func replace(
-        post: Int64, current: Poll?, with update: FieldUpdate<PollRules.Draft>, now: Int64, on db: Connection
+        post: Int64, current: Stored?, with update: FieldUpdate<PollRules.Draft>, now: Int64, on db: Connection
     ) async throws {
         switch update {
         case .keep: return
         case .clear: try await db.exec("DELETE FROM polls WHERE post_id = \(bind: post)")
         case .set(let draft):
-            if let current, draft.asks(like: current) {
+            if let current, draft.options == current.options, draft.multiple == current.multiple {
+                guard current.expiresAt > now else { return }
                 try await db.exec(
                     """
                     UPDATE polls SET expires_at = \(bind: now + Int64(draft.expiresInSeconds) * 1000), announced = FALSE
@@ -54,8 +68,8 @@ package struct PollStore: Sendable {
 
     /// `voter` chooses options `choices` (indexes) in post `post`'s poll, and sees the poll as it
     /// is now. 404 for a post they may not read or one with no poll; 422 when it ended
-    /// (`poll_expired`), when they voted already (`already_voted`: a single-choice poll takes one
-    /// vote, a multiple-choice one each option once) and for their own poll (`own_poll`).
+    /// (`poll_expired`), when they voted already (`already_voted`: one vote, of one option or, in
+    /// a multiple-choice poll, of several, each once) and for their own poll (`own_poll`).
     package func vote(post: Int64, by voter: Int64, choices: [Int], now: Int64 = Timestamp.now.milliseconds)
         async throws -> Poll
     {
@@ -81,9 +95,8 @@ package struct PollStore: Sendable {
             let before = try await db.rows(
                 "SELECT choice FROM poll_votes WHERE post_id = \(bind: post) AND user_id = \(bind: voter)"
             ).map { try $0.decode(column: "choice", as: Int.self) }
-            guard before.isEmpty || (state.multiple && Set(before).isDisjoint(with: chosen)) else {
-                throw Self.alreadyVoted
-            }
+            // One vote, with one choice or several: a second one would be cast knowing the counts.
+            guard before.isEmpty else { throw Self.alreadyVoted }
             for choice in chosen {
                 try await db.exec(
                     """
@@ -92,13 +105,13 @@ package struct PollStore: Sendable {
                     """)
                 state.tallies[choice] += 1
             }
-            if before.isEmpty { state.voters += 1 }
+            state.voters += 1
             try await db.exec(
                 """
                 UPDATE polls SET tallies = \(bind: Self.tallies(state.tallies)), voters_count = \(bind: state.voters)
                 WHERE post_id = \(bind: post)
                 """)
-            return state.poll(id: post, choices: (before + chosen).sorted(), resultsShown: true, now: now)
+            return state.poll(id: post, choices: chosen, resultsShown: true, now: now)
         }
     }
 
@@ -149,6 +162,36 @@ package struct PollStore: Sendable {
         SELECT post_id FROM polls WHERE NOT announced AND expires_at <= \(bind: now)
         ORDER BY expires_at LIMIT \(bind: limit)
         """
+    }
+
+    /// Takes up to `limit` of `user`'s votes out of their polls' counts and deletes them (their
+    /// account goes); how many polls. Each post, then its poll, locked in id order.
+    static func withdrawVotes(of user: Int64, limit: Int, on db: Connection) async throws -> Int {
+        let polls = try await db.rows(
+            """
+            SELECT DISTINCT post_id FROM poll_votes WHERE user_id = \(bind: user) ORDER BY post_id LIMIT \(bind: limit)
+            """
+        ).map { try $0.decode(column: "post_id", as: Int64.self) }
+        guard !polls.isEmpty else { return 0 }
+        if let lock = db.dialect.rowLock(.keyShare) {
+            try await db.exec("SELECT id FROM posts WHERE id IN (\(binds: polls)) ORDER BY id\(lock)")
+        }
+        for post in polls {
+            guard var state = try await locked(post: post, on: db) else { continue }
+            let choices = try await db.rows(
+                "DELETE FROM poll_votes WHERE post_id = \(bind: post) AND user_id = \(bind: user) RETURNING choice"
+            ).map { try $0.decode(column: "choice", as: Int.self) }
+            guard !choices.isEmpty else { continue }
+            for choice in choices where state.tallies.indices.contains(choice) {
+                state.tallies[choice] = max(0, state.tallies[choice] - 1)
+            }
+            try await db.exec(
+                """
+                UPDATE polls SET tallies = \(bind: tallies(state.tallies)), voters_count = \(bind: max(0, state.voters - 1))
+                WHERE post_id = \(bind: post)
+                """)
+        }
+        return polls.count
     }
 
     // MARK: storage

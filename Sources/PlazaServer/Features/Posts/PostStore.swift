@@ -271,6 +271,11 @@ package struct PostStore: Sendable {
         let ids = ids
         let current = record.post
         try await events.write { db in
+            // The post, then its poll, before any person an edit notifies (the order votes keep).
+            if let lock = db.dialect.rowLock(.noKeyUpdate) {
+                try await db.exec("SELECT id FROM posts WHERE id = \(bind: id)\(lock)")
+            }
+            let poll = changes.poll.isKeep ? nil : try await PollStore.locked(post: id, on: db)
             // The spaces it will be in decide the audience it may have.
             let slugs = changes.spaces ?? current.spaces.map { $0.slug.lowercased() }
             let placement = try await SpaceStore.resolveForPosting(
@@ -281,7 +286,7 @@ package struct PostStore: Sendable {
                 try await PostHistory.notifyReaders(of: id, author: record.authorID, ids: ids, on: db)
             }
             try await PollStore.replace(
-                post: id, current: current.poll, with: changes.poll, now: Timestamp.now.milliseconds, on: db)
+                post: id, current: poll, with: changes.poll, now: Timestamp.now.milliseconds, on: db)
             try await db.exec(
                 "UPDATE posts SET \(assignments), audience = \(bind: audience.rawValue) WHERE id = \(bind: id)")
             if changes.spaces != nil {

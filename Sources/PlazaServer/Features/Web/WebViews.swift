@@ -226,7 +226,8 @@ struct PollView: Sendable {
         id = poll.id
         votable = signedIn && !mine && !poll.viewer.voted && !poll.expired
         inputType = poll.multiple ? "checkbox" : "radio"
-        let total = max(poll.votesCount ?? 0, 1)
+        // Of the voters in a multiple-choice poll (each may choose several), as Mastodon shows it.
+        let total = max(poll.multiple ? poll.votersCount : poll.votesCount ?? 0, 1)
         options = poll.options.enumerated().map { index, option in
             let share = option.votes.map { Int((Double($0) * 100 / Double(total)).rounded()) }
             return Option(
@@ -328,9 +329,14 @@ struct CommentView: Sendable {
     let reportComment: ReportFormView?
     /// Delete or report: the comment's menu.
     let hasMenu: Bool
+    /// "Filtered: spoilers": the reader's keyword filters fold it behind a warning, to open.
+    let filteredLabel: String?
 
     init(_ comment: Comment, viewer: Int64?, postAuthor: String?, t: Localizer) {
         id = comment.id
+        filteredLabel =
+            (comment.filtered ?? []).isEmpty
+            ? nil : t("Filtered: {phrase}", ["phrase": (comment.filtered ?? []).map(\.phrase).joined(separator: ", ")])
         author = AuthorView(comment.author, t: t)
         body = comment.body
         bodyHTML = PostTextHTML.render(comment.body, links: .paths)
