@@ -29,13 +29,13 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import report, scenarios, servers, shapes, wrk  # noqa: E402
+from benchlib import report, scenarios, servers, shapes, social, wrk  # noqa: E402
 from benchlib.dataset import Dataset, Sizes  # noqa: E402
-from benchlib.seed import PlazaSeeder, PocketBaseSeeder  # noqa: E402
+from benchlib.seed import PlazaSeeder, PocketBaseSeeder, Seeded  # noqa: E402
 
 RESULTS = servers.BENCH_DIR / "results"
 SCENARIO_KEYS = ["feed_global", "feed_deep", "feed_home", "post_detail", "comments", "search",
-                 "create_post", "create_comment", "like", "login"]
+                 "create_post", "create_comment", "like", "login", *social.KEYS]
 GROWTH_KEYS = ["feed_global", "feed_home", "search"]
 
 
@@ -48,6 +48,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--comments", type=int, default=25_000)
     d.add_argument("--seed", type=int, default=42, help="dataset RNG seed")
     d.add_argument("--search-rank", type=int, default=20, help="Zipf rank of the word the search scenario looks for")
+    d.add_argument("--tagged-posts", type=int, default=10_000,
+                   help="social scenarios: posts with 1-3 hashtags added before them")
+    d.add_argument("--tag-follows", type=int, default=3, help="social scenarios: tags each user follows")
+    d.add_argument("--boosts", type=int, default=5, help="social scenarios: posts each user boosts")
     w = ap.add_argument_group("load")
     w.add_argument("--duration", type=int, default=15, help="seconds per measured run")
     w.add_argument("--warmup", type=int, default=3, help="seconds of warm-up before each run (0: none)")
@@ -102,6 +106,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         ap.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
     if a.comments > 0 and a.posts < 1:
         ap.error("comments need posts")
+    if a.tagged_posts < 1 and a.only & set(social.KEYS):
+        ap.error("the social scenarios need --tagged-posts")
     if a.shape_scale <= 0:
         ap.error("--shape-scale must be positive")
     return a
@@ -316,6 +322,10 @@ class Bench:
         for sc in scs:
             print(f"==> {sc.title}", flush=True)
             results.append(self.run_scenario(sc, plaza, pb, (pg, pg_sides[sc.key]) if pg is not None else None))
+        social_keys = {k for k in social.KEYS if not a.only or k in a.only}
+        if social_keys and a.tagged_posts > 0:
+            results += self.social_scenarios(ds, social_keys, (plaza, pls.seeded), (pb, pbs.seeded),
+                                             (pg, pgs.seeded) if pg is not None and pgs is not None else None)
 
         meta = self.meta(ds, pb_bin)
         lines = report.header("Plaza vs PocketBase", meta, self.settings_lines())
@@ -328,6 +338,42 @@ class Bench:
         lines += report.seeding_section([pls.seeded, pbs.seeded] + ([pgs.seeded] if pgs else []), idle)
         lines += self.method_notes()
         return "\n".join(lines)
+
+    def social_scenarios(self, ds: Dataset, keys: set[str], plaza: tuple[servers.Plaza, Seeded],
+                         pb: tuple[servers.PocketBase, Seeded],
+                         pg: tuple[servers.Plaza, Seeded] | None) -> list[report.ScenarioResult]:
+        """Step 22's scenarios (benchlib/social.py), after the others, so those read the data they
+        always did: tagged posts, followed tags, boosts and polls are added to each system first."""
+        a = self.args
+        runs = a.rounds * (1 + max(0, a.retry_busy))  # at most, each after a warm-up
+        polls = social.Social.polls_needed(a.users, a.warmup + a.duration, runs) if "poll_vote" in keys else 1
+        soc = social.Social(ds, social.Sizes(a.tagged_posts, a.tag_follows, a.boosts, polls))
+        print(f"==> Social set-up: {a.tagged_posts:,} tagged posts, {a.tag_follows} followed tags and {a.boosts} boosts "
+              f"a user, {polls:,} poll{'s' if polls != 1 else ''}", flush=True)
+        every_core = f"0-{(os.cpu_count() or 1) - 1}"
+        systems = [plaza[0], pb[0]] + ([pg[0]] if pg else [])
+        for server in systems:
+            self.pin(server, every_core)  # loading may use every core
+        pb_loaded = social.load_pocketbase(pb[0], pb[1], soc)
+        loaded = [social.load_plaza(server, seeded, soc, processes=a.loader_processes, threads=a.loader_threads)
+                  for server, seeded in [plaza] + ([pg] if pg else [])]
+        if pg:
+            subprocess.run(["psql", a.postgres, "-qc", "ANALYZE"], check=True, capture_output=True, timeout=600)
+        time.sleep(2)
+        for server in systems:
+            self.pin(server)
+        scs = social.build(soc, plaza[1], loaded[0], pb[1], pb_loaded, plaza[0].base, pb[0].base,
+                           self.tmp / "requests_social", threads=a.threads, connections=a.connections, only=keys)
+        pg_sides: dict[str, scenarios.Side] = {}
+        if pg:  # the same requests, with its own ids and tokens
+            pg_sides = {sc.key: sc.plaza for sc in social.build(
+                soc, pg[1], loaded[1], pb[1], pb_loaded, pg[0].base, pb[0].base, self.tmp / "requests_social_pg",
+                threads=a.threads, connections=a.connections, only=keys)}
+        results = []
+        for sc in scs:
+            print(f"==> {sc.title}", flush=True)
+            results.append(self.run_scenario(sc, plaza[0], pb[0], (pg[0], pg_sides[sc.key]) if pg else None))
+        return results
 
     # ---- push --------------------------------------------------------------------------------
     def push_cost(self) -> str:
