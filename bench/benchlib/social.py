@@ -16,7 +16,7 @@ import requests
 from .bulk import Loader, check
 from .dataset import Dataset, Post
 from .scenarios import LikeCounter, Line, Scenario, Side, _body, _q, _rotate
-from .seed import PocketBaseSeeder, Seeded, pb_id
+from .seed import Phase, PocketBaseSeeder, Seeded, pb_id
 from .servers import Plaza, PocketBase
 
 KEYS = ["tag_timeline", "feed_home_tags", "boost", "poll_vote"]
@@ -30,6 +30,7 @@ TIMELINE_TAGS = 5  # the tag timeline reads the most used tags,
 TIMELINE_PAGES = 4  # each its first page and the next ones by cursor
 HOME_READERS = 200  # the home-feed scenario reads every 5th user's home (at 1,000 users),
 HOME_PAGES = 3  # its first pages
+TURNS = 10  # Plaza gets the tagged posts and the boosts in turns, so a home's first pages mix them
 POLL_OPTIONS = ["a", "b", "c"]
 BOOST_LAG = 64  # social.lua (LAG) undoes a boost 64 boosts later, in the same wrk thread
 VOTE_RATE_BOUND = 5000  # votes/s no run will reach: how many polls the voters need
@@ -71,17 +72,18 @@ class Social:
         body = self.ds.text(rng, 15, 60).capitalize() + ". " + " ".join("#" + self.tags[t] for t in tags)
         return Post(self.ds.sizes.posts + i, author, title, body), tags
 
-    def tagged_posts(self):
-        for i in range(self.sizes.tagged_posts):
+    def tagged_posts(self, start: int = 0, stop: int | None = None):
+        for i in range(start, self.sizes.tagged_posts if stop is None else stop):
             yield self.tagged_post(i)
 
     def followed_tags(self, user: int) -> list[int]:
         rng = random.Random(f"{self.ds.seed}:tag-follows:{user}")
         return rng.sample(range(len(self.tags)), min(self.sizes.tag_follows, len(self.tags)))
 
-    def boost_order(self, n_posts: int) -> list[int]:
-        """A fixed shuffle of the posts; social.lua's boost pairs index into it."""
-        order = list(range(n_posts))
+    def boost_order(self) -> list[int]:
+        """A fixed shuffle of the dataset's posts (not the tagged ones, so boosts and tagged posts
+        can be loaded in turns); social.lua's boost pairs index into it."""
+        order = list(range(self.ds.sizes.posts))
         random.Random(f"{self.ds.seed}:boosts").shuffle(order)
         return order
 
@@ -110,37 +112,44 @@ class Loaded:
     poll_unavailable: str | None = None  # why this system has no polls to vote on
 
 
-def _phase(seeded: Seeded, name: str, count: int, t0: float) -> None:
-    seeded.phase(name, count, t0)
-    ph = seeded.phases[-1]
+def _phase(seeded: Seeded, ph: Phase) -> None:
+    seeded.phases.append(ph)
     print(f"    {seeded.system}: {ph.name}: {ph.count:,} in {ph.seconds:.1f}s ({ph.rate:,.0f}/s)", flush=True)
 
 
 def load_plaza(server: Plaza, seeded: Seeded, social: Social, *, processes: int, threads: int) -> Loaded:
     """Through the API, one request a record: followed tags first (a tagged post then enters its
-    followers' homes as it is written, as it would), the tagged posts, the boosts (into the
-    boosters' followers' homes), then the polls by an account of their own that does not vote."""
+    followers' homes as it is written, as it would), then in TURNS turns a share of the tagged
+    posts and a share of the boosts (each into the boosters' followers' homes), then the polls by
+    an account of their own that does not vote."""
     ds = social.ds
-    out = Loaded(tag_ids=list(social.tags))
+    out = Loaded(tag_ids=list(social.tags), boost_order=social.boost_order())
+    tok = seeded.tokens
     with Loader(server.port, processes=processes, threads=threads) as load:
-        def timed(name: str, reqs: list, pick=None) -> list:
+        def timed(name: str, reqs: list, pick=None) -> tuple[list, float]:
             t0 = time.monotonic()
             results = load(reqs, pick=pick)
             check(f"{seeded.system} {name}", results)
-            _phase(seeded, name, len(results), t0)
-            return results
+            return results, time.monotonic() - t0
 
-        tok = seeded.tokens
-        timed("follow tags", [("PUT", f"/api/v1/hashtags/{social.tags[t]}/follow", tok[u], None)
-                              for u in range(ds.sizes.users) for t in social.followed_tags(u)])
-        start = len(seeded.post_ids)
-        results = timed("tagged posts", [("POST", "/api/v1/posts", tok[p.author], {"kind": "text", "title": p.title, "body": p.body})
-                                         for p, _ in social.tagged_posts()], pick=("id",))
-        assert start == ds.sizes.posts
-        seeded.post_ids.extend(r.value for r in results)
-        out.boost_order = social.boost_order(len(seeded.post_ids))
-        pairs = [social.boost_pair(k, out.boost_order) for k in range(social.setup_boosts)]
-        timed("boosts", [("PUT", f"/api/v1/posts/{seeded.post_ids[p]}/boost", tok[u], None) for u, p in pairs])
+        results, secs = timed("follow tags", [("PUT", f"/api/v1/hashtags/{social.tags[t]}/follow", tok[u], None)
+                                              for u in range(ds.sizes.users) for t in social.followed_tags(u)])
+        _phase(seeded, Phase("follow tags", len(results), secs))
+        assert len(seeded.post_ids) == ds.sizes.posts
+        spent = {"tagged posts": 0.0, "boosts": 0.0}
+        n_posts, n_boosts = social.sizes.tagged_posts, social.setup_boosts
+        for turn in range(TURNS):
+            results, secs = timed("tagged posts", [
+                ("POST", "/api/v1/posts", tok[p.author], {"kind": "text", "title": p.title, "body": p.body})
+                for p, _ in social.tagged_posts(n_posts * turn // TURNS, n_posts * (turn + 1) // TURNS)], pick=("id",))
+            seeded.post_ids.extend(r.value for r in results)
+            spent["tagged posts"] += secs
+            pairs = [social.boost_pair(k, out.boost_order)
+                     for k in range(n_boosts * turn // TURNS, n_boosts * (turn + 1) // TURNS)]
+            _, secs = timed("boosts", [("PUT", f"/api/v1/posts/{seeded.post_ids[p]}/boost", tok[u], None) for u, p in pairs])
+            spent["boosts"] += secs
+        _phase(seeded, Phase("tagged posts", n_posts, spent["tagged posts"]))
+        _phase(seeded, Phase("boosts", n_boosts, spent["boosts"]))
 
         r = requests.post(server.base + "/api/v1/auth/register", timeout=60,
                           json={"username": "bench_pollster", "email": "bench_pollster@bench.example.com",
@@ -148,7 +157,6 @@ def load_plaza(server: Plaza, seeded: Seeded, social: Social, *, processes: int,
         r.raise_for_status()
         pollster = "Bearer " + r.json()["token"]
         t0 = time.monotonic()
-        out.poll_ids = []
         for j in range(social.sizes.polls):
             r = requests.post(server.base + "/api/v1/posts", headers={"Authorization": pollster}, timeout=60, json={
                 "kind": "text", "body": social.poll_body(j),
@@ -160,7 +168,7 @@ def load_plaza(server: Plaza, seeded: Seeded, social: Social, *, processes: int,
                 break
             out.poll_ids.append(r.json()["id"])
         else:
-            _phase(seeded, "polls", len(out.poll_ids), t0)
+            _phase(seeded, Phase("polls", len(out.poll_ids), time.monotonic() - t0))
     return out
 
 
@@ -178,7 +186,7 @@ def load_pocketbase(server: PocketBase, seeded: Seeded, social: Social) -> Loade
 
 def _load_pocketbase(seeder: PocketBaseSeeder, social: Social) -> Loaded:
     seeded, ds = seeder.seeded, social.ds
-    out = Loaded(tag_ids=[pb_id("t", t) for t in range(len(social.tags))])
+    out = Loaded(tag_ids=[pb_id("t", t) for t in range(len(social.tags))], boost_order=social.boost_order())
     uid = seeded.user_ids
     seeder._batched("tags", (("tags", {"id": out.tag_ids[t], "name": name}) for t, name in enumerate(social.tags)))
     seeder._batched("tagged posts", (
@@ -186,7 +194,6 @@ def _load_pocketbase(seeder: PocketBaseSeeder, social: Social) -> Loaded:
                    "tags": [out.tag_ids[t] for t in tags]})
         for p, tags in social.tagged_posts()))
     seeded.post_ids.extend(pb_id("p", ds.sizes.posts + i) for i in range(social.sizes.tagged_posts))
-    out.boost_order = social.boost_order(len(seeded.post_ids))
     pid = seeded.post_ids
 
     def boosts():
@@ -319,9 +326,10 @@ def build(social: Social, plaza: Seeded, plaza_loaded: Loaded, pb: Seeded, pb_lo
                                   "GET /api/collections/boosts/records?filter=(user = 'F1' || … || user = 'F20')"
                                   "&sort=-created&perPage=20&skipTotal=1&expand=post.author", expect_items=True)))
         sc.notes.append(f"Each user follows {ds.sizes.follows} people and {social.sizes.tag_follows} tags (followed "
-                        f"before the tagged posts were written) and boosted {social.sizes.boosts} posts, so a home holds "
-                        "the posts of the people followed, the posts of the tags followed and the posts the people "
-                        "followed boosted (at the boost's time). Plaza's home has them in one list; PocketBase's "
+                        f"before the tagged posts were written) and boosted {social.sizes.boosts} posts (in {TURNS} turns "
+                        "with the tagged posts), so a home holds the posts of the people followed, the posts of the "
+                        "tags followed and the posts the people followed boosted (at the boost's time). Plaza's "
+                        "home has them in one list; PocketBase's "
                         "posts filter names the people and tags (the client must know them), and its boosts "
                         "are a second list the client merges (the extra row, first pages only).")
         out.append(sc)
