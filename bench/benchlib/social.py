@@ -22,7 +22,7 @@ from .servers import Plaza, PocketBase
 KEYS = ["tag_timeline", "feed_home_tags", "boost", "poll_vote"]
 
 # Real words, none of them one of the dataset's made-up words; weighted 1/rank, so #ramen is the
-# most used tag (in ~1 in 6 tagged posts' tags).
+# most used tag (in 46% of the tagged posts, #coffee in 26%, #gardening, the 5th, in 11%).
 TAG_NAMES = ["ramen", "coffee", "hiking", "jazz", "gardening", "baking", "chess", "photography", "cycling",
              "books", "sunset", "pottery", "running", "birds", "astronomy", "knitting", "climbing", "vinyl",
              "sushi", "tea"]
