@@ -49,7 +49,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--seed", type=int, default=42, help="dataset RNG seed")
     d.add_argument("--search-rank", type=int, default=20, help="Zipf rank of the word the search scenario looks for")
     d.add_argument("--tagged-posts", type=int, default=10_000,
-                   help="social scenarios: posts with 1-3 hashtags added before them")
+                   help="social scenarios: posts with 1-3 hashtags, loaded once the other scenarios ran")
     d.add_argument("--tag-follows", type=int, default=3, help="social scenarios: tags each user follows")
     d.add_argument("--boosts", type=int, default=5, help="social scenarios: posts each user boosts")
     w = ap.add_argument_group("load")
