@@ -96,6 +96,9 @@ struct DatabaseRobustnessTests {
     func aPreparedStatementOutlivesASchemaChange() async throws {
         let config = try await TestDatabase.config()
         let db = try await Database.open(config.database, logger: Logger(label: "test"))
+        // The suite's other tests may have used up the process's names (`limit`): past them a
+        // statement runs unnamed, which never goes stale.
+        PreparedStatements.shared.forgetAll()
         try await db.withRunning { db in
             try await db.read { conn in
                 try await conn.exec("CREATE TABLE prepared_probe (a BIGINT)")

@@ -181,6 +181,12 @@ final class PreparedStatements: Sendable {
         }
     }
 
+    /// Forgets every name, so the next statements are named again (and prepared anew) up to
+    /// `limit`. Names are never reused, so no connection mistakes an old statement for a new one.
+    func forgetAll() {
+        state.withLockedValue { $0.names = [:] }
+    }
+
     func retire(_ name: String) {
         state.withLockedValue { state in
             if let key = state.names.first(where: { $0.value == name })?.key { state.names[key] = nil }
