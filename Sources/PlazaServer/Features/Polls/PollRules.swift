@@ -13,9 +13,9 @@ package enum PollRules {
         var multiple: Bool
         var expiresInSeconds: Int
 
-        /// Whether it asks the same as `poll` (the same options, the same way), whatever its end.
-        func asks(like poll: Poll) -> Bool {
-            options == poll.options.map(\.title) && multiple == poll.multiple
+        /// Whether it asks the same as a poll with these options (the same way), whatever its end.
+        func asks(_ options: [String], multiple: Bool) -> Bool {
+            self.options == options && self.multiple == multiple
         }
     }
 

@@ -52,7 +52,7 @@ package struct PollStore: Sendable {
         case .keep: return
         case .clear: try await db.exec("DELETE FROM polls WHERE post_id = \(bind: post)")
         case .set(let draft):
-            if let current, draft.options == current.options, draft.multiple == current.multiple {
+            if let current, draft.asks(current.options, multiple: current.multiple) {
                 guard current.expiresAt > now else { return }
                 try await db.exec(
                     """

@@ -325,7 +325,7 @@ package struct PostStore: Sendable {
         switch update {
         case .keep: false
         case .clear: post.poll != nil
-        case .set(let draft): post.poll.map { !draft.asks(like: $0) } ?? true
+        case .set(let draft): post.poll.map { !draft.asks($0.options.map(\.title), multiple: $0.multiple) } ?? true
         }
     }
 
