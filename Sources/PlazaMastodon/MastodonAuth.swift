@@ -52,15 +52,53 @@ struct MastodonAuthMiddleware: RouterMiddleware {
             }
             return response
         } catch let error as PlazaError {
-            var headers = error.headers
-            if context.identity != nil || request.headers[.authorization] != nil { headers[.cacheControl] = "no-store" }
-            if error.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"Plaza\"" }
-            var body: [String: String] = ["error": error.message]
-            if error.status == .unprocessableContent, !error.message.hasPrefix("Validation failed") {
-                body["error"] = "Validation failed: \(error.message)"
-            }
-            return try MastodonJSON.response(body, status: error.status, headers: headers)
+            return MastodonError.response(
+                error, identified: context.identity != nil || request.headers[.authorization] != nil)
         }
+    }
+}
+
+extension MastodonError {
+    /// An error as Mastodon answers it: `{"error": "…"}`, a 422's message starting "Validation
+    /// failed", a 401 with `WWW-Authenticate`, and never kept by a cache when a token was sent.
+    static func response(_ error: PlazaError, identified: Bool) -> Response {
+        var headers = error.headers
+        if identified { headers[.cacheControl] = "no-store" }
+        if error.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer realm=\"Plaza\"" }
+        var body: [String: String] = ["error": error.message]
+        if error.status == .unprocessableContent, !error.message.hasPrefix("Validation failed") {
+            body["error"] = "Validation failed: \(error.message)"
+        }
+        do {
+            return try MastodonJSON.response(body, status: error.status, headers: headers)
+        } catch {
+            return Response(status: .internalServerError)
+        }
+    }
+
+    /// The first segments under `/api/v1/` that are Mastodon's paths and not Plaza's own (from
+    /// Mastodon's `config/routes/api.rb`): an error on them, even where no route here takes the
+    /// path, is answered in Mastodon's shape. All of `/api/v2/` and `/oauth/` is Mastodon's too.
+    static let v1Segments: Set<Substring> = [
+        "accounts", "announcements", "annual_reports", "apps", "blocks", "bookmarks", "conversations",
+        "custom_emojis", "directory", "domain_blocks", "emails", "endorsements", "favourites", "featured_tags",
+        "filters", "follow_requests", "followed_tags", "instance", "languages", "lists", "markers", "mastodon", "media",
+        "mutes",
+        "notifications", "polls", "preferences", "profile", "scheduled_statuses", "statuses", "streaming",
+        "suggestions", "tags", "timelines", "trends",
+    ]
+
+    /// Whether an error on `path` is answered in Mastodon's shape.
+    static func owns(path: String) -> Bool {
+        let parts = path.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0].isEmpty else { return false }
+        if parts[1] == "oauth" { return true }
+        guard parts[1] == "api", parts.count >= 3 else { return false }
+        if parts[2] == "v2" { return true }
+        guard parts[2] == "v1", parts.count == 4 else { return false }
+        let rest = parts[3]
+        let first = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? rest
+        return v1Segments.contains(first) || rest == "push/subscription" || rest.hasPrefix("push/subscription/")
     }
 }
 

@@ -40,6 +40,36 @@ package struct MastodonDoor: Door {
 
     package func pushFormat() -> (any AppPushFormat)? { MastodonPushFormat() }
 
+    package func ownsErrors(onPath path: String) -> Bool { MastodonError.owns(path: path) }
+
+    package func errorResponse(_ error: PlazaError, request: Request) -> Response {
+        MastodonError.response(error, identified: request.headers[.authorization] != nil)
+    }
+
+    /// Mastodon's `POST /api/v1/reports` shares its path with Plaza's own report: a request
+    /// naming an `account_id` (every Mastodon report does; Plaza's names a `targetId`) is
+    /// Mastodon's, served by the door's route at `reportsPath`. Only a body of a known, small
+    /// length is read to tell.
+    package func claim(_ request: inout Request) async -> Bool {
+        guard request.method == .post, request.uri.path == "/api/v1/reports" else { return false }
+        var params = (try? MastodonParams(query: request.uri.query ?? "")) ?? MastodonParams()
+        if params.string("account_id") == nil,
+            let length = request.headers[.contentLength].flatMap(Int.init), length <= Self.maxClaimedBody,
+            let body = try? await request.collectBody(upTo: Self.maxClaimedBody)
+        {
+            try? params.add(body: body, contentType: request.headers[.contentType])
+        }
+        guard params.string("account_id") != nil else { return false }
+        var head = request.head
+        head.path = Self.reportsPath + (request.uri.query.map { "?" + $0 } ?? "")
+        request = Request(head: head, body: request.body)
+        return true
+    }
+
+    /// Where the door serves Mastodon's reports (`claim`).
+    static let reportsPath = "/api/v1/mastodon/reports"
+    static let maxClaimedBody = 64 * 1024
+
     package var openAPI: OpenAPIDocument.Part {
         OpenAPIDocument.Part(
             operations: { OpenAPIDocument.mastodonOperations }, schemas: { OpenAPIDocument.mastodonSchemas })

@@ -19,26 +19,38 @@ struct MastodonParams: Sendable {
         if let query = request.uri.query { try params.addForm(query) }
         guard includeBody, request.method != .get, request.method != .head else { return params }
         let body = try await PlazaRequestDecoder.body(of: request, context: context, allowingForms: true)
-        guard body.readableBytes > 0 else { return params }
-        let contentType = request.headers[.contentType]?.lowercased() ?? ""
-        if contentType.hasPrefix("application/json") {
+        try params.add(body: body, contentType: request.headers[.contentType])
+        return params
+    }
+
+    /// Adds a body's parameters: JSON (an object) or a form.
+    mutating func add(body: ByteBuffer, contentType: String?) throws {
+        guard body.readableBytes > 0 else { return }
+        if contentType?.lowercased().hasPrefix("application/json") == true {
             guard let value = try? JSONDecoder().decode(JSONValue.self, from: body), case .object = value else {
                 throw PlazaError.malformed("The body is not a JSON object.")
             }
-            try params.add(json: value, key: nil)
+            try add(json: value, key: nil)
         } else {
             guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
                 throw PlazaError.malformed("The form is not UTF-8.")
             }
-            try params.addForm(text)
+            try addForm(text)
         }
-        return params
     }
 
     init() {}
 
     /// Parameters from a form's text alone (tests, and the OAuth endpoints' bodies).
     init(form: String) throws { try addForm(form) }
+
+    /// The query's parameters, to which a multipart form's text fields are then added.
+    init(query: String) throws { try addForm(query) }
+
+    /// Adds one parameter (a multipart form's text field).
+    mutating func add(_ key: String, _ value: String) throws {
+        try append(key.hasSuffix("[]") ? String(key.dropLast(2)) : key, value)
+    }
 
     private mutating func append(_ key: String, _ value: String) throws {
         guard count < Self.maxPairs else { throw PlazaError.malformed("Too many parameters.") }

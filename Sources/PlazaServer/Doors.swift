@@ -9,7 +9,7 @@ import Logging
 func buildRouter(_ doors: Doors, web: WebRenderer, extra: [any Door]) -> Router<PlazaContext> {
     // HEAD wherever GET is: the GET's answer without its body (RFC 9110 asks every server for both).
     let router = Router(context: PlazaContext.self, options: .autoGenerateHeadEndpoints)
-    doors.addMiddleware(to: router)
+    doors.addMiddleware(to: router, extra: extra)
     router.addRoutes(HealthController(db: doors.services.db).routes)
     let api = doors.apiControllers()
     let media = doors.mediaController
@@ -34,6 +34,28 @@ package protocol Door: Sendable {
     func pushFormat() -> (any AppPushFormat)?
     /// The door's operations and schemas in the served OpenAPI document.
     var openAPI: OpenAPIDocument.Part { get }
+    /// Whether errors on `path` are the door's to answer, in its own shape (`errorResponse`):
+    /// its paths, those of its API that no route takes here too, and not Plaza's own.
+    func ownsErrors(onPath path: String) -> Bool
+    /// An error on one of the door's paths, in the door's shape.
+    func errorResponse(_ error: PlazaError, request: Request) -> Response
+    /// Whether `request`, on a path Plaza's own API shares with the door (Mastodon's
+    /// `POST /api/v1/reports`), is the door's: then the door rewrites it to its own route's path.
+    /// It may read a small body to tell (and leaves it in `request`).
+    func claim(_ request: inout Request) async -> Bool
+}
+
+/// Before the router: a request that a door claims (`Door.claim`) goes to the door's route,
+/// every other to the route its path names. Plaza's API and a door may then share a path.
+struct DoorDispatch<Router: HTTPResponder>: HTTPResponder where Router.Context == PlazaContext {
+    let router: Router
+    let doors: [any Door]
+
+    func respond(to request: Request, context: PlazaContext) async throws -> Response {
+        var request = request
+        for door in doors where await door.claim(&request) { break }
+        return try await router.respond(to: request, context: context)
+    }
 }
 
 /// Decides whether a request on the HTTP port becomes a WebSocket, and what runs on it.
@@ -64,7 +86,7 @@ package struct Doors: Sendable {
             maxVideoBytes: services.ingest.video == nil ? nil : config.video.maxBytes)
     }
 
-    func addMiddleware(to router: Router<PlazaContext>) {
+    func addMiddleware(to router: Router<PlazaContext>, extra: [any Door]) {
         // First, so limits, throttles, sessions and the request log see the client behind any trusted proxy.
         router.add(
             middleware: ClientAddressMiddleware(proxies: config.http.trustedProxies, alwaysHTTPS: config.servesHTTPS))
@@ -74,7 +96,7 @@ package struct Doors: Sendable {
             if config.metricsOnPublicPort { services.metricsEndpoint(hub: hub, metrics: metrics).register(on: router) }
         }
         router.add(middleware: LogRequestsMiddleware(.debug))
-        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ErrorMiddleware(doors: extra))
         router.add(middleware: BodyLimitMiddleware(limit: config.http.maxBodyBytes))
         router.add(middleware: BodyDeadlineMiddleware(timeout: .seconds(config.http.bodyTimeoutSeconds)))
     }

@@ -4,33 +4,42 @@ import NIOHTTP1
 import PlazaAPI
 
 /// Turns every error into the JSON error body; unexpected ones are logged and become a
-/// 500 without details.
+/// 500 without details. On a path a door owns (`Door.ownsErrors`) — matched by a route or not,
+/// thrown by a route or by a middleware — the door's own error shape answers instead.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    var doors: [any Door] = []
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         do {
             return try await next(request, context)
-        } catch let error as PlazaError {
-            return try error.response(from: request, context: context)
-        } catch let error as HTTPError {
-            let (code, message) = Self.describe(error)
-            return PlazaError.jsonResponse(
-                status: error.status, body: ErrorBody(code: code, message: message), headers: error.headers)
-        } catch is HTTPParserError {
-            // A body the HTTP parser refused while a handler read it: cut short, a bad chunk size.
-            return PlazaError.jsonResponse(
-                status: .badRequest,
-                body: ErrorBody(code: "malformed_request", message: "The request body could not be read."))
-        } catch let error as any HTTPResponseError {
-            let (code, message) = Self.describe(HTTPError(error.status))
-            return PlazaError.jsonResponse(status: error.status, body: ErrorBody(code: code, message: message))
         } catch {
-            context.logger.error(
-                "Unhandled error on \(request.method) \(request.uri.path): \(String(reflecting: error))")
-            return PlazaError.jsonResponse(
-                status: .internalServerError,
-                body: ErrorBody(code: "internal_error", message: "Something went wrong on our side."))
+            let plazaError = Self.plazaError(error, request: request, logger: context.logger)
+            if let door = doors.first(where: { $0.ownsErrors(onPath: request.uri.path) }) {
+                return door.errorResponse(plazaError, request: request)
+            }
+            return try plazaError.response(from: request, context: context)
+        }
+    }
+
+    /// Any error as the API's error.
+    static func plazaError(_ error: any Error, request: Request, logger: Logger) -> PlazaError {
+        switch error {
+        case let error as PlazaError:
+            return error
+        case let error as HTTPError:
+            let (code, message) = Self.describe(error)
+            return PlazaError(error.status, code, message, headers: error.headers)
+        case is HTTPParserError:
+            // A body the HTTP parser refused while a handler read it: cut short, a bad chunk size.
+            return PlazaError(.badRequest, "malformed_request", "The request body could not be read.")
+        case let error as any HTTPResponseError:
+            let (code, message) = Self.describe(HTTPError(error.status))
+            return PlazaError(error.status, code, message)
+        default:
+            logger.error("Unhandled error on \(request.method) \(request.uri.path): \(String(reflecting: error))")
+            return PlazaError(.internalServerError, "internal_error", "Something went wrong on our side.")
         }
     }
 
