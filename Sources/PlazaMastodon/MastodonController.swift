@@ -393,9 +393,37 @@ struct MastodonController: FeatureRoutes {
                 followRequestsCount: requests, discoverable: true, hideCollections: false, indexable: true))
     }
 
+    /// Changes the profile from a form, JSON, or — as the apps send a new avatar — a multipart
+    /// form whose `avatar` file becomes the avatar (an upload like any other). Plaza profiles
+    /// have no header picture: a `header` file is a 422, before anything changes. Profile
+    /// `fields_attributes` and `source[…]` are not kept (Plaza has a status line instead).
     @Sendable func updateCredentials(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:accounts")
-        let params = try await MastodonParams.read(request, context: context)
+        guard request.headers[.contentType].flatMap(MultipartUpload.boundary(of:)) != nil else {
+            try await updateProfile(me, from: try await MastodonParams.read(request, context: context))
+            return try MastodonJSON.response(try await credentialAccount(me))
+        }
+        var limits = config.uploads
+        limits.maxVideoBytes = nil
+        try await actions.media.withScratchFile { path in
+            let form = try await MultipartUpload.receiveForm(
+                request, into: path, limits: limits, fileFields: ["avatar", "header"],
+                isTextField: { Self.credentialFields.contains($0) })
+            if form.file == "header" { throw MastodonError.validation("header: Plaza profiles have no header picture") }
+            var params = try MastodonParams(query: request.uri.query ?? "")
+            for (key, value) in form.texts { try params.add(key, value) }
+            try await updateProfile(me, from: params)
+            if form.file == "avatar" {
+                try await actions.media.setAvatar(of: me.userID, fromFile: path, logger: context.logger)
+            }
+        }
+        return try MastodonJSON.response(try await credentialAccount(me))
+    }
+
+    /// The text fields of `update_credentials` that Plaza keeps.
+    static let credentialFields: Set<String> = ["display_name", "note", "locked"]
+
+    private func updateProfile(_ me: Identity, from params: MastodonParams) async throws {
         let displayName = try params.string("display_name").map {
             try Validate.displayName($0, field: "display_name", required: true) ?? ""
         }
@@ -405,7 +433,6 @@ struct MastodonController: FeatureRoutes {
                 userID: me.userID, displayName: displayName, bio: note, status: .keep)
         }
         if let locked = params.bool("locked") { try await actions.people.setLocked(me.userID, locked) }
-        return try MastodonJSON.response(try await credentialAccount(me))
     }
 
     @Sendable func account(_ request: Request, context: PlazaContext) async throws -> Response {

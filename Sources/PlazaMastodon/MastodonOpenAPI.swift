@@ -82,7 +82,9 @@ extension OpenAPIDocument {
                 ("\(v1)/accounts/verify_credentials", op(.get, "My account, with `source`", .required, account)),
                 (
                     "\(v1)/accounts/update_credentials",
-                    op(.patch, "Change my display_name, note (bio) or locked", .required, account, body: true)
+                    op(
+                        .patch, "Change my display_name, note (bio), locked or avatar (a multipart form)", .required,
+                        account, body: true)
                 ),
                 (
                     "\(v1)/accounts/lookup",

@@ -49,6 +49,25 @@ package struct MediaActions: Sendable {
         try Validate.text(text, field: "description", max: maxAltTextLength)
     }
 
+    /// Reads a form whose file is kept in scratch space while `body` runs, before anything is
+    /// charged (a door's form that may or may not carry a picture among other fields).
+    package func withScratchFile<T>(_ body: (_ path: String) async throws -> T) async throws -> T {
+        let work = "\(uploadDirectory)/form-\(ids.next())"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        return try await body(work + "/file")
+    }
+
+    /// Makes the photo at `file` (a door's scratch file, moved away) `person`'s avatar: an upload
+    /// like any other, with its quotas and processing.
+    package func setAvatar(of person: Int64, fromFile file: String, logger: Logger) async throws {
+        let record = try await upload(by: person, logger: logger) { path in
+            try FileManager.default.moveItem(atPath: file, toPath: path)
+            return [:]
+        }
+        try await setAvatar(of: person, to: record.id, logger: logger)
+    }
+
     /// Sets (or with nil, removes) `person`'s avatar to one of their uploads; the old one's
     /// files go when nothing else uses them.
     func setAvatar(of person: Int64, to mediaID: Int64?, logger: Logger) async throws {

@@ -24,6 +24,29 @@ package enum MultipartUpload {
     package static func receive(_ request: Request, into path: String, limits: Limits) async throws
         -> [String: String]
     {
+        let form = try await receiveForm(request, into: path, limits: limits, fileFields: ["file"]) {
+            textFields.contains($0)
+        }
+        guard form.file != nil else {
+            throw PlazaError.invalid("file", "The form needs a file field with the photo or video.")
+        }
+        return form.texts
+    }
+
+    /// What a form held: its text fields, and the name of its file field if it had one.
+    package struct Form: Sendable {
+        package var texts: [String: String]
+        package var file: String?
+    }
+
+    /// Reads a form whose one file (the first part named one of `fileFields`) goes to `path`,
+    /// and whose text fields named so that `isTextField` takes them are kept, together at most
+    /// `maxTextBytes`; other parts are skipped. A form may have no file (`file` is nil); an
+    /// empty one is a 422.
+    package static func receiveForm(
+        _ request: Request, into path: String, limits: Limits, fileFields: Set<String>,
+        isTextField: (String) -> Bool
+    ) async throws -> Form {
         let largest = max(limits.maxFileBytes, limits.maxVideoBytes ?? 0)
         let maxTotal = largest + limits.maxOverheadBytes
         let boundary = try checkedBoundary(request, maxTotal: maxTotal, limits: limits)
@@ -32,7 +55,7 @@ package enum MultipartUpload {
 
         var parser = MultipartParser(boundary: boundary)
         var inFile = false
-        var sawFile = false
+        var fileField: String?
         var textField: String?
         var texts: [String: [UInt8]] = [:]
         var textBytes = 0
@@ -48,9 +71,9 @@ package enum MultipartUpload {
                 switch event {
                 case .headers(let headers):
                     let name = Self.fieldName(headers)
-                    inFile = !sawFile && name == "file"
-                    sawFile = sawFile || inFile
-                    textField = name.flatMap { textFields.contains($0) && texts[$0] == nil ? $0 : nil }
+                    inFile = fileField == nil && name.map(fileFields.contains) == true
+                    if inFile { fileField = name }
+                    textField = name.flatMap { !inFile && isTextField($0) && texts[$0] == nil ? $0 : nil }
                     if let textField { texts[textField] = [] }
                 case .body(let bytes) where inFile:
                     fileBytes += bytes.count
@@ -73,11 +96,12 @@ package enum MultipartUpload {
                 }
             }
         }
-        guard sawFile else { throw PlazaError.invalid("file", "The form needs a file field with the photo or video.") }
         try malformedIfThrows { try parser.finish() }
-        guard fileBytes > 0 else { throw PlazaError.invalid("file", "The file is empty.") }
-        if fileBytes > Self.cap(for: head, limits) { throw tooLarge(limits, cap: Self.cap(for: head, limits)) }
-        return try strings(texts)
+        if let fileField {
+            guard fileBytes > 0 else { throw PlazaError.invalid(fileField, "The file is empty.") }
+            if fileBytes > Self.cap(for: head, limits) { throw tooLarge(limits, cap: Self.cap(for: head, limits)) }
+        }
+        return Form(texts: try strings(texts), file: fileField)
     }
 
     /// The text fields as text; 422 for one that is not UTF-8.
@@ -141,7 +165,7 @@ package enum MultipartUpload {
     }
 
     /// The boundary of a `multipart/form-data` content type, if it is a valid one.
-    static func boundary(of contentType: String) -> String? {
+    package static func boundary(of contentType: String) -> String? {
         guard let type = HeaderParameters(contentType), type.value == "multipart/form-data",
             let boundary = type.parameters["boundary"], MultipartParser.isValidBoundary(boundary)
         else { return nil }
