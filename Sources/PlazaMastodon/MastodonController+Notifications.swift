@@ -93,7 +93,7 @@ extension MastodonController {
             (types.isEmpty || types.contains($0.type)) && !excluded.contains($0.type)
         }
         return try MastodonJSON.response(
-            entities,
+            try await withMentions(notifications: entities, viewer: me.userID),
             headers: MastodonPaging.link(
                 request, baseURL: config.baseURL, ids: items.map(\.id), hasMore: list.nextCursor != nil))
     }
@@ -149,6 +149,7 @@ extension MastodonController {
                     latestPageNotificationAt: notification.createdAt.description,
                     sampleAccountIds: samples.map(\.id), statusId: entity.status?.id))
         }
+        results.statuses = try await withMentions(results.statuses, viewer: me.userID)
         return try MastodonJSON.response(
             results,
             headers: MastodonPaging.link(
@@ -161,7 +162,7 @@ extension MastodonController {
         guard let found = try await notifications.notifications(ids: [id], recipient: me.userID)[id],
             let entity = notificationEntity(found)
         else { throw MastodonError.notFound }
-        return try MastodonJSON.response(entity)
+        return try MastodonJSON.response(try await withMentions(notifications: [entity], viewer: me.userID)[0])
     }
 
     @Sendable func clearNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -204,7 +205,7 @@ extension MastodonController {
         }
         if type == nil || type == "statuses" {
             let found = try await search.posts(.init(text: text, page: page), viewer: viewer)
-            results.statuses = found.items.dropFirst(offset).map(mapper.status)
+            results.statuses = try await withMentions(found.items.dropFirst(offset).map(mapper.status), viewer: viewer)
         }
         if type == nil || type == "hashtags" {
             // Apps ask for tags without their `#`.

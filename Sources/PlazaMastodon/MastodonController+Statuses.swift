@@ -40,7 +40,7 @@ extension MastodonController {
                 ((post.boost?.at ?? post.createdAt).milliseconds, Int64(post.id) ?? 0) <= (newer.time, newer.id)
             }
         }
-        let statuses = items.map(mapper.timelineStatus)
+        let statuses = try await withMentions(items.map(mapper.timelineStatus), viewer: viewer)
         return try MastodonJSON.response(
             statuses,
             headers: MastodonPaging.link(
@@ -59,7 +59,7 @@ extension MastodonController {
         let author = try await profile(try id(context), viewer: viewer)
         if request.uri.queryParameters.get("pinned") == "true" {
             let pinned = try await actions.pins.profilePins(author: Int64(author.id) ?? 0, viewer: viewer)
-            return try MastodonJSON.response(pinned.map(mapper.status))
+            return try MastodonJSON.response(try await withMentions(pinned.map(mapper.status), viewer: viewer))
         }
         return try await timeline(.author(Int64(author.id) ?? 0), viewer: viewer, request: request, context: context)
     }
@@ -107,7 +107,7 @@ extension MastodonController {
         let viewer = context.identity?.userID
         let params = try await MastodonParams.read(request, context: context)
         let trending = try await posts.trending(limit: try params.limit(default: 20, max: 40), viewer: viewer)
-        return try MastodonJSON.response(trending.map(mapper.status))
+        return try MastodonJSON.response(try await withMentions(trending.map(mapper.status), viewer: viewer))
     }
 
     /// The links the most people shared lately, as preview cards.
@@ -138,12 +138,14 @@ extension MastodonController {
     func statusEntity(_ id: Int64, viewer: Int64?) async throws -> Mastodon.Status {
         if let record = try await posts.record(id: id, viewer: viewer) {
             // On its own, a post names every filter for threads that matches it, hiding ones too.
-            return mapper.status(try await actions.filters.matcher(for: viewer, in: .thread).marked(record.post))
+            return try await withMentions(
+                mapper.status(try await actions.filters.matcher(for: viewer, in: .thread).marked(record.post)),
+                viewer: viewer)
         }
         guard let comment = try await comments.comment(id: id, viewer: viewer),
             let postID = Int64(comment.postId), let post = try await posts.record(id: postID, viewer: viewer)
         else { throw MastodonError.notFound }
-        return mapper.status(comment, on: post.post)
+        return try await withMentions(mapper.status(comment, on: post.post), viewer: viewer)
     }
 
     @Sendable func status(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -249,8 +251,9 @@ extension MastodonController {
             throw MastodonError.notFound
         }
         let comments = try await comments.comments(post: record.id, page: .init(limit: 200), viewer: viewer)
-        return try MastodonJSON.response(
-            Mastodon.Context(ancestors: [], descendants: comments.items.map { mapper.status($0, on: record.post) }))
+        let descendants = try await withMentions(
+            comments.items.map { mapper.status($0, on: record.post) }, viewer: viewer)
+        return try MastodonJSON.response(Mastodon.Context(ancestors: [], descendants: descendants))
     }
 
     /// The post `id` for a favourite or a bookmark: a comment (which has neither) is a 422 that
@@ -276,7 +279,7 @@ extension MastodonController {
         let id = try id(context)
         try await requirePost(id, viewer: me.userID, action: "boosted")
         let post = try await asMastodon { try await actions.posts.boost(id, by: me.userID, boosted) }
-        let status = mapper.status(post)
+        let status = try await withMentions(mapper.status(post), viewer: me.userID)
         guard boosted, let boostID = try await actions.posts.boosts.boostID(post: id, user: me.userID) else {
             return try MastodonJSON.response(status)
         }
@@ -358,7 +361,7 @@ extension MastodonController {
         try await requirePost(id, viewer: me.userID, action: "pinned")
         do {
             let post = try await actions.pins.pin(id, by: me.userID, pinned)
-            return try MastodonJSON.response(mapper.status(post))
+            return try MastodonJSON.response(try await withMentions(mapper.status(post), viewer: me.userID))
         } catch let error as PlazaError where error.status == .forbidden {
             throw MastodonError.validation("Only your own posts can be pinned")
         }

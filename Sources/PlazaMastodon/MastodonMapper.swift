@@ -115,7 +115,7 @@ struct MastodonMapper: Sendable {
             content: HTMLText.post(post, links: links), visibility: Self.visibility(post.audience),
             sensitive: post.sensitive || post.contentWarning != nil,
             spoilerText: post.contentWarning ?? "",
-            mediaAttachments: post.media.map(media), application: nil, mentions: [],
+            mediaAttachments: post.media.map(media), application: nil, mentions: mentions(in: post.title, post.body),
             tags: Hashtag.tags(in: post.title, post.body).map { tag($0.name) },
             reblogsCount: post.counts.boosts, favouritesCount: post.counts.likes, repliesCount: post.counts.comments,
             inReplyToId: nil,
@@ -195,12 +195,27 @@ struct MastodonMapper: Sendable {
             id: comment.id, uri: url, url: url, createdAt: comment.createdAt.description,
             account: account(comment.author), content: html(comment.body),
             visibility: Self.visibility(post.audience), spoilerText: "", mediaAttachments: [], application: nil,
-            mentions: [],
+            mentions: mentions(in: comment.body),
             tags: Hashtag.tags(in: comment.body).map { tag($0.name) },
             favouritesCount: 0, repliesCount: 0, inReplyToId: post.id, inReplyToAccountId: post.author.id, card: nil,
             language: nil, text: nil, editedAt: nil, favourited: false, bookmarked: false,
             filtered: (comment.filtered ?? []).map(filterResult))
     }
+
+    /// The people a text mentions, by name, their ids still empty: `MastodonController.withMentions`
+    /// fills them in (and drops names nobody here has) for a whole answer in one read.
+    func mentions(in texts: String?...) -> [Mastodon.Mention] {
+        var names: [String] = []
+        for text in texts {
+            for name in PostText.mentions(in: text) where !names.contains(name) && names.count < Self.maxMentions {
+                names.append(name)
+            }
+        }
+        return names.map { Mastodon.Mention(id: "", username: $0, url: links.person($0), acct: $0) }
+    }
+
+    /// The most mentions a status lists, as many as notify (`Mentions.limit`).
+    static let maxMentions = 10
 
     // MARK: text to HTML
 

@@ -86,16 +86,17 @@ struct MastodonStreaming: Sendable, FeatureRoutes {
         event.encoded("mastodon") { event -> Event? in
             switch event.payload {
             case .post(let post):
-                guard let payload = try? MastodonJSON.encoder.encode(mapper.status(post)) else { return nil }
+                let status = MastodonController.withoutMentions(mapper.status(post))
+                guard let payload = try? MastodonJSON.encoder.encode(status) else { return nil }
                 return Event(
                     event: event.kind == .postCreated ? "update" : "status.update",
                     payload: String(decoding: payload, as: UTF8.self))
             case .deletedPost(let deleted):
                 return Event(event: "delete", payload: deleted.id)
             case .notification(let note):
-                guard let entity = MastodonController.notificationEntity(note, mapper: mapper),
-                    let payload = try? MastodonJSON.encoder.encode(entity)
-                else { return nil }
+                guard var entity = MastodonController.notificationEntity(note, mapper: mapper) else { return nil }
+                entity.status = entity.status.map(MastodonController.withoutMentions)
+                guard let payload = try? MastodonJSON.encoder.encode(entity) else { return nil }
                 return Event(event: "notification", payload: String(decoding: payload, as: UTF8.self))
             case .comment, .like:
                 return nil

@@ -35,6 +35,23 @@ package struct PeopleStore: Sendable {
         return try row.decode(column: "id", as: Int64.self)
     }
 
+    /// The ids of the people named `usernames` (as written, any case) whom `viewer` may see, by
+    /// their lower-cased names: the people a text mentions, in one read.
+    package func userIDs(usernames: some Collection<String>, viewer: Int64?) async throws -> [String: Int64] {
+        let keys = Array(Set(usernames.map { $0.lowercased() }.filter { $0.utf8.count <= 30 })).sorted().prefix(200)
+        guard !keys.isEmpty else { return [:] }
+        let rows = try await db.read { db in
+            try await db.rows(
+                "SELECT u.id, u.username_key FROM users u WHERE u.username_key IN (\(binds: Array(keys))) AND \(Visibility.profile(seenBy: viewer, hiding: .eitherWay))"
+            )
+        }
+        var ids: [String: Int64] = [:]
+        for row in rows {
+            ids[try row.decode(column: "username_key", as: String.self)] = try row.decode(column: "id", as: Int64.self)
+        }
+        return ids
+    }
+
     static func userIDSQL(usernameKey: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay)
         -> SQLQueryString
     {
