@@ -8,9 +8,9 @@ import Testing
 @testable import PlazaAPI
 @testable import PlazaServer
 
-/// A small world as an Ice Cubes user sees it: Ana follows Bea and Cat. Bea posts a photo with a
-/// hashtag, a link (its card previewed from the fixture server) and a poll behind a content
-/// warning; Cat boosts the photo. Ana posts, which Bea likes and comments on; Bea follows Ana.
+/// A small world as an Ice Cubes user sees it: Ana follows Bea and Cat. Bea posts a link (its card
+/// previewed from the fixture server) and a poll behind a content warning; Dan, whom Ana does not
+/// follow, a photo with a hashtag, which Cat boosts (so it reaches Ana's home as the boost). Ana posts, which Bea likes and comments on; Bea follows Ana.
 /// Ana follows the photo's tag, keeps a filter and markers.
 struct IceCubesWorld: Sendable {
     let ana: Account
@@ -19,7 +19,7 @@ struct IceCubesWorld: Sendable {
     let anaToken: String
     let beaToken: String
     let catToken: String
-    /// Bea's statuses.
+    /// Dan's photo, Bea's link and poll.
     let photo: String
     let link: String
     let poll: String
@@ -44,7 +44,7 @@ struct IceCubesWorld: Sendable {
     }
 
     static func make(_ api: TestAPI, linkBase: String) async throws -> IceCubesWorld {
-        let (ana, bea, cat) = try await api.register("ana", "bea", "cat")
+        let (ana, bea, cat, dan) = try await api.register("ana", "bea", "cat", "dan")
         let (anaToken, beaToken, catToken) = (
             try await api.mastodonToken(ana), try await api.mastodonToken(bea), try await api.mastodonToken(cat)
         )
@@ -52,7 +52,7 @@ struct IceCubesWorld: Sendable {
             try await IceCubesDecodeTests.must(
                 api, .post, "/api/v1/accounts/\(person.id)/follow", token: anaToken, as: IceCubes.Relationship.self)
         }
-        let photo = try await IceCubesDecodeTests.photoStatus(api, token: beaToken)
+        let photo = try await IceCubesDecodeTests.photoStatus(api, token: try await api.mastodonToken(dan))
         let linked = try await api.post(
             bea, CreatePostRequest(kind: .link, link: LinkInput(url: "\(linkBase)/page/youtube")))
         let poll = try await IceCubesDecodeTests.must(
@@ -110,7 +110,7 @@ struct IceCubesDecodeTests {
         }
     }
 
-    /// Bea's photo, with its alt text and a hashtag: the status's id.
+    /// A photo, with its alt text and a hashtag: the status's id.
     static func photoStatus(_ api: TestAPI, token: String) async throws -> String {
         let form = MediaFixtures.multipart(
             try MediaFixtures.sample(.jpeg), filename: "p.jpg", contentType: "image/jpeg",
@@ -230,12 +230,12 @@ struct IceCubesDecodeTests {
             let token = world.anaToken
             let bea = try await Self.must(
                 api, "/api/v1/accounts/\(world.bea.id)", token: token, as: IceCubes.Account.self)
-            #expect(bea.username == "bea" && bea.statusesCount ?? 0 >= 3 && bea.followersCount == 1)
+            #expect(bea.username == "bea" && bea.statusesCount ?? 0 >= 2 && bea.followersCount == 1)
             // Mastodon gives the day one joined, at midnight.
             #expect(abs(bea.createdAt.asDate.timeIntervalSinceNow) < 86_400 + 300)
             let statuses = try await Self.must(
                 api, "/api/v1/accounts/\(world.bea.id)/statuses", token: token, as: [IceCubes.Status].self)
-            #expect(Set(statuses.map(\.id)).isSuperset(of: [world.photo, world.link, world.poll]))
+            #expect(Set(statuses.map(\.id)).isSuperset(of: [world.link, world.poll]))
             try await Self.must(
                 api, "/api/v1/accounts/\(world.bea.id)/statuses?pinned=true", token: token, as: [IceCubes.Status].self)
             let relationships = try await Self.must(
@@ -254,8 +254,15 @@ struct IceCubesDecodeTests {
     func featuredTags() async throws {
         try await IceCubesWorld.with { api, world in
             try await Self.must(
+                api, .post, "/api/v1/featured_tags", token: world.beaToken, form: [("name", "noodles")],
+                as: IceCubes.FeaturedTag.self)
+            let featured = try await Self.must(
                 api, "/api/v1/accounts/\(world.bea.id)/featured_tags", token: world.anaToken,
                 as: [IceCubes.FeaturedTag].self)
+            #expect(featured.map(\.name) == ["noodles"])
+            try await Self.must(
+                api, "/api/v1/accounts/\(world.bea.id)/featured_tags", token: world.anaToken,
+                as: [MastodonIOS.FeaturedTag].self, official: true)
         }
     }
 
@@ -353,7 +360,8 @@ struct IceCubesDecodeTests {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    @Test func pushSubscription() async throws {
+    @Test(.disabled("enabled when push ids are integers (m23-notif)"))
+    func pushSubscription() async throws {
         try await withApp(IceCubesWorld.configure) { api async throws in
             let ana = try await api.register("ana")
             let token = try await api.mastodonToken(ana)
