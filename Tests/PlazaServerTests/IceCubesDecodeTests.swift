@@ -324,6 +324,30 @@ struct IceCubesDecodeTests {
         }
     }
 
+    /// The models fail as the app would: on a status without a field the app requires, with a
+    /// field of another type, or with a time the app's formatter cannot read (it would show now).
+    @Test func theModelsRefuseWhatTheAppRefuses() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let token = try await api.mastodonToken(ana)
+            let made = try await api.mastodon(.post, "/api/v1/statuses", token: token, form: [("status", "Hi #tea")])
+            let data = Data(made.body.readableBytesView)
+            _ = try IceCubes.decode(IceCubes.Status.self, from: data)
+            guard case .object(let status) = try made.json() else {
+                throw DecodingError.typeMismatch(Int.self, .init(codingPath: [], debugDescription: ""))
+            }
+            for (key, value) in [
+                ("tags", nil), ("sensitive", nil), ("visibility", JSONValue.string("limited")),
+                ("replies_count", .string("1")), ("created_at", .string("2026-12-06T10:00:00Z")),
+            ] as [(String, JSONValue?)] {
+                var changed = status
+                changed[key] = value
+                let bytes = try JSONEncoder().encode(JSONValue.object(changed))
+                #expect(throws: (any Error).self, "\(key)") { try IceCubes.decode(IceCubes.Status.self, from: bytes) }
+            }
+        }
+    }
+
     // MARK: the official app
 
     /// Where the official app requires more than Ice Cubes (`MastodonIOS`).
