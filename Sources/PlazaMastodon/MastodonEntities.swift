@@ -149,8 +149,15 @@ enum Mastodon {
         @Nullable var embedUrl: String?
         @Nullable var blurhash: String?
         @Nullable var publishedAt: String?
-        var authors: [String] = []
+        /// Mastodon's authors (`{name, url, account}`); Plaza's previews name none.
+        var authors: [Author] = []
         var language: String?
+
+        struct Author: Codable, Sendable, Hashable {
+            var name: String
+            var url: String
+            @Nullable var account: Account?
+        }
     }
 
     /// A post, or a comment (a reply to its post; comments have no poll).

@@ -11,8 +11,8 @@ struct MastodonMapper: Sendable {
     /// `baseURL`: the public URL.
     init(baseURL: String) { links = PublicLinks(base: baseURL) }
 
-    var missingAvatar: String { links.asset("avatar-missing.png") }
-    var missingHeader: String { links.asset("header-missing.png") }
+    var missingAvatar: String { links.asset("avatars/missing.png") }
+    var missingHeader: String { links.asset("headers/missing.png") }
 
     func absolute(_ url: String) -> String { links.absolute(url) }
 

@@ -537,7 +537,7 @@ struct MastodonTests {
                     + "<a href=\"\(api.config.baseURL)/tags/ramen\" class=\"mention hashtag\" rel=\"tag\">#<span>ramen</span></a> with "
                     + "<span class=\"h-card\"><a href=\"\(api.config.baseURL)/@bea\" class=\"u-url mention\">@<span>bea</span></a></span></p>"
             )
-            #expect(status["account"]?["avatar"]?.stringValue?.hasSuffix("/assets/avatar-missing.png") == true)
+            #expect(status["account"]?["avatar"]?.stringValue?.hasSuffix("/assets/avatars/missing.png") == true)
             let statusID = try #require(status["id"]?.stringValue)
 
             // A comment is a reply: the post's context holds it.
