@@ -202,6 +202,29 @@ struct MediaCapabilityTests {
         }
     }
 
+    /// A followers-only photo told on the user stream carries the follower's own URLs.
+    @Test func aStreamedStatusCarriesItsReadersURLs() async throws {
+        try await withLiveApp { api, port async throws in
+            let (ana, ben) = try await api.register("ana", "ben")
+            try await api.follow(ben, "ana")
+            let token = try await api.mastodonToken(ben)
+            let stream = try await EventStreamClient.connect(port: port, token: token, path: "/api/v1/streaming/user")
+            defer { stream.close() }
+            #expect(await stream.waitForHeartbeat())
+            let media = try await api.uploaded(try MediaFixtures.sample(.jpeg), as: ana)
+            _ = try await api.post(
+                ana, CreatePostRequest(kind: .photo, mediaIds: [media.id], audience: .followers))
+            let told = try #require(await stream.waitFor(1).first?.decode(JSONValue.self))
+            guard case .array(let attachments) = told["media_attachments"] else {
+                Issue.record("no attachments")
+                return
+            }
+            let url = try Self.path(try #require(attachments.first?["url"]?.stringValue))
+            #expect(Self.query(url)["r"] == ben.id, "\(url)")
+            #expect(try await api.fetch(url).status == .ok)
+        }
+    }
+
     /// An upload is its owner's alone until posted: the app shows it in the composer from a
     /// capability URL of the owner's.
     @Test func anUploadsURLsAreItsOwners() async throws {
