@@ -269,3 +269,31 @@ def test_mastodon_py_tags_reblogs_spoilers_and_edits(server: PlazaServer):
     assert voted.voted is True and voted.own_votes == [0, 2]
     assert [o.votes_count for o in voted.options] == [1, 0, 1] and voted.voters_count == 1
     assert cyd.status(asked.id).poll.options[1].votes_count is None
+
+
+def test_mastodon_py_photos_of_followers_only_statuses_load_without_credentials(server: PlazaServer):
+    """An app's image loader sends no Authorization: the photo of a followers-only status reaches
+    a follower through its capability URL, and stops once they no longer follow."""
+    server.register("ana")
+    server.register("bea")
+    ana = signed_in_client(server, "ana")
+    bea = signed_in_client(server, "bea")
+    bea.account_follow(ana.account_verify_credentials().id)
+    media = ana.media_post(png(64, 48), mime_type="image/png", description="for friends")
+    toot = ana.status_post("Only for my followers", media_ids=[media], visibility="private")
+    assert toot.visibility == "private"
+
+    seen = bea.status(toot.id)
+    url = seen.media_attachments[0].url
+    assert "&r=" in url and "&s=" in url, url
+    loaded = requests.get(url, timeout=30)
+    assert loaded.status_code == 200 and loaded.headers["Content-Type"].startswith("image/")
+    assert len(loaded.content) > 100
+    assert loaded.headers["Cache-Control"].startswith("private, max-age=")
+    assert requests.get(seen.media_attachments[0].preview_url, timeout=30).status_code == 200
+    assert seen.media_attachments[0].remote_url is None
+    # Without the signature the key alone serves nothing to a client without credentials.
+    assert requests.get(url.split("&r=")[0], timeout=30).status_code == 404
+
+    bea.account_unfollow(ana.account_verify_credentials().id)
+    assert requests.get(url, timeout=30).status_code == 404

@@ -15,6 +15,7 @@ package struct MastodonDoor: Door {
             .authenticated(
                 by: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth),
                 limiter: core.rateLimiter)
+        _ = mastodon.add(middleware: MastodonMediaReader(capabilities: services.mediaCapabilities))
         let mapper = MastodonMapper(baseURL: core.config.baseURL)
         let oauth = OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: core.config.baseURL)
         mastodon.addRoutes(
@@ -23,7 +24,9 @@ package struct MastodonDoor: Door {
                 config: .init(baseURL: core.config.baseURL, uploads: core.uploadLimits)
             ).routes)
         mastodon.addRoutes(oauth.apps, atPath: "v1")
-        mastodon.addRoutes(MastodonStreaming(hub: core.hub, mapper: mapper).routes, atPath: "v1")
+        mastodon.addRoutes(
+            MastodonStreaming(hub: core.hub, mapper: mapper, capabilities: services.mediaCapabilities).routes,
+            atPath: "v1")
         let push = MastodonPushController(
             devices: services.pushDevices, vapid: services.vapid, policy: core.config.push.allowed)
         mastodon.addRoutes(push.routes, atPath: "v1")
@@ -33,7 +36,9 @@ package struct MastodonDoor: Door {
 
     package func webSocket(core: Doors) -> WebSocketUpgrade? {
         let socket = MastodonWebSocket(
-            streaming: MastodonStreaming(hub: core.hub, mapper: MastodonMapper(baseURL: core.config.baseURL)),
+            streaming: MastodonStreaming(
+                hub: core.hub, mapper: MastodonMapper(baseURL: core.config.baseURL),
+                capabilities: core.services.mediaCapabilities),
             accounts: core.services.accounts)
         return { request in await socket.shouldUpgrade(request) }
     }

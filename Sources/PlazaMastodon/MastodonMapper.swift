@@ -68,7 +68,18 @@ struct MastodonMapper: Sendable {
         }
     }
 
-    func media(_ media: Media) -> Mastodon.MediaAttachment {
+    /// Signs the media URLs of the reader a request is answered for (`MastodonMediaReader`); nil
+    /// outside a signed-in request. A task-local value rather than a parameter, so that every
+    /// entity a handler maps, now and in handlers to come, carries the reader's URLs.
+    @TaskLocal static var mediaSigner: MediaURLSigner?
+
+    /// An upload, or media whose post is not public: its URLs are the reader's capability URLs,
+    /// which image loaders that send no credentials can fetch (`MediaCapabilities`).
+    func media(_ media: Media) -> Mastodon.MediaAttachment { self.media(media, isPublic: false) }
+
+    /// Media of a public post keep their plain URLs, which caches keep for good.
+    func media(_ media: Media, isPublic: Bool) -> Mastodon.MediaAttachment {
+        let urls = isPublic ? media : Self.mediaSigner?.sign(media) ?? media
         func size(_ width: Int, _ height: Int) -> Mastodon.MediaAttachment.Size {
             .init(
                 width: width, height: height, size: "\(width)x\(height)",
@@ -81,8 +92,8 @@ struct MastodonMapper: Sendable {
         let type = media.isVideo ? "video" : media.contentType == "image/gif" ? "gifv" : "image"
         let ready = media.state == .ready
         return Mastodon.MediaAttachment(
-            id: media.id, type: media.state == .failed ? "unknown" : type, url: ready ? absolute(media.url) : nil,
-            previewUrl: absolute(media.variants.medium), remoteUrl: nil, previewRemoteUrl: nil, textUrl: nil,
+            id: media.id, type: media.state == .failed ? "unknown" : type, url: ready ? absolute(urls.url) : nil,
+            previewUrl: absolute(urls.variants.medium), remoteUrl: nil, previewRemoteUrl: nil, textUrl: nil,
             meta: .init(
                 original: size(media.width, media.height), small: small,
                 length: media.duration.map(Self.clock), duration: media.duration),
@@ -115,7 +126,8 @@ struct MastodonMapper: Sendable {
             content: HTMLText.post(post, links: links), visibility: Self.visibility(post.audience),
             sensitive: post.sensitive || post.contentWarning != nil,
             spoilerText: post.contentWarning ?? "",
-            mediaAttachments: post.media.map(media), application: nil, mentions: mentions(in: post.title, post.body),
+            mediaAttachments: post.media.map { media($0, isPublic: post.audience == .public) }, application: nil,
+            mentions: mentions(in: post.title, post.body),
             tags: Hashtag.tags(in: post.title, post.body).map { tag($0.name) },
             reblogsCount: post.counts.boosts, favouritesCount: post.counts.likes, repliesCount: post.counts.comments,
             inReplyToId: nil,

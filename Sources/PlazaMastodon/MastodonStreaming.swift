@@ -15,6 +15,8 @@ import ServiceLifecycle
 struct MastodonStreaming: Sendable, FeatureRoutes {
     let hub: EventHub
     let mapper: MastodonMapper
+    /// Signs the media URLs of followers-only and space posts for each reader.
+    let capabilities: MediaCapabilities
 
     /// Mastodon's stream names, as clients subscribe to them.
     enum Stream: String, Sendable, CaseIterable {
@@ -81,26 +83,45 @@ struct MastodonStreaming: Sendable, FeatureRoutes {
         func contains(_ id: String) -> Bool { ids.withLockedValue { $0.contains(id) } }
     }
 
-    /// The event in Mastodon's words, whichever stream carries it; encoded once per event.
+    /// The event in Mastodon's words, whichever stream carries it; encoded once per event, with
+    /// the plain media URLs (`translated(_:for:)` makes a reader's copy where those do not do).
     func translated(_ event: StreamEvent) -> Event? {
-        event.encoded("mastodon") { event -> Event? in
+        event.encoded("mastodon") { event in MastodonMapper.$mediaSigner.withValue(nil) { translate(event) } }
+    }
+
+    /// The event translated for `reader`, with their capability URLs, when it shows media that
+    /// are not public (a followers-only or space post): those URLs are the reader's own. Nil for
+    /// every other event, whose shared translation serves every reader.
+    func translated(_ event: StreamEvent, for reader: Int64) async -> Event? {
+        let shown: Post? =
             switch event.payload {
-            case .post(let post):
-                let status = MastodonController.withoutMentions(mapper.status(post))
-                guard let payload = try? MastodonJSON.encoder.encode(status) else { return nil }
-                return Event(
-                    event: event.kind == .postCreated ? "update" : "status.update",
-                    payload: String(decoding: payload, as: UTF8.self))
-            case .deletedPost(let deleted):
-                return Event(event: "delete", payload: deleted.id)
-            case .notification(let note):
-                guard var entity = MastodonController.notificationEntity(note, mapper: mapper) else { return nil }
-                entity.status = entity.status.map(MastodonController.withoutMentions)
-                guard let payload = try? MastodonJSON.encoder.encode(entity) else { return nil }
-                return Event(event: "notification", payload: String(decoding: payload, as: UTF8.self))
-            case .comment, .like:
-                return nil
+            case .post(let post): post
+            case .notification(let note): note.post
+            default: nil
             }
+        guard let shown, shown.audience != .public, !shown.media.isEmpty,
+            let signer = try? await capabilities.signer(for: reader)
+        else { return nil }
+        return MastodonMapper.$mediaSigner.withValue(signer) { translate(event) }
+    }
+
+    private func translate(_ event: StreamEvent) -> Event? {
+        switch event.payload {
+        case .post(let post):
+            let status = MastodonController.withoutMentions(mapper.status(post))
+            guard let payload = try? MastodonJSON.encoder.encode(status) else { return nil }
+            return Event(
+                event: event.kind == .postCreated ? "update" : "status.update",
+                payload: String(decoding: payload, as: UTF8.self))
+        case .deletedPost(let deleted):
+            return Event(event: "delete", payload: deleted.id)
+        case .notification(let note):
+            guard var entity = MastodonController.notificationEntity(note, mapper: mapper) else { return nil }
+            entity.status = entity.status.map(MastodonController.withoutMentions)
+            guard let payload = try? MastodonJSON.encoder.encode(entity) else { return nil }
+            return Event(event: "notification", payload: String(decoding: payload, as: UTF8.self))
+        case .comment, .like:
+            return nil
         }
     }
 
@@ -131,14 +152,17 @@ struct MastodonStreaming: Sendable, FeatureRoutes {
 
     /// An event as Server-Sent Events send it (a payload is one line: JSON without line breaks, or an id).
     func serverSentEvent(_ event: StreamEvent) -> ByteBuffer? {
-        event.encoded("mastodon.sse") { event in
-            translated(event).map { ByteBuffer(string: "event: \($0.event)\ndata: \($0.payload)\n\n") }
-        }
+        event.encoded("mastodon.sse") { event in translated(event).map(Self.serverSentEvent) }
+    }
+
+    static func serverSentEvent(_ told: Event) -> ByteBuffer {
+        ByteBuffer(string: "event: \(told.event)\ndata: \(told.payload)\n\n")
     }
 
     /// Server-Sent Events: `event:` and `data:` lines, a comment every heartbeat.
     func serverSentEvents(_ stream: Stream, _ request: Request, _ context: PlazaContext) async throws -> Response {
         let subscription = try await subscribe(stream, identity: context.identity)
+        let reader = context.identity?.userID ?? 0
         let shown = Shown()
         context.connectionClosed.whenComplete { _ in subscription.close() }
         return Response(
@@ -153,7 +177,8 @@ struct MastodonStreaming: Sendable, FeatureRoutes {
                             try await writer.write(ByteBuffer(string: ":thump\n\n"))
                         case .event(let event):
                             guard self.event(event, for: stream, shown: shown) != nil,
-                                let bytes = serverSentEvent(event)
+                                let bytes = await translated(event, for: reader).map(Self.serverSentEvent)
+                                    ?? serverSentEvent(event)
                             else { continue }
                             try await writer.write(bytes)
                         }

@@ -133,7 +133,7 @@ struct MastodonWebSocket: Sendable {
                     group.addTask {
                         try await forward(
                             subscription, of: channel, to: outbound, subscribed: subscribed, shown: shown,
-                            streaming: streaming)
+                            streaming: streaming, reader: identity.userID)
                     }
                 }
             }
@@ -147,14 +147,17 @@ struct MastodonWebSocket: Sendable {
     static func forward(
         _ subscription: EventHub.Subscription, of channel: EventHub.Channel, to outbound: WebSocketOutboundWriter,
         subscribed: NIOLockedValueBox<Set<MastodonStreaming.Stream>>, shown: MastodonStreaming.Shown,
-        streaming: MastodonStreaming
+        streaming: MastodonStreaming, reader: Int64
     ) async throws {
         for await delivery in subscription.deliveries {
             guard case .event(let event) = delivery else { continue }
             let streams = subscribed.withLockedValue { $0 }.filter { $0.channel == channel }
+            // A followers-only or space post's media: this reader's own URLs, so not the shared encoding.
+            let own = await streaming.translated(event, for: reader)
             for stream in streams.sorted(by: { $0.rawValue < $1.rawValue }) {
                 guard streaming.event(event, for: stream, shown: shown) != nil,
-                    let text = message(event, stream: stream, streaming: streaming)
+                    let text = own.flatMap({ message($0, stream: stream) })
+                        ?? message(event, stream: stream, streaming: streaming)
                 else { continue }
                 try await outbound.write(.text(text))
             }
@@ -177,17 +180,22 @@ struct MastodonWebSocket: Sendable {
     static func message(_ event: StreamEvent, stream: MastodonStreaming.Stream, streaming: MastodonStreaming)
         -> String?
     {
+        event.encoded("mastodon.websocket." + stream.rawValue) { event in
+            streaming.translated(event).flatMap { message($0, stream: stream) }
+        }
+    }
+
+    /// A translated event as the WebSocket sends it on `stream`.
+    static func message(_ told: MastodonStreaming.Event, stream: MastodonStreaming.Stream) -> String? {
         struct Message: Encodable {
             var stream: [String]
             var event: String
             var payload: String
         }
-        return event.encoded("mastodon.websocket." + stream.rawValue) { event in
-            guard let told = streaming.translated(event),
-                let bytes = try? JSONEncoder().encode(
-                    Message(stream: [stream.rawValue], event: told.event, payload: told.payload))
-            else { return nil }
-            return String(decoding: bytes, as: UTF8.self)
-        }
+        guard
+            let bytes = try? JSONEncoder().encode(
+                Message(stream: [stream.rawValue], event: told.event, payload: told.payload))
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

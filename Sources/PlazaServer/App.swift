@@ -32,6 +32,8 @@ package struct AppServices: Sendable {
     let passwords: PasswordHasher
     package let media: MediaStore
     let mediaStorage: any MediaStorage
+    /// Signs and checks the capability URLs of media that are not public.
+    package let mediaCapabilities: MediaCapabilities
     let ingest: MediaIngest
     let videoQueue = WorkSignal()
     let videos: VideoStore
@@ -82,6 +84,7 @@ package struct AppServices: Sendable {
         passwords = PasswordHasher(cost: config.accounts.bcryptCost)
         media = MediaStore(db: db)
         mediaStorage = Self.mediaStorage(config: config)
+        mediaCapabilities = MediaCapabilities(keys: ServerKeyStore(db: db))
         ingest = MediaIngest(
             media: media, storage: mediaStorage,
             pipeline: ImagePipeline(limits: .init(maxPixels: config.media.maxPixels)),

@@ -106,7 +106,8 @@ package struct Doors: Sendable {
 
     var mediaController: MediaController {
         MediaController(
-            media: services.media, storage: services.mediaStorage, actions: actions.media, limits: uploadLimits)
+            media: services.media, storage: services.mediaStorage, actions: actions.media,
+            capabilities: services.mediaCapabilities, limits: uploadLimits)
     }
 
     /// The features of Plaza's JSON API, served under `/api/v1`.

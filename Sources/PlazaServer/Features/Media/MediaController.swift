@@ -9,6 +9,8 @@ struct MediaController: FeatureRoutes {
     let media: MediaStore
     let storage: any MediaStorage
     let actions: MediaActions
+    /// Checks the capability URLs of media that are not public.
+    let capabilities: MediaCapabilities
     /// The largest photo and video (nil: this server takes no videos) an upload may be.
     let limits: MultipartUpload.Limits
 
@@ -65,16 +67,25 @@ struct MediaController: FeatureRoutes {
     /// upload nothing uses yet is its owner's, and a post for followers or members is theirs,
     /// so only their browser may keep it, and it revalidates (the check runs again, a 304 when
     /// allowed), so that narrowing the post's audience takes effect at the next view.
+    ///
+    /// A capability URL (`MediaCapabilities`: `&r=…&e=…&s=…`) makes the request act as its
+    /// reader, whoever sends it; expired, tampered or for other media, it is the same 404. Its
+    /// answer may be kept by the reader's cache alone, no longer than the URL stays valid.
     @Sendable func serve(_ request: Request, context: PlazaContext) async throws -> Response {
         let id = try context.parameters.id("id", "Media")
+        let query = request.uri.queryParameters
         guard let variant = context.parameters.get("variant").flatMap(ImagePipeline.Variant.init(rawValue:)),
-            let key = request.uri.queryParameters.get("k"), MediaRecord.isKeyShaped(key),
-            let served = try await media.served(id: id, key: key, viewer: context.viewerID)
+            let key = query.get("k"), MediaRecord.isKeyShaped(key),
+            let access = try await self.access(id: id, variant: variant, query: query, context: context),
+            let served = try await media.served(id: id, key: key, viewer: access.viewer)
         else { throw PlazaError.notFound("Media") }
         let etag = "\"\(id)-\(variant.rawValue)\""
+        let cacheControl =
+            access.remaining.map { "private, max-age=\($0)" }
+            ?? (served.isPublic ? "public, max-age=31536000, immutable" : "private, no-cache")
         var headers: HTTPFields = [
             .eTag: etag,
-            .cacheControl: served.isPublic ? "public, max-age=31536000, immutable" : "private, no-cache",
+            .cacheControl: cacheControl,
             .contentType: variant == .original ? served.originalType : served.variantType,
             .xContentTypeOptions: "nosniff",
             .contentSecurityPolicy: "sandbox",
@@ -103,6 +114,27 @@ struct MediaController: FeatureRoutes {
             return Response(
                 status: range == nil ? .ok : .partialContent, headers: headers,
                 body: request.method == .head ? ResponseBody() : body)
+        }
+    }
+
+    /// Who a media request reads as: the capability's reader (with the seconds it has left) when
+    /// the query carries a valid one, the signed-in viewer when it carries none; nil (a 404) when
+    /// it carries one that is not valid.
+    func access(id: Int64, variant: ImagePipeline.Variant, query: Parameters, context: PlazaContext) async throws -> (
+        viewer: Int64?, remaining: Int64?
+    )? {
+        switch MediaCapability.parse(reader: query.get("r"), expires: query.get("e"), mac: query.get("s")) {
+        case .none:
+            return (context.viewerID, nil)
+        case .malformed:
+            return nil
+        case .capability(let capability):
+            let now = Int64(Date().timeIntervalSince1970)
+            guard
+                let valid = try await capabilities.reader(
+                    of: capability, id: id, variant: variant.rawValue, now: now)
+            else { return nil }
+            return (valid.reader, valid.remaining)
         }
     }
 }

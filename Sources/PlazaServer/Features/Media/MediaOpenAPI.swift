@@ -59,16 +59,34 @@ extension OpenAPIDocument {
                         thumbnail and medium its poster), at the URL Media gives (with its key k). An upload nothing \
                         uses yet is its owner's alone (Cache-Control: private); media in use are cached for a year; \
                         a post's media are 404 to whoever may not see the post. One span of bytes=… in Range gets \
-                        206 (416 past the end); anything else in Range gets the whole file
+                        206 (416 past the end); anything else in Range gets the whole file. A capability URL (r, e \
+                        and s, as Mastodon's API hands out for media that are not public) fetches as its reader \
+                        without credentials, until it expires or the reader may no longer see the post \
+                        (Cache-Control: private, max-age of the time it has left); expired or altered, it is 404
                         """,
-                    auth: .optional, query: [Params.mediaKey, Params.range], image: true)
+                    auth: .optional, query: [Params.mediaKey, Params.range] + capability, image: true)
             ),
             (
                 "/media/{id}/{variant}",
                 Operation(
                     method: .head, summary: "The headers of a media variant", auth: .optional,
-                    query: [Params.mediaKey, Params.range], image: true)
+                    query: [Params.mediaKey, Params.range] + capability, image: true)
             ),
+        ]
+    }
+
+    /// The capability a media URL may carry (`MediaCapabilities`); all three or none.
+    private static var capability: [OpenAPI.Parameter] {
+        [
+            .query(
+                name: "r", required: false, schema: .string(pattern: "^[1-9][0-9]{0,18}$"),
+                description: "The reader a capability URL was signed for"),
+            .query(
+                name: "e", required: false, schema: .string(pattern: "^[1-9][0-9]{0,11}$"),
+                description: "When the capability expires, in unix seconds"),
+            .query(
+                name: "s", required: false, schema: .string(pattern: "^[A-Za-z0-9_-]{43}$"),
+                description: "The server's signature (HMAC-SHA256, base64url) of the media, variant, reader and expiry"),
         ]
     }
 }
