@@ -20,7 +20,7 @@ import pytest
 import requests
 from mastodon import Mastodon, StreamListener
 
-from conftest import PlazaServer, free_port, png
+from conftest import PlazaServer, expect, free_port, png
 
 OOB = "urn:ietf:wg:oauth:2.0:oob"
 SCOPES = ["read", "write", "follow", "push"]
@@ -297,3 +297,47 @@ def test_mastodon_py_photos_of_followers_only_statuses_load_without_credentials(
 
     bea.account_unfollow(ana.account_verify_credentials().id)
     assert requests.get(url, timeout=30).status_code == 404
+
+
+def test_mastodon_py_lists_paging_and_reports(server: PlazaServer):
+    """The lists an app shows on a profile and in its settings, paged by the Link header past the
+    first page (numeric max_id), and a report the moderators then see."""
+    server.register("ana")
+    server.register("bea")
+    fans = []
+    for n in range(5):
+        _, fan = server.register(f"fan{n}")
+        expect(fan.put("/api/v1/users/ana/follow"), 200)
+        fans.append(f"fan{n}")
+    ana = signed_in_client(server, "ana")
+    bea = signed_in_client(server, "bea")
+    me = ana.account_verify_credentials()
+
+    # Followers, two a page: the Link header's max_id is digits, and fetch_remaining walks it.
+    first = bea.account_followers(me.id, limit=2)
+    assert len(first) == 2
+    assert re.fullmatch(r"\d+", str(first._pagination_next["max_id"])), first._pagination_next
+    assert [a.acct for a in bea.fetch_remaining(first)] == list(reversed(fans))
+
+    # Bookmarks and favourites, newest first.
+    posts = [bea.status_post(f"Bea's toot {n}") for n in range(3)]
+    for status in (posts[1], posts[0], posts[2]):
+        ana.status_favourite(status.id)
+        ana.status_bookmark(status.id)
+    expected = [posts[2].id, posts[0].id, posts[1].id]
+    for listing in (ana.favourites, ana.bookmarks):
+        page = listing(limit=2)
+        assert [s.id for s in ana.fetch_remaining(page)] == expected
+    ana.status_unbookmark(posts[0].id)
+    assert [s.id for s in ana.bookmarks()] == [posts[2].id, posts[1].id]
+
+    # Blocks and mutes: listed until undone.
+    fan_ids = {a.acct: a.id for a in bea.fetch_remaining(first)}
+    ana.account_block(fan_ids["fan1"])
+    ana.account_mute(fan_ids["fan2"])
+    assert [a.acct for a in ana.blocks()] == ["fan1"]
+    assert [a.acct for a in ana.mutes()] == ["fan2"]
+    ana.account_unblock(fan_ids["fan1"])
+    ana.account_unmute(fan_ids["fan2"])
+    assert ana.blocks() == [] and ana.mutes() == []
+    assert ana.account_featured_tags(me.id) == []

@@ -19,6 +19,8 @@ struct MastodonController: FeatureRoutes {
     let notifications: NotificationStore
     let search: SearchStore
     let media: MediaStore
+    /// A person's follows, blocks, mutes, likes and saves, keyset-paged.
+    let personalLists: PersonalListStore
     /// The instance's name, description, rules, contact and registration mode, as its admins set them.
     let instance: InstanceStore
     /// Every change goes through the core's actions.
@@ -38,6 +40,7 @@ struct MastodonController: FeatureRoutes {
         notifications = services.notifications
         search = services.search
         media = services.media
+        personalLists = services.personalLists
         instance = services.instance
         actions = core.actions
         self.mapper = mapper
@@ -98,8 +101,6 @@ struct MastodonController: FeatureRoutes {
         v1.get("accounts/search", use: searchAccounts)
         v1.get("accounts/{id}", use: account)
         v1.get("accounts/{id}/statuses", use: accountStatuses)
-        v1.get("accounts/{id}/followers", use: followers)
-        v1.get("accounts/{id}/following", use: following)
         let changes: [(String, PeopleActions.Change, scope: String)] = [
             ("follow", .follow, "write:follows"), ("unfollow", .unfollow, "write:follows"),
             ("block", .block, "write:blocks"), ("unblock", .unblock, "write:blocks"),
@@ -110,7 +111,7 @@ struct MastodonController: FeatureRoutes {
                 try await relate(change, scope: scope, context)
             }
         }
-        v1.get("follow_requests", use: followRequests)
+        registerLists(v1)
         v1.post("follow_requests/{id}/authorize") { request, context in
             try await answerFollowRequest(true, request, context)
         }
@@ -160,6 +161,7 @@ struct MastodonController: FeatureRoutes {
             ("announcements", ""),
             ("suggestions", "read"), ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
             ("endorsements", "read:accounts"), ("featured_tags", "read:accounts"), ("domain_blocks", "read:blocks"),
+            ("featured_tags/suggestions", "read:accounts"),
         ]
         for (path, scope) in empty {
             v1.get(RouterPath(path)) { _, context in
@@ -499,45 +501,6 @@ struct MastodonController: FeatureRoutes {
         let users = try await search.users(
             text, page: .init(limit: try params.limit(default: 40, max: 80)), viewer: viewer)
         return try MastodonJSON.response(users.items.map { mapper.account($0) })
-    }
-
-    private func accountList(_ direction: PeopleStore.Direction, _ request: Request, _ context: PlazaContext)
-        async throws -> Response
-    {
-        let viewer = try context.mastodonViewer("read:accounts")
-        let params = try await MastodonParams.read(request, context: context)
-        let target = try await profile(try id(context), viewer: viewer)
-        var page = PageRequest(limit: try params.limit(default: 40, max: 80))
-        // Follows are paged by the time of the follow: the Link header carries Plaza's cursor.
-        if let cursor = params.string("max_id") {
-            guard let parsed = Cursor(encoded: cursor) else { throw MastodonError.validation("max_id is not valid") }
-            page.cursor = parsed
-        }
-        let users = try await people.follows(direction, of: Int64(target.id) ?? 0, page: page, viewer: viewer)
-        var headers: HTTPFields = [:]
-        if let next = users.nextCursor {
-            headers[HTTPField.Name("Link")!] =
-                "<\(config.baseURL)\(request.uri.path)?limit=\(page.limit)&max_id=\(next)>; rel=\"next\""
-        }
-        return try MastodonJSON.response(users.items.map { mapper.account($0) }, headers: headers)
-    }
-
-    @Sendable func followers(_ request: Request, context: PlazaContext) async throws -> Response {
-        try await accountList(.followers, request, context)
-    }
-
-    @Sendable func following(_ request: Request, context: PlazaContext) async throws -> Response {
-        try await accountList(.following, request, context)
-    }
-
-    @Sendable func followRequests(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.mastodonUser("read:follows")
-        let params = try await MastodonParams.read(request, context: context)
-        let requests = try await people.followRequests(
-            to: me.userID, page: .init(limit: try params.limit(default: 40, max: 80)))
-        let users = try await people.profiles(
-            ids: requests.items.compactMap { Int64($0.user.id) }, viewer: me.userID)
-        return try MastodonJSON.response(users.map { mapper.account($0) })
     }
 
     func answerFollowRequest(_ approve: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {

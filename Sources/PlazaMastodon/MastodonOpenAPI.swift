@@ -11,7 +11,7 @@ extension OpenAPIDocument {
     struct MastodonOperations {
         let v2 = "/api/v2"
         let statusPage = [mastodonLimit(20, 40), maxID, sinceID, minID]
-        let accountPage = [mastodonLimit(40, 80), maxID]
+        let accountPage = [mastodonLimit(40, 80), maxID, sinceID, minID]
         func op(
             _ method: OpenAPI.HttpMethod, _ summary: String, _ auth: Auth, _ response: JSONSchema? = nil,
             query: [OpenAPI.Parameter] = [], body: Bool = false, status: Int = 200, also: [Int] = [],
@@ -38,7 +38,7 @@ extension OpenAPIDocument {
         var all: [(String, Operation)] {
             [
                 oauth, appsAndAccounts, relationships, timelinesAndStatuses, tags, notificationsAndMore,
-                pushAndStreaming, filters, emptyFeatures, streams,
+                pushAndStreaming, filters, lists, emptyFeatures, streams,
             ].flatMap { $0 }
         }
 
@@ -288,7 +288,7 @@ extension OpenAPIDocument {
                 ("\(v1)/preferences", op(.get, "My posting and reading preferences", .required, .object)),
                 (
                     "\(v1)/follow_requests",
-                    op(.get, "Who asks to follow me", .required, accounts, query: [mastodonLimit(40, 80)])
+                    op(.get, "Who asks to follow me, newest request first", .required, accounts, query: accountPage)
                 ),
                 ("\(v1)/follow_requests/{id}/authorize", op(.post, "Accept a follow request", .required, relationship)),
                 ("\(v1)/follow_requests/{id}/reject", op(.post, "Refuse a follow request", .required, relationship)),
@@ -335,7 +335,7 @@ extension OpenAPIDocument {
                 ("custom_emojis", Auth.none), ("lists", .required),
                 ("announcements", .none), ("suggestions", .required), ("conversations", .required),
                 ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),
-                ("domain_blocks", .required),
+                ("domain_blocks", .required), ("featured_tags/suggestions", .required),
             ] {
                 operations.append(("\(v1)/\(path)", op(.get, "Empty: no such feature in Plaza", auth, empty)))
             }

@@ -41,6 +41,30 @@ struct MastodonPaging: Sendable {
     /// The time a Plaza id was made.
     static func time(ofID id: Int64) -> Int64 { (id >> 22) + IDGenerator.epoch }
 
+    // MARK: keys of lists
+
+    /// The low bits of a key: those of its row's id.
+    static let keyIDMask: Int64 = (1 << 22) - 1
+
+    /// The numeric key of a row of a list ordered by `(time, id)` (a follow, a block, a like, a
+    /// save), shaped as a Plaza id is: the row's time above 22 bits, the low 22 bits of its id
+    /// below. Apps read it as Mastodon's row ids (digits in the `Link` header); it orders as its
+    /// row does, and it still places a page after its row is gone (an unfollow between pages).
+    static func key(time: Int64, id: Int64) -> Int64 {
+        (Swift.max(time - IDGenerator.epoch, 0) << 22) | (id & keyIDMask)
+    }
+
+    /// The keyset cursor of the row a `key` names: at the key's time, the row whose id has the
+    /// key's low bits (`ids` lists those at that time). When that row is gone, the page takes
+    /// every row of that millisecond as not yet seen (`below`: the page older than the key; else
+    /// newer): at worst rows of the same millisecond come again, none is skipped.
+    static func cursor(forKey key: Int64, below: Bool, ids: (Int64) async throws -> [Int64]) async throws -> Cursor {
+        let time = (key >> 22) + IDGenerator.epoch
+        let matching = try await ids(time).filter { $0 & keyIDMask == key & keyIDMask }
+        if let id = below ? matching.max() : matching.min() { return Cursor(time: time, id: id) }
+        return Cursor(time: time, id: below ? Int64.max : Int64.min)
+    }
+
     /// The `Link` header of a page of `ids` (newest first): next when `hasMore`, previous when not empty.
     static func link(_ request: Request, baseURL: String, ids: [String], hasMore: Bool) -> HTTPFields {
         guard let first = ids.first, let last = ids.last else { return [:] }

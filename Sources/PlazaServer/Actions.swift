@@ -10,7 +10,7 @@ package struct Actions: Sendable {
     package let collections: CollectionActions
     package let media: MediaActions
     let spaces: SpaceActions
-    let moderation: ModerationActions
+    package let moderation: ModerationActions
     package let filters: KeywordFilterActions
     package let pins: PinActions
 }

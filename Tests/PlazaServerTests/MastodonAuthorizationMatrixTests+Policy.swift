@@ -51,7 +51,7 @@ extension MastodonAuthorizationMatrixTests {
             row(
                 "GET \(v1)/accounts/search", scope: "read:accounts", anon: 200, owner: 200, other: 200,
                 query: { "?q=\($0.base.owner.username)" }))
-        for path in ["", "/statuses", "/followers", "/following"] {
+        for path in ["", "/statuses", "/followers", "/following", "/featured_tags"] {
             rows.append(
                 row(
                     "GET \(v1)/accounts/{id}\(path)", scope: path == "/statuses" ? "read:statuses" : "read:accounts",
@@ -72,6 +72,13 @@ extension MastodonAuthorizationMatrixTests {
             )
         }
         rows.append(uniform("GET \(v1)/follow_requests", scope: "read:follows", anon: 401))
+        // Each person's own lists.
+        for (path, scope) in [
+            ("blocks", "read:blocks"), ("mutes", "read:mutes"), ("favourites", "read:favourites"),
+            ("bookmarks", "read:bookmarks"),
+        ] {
+            rows.append(uniform("GET \(v1)/\(path)", scope: scope, anon: 401))
+        }
         // `other` asks to follow the locked owner: only the owner answers it; anyone else has no
         // such request.
         for action in ["authorize", "reject"] {
@@ -302,7 +309,7 @@ extension MastodonAuthorizationMatrixTests {
             ("\(v1)/suggestions", "read"), ("\(v1)/conversations", "read:statuses"),
             ("\(v1)/scheduled_statuses", "read:statuses"), ("\(v1)/endorsements", "read:accounts"),
             ("\(v1)/featured_tags", "read:accounts"), ("\(v1)/domain_blocks", "read:blocks"),
-            ("\(v2)/suggestions", "read"),
+            ("\(v2)/suggestions", "read"), ("\(v1)/featured_tags/suggestions", "read:accounts"),
         ]
         for (path, scope) in scopes {
             rows.append(uniform("GET \(path)", scope: scope, anon: scope == nil ? 200 : 401))

@@ -12,157 +12,189 @@ struct QueryPlanTests {
     static let viewer: Int64 = 7
     static let cursor = Cursor(time: 1_800_000_000_000, id: 99)
 
-    static let queries: [(String, SQLQueryString)] = [
-        ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
-        ("video queue", VideoStore.queueSQL(now: 1_000)),
-        ("ended polls to announce", PollStore.dueSQL(now: 1_000, limit: 20)),
-        (
-            "a person's activities of one type",
-            PostStore.feedSQL(
-                .init(source: .author(3), activityType: "Running", page: PageRequest(limit: 20)), viewer: viewer)
-        ),
-        (
-            "everyone's activities of one type, done",
-            PostStore.feedSQL(
-                .init(source: .global, activityType: "Running", progress: .done, page: PageRequest(limit: 20)),
-                viewer: viewer)
-        ),
-        (
-            "a person's unfinished activities",
-            PostStore.feedSQL(
-                .init(source: .author(3), progress: .ongoing, page: PageRequest(limit: 20)), viewer: viewer)
-        ),
-        (
-            "people to follow",
-            SuggestionStore.peopleSQL(for: viewer, .init(followees: [3, 4], spaces: [5, 6]))
-        ),
-        ("spaces to join", SuggestionStore.spacesSQL(for: viewer, .init(followees: [3, 4], spaces: [5]))),
-        ("a person's push devices", PushDeviceStore.listSQL(user: viewer)),
-        ("a person's keyword filters", KeywordFilterStore.listSQL(user: viewer)),
-        ("a reader's active keyword filters", KeywordFilterStore.activeSQL(of: viewer, now: 1_000)),
-        ("global feed", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20)), viewer: nil)),
-        (
-            "global feed, signed in, deep page",
-            PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
-        ),
-        (
-            "global feed by kind",
-            PostStore.feedSQL(
-                .init(source: .global, kind: .activity, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
-        ),
-        (
-            "global feed date range",
-            PostStore.feedSQL(
-                .init(
-                    source: .global, since: Timestamp(milliseconds: 1), until: Timestamp(milliseconds: 2),
-                    page: PageRequest(limit: 20)), viewer: nil)
-        ),
-        (
-            "home feed",
-            PostStore.feedSQL(
-                .init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
-        ),
-        (
-            "home feed by kind",
-            PostStore.feedSQL(.init(source: .home(viewer), kind: .text, page: PageRequest(limit: 20)), viewer: viewer)
-        ),
-        (
-            "user's posts",
-            PostStore.feedSQL(.init(source: .author(3), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
-        ),
-        ("profile by username", PeopleStore.userIDSQL(usernameKey: "ana")),
-        (
-            "followers",
-            PeopleStore.followsSQL(.followers, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
-        ),
-        (
-            "following",
-            PeopleStore.followsSQL(.following, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
-        ),
-        (
-            "friends",
-            PeopleStore.followsSQL(.friends, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
-        ),
-        ("follow requests", PeopleStore.followRequestsSQL(to: viewer, page: PageRequest(limit: 20, cursor: cursor))),
-        (
-            "comments of a post",
-            CommentStore.listSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
-        ),
-        (
-            "likers of a post",
-            LikeStore.likersSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
-        ),
-        (
-            "home feed with joined spaces",
-            PostStore.feedSQL(
-                .init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer,
-                home: .init(pulled: [21, 22], spaces: [11, 12]))
-        ),
-        (
-            "home feed following more pulled accounts than it merges one by one",
-            PostStore.feedSQL(
-                .init(source: .home(viewer), page: PageRequest(limit: 20)), viewer: viewer,
-                home: .init(pulled: Array(1...Int64(HomeTimeline.maxPulledBranches + 1))))
-        ),
-        ("home timeline: a post entered", HomeTimeline.fanOutSQL(post: 5, author: 3, createdAt: 1)),
-        ("home timeline: a post taken out", HomeTimeline.removeSQL(post: 5, author: 3)),
-        ("home timeline: a follow's backfill", HomeTimeline.backfillSQL(follower: viewer, followee: 3)),
-        ("home timeline: an unfollow", HomeTimeline.unfollowedSQL(follower: viewer, followee: 3)),
-        ("home timeline: pulled accounts followed", HomeTimeline.pulledSQL(of: viewer)),
-        (
-            "space feed",
-            PostStore.feedSQL(.init(source: .space(11), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
-        ),
-        (
-            "space feed by kind and date",
-            PostStore.feedSQL(
-                .init(source: .space(11), kind: .text, since: Timestamp(milliseconds: 1), page: PageRequest(limit: 20)),
-                viewer: nil)
-        ),
-        ("spaces", SpaceStore.listSQL(.init(page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
-        ("spaces matching text", SpaceStore.listSQL(.init(text: "cs", page: PageRequest(limit: 20)), viewer: nil)),
-        (
-            "spaces I joined",
-            SpaceStore.listSQL(.init(memberOf: viewer, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
-        ),
-        (
-            "space members",
-            SpaceMembersStore.membersSQL(space: 11, viewer: viewer, page: PageRequest(limit: 20, cursor: cursor))
-        ),
-        (
-            "join requests",
-            SpaceMembersStore.requestsSQL(space: 11, viewer: viewer, page: PageRequest(limit: 20, cursor: cursor))
-        ),
-        ("my collections", CollectionStore.listSQL(owner: viewer, page: PageRequest(limit: 20, cursor: cursor))),
-        (
-            "items of a collection",
-            CollectionStore.itemsSQL(collection: 4, page: PageRequest(limit: 20, cursor: cursor))
-        ),
-        ("activity heatmap", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000, viewer: 5)),
-        ("activity heatmap, anonymous", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000, viewer: nil)),
-        (
-            "notifications",
-            NotificationStore.listSQL(
-                recipient: viewer, unreadOnly: false, page: PageRequest(limit: 20, cursor: cursor))
-        ),
-        (
-            "unread notifications",
-            NotificationStore.listSQL(recipient: viewer, unreadOnly: true, page: PageRequest(limit: 20))
-        ),
-        ("stream replay", EventFeed.entriesSQL(after: 100, through: 5_100, recipient: viewer)),
-        ("stream hub read", EventFeed.entriesSQL(after: 100, through: 600)),
-        (
-            "report queue (admin)",
-            ModerationStore.queueSQL(
-                state: .open, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer, scope: .instance)
-        ),
-        (
-            "report queue (a space's moderator)",
-            ModerationStore.queueSQL(
-                state: .open, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer, scope: .spaces)
-        ),
-        ("audit log", AuditLog.listSQL(page: PageRequest(limit: 20, cursor: cursor))),
-    ]
+    static let queries: [(String, SQLQueryString)] =
+        [
+            ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
+            ("video queue", VideoStore.queueSQL(now: 1_000)),
+            ("ended polls to announce", PollStore.dueSQL(now: 1_000, limit: 20)),
+            (
+                "a person's activities of one type",
+                PostStore.feedSQL(
+                    .init(source: .author(3), activityType: "Running", page: PageRequest(limit: 20)), viewer: viewer)
+            ),
+            (
+                "everyone's activities of one type, done",
+                PostStore.feedSQL(
+                    .init(source: .global, activityType: "Running", progress: .done, page: PageRequest(limit: 20)),
+                    viewer: viewer)
+            ),
+            (
+                "a person's unfinished activities",
+                PostStore.feedSQL(
+                    .init(source: .author(3), progress: .ongoing, page: PageRequest(limit: 20)), viewer: viewer)
+            ),
+            (
+                "people to follow",
+                SuggestionStore.peopleSQL(for: viewer, .init(followees: [3, 4], spaces: [5, 6]))
+            ),
+            ("spaces to join", SuggestionStore.spacesSQL(for: viewer, .init(followees: [3, 4], spaces: [5]))),
+            ("a person's push devices", PushDeviceStore.listSQL(user: viewer)),
+            ("a person's keyword filters", KeywordFilterStore.listSQL(user: viewer)),
+            ("a reader's active keyword filters", KeywordFilterStore.activeSQL(of: viewer, now: 1_000)),
+            ("global feed", PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20)), viewer: nil)),
+            (
+                "global feed, signed in, deep page",
+                PostStore.feedSQL(.init(source: .global, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
+            ),
+            (
+                "global feed by kind",
+                PostStore.feedSQL(
+                    .init(source: .global, kind: .activity, page: PageRequest(limit: 20, cursor: cursor)),
+                    viewer: viewer)
+            ),
+            (
+                "global feed date range",
+                PostStore.feedSQL(
+                    .init(
+                        source: .global, since: Timestamp(milliseconds: 1), until: Timestamp(milliseconds: 2),
+                        page: PageRequest(limit: 20)), viewer: nil)
+            ),
+            (
+                "home feed",
+                PostStore.feedSQL(
+                    .init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
+            ),
+            (
+                "home feed by kind",
+                PostStore.feedSQL(
+                    .init(source: .home(viewer), kind: .text, page: PageRequest(limit: 20)), viewer: viewer)
+            ),
+            (
+                "user's posts",
+                PostStore.feedSQL(
+                    .init(source: .author(3), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
+            ),
+            ("profile by username", PeopleStore.userIDSQL(usernameKey: "ana")),
+            (
+                "followers",
+                PeopleStore.followsSQL(.followers, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
+            ),
+            (
+                "following",
+                PeopleStore.followsSQL(.following, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
+            ),
+            (
+                "friends",
+                PeopleStore.followsSQL(.friends, of: 3, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
+            ),
+            (
+                "follow requests",
+                PeopleStore.followRequestsSQL(to: viewer, page: PageRequest(limit: 20, cursor: cursor))
+            ),
+            (
+                "comments of a post",
+                CommentStore.listSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
+            ),
+            (
+                "likers of a post",
+                LikeStore.likersSQL(post: 5, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer)
+            ),
+            (
+                "home feed with joined spaces",
+                PostStore.feedSQL(
+                    .init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer,
+                    home: .init(pulled: [21, 22], spaces: [11, 12]))
+            ),
+            (
+                "home feed following more pulled accounts than it merges one by one",
+                PostStore.feedSQL(
+                    .init(source: .home(viewer), page: PageRequest(limit: 20)), viewer: viewer,
+                    home: .init(pulled: Array(1...Int64(HomeTimeline.maxPulledBranches + 1))))
+            ),
+            ("home timeline: a post entered", HomeTimeline.fanOutSQL(post: 5, author: 3, createdAt: 1)),
+            ("home timeline: a post taken out", HomeTimeline.removeSQL(post: 5, author: 3)),
+            ("home timeline: a follow's backfill", HomeTimeline.backfillSQL(follower: viewer, followee: 3)),
+            ("home timeline: an unfollow", HomeTimeline.unfollowedSQL(follower: viewer, followee: 3)),
+            ("home timeline: pulled accounts followed", HomeTimeline.pulledSQL(of: viewer)),
+            (
+                "space feed",
+                PostStore.feedSQL(
+                    .init(source: .space(11), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
+            ),
+            (
+                "space feed by kind and date",
+                PostStore.feedSQL(
+                    .init(
+                        source: .space(11), kind: .text, since: Timestamp(milliseconds: 1), page: PageRequest(limit: 20)
+                    ),
+                    viewer: nil)
+            ),
+            ("spaces", SpaceStore.listSQL(.init(page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)),
+            ("spaces matching text", SpaceStore.listSQL(.init(text: "cs", page: PageRequest(limit: 20)), viewer: nil)),
+            (
+                "spaces I joined",
+                SpaceStore.listSQL(
+                    .init(memberOf: viewer, page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer)
+            ),
+            (
+                "space members",
+                SpaceMembersStore.membersSQL(space: 11, viewer: viewer, page: PageRequest(limit: 20, cursor: cursor))
+            ),
+            (
+                "join requests",
+                SpaceMembersStore.requestsSQL(space: 11, viewer: viewer, page: PageRequest(limit: 20, cursor: cursor))
+            ),
+            ("my collections", CollectionStore.listSQL(owner: viewer, page: PageRequest(limit: 20, cursor: cursor))),
+            (
+                "items of a collection",
+                CollectionStore.itemsSQL(collection: 4, page: PageRequest(limit: 20, cursor: cursor))
+            ),
+            ("activity heatmap", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000, viewer: 5)),
+            ("activity heatmap, anonymous", PeopleStore.activitySQL(userID: 3, from: 1_700_000_000_000, viewer: nil)),
+            (
+                "notifications",
+                NotificationStore.listSQL(
+                    recipient: viewer, unreadOnly: false, page: PageRequest(limit: 20, cursor: cursor))
+            ),
+            (
+                "unread notifications",
+                NotificationStore.listSQL(recipient: viewer, unreadOnly: true, page: PageRequest(limit: 20))
+            ),
+            ("stream replay", EventFeed.entriesSQL(after: 100, through: 5_100, recipient: viewer)),
+            ("stream hub read", EventFeed.entriesSQL(after: 100, through: 600)),
+            (
+                "report queue (admin)",
+                ModerationStore.queueSQL(
+                    state: .open, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer, scope: .instance)
+            ),
+            (
+                "report queue (a space's moderator)",
+                ModerationStore.queueSQL(
+                    state: .open, page: PageRequest(limit: 20, cursor: cursor), viewer: viewer, scope: .spaces)
+            ),
+            ("audit log", AuditLog.listSQL(page: PageRequest(limit: 20, cursor: cursor))),
+        ] + personalLists
+
+    /// A person's lists as Mastodon pages them (`PersonalListStore`), older and newer than a key.
+    static var personalLists: [(String, SQLQueryString)] {
+        let lists: [(String, PersonalListStore.List)] = [
+            ("followers", .followers(3)), ("following", .following(3)), ("follow requests", .followRequests(viewer)),
+            ("blocks", .blocks(viewer)), ("mutes", .mutes(viewer)), ("favourites", .likes(viewer)),
+            ("bookmarks", .saves(collection: 4)),
+        ]
+        return lists.flatMap { name, list in
+            [
+                (
+                    "Mastodon's \(name)",
+                    PersonalListStore.rowsSQL(list, window: .init(limit: 40, before: cursor), viewer: viewer)
+                ),
+                (
+                    "Mastodon's \(name), newer",
+                    PersonalListStore.rowsSQL(list, window: .init(limit: 40, after: cursor), viewer: viewer)
+                ),
+            ]
+        }
+    }
 
     @Test func hotQueriesUseIndexes() async throws {
         try await withDatabase { db, _ in

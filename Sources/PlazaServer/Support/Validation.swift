@@ -41,7 +41,7 @@ package enum Validate {
     }
 
     /// Trims surrounding whitespace and checks length (in characters); nil when left empty.
-    static func text(_ value: String?, field: String, max: Int, required: Bool = false) throws -> String? {
+    package static func text(_ value: String?, field: String, max: Int, required: Bool = false) throws -> String? {
         let trimmed = value?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         if trimmed.isEmpty {
             if required { throw PlazaError.invalid(field, "\(field) must not be empty.") }

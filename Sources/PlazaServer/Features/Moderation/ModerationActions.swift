@@ -4,15 +4,18 @@ import PlazaAPI
 /// What people do about content and accounts, decided once for every door: report, resolve a
 /// report, suspend and reinstate. Who may do what is decided by `ModerationStore` in SQL; a
 /// post removed by a resolution loses its media files once that is committed.
-struct ModerationActions: Sendable {
+package struct ModerationActions: Sendable {
     let moderation: ModerationStore
     let instance: InstanceStore
     let storage: any MediaStorage
 
+    /// The longest note a report may carry, in characters.
+    package static let maxNoteLength = ModerationStore.maxNoteLength
+
     /// `reporter`'s report on a post, comment or person: the new report and true, or their open
     /// report on the same target and false. A report for breaking the rules cites one or more
     /// of the instance's current rules (422 otherwise); no other reason cites any.
-    func report(
+    package func report(
         by reporter: Int64, type: ReportTargetType, target: Int64, reason: ReportReason, note: String?,
         ruleIDs: [String] = []
     ) async throws -> (report: Report, created: Bool) {

@@ -181,7 +181,7 @@ package struct PostStore: Sendable {
     }
 
     /// The posts among `ids` that `viewer` may see, by id, in one query.
-    func posts(ids: [Int64], viewer: Int64?) async throws -> [Int64: Post] {
+    package func posts(ids: [Int64], viewer: Int64?) async throws -> [Int64: Post] {
         try await posts(ids: ids, viewer: viewer, where: Visibility.post("p", readableBy: viewer))
     }
 
