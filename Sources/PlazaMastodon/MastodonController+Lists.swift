@@ -20,8 +20,9 @@ extension MastodonController {
         v1.get("favourites", use: favourites)
         v1.get("bookmarks", use: bookmarks)
         v1.get("accounts/{id}/featured_tags", use: featuredTags)
-        // `POST /api/v1/reports` is Plaza's own report route too: `report` is not routed until the
-        // two are told apart (Mastodon's form with `account_id`, Plaza's JSON with `targetType`).
+        // `POST /api/v1/reports` is Plaza's own report route too: the door claims the requests
+        // that name an `account_id` (`MastodonDoor.claim`) and serves them here.
+        v1.post(RouterPath(String(MastodonDoor.reportsPath.dropFirst("/api/v1/".count))), use: report)
     }
 
     /// A page of `list` as `viewer` sees it, placed by the request's `max_id`, `since_id` or
@@ -58,7 +59,7 @@ extension MastodonController {
     /// The statuses of a page of posts' rows, in the rows' order.
     func statuses(_ rows: [PersonalListStore.Row], viewer: Int64) async throws -> [Mastodon.Status] {
         let found = try await posts.posts(ids: rows.map(\.item), viewer: viewer)
-        return rows.compactMap { found[$0.item].map(mapper.status) }
+        return try await withMentions(rows.compactMap { found[$0.item].map(mapper.status) }, viewer: viewer)
     }
 
     func follows(_ direction: PeopleStore.Direction, _ request: Request, _ context: PlazaContext) async throws

@@ -27,6 +27,14 @@ extension OpenAPIDocument.MastodonOperations {
                     .get, "Empty: Plaza has no featured tags (404 for an unknown account)", .optional, empty,
                     errors: [404])
             ),
+            (
+                "\(v1)/mastodon/reports",
+                op(
+                    .post,
+                    "Mastodon's POST /api/v1/reports: a request there that names an account_id (account_id, "
+                        + "status_ids[], comment, category, rule_ids[]) is served here; any other is Plaza's own report",
+                    .required, .object, body: true, errors: [404, 422])
+            ),
         ]
     }
 }

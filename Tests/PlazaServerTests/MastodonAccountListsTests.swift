@@ -193,7 +193,7 @@ struct MastodonAccountListsTests {
         }
     }
 
-    @Test(.disabled("POST /api/v1/reports is Plaza's own route too: the Mastodon report is not routed yet"))
+    @Test
     func reportsBecomePlazaReportsModeratorsSee() async throws {
         try await withApp { api async throws in
             let admin = try await api.admin("adm")

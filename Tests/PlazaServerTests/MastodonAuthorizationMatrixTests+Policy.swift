@@ -79,6 +79,11 @@ extension MastodonAuthorizationMatrixTests {
         ] {
             rows.append(uniform("GET \(v1)/\(path)", scope: scope, anon: 401))
         }
+        // Mastodon's report of the owner (`POST /api/v1/reports` naming an account_id comes here).
+        rows.append(
+            row(
+                "POST \(v1)/mastodon/reports", scope: "write:reports", anon: 401, owner: 422, other: 200, blocked: 404,
+                body: { .form("account_id=\($0.base.owner.id)&category=spam&comment=spam") }))
         // `other` asks to follow the locked owner: only the owner answers it; anyone else has no
         // such request.
         for action in ["authorize", "reject"] {

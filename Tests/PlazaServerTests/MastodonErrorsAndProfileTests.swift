@@ -58,6 +58,39 @@ struct MastodonErrorsAndProfileTests {
         }
     }
 
+    /// `POST /api/v1/reports` is Plaza's and Mastodon's: the door takes the requests naming an
+    /// `account_id`, in the body or the query; the rest stay Plaza's, whatever the token.
+    @Test func theSharedReportsPathServesBothShapes() async throws {
+        try await withApp { api async throws in
+            let (ana, bea) = try await api.register("ana", "bea")
+            let token = try await api.mastodonToken(ana)
+            let post = try await api.post(bea, CreatePostRequest(kind: .text, body: "Buy cheap pills"))
+            let plaza = try await api.call(
+                .post, "/reports", as: ana, json: CreateReportRequest(targetType: .post, targetId: post.id, reason: .spam))
+            #expect(plaza.status == .created, "\(plaza.text)")
+            #expect(try plaza.json()["targetType"]?.stringValue == "post")
+            let plazaWithAppToken = try await api.call(
+                .post, "/reports", token: token, json: CreateReportRequest(targetType: .user, targetId: bea.id, reason: .spam))
+            #expect(plazaWithAppToken.status == .created, "\(plazaWithAppToken.text)")
+            let plazaBad = try await api.call(.post, "/reports", as: ana, raw: #"{"reason": "spam"}"#)
+            #expect(plazaBad.status.code >= 400 && plazaBad.status.code < 500)
+            #expect(try !Self.isMastodonError(plazaBad))
+            let form = try await api.mastodon(
+                .post, "/api/v1/reports", token: token, form: [("account_id", bea.id), ("category", "other")])
+            #expect(form.status == .ok, "\(form.text)")
+            #expect(try form.json()["target_account"]?["id"]?.stringValue == bea.id)
+            let json = try await api.mastodon(
+                .post, "/api/v1/reports", token: token, json: #"{"account_id": "\#(bea.id)", "comment": "spam"}"#)
+            #expect(json.status == .ok, "\(json.text)")
+            let query = try await api.mastodon(.post, "/api/v1/reports?account_id=\(bea.id)&category=spam", token: token)
+            #expect(query.status == .ok, "\(query.text)")
+            let unknown = try await api.mastodon(
+                .post, "/api/v1/reports", token: token, form: [("account_id", "123456789")])
+            #expect(unknown.status == .notFound)
+            #expect(try Self.isMastodonError(unknown))
+        }
+    }
+
     @Test func ownershipOfPathsFollowsMastodonsRoutes() {
         for path in [
             "/api/v2/search", "/oauth/token", "/api/v1/bookmarks", "/api/v1/lists/1/accounts",
