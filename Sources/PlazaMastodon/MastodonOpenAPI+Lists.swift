@@ -12,7 +12,6 @@ extension OpenAPIDocument.MastodonOperations {
         // One string, repeated (see `idArray`).
         let ids = OpenAPI.Parameter.query(
             name: "account_ids[]", schema: .string, description: "An account id; repeat it for more (1,000 at most)")
-        let accountIDs = OpenAPIDocument.idArray
         let listPage = [
             OpenAPIDocument.mastodonLimit(40, 80), OpenAPIDocument.maxID, OpenAPIDocument.sinceID,
             OpenAPIDocument.minID,
@@ -54,6 +53,13 @@ extension OpenAPIDocument.MastodonOperations {
                     .get, "The posts and boosts of a list's accounts in my home timeline", .required, statuses,
                     query: statusPage, errors: [404])
             ),
+        ] + notesAndFamiliar
+    }
+
+    /// Account notes and familiar followers.
+    var notesAndFamiliar: [(String, OpenAPIDocument.Operation)] {
+        let v1 = OpenAPIDocument.v1
+        return [
             (
                 "\(v1)/accounts/{id}/note",
                 op(
@@ -64,7 +70,7 @@ extension OpenAPIDocument.MastodonOperations {
                 "\(v1)/accounts/familiar_followers",
                 op(
                     .get, "For each account, people I follow who follow it", .required, .array(items: .object),
-                    query: [accountIDs], errors: [422])
+                    query: [OpenAPIDocument.idArray], errors: [422])
             ),
         ]
     }
