@@ -4,110 +4,176 @@ import Hummingbird
 import PlazaAPI
 import PlazaServer
 
-/// A person's lists as Mastodon's apps show them: followers and following, follow requests,
-/// blocks, mutes, favourites and bookmarks, each paged by a numeric key (`MastodonPaging.key`).
+extension Mastodon {
+    struct List: Codable, Sendable, Hashable {
+        var id: String
+        var title: String
+        var repliesPolicy: String
+        var exclusive: Bool
+    }
+
+    struct FamiliarFollowers: Codable, Sendable {
+        var id: String
+        var accounts: [Account]
+    }
+}
+
+/// Mastodon's lists over Plaza's (`ListActions`): a person's lists of accounts they follow, each
+/// with a timeline. Another's list is "Record not found". Account notes and familiar followers,
+/// which the same profile screens show, are here too.
 extension MastodonController {
+    /// Familiar followers shown for each account, as Mastodon (which shows a handful).
+    static let familiarPerAccount = 5
+
     func registerLists(_ v1: RouterGroup<PlazaContext>) {
-        v1.get("accounts/{id}/followers") { request, context in try await follows(.followers, request, context) }
-        v1.get("accounts/{id}/following") { request, context in try await follows(.following, request, context) }
-        v1.get("follow_requests", use: followRequests)
-        v1.get("blocks") { request, context in
-            try await ownPeople("read:blocks", request, context, list: PersonalListStore.List.blocks)
-        }
-        v1.get("mutes") { request, context in
-            try await ownPeople("read:mutes", request, context, list: PersonalListStore.List.mutes)
-        }
-        v1.get("favourites", use: favourites)
-        v1.get("bookmarks", use: bookmarks)
-        v1.get("accounts/{id}/featured_tags", use: featuredTags)
-        // `POST /api/v1/reports` is Plaza's own report route too: the door claims the requests
-        // that name an `account_id` (`MastodonDoor.claim`) and serves them here.
-        v1.post(RouterPath(String(MastodonDoor.reportsPath.dropFirst("/api/v1/".count))), use: report)
+        v1.get("lists", use: lists)
+        v1.post("lists", use: createList)
+        v1.get("lists/{id}", use: showList)
+        v1.put("lists/{id}", use: updateList)
+        v1.delete("lists/{id}", use: deleteList)
+        v1.get("lists/{id}/accounts", use: listAccounts)
+        v1.post("lists/{id}/accounts") { request, context in try await changeListAccounts(true, request, context) }
+        v1.delete("lists/{id}/accounts") { request, context in try await changeListAccounts(false, request, context) }
+        v1.get("accounts/{id}/lists", use: accountLists)
+        v1.get("timelines/list/{id}", use: listTimeline)
+        v1.post("accounts/{id}/note", use: setNote)
+        v1.get("accounts/familiar_followers", use: familiarFollowers)
     }
 
-    /// A page of `list` as `viewer` sees it, placed by the request's `max_id`, `since_id` or
-    /// `min_id` (keys of the list's rows); its rows and the `Link` header over their keys.
-    func listPage(_ list: PersonalListStore.List, viewer: Int64?, _ request: Request, _ context: PlazaContext)
-        async throws -> (rows: [PersonalListStore.Row], headers: HTTPFields)
-    {
+    static func list(_ list: AccountList) -> Mastodon.List {
+        Mastodon.List(
+            id: String(list.id), title: list.title, repliesPolicy: list.repliesPolicy.rawValue,
+            exclusive: list.exclusive)
+    }
+
+    @Sendable func lists(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:lists")
+        return try MastodonJSON.response(try await actions.lists.lists(of: me.userID).map(Self.list))
+    }
+
+    @Sendable func showList(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:lists")
+        let list = try await asMastodon { try await actions.lists.list(try id(context), of: me.userID) }
+        return try MastodonJSON.response(Self.list(list))
+    }
+
+    static func listDraft(_ params: MastodonParams) -> ListActions.Draft {
+        ListActions.Draft(
+            title: params.string("title"), repliesPolicy: params.string("replies_policy"),
+            exclusive: params.bool("exclusive"))
+    }
+
+    @Sendable func createList(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:lists")
         let params = try await MastodonParams.read(request, context: context)
-        let paging = try MastodonPaging(params, defaultLimit: 40, maxLimit: 80)
-        let lists = personalLists
-        func place(_ key: Int64, below: Bool) async throws -> Cursor {
-            try await MastodonPaging.cursor(forKey: key, below: below) { try await lists.ids(at: $0, in: list) }
-        }
-        var window = PersonalListStore.Window(limit: paging.limit)
-        if let maxID = paging.maxID { window.before = try await place(maxID, below: true) }
-        if let newer = paging.newerThan { window.after = try await place(newer, below: false) }
-        let (rows, more) = try await lists.rows(list, window: window, viewer: viewer)
-        let headers = MastodonPaging.link(
-            request, baseURL: config.baseURL, ids: rows.map { String(MastodonPaging.key(time: $0.time, id: $0.id)) },
-            hasMore: more)
-        return (rows, headers)
+        let list = try await actions.lists.create(by: me.userID, Self.listDraft(params))
+        return try MastodonJSON.response(Self.list(list))
     }
 
-    /// The accounts of a page of people's rows, in the rows' order.
-    func accounts(_ rows: [PersonalListStore.Row], viewer: Int64?, hiding: Visibility.ProfileHiding = .eitherWay)
-        async throws -> [Mastodon.Account]
-    {
+    @Sendable func updateList(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:lists")
+        let params = try await MastodonParams.read(request, context: context)
+        let id = try id(context)
+        let list = try await asMastodon { try await actions.lists.update(id, by: me.userID, Self.listDraft(params)) }
+        return try MastodonJSON.response(Self.list(list))
+    }
+
+    @Sendable func deleteList(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:lists")
+        let id = try id(context)
+        try await asMastodon { try await actions.lists.delete(id, by: me.userID) }
+        return try MastodonJSON.response([String: String]())
+    }
+
+    /// A list's accounts, highest id first, paged by account id (`limit=0`: all of them, as Mastodon).
+    @Sendable func listAccounts(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:lists")
+        let params = try await MastodonParams.read(request, context: context)
+        let id = try id(context)
+        let all = params.string("limit") == "0"
+        let limit = all ? nil : try params.limit(default: 40, max: 80)
+        let ids = try await asMastodon {
+            try await actions.lists.accounts(
+                of: id, by: me.userID, maxID: try params.id("max_id"),
+                sinceID: try params.id("min_id") ?? params.id("since_id"), limit: limit.map { $0 + 1 })
+        }
+        let page = limit.map { Array(ids.prefix($0)) } ?? ids
         let users = Dictionary(
-            try await people.profiles(ids: rows.map(\.item), viewer: viewer, hiding: hiding).map { ($0.id, $0) },
+            try await people.profiles(ids: page, viewer: me.userID).map { ($0.id, $0) },
             uniquingKeysWith: { a, _ in a })
-        return rows.compactMap { users[String($0.item)].map { mapper.account($0) } }
+        let accounts = page.compactMap { users[String($0)].map { mapper.account($0) } }
+        let headers = MastodonPaging.link(
+            request, baseURL: config.baseURL, ids: page.map(String.init), hasMore: ids.count > page.count)
+        return try MastodonJSON.response(accounts, headers: headers)
     }
 
-    /// The statuses of a page of posts' rows, in the rows' order.
-    func statuses(_ rows: [PersonalListStore.Row], viewer: Int64) async throws -> [Mastodon.Status] {
-        let found = try await posts.posts(ids: rows.map(\.item), viewer: viewer)
-        return try await withMentions(rows.compactMap { found[$0.item].map(mapper.status) }, viewer: viewer)
-    }
-
-    func follows(_ direction: PeopleStore.Direction, _ request: Request, _ context: PlazaContext) async throws
-        -> Response
-    {
-        let viewer = try context.mastodonViewer("read:accounts")
-        let target = Int64(try await profile(try id(context), viewer: viewer).id) ?? 0
-        let list: PersonalListStore.List = direction == .followers ? .followers(target) : .following(target)
-        let (rows, headers) = try await listPage(list, viewer: viewer, request, context)
-        return try MastodonJSON.response(try await accounts(rows, viewer: viewer), headers: headers)
-    }
-
-    @Sendable func followRequests(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.mastodonUser("read:follows").userID
-        let (rows, headers) = try await listPage(.followRequests(me), viewer: me, request, context)
-        return try MastodonJSON.response(try await accounts(rows, viewer: me), headers: headers)
-    }
-
-    /// The people I block or mute, listed until I undo it (unless they block me).
-    func ownPeople(
-        _ scope: String, _ request: Request, _ context: PlazaContext, list: (Int64) -> PersonalListStore.List
-    ) async throws -> Response {
-        let me = try context.mastodonUser(scope).userID
-        let (rows, headers) = try await listPage(list(me), viewer: me, request, context)
-        return try MastodonJSON.response(try await accounts(rows, viewer: me, hiding: .theirBlock), headers: headers)
-    }
-
-    /// The posts I liked that I may still read, newest like first.
-    @Sendable func favourites(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.mastodonUser("read:favourites").userID
-        let (rows, headers) = try await listPage(.likes(me), viewer: me, request, context)
-        return try MastodonJSON.response(try await statuses(rows, viewer: me), headers: headers)
-    }
-
-    /// The posts in my Bookmarks collection that I may still read, newest save first.
-    @Sendable func bookmarks(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.mastodonUser("read:bookmarks").userID
-        guard let collection = try await actions.collections.bookmarksCollection(of: me) else {
-            return try MastodonJSON.response([Mastodon.Status]())
+    func changeListAccounts(_ adding: Bool, _ request: Request, _ context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:lists")
+        let params = try await MastodonParams.read(request, context: context)
+        let id = try id(context)
+        var accounts: [Int64] = []
+        for text in params.strings("account_ids").prefix(ListActions.maxAccounts + 1) {
+            guard let account = Int64(text), account > 0 else {
+                throw MastodonError.validation("account_ids must be account ids")
+            }
+            accounts.append(account)
         }
-        let (rows, headers) = try await listPage(.saves(collection: collection), viewer: me, request, context)
-        return try MastodonJSON.response(try await statuses(rows, viewer: me), headers: headers)
+        try await asMastodon {
+            if adding {
+                try await actions.lists.add(accounts, to: id, by: me.userID)
+            } else {
+                try await actions.lists.remove(accounts, from: id, by: me.userID)
+            }
+        }
+        return try MastodonJSON.response([String: String]())
     }
 
-    /// Plaza has no featured tags: none, for an account the viewer may see.
-    @Sendable func featuredTags(_ request: Request, context: PlazaContext) async throws -> Response {
-        let viewer = try context.mastodonViewer("read:accounts")
-        _ = try await profile(try id(context), viewer: viewer)
-        return try MastodonJSON.response([Mastodon.Tag]())
+    /// My lists that hold the account.
+    @Sendable func accountLists(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:lists")
+        let account = try await profile(try id(context), viewer: me.userID)
+        let lists = try await actions.lists.lists(of: me.userID, holding: Int64(account.id) ?? 0)
+        return try MastodonJSON.response(lists.map(Self.list))
+    }
+
+    /// The posts and boosts of my list's accounts in my home timeline, newest first.
+    @Sendable func listTimeline(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:lists")
+        let list = try await asMastodon { try await actions.lists.list(try id(context), of: me.userID) }
+        return try await timeline(
+            .list(owner: me.userID, id: list.id), viewer: me.userID, request: request, context: context)
+    }
+
+    /// Sets my note on the account (`comment`; empty removes it): my relationship with it.
+    @Sendable func setNote(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("write:accounts").userID
+        let params = try await MastodonParams.read(request, context: context)
+        let account = try id(context)
+        try await asMastodon { try await actions.notes.set(params.string("comment") ?? "", by: me, on: account) }
+        return try MastodonJSON.response(try await relationship(with: try await profile(account, viewer: me), me: me))
+    }
+
+    /// For each account asked (`id[]`, 40 at most), the people I follow who follow it.
+    @Sendable func familiarFollowers(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:follows")
+        let params = try await MastodonParams.read(request, context: context)
+        var ids: [Int64] = []
+        for text in params.strings("id").prefix(40) {
+            guard let id = Int64(text), id > 0 else { throw MastodonError.validation("id must be account ids") }
+            if !ids.contains(id) { ids.append(id) }
+        }
+        let familiar = try await people.familiarFollowers(
+            of: ids, viewer: me.userID, perAccount: Self.familiarPerAccount)
+        return try MastodonJSON.response(
+            ids.map { id in
+                Mastodon.FamiliarFollowers(
+                    id: String(id), accounts: (familiar[id] ?? []).map { mapper.account($0) })
+            })
+    }
+
+    /// The relationship of `me` with `user`, with my note on them.
+    func relationship(with user: User, me: Int64) async throws -> Mastodon.Relationship {
+        let id = Int64(user.id) ?? 0
+        return Self.relationship(user, note: try await actions.notes.notes(by: me, on: [id])[id] ?? "")
     }
 }

@@ -123,15 +123,6 @@ extension MastodonController {
         return try MastodonJSON.response(try await tags.followed(by: me.userID).map { mapper.tag($0) })
     }
 
-    /// A list is a space: `timelines/list/{space id}` is the space's feed.
-    @Sendable func listTimeline(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.mastodonUser("read:lists")
-        let spaceID = try id(context)
-        let space = try await spaces.key(id: spaceID, viewer: me.userID)
-        guard let space, space.visibility == .open || space.role != nil else { throw MastodonError.notFound }
-        return try await timeline(.space(space.id), viewer: me.userID, request: request, context: context)
-    }
-
     // MARK: statuses
 
     /// The post or comment `id` as the viewer may read it: a comment needs its post readable.

@@ -89,6 +89,7 @@ struct MastodonController: FeatureRoutes {
         v1.post("markers", use: saveMarkers)
         v1.get("preferences", use: preferences)
         registerFilters(v1: v1, v2: v2)
+        registerLists(v1)
         registerEmpty(v1: v1, v2: v2)
         return routes
     }
@@ -111,7 +112,7 @@ struct MastodonController: FeatureRoutes {
                 try await relate(change, scope: scope, context)
             }
         }
-        registerLists(v1)
+        registerPersonalLists(v1)
         v1.post("follow_requests/{id}/authorize") { request, context in
             try await answerFollowRequest(true, request, context)
         }
@@ -132,7 +133,6 @@ struct MastodonController: FeatureRoutes {
         v1.get("trends/tags", use: trendingTags)
         v1.get("trends/statuses", use: trendingStatuses)
         v1.get("trends/links", use: trendingLinks)
-        v1.get("timelines/list/{id}", use: listTimeline)
         v1.post("statuses", use: createStatus)
         v1.get("statuses/{id}", use: status)
         v1.delete("statuses/{id}", use: deleteStatus)
@@ -157,7 +157,7 @@ struct MastodonController: FeatureRoutes {
     /// Mastodon features Plaza has no counterpart for: valid, empty answers.
     private func registerEmpty(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
         let empty: [(String, String)] = [
-            ("custom_emojis", ""), ("lists", "read:lists"),
+            ("custom_emojis", ""),
             ("announcements", ""),
             ("suggestions", "read"), ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
             ("endorsements", "read:accounts"), ("featured_tags", "read:accounts"), ("domain_blocks", "read:blocks"),
@@ -462,7 +462,8 @@ struct MastodonController: FeatureRoutes {
         return try MastodonJSON.response(mapper.account(try await profile(id, viewer: viewer)))
     }
 
-    static func relationship(_ user: User) -> Mastodon.Relationship {
+    /// The viewer's relationship with `user`, with `note`, the viewer's note on them.
+    static func relationship(_ user: User, note: String = "") -> Mastodon.Relationship {
         let viewer = user.viewer
         return Mastodon.Relationship(
             id: user.id, following: viewer?.following ?? false, showingReblogs: viewer?.following ?? false,
@@ -470,7 +471,7 @@ struct MastodonController: FeatureRoutes {
             blocking: viewer?.blocking ?? false, blockedBy: false, muting: viewer?.muting ?? false,
             mutingExpiresAt: nil, mutingNotifications: viewer?.muting ?? false, requested: viewer?.requested ?? false,
             requestedBy: false,
-            domainBlocking: false, endorsed: false, note: "")
+            domainBlocking: false, endorsed: false, note: note)
     }
 
     @Sendable func relationships(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -481,7 +482,9 @@ struct MastodonController: FeatureRoutes {
         let users = Dictionary(
             try await people.profiles(ids: Array(ids), viewer: me.userID, hiding: .theirBlock).map { ($0.id, $0) },
             uniquingKeysWith: { a, _ in a })
-        return try MastodonJSON.response(ids.compactMap { users[String($0)].map(Self.relationship) })
+        let notes = try await actions.notes.notes(by: me.userID, on: Array(ids))
+        return try MastodonJSON.response(
+            ids.compactMap { id in users[String(id)].map { Self.relationship($0, note: notes[id] ?? "") } })
     }
 
     func relate(_ change: PeopleActions.Change, scope: String, _ context: PlazaContext) async throws -> Response {
@@ -489,7 +492,7 @@ struct MastodonController: FeatureRoutes {
         let target = try id(context)
         guard target != me else { throw MastodonError.validation("You cannot do that to yourself") }
         let profile = try await asMastodon { try await actions.people.relate(me, change, target) }
-        return try MastodonJSON.response(Self.relationship(profile))
+        return try MastodonJSON.response(try await relationship(with: profile, me: me))
     }
 
     @Sendable func searchAccounts(_ request: Request, context: PlazaContext) async throws -> Response {
@@ -507,6 +510,6 @@ struct MastodonController: FeatureRoutes {
         let me = try context.mastodonUser("write:follows").userID
         let requester = try id(context)
         try await asMastodon { try await actions.people.answerRequest(from: requester, to: me, approve: approve) }
-        return try MastodonJSON.response(Self.relationship(try await profile(requester, viewer: me)))
+        return try MastodonJSON.response(try await relationship(with: try await profile(requester, viewer: me), me: me))
     }
 }

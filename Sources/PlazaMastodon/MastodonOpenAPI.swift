@@ -38,7 +38,7 @@ extension OpenAPIDocument {
         var all: [(String, Operation)] {
             [
                 oauth, appsAndAccounts, relationships, timelinesAndStatuses, tags, notificationsAndMore,
-                pushAndStreaming, filters, lists, emptyFeatures, streams,
+                pushAndStreaming, filters, lists, personalLists, emptyFeatures, streams,
             ].flatMap { $0 }
         }
 
@@ -192,10 +192,6 @@ extension OpenAPIDocument {
                     op(.get, "The tag's public posts, newest first", .optional, statuses, query: statusPage)
                 ),
                 (
-                    "\(v1)/timelines/list/{id}",
-                    op(.get, "A space's feed (a list is a space)", .required, statuses, query: statusPage)
-                ),
-                (
                     "\(v1)/statuses",
                     op(
                         .post,
@@ -332,7 +328,7 @@ extension OpenAPIDocument {
         var emptyFeatures: [(String, Operation)] {
             var operations: [(String, Operation)] = []
             for (path, auth) in [
-                ("custom_emojis", Auth.none), ("lists", .required),
+                ("custom_emojis", Auth.none),
                 ("announcements", .none), ("suggestions", .required), ("conversations", .required),
                 ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),
                 ("domain_blocks", .required), ("featured_tags/suggestions", .required),

@@ -13,6 +13,8 @@ package struct Actions: Sendable {
     package let moderation: ModerationActions
     package let filters: KeywordFilterActions
     package let pins: PinActions
+    package let lists: ListActions
+    package let notes: AccountNoteActions
 }
 
 extension AppServices {
@@ -30,6 +32,8 @@ extension AppServices {
             spaces: SpaceActions(spaces: spaces, storage: mediaStorage),
             moderation: ModerationActions(moderation: moderation, instance: instance, storage: mediaStorage),
             filters: KeywordFilterActions(filters: KeywordFilterStore(db: db, ids: ids)),
-            pins: PinActions(pins: PinStore(db: db), posts: posts, people: people, spaces: spaces))
+            pins: PinActions(pins: PinStore(db: db), posts: posts, people: people, spaces: spaces),
+            lists: ListActions(lists: ListStore(db: db, ids: ids)),
+            notes: AccountNoteActions(db: db, people: people))
     }
 }

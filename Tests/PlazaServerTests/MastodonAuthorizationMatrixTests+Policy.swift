@@ -10,7 +10,7 @@ import Testing
 extension MastodonAuthorizationMatrixTests {
     static let policy: [Row] =
         instanceAndAccounts() + relations() + statuses() + statusActions() + media()
-        + notifications() + theRest() + filters() + emptyFeatures() + streams()
+        + notifications() + theRest() + filters() + lists() + emptyFeatures() + streams()
 
     static func instanceAndAccounts() -> [Row] {
         var rows: [Row] = []
@@ -118,8 +118,6 @@ extension MastodonAuthorizationMatrixTests {
                     parameters: tag))
         }
         rows.append(uniform("GET \(v1)/followed_tags", scope: "read:follows", anon: 401))
-        // An open space's feed: the blocked person sees it without the owner's posts.
-        rows.append(uniform("GET \(v1)/timelines/list/{id}", scope: "read:lists", anon: 401))
         rows.append(
             row("GET \(v1)/statuses/{id}", scope: "read:statuses", anon: 200, owner: 200, other: 200, blocked: 404))
         rows.append(
@@ -304,11 +302,55 @@ extension MastodonAuthorizationMatrixTests {
         return rows
     }
 
+    /// Lists are their owner's alone: anyone else's id is 404. Only people one follows go in a
+    /// list, so the owner follows `other` before adding them. Notes are one's own; familiar
+    /// followers are the caller's view.
+    static func lists() -> [Row] {
+        var rows: [Row] = []
+        rows.append(uniform("GET \(v1)/lists", scope: "read:lists", anon: 401))
+        rows.append(uniform("POST \(v1)/lists", scope: "write:lists", anon: 401, body: form("title=matrix")))
+        let followOther: @Sendable (MatrixClient, MastodonMatrixWorld) async throws -> Void = { client, world in
+            try await client.mastodonMust(
+                200, .post, "/accounts/\(world.base.other.id)/follow", token: world.token(.owner))
+        }
+        let own: [(String, String?)] = [
+            ("GET \(v1)/lists/{id}", nil), ("PUT \(v1)/lists/{id}", "title=renamed&exclusive=true"),
+            ("DELETE \(v1)/lists/{id}", nil), ("GET \(v1)/lists/{id}/accounts", nil),
+            ("POST \(v1)/lists/{id}/accounts", "account_ids[]="),
+            ("DELETE \(v1)/lists/{id}/accounts", "account_ids[]="),
+            ("GET \(v1)/timelines/list/{id}", nil),
+        ]
+        for (operation, body) in own {
+            let read = operation.hasPrefix("GET ")
+            var form: (@Sendable (MastodonMatrixWorld) -> MatrixBody)?
+            if let body {
+                // `account_ids[]=`: the person the owner follows in the row's `prepare`.
+                form = { world in .form(body.hasSuffix("=") ? body + world.base.other.id : body) }
+            }
+            rows.append(
+                row(
+                    operation, scope: read ? "read:lists" : "write:lists", anon: 401, owner: 200, other: 404,
+                    body: form, prepare: operation.hasPrefix("POST ") ? followOther : nil))
+        }
+        rows.append(
+            row(
+                "GET \(v1)/accounts/{id}/lists", scope: "read:lists", anon: 401, owner: 200, other: 200, blocked: 404))
+        rows.append(
+            row(
+                "POST \(v1)/accounts/{id}/note", scope: "write:accounts", anon: 401, owner: 200, other: 200,
+                blocked: 404, body: form("comment=a+note")))
+        rows.append(
+            row(
+                "GET \(v1)/accounts/familiar_followers", scope: "read:follows", anon: 401, owner: 200, other: 200,
+                query: { "?id[]=\($0.base.owner.id)" }))
+        return rows
+    }
+
     /// Features Plaza does not have: empty answers, behind the scope Mastodon asks for.
     static func emptyFeatures() -> [Row] {
         var rows: [Row] = []
         let scopes: [(String, String?)] = [
-            ("\(v1)/custom_emojis", nil), ("\(v1)/lists", "read:lists"), ("\(v1)/announcements", nil),
+            ("\(v1)/custom_emojis", nil), ("\(v1)/announcements", nil),
             ("\(v1)/trends", nil),
             ("\(v1)/trends/tags", nil), ("\(v1)/trends/statuses", nil), ("\(v1)/trends/links", nil),
             ("\(v1)/suggestions", "read"), ("\(v1)/conversations", "read:statuses"),

@@ -15,6 +15,21 @@ struct QueryPlanTests {
     static let queries: [(String, SQLQueryString)] =
         [
             ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
+            (
+                "a list's feed",
+                PostStore.feedSQL(
+                    .init(source: .list(owner: viewer, id: 9), page: PageRequest(limit: 20, cursor: cursor)),
+                    viewer: viewer)
+            ),
+            (
+                "a home feed with an exclusive list",
+                PostStore.feedSQL(
+                    .init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer,
+                    home: .init(spaces: [5], exclusive: true))
+            ),
+            ("a list's accounts", ListStore.accountsSQL(of: 9, maxID: 100, sinceID: nil, limit: 41)),
+            ("whether a person has an exclusive list", HomeTimeline.exclusiveSQL(of: viewer)),
+            ("the pulled accounts of a list", HomeTimeline.pulledSQL(of: viewer, list: 9)),
             ("video queue", VideoStore.queueSQL(now: 1_000)),
             ("ended polls to announce", PollStore.dueSQL(now: 1_000, limit: 20)),
             (

@@ -14,6 +14,8 @@ struct MastodonMatrixWorld: Sendable {
     let scoped: [String: String]
     /// A keyword filter of the owner's (its one keyword shares its id).
     let ownerFilterID: String
+    /// A list of the owner's (empty).
+    let ownerListID: String
 
     func token(_ actor: MatrixActor) -> String? { base.mastodonTokens[actor] }
 
@@ -25,7 +27,7 @@ struct MastodonMatrixWorld: Sendable {
         case ("id", "statuses"): base.post.id
         case ("id", "media"): base.unattachedMedia?.id
         case ("id", "notifications"): base.notificationID
-        case ("id", "list"): base.space.id
+        case ("id", "list"), ("id", "lists"): ownerListID
         case ("id", "filters"), ("id", "keywords"): ownerFilterID
         // A request to follow the owner, made by the row's `prepare`.
         case ("id", "follow_requests"): base.other.id
@@ -43,7 +45,12 @@ extension MatrixClient {
         for scope in scopes.sorted() { scoped[scope] = try await api.mastodonToken(base.owner, scopes: scope) }
         let filter: KeywordFilter = try await must(
             201, .post, "/me/filters", as: base.owner, .json(#"{"phrase":"zzownerfilterzz","contexts":["home"]}"#))
-        return MastodonMatrixWorld(base: base, scoped: scoped, ownerFilterID: filter.id)
+        let list = try await send(
+            .post, "/api/v1/lists", token: base.mastodonTokens[.owner], body: .form("title=owner%27s+list"))
+        guard list.status == .ok, let listID = try list.json()["id"]?.stringValue else {
+            throw MatrixFixtureError(description: "fixture POST /lists: \(list.status.code) \(list.text)")
+        }
+        return MastodonMatrixWorld(base: base, scoped: scoped, ownerFilterID: filter.id, ownerListID: listID)
     }
 
     /// A fixture request on Mastodon's API (`/api/v1/…`) that must answer `status`.

@@ -65,6 +65,7 @@ enum Migrations {
         Migration030.migration,
         Migration031.migration,
         Migration032.migration,
+        Migration033.migration,
         Migration036.migration,
     ]
 

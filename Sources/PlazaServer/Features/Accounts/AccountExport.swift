@@ -10,7 +10,7 @@ import ZIPFoundation
 /// and an `index.html` that shows their posts with their photos.
 ///
 /// `<username>-plaza/`: `README.txt`, `index.html`, `account.json` (the `Me` object),
-/// `posts.json` (their `Post`s, newest first), `comments.json`, `likes.json`, `follows.json`,
+/// `posts.json` (their `Post`s, newest first), `comments.json`, `likes.json`, `follows.json`, `lists.json`,
 /// `collections.json` (each with its items), `spaces.json` (memberships), `history.json` (posts
 /// viewed), `media.json` (what each file in `media/` is) and `media/<id>.<ext>` (the largest
 /// variant of each of their uploads: photos, videos, avatar, space images).
@@ -55,6 +55,14 @@ struct AccountExport: Sendable {
     struct TagEntry: Codable, Sendable {
         var tag: String
         var since: Timestamp
+    }
+
+    /// A list of accounts (Mastodon's lists): its title, settings and its accounts' usernames.
+    struct ListEntry: Codable, Sendable {
+        var title: String
+        var repliesPolicy: String
+        var exclusive: Bool
+        var members: [String]
     }
 
     struct FollowEntry: Codable, Sendable {
@@ -126,6 +134,7 @@ struct AccountExport: Sendable {
                 ("votes.json", try await votes(of: userID)),
                 ("hashtags.json", try await followedTags(of: userID)),
                 ("follows.json", try await follows(of: userID)),
+                ("lists.json", try await lists(of: userID)),
                 ("collections.json", try await allCollections(of: userID)),
                 ("spaces.json", try await spaces(of: userID)),
                 ("history.json", try await history(of: userID)),
@@ -271,6 +280,14 @@ struct AccountExport: Sendable {
         }
     }
 
+    private func lists(of user: Int64) async throws -> [ListEntry] {
+        try await db.read { db in try await ListStore.export(of: user, on: db) }.map { list, members in
+            ListEntry(
+                title: list.title, repliesPolicy: list.repliesPolicy.rawValue, exclusive: list.exclusive,
+                members: members)
+        }
+    }
+
     private func follows(of user: Int64) async throws -> Follows {
         func people(_ sql: SQLQueryString) async throws -> [FollowEntry] {
             try await db.read { db in try await db.rows(sql) }.map {
@@ -395,6 +412,7 @@ struct AccountExport: Sendable {
         votes.json        the polls you voted in, with your choices
         hashtags.json     the hashtags you follow
         follows.json      who you follow, and who follows you
+        lists.json        your lists of accounts, with the usernames in each
         collections.json  your collections and what you saved in them
         spaces.json       the spaces you are in, and your role there
         history.json      the posts you viewed

@@ -105,18 +105,58 @@ struct HomeTimeline: Sendable {
     }
 
     /// What a person's home feed merges besides their timeline: the accounts they follow that are
-    /// pulled, and the spaces they joined.
+    /// pulled, and the spaces they joined; whether they have accounts in an exclusive list (left
+    /// out of it). A list's feed merges the pulled accounts of the list, and no space.
     struct Sources: Sendable {
         var pulled: [Int64] = []
         var spaces: [Int64] = []
+        var exclusive = false
+        /// The list whose feed this is.
+        var list: Int64?
     }
 
     static func sources(of user: Int64, on db: Connection) async throws -> Sources {
         let pulled = try await db.rows(pulledSQL(of: user)).map { try $0.decode(column: "followee_id", as: Int64.self) }
-        return Sources(pulled: pulled, spaces: try await SpaceStore.memberships(of: user, on: db))
+        let exclusive = try await db.first(exclusiveSQL(of: user)) != nil
+        return Sources(
+            pulled: pulled, spaces: try await SpaceStore.memberships(of: user, on: db), exclusive: exclusive)
     }
 
-    static func pulledSQL(of user: Int64) -> SQLQueryString {
-        "SELECT followee_id FROM follows WHERE follower_id = \(bind: user) AND pulled ORDER BY followee_id"
+    /// The sources of `owner`'s list `list`'s feed.
+    static func sources(of owner: Int64, list: Int64, on db: Connection) async throws -> Sources {
+        let pulled = try await db.rows(pulledSQL(of: owner, list: list)).map {
+            try $0.decode(column: "followee_id", as: Int64.self)
+        }
+        return Sources(pulled: pulled, list: list)
+    }
+
+    /// The pulled accounts `user` follows: in their list `list`, or else not in an exclusive list of theirs.
+    static func pulledSQL(of user: Int64, list: Int64? = nil, ordered: Bool = true) -> SQLQueryString {
+        var sql: SQLQueryString = "SELECT f.followee_id FROM follows f WHERE f.follower_id = \(bind: user) AND f.pulled"
+        if let list {
+            sql += " AND \(inList(list, account: "f.followee_id"))"
+        } else {
+            sql += " AND NOT \(inExclusiveList(of: user, account: "f.followee_id"))"
+        }
+        if ordered { sql += " ORDER BY f.followee_id" }
+        return sql
+    }
+
+    /// Whether `user` has any account in an exclusive list (by `list_accounts_exclusive`).
+    static func exclusiveSQL(of user: Int64) -> SQLQueryString {
+        "SELECT 1 AS x FROM list_accounts WHERE user_id = \(bind: user) AND exclusive LIMIT 1"
+    }
+
+    /// True when the account in `account` is in list `list`.
+    static func inList(_ list: Int64, account: SQLQueryString) -> SQLQueryString {
+        "EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = \(bind: list) AND la.account_id = \(account))"
+    }
+
+    /// True when the account in `account` is in an exclusive list of `user`.
+    static func inExclusiveList(of user: Int64, account: SQLQueryString) -> SQLQueryString {
+        """
+        EXISTS (SELECT 1 FROM list_accounts lx WHERE lx.user_id = \(bind: user) AND lx.account_id = \(account) \
+        AND lx.exclusive)
+        """
     }
 }

@@ -176,7 +176,8 @@ package struct PeopleStore: Sendable {
         return isNew
     }
 
-    /// Ends each follow given, taking the followee's posts out of the follower's home timeline.
+    /// Ends each follow given, taking the followee's posts out of the follower's home timeline
+    /// and the followee out of the follower's lists.
     /// The caller holds both people's locks.
     static func deleteFollows(_ pairs: [(follower: Int64, followee: Int64)], on db: Connection) async throws {
         for (follower, followee) in pairs {
@@ -185,7 +186,10 @@ package struct PeopleStore: Sendable {
                 DELETE FROM follows WHERE follower_id = \(bind: follower) AND followee_id = \(bind: followee)
                 RETURNING follower_id
                 """)
-            if ended != nil { try await HomeTimeline.unfollowed(follower: follower, followee: followee, on: db) }
+            if ended != nil {
+                try await HomeTimeline.unfollowed(follower: follower, followee: followee, on: db)
+                try await ListStore.unfollowed(follower: follower, followee: followee, on: db)
+            }
         }
     }
 

@@ -438,11 +438,14 @@ package struct PostStore: Sendable {
             case space(Int64)
             /// Public posts with the tag of this key.
             case tag(String)
+            /// The owner's home timeline less what did not come from an account of their list `id`
+            /// (its posts, its boosts).
+            case list(owner: Int64, id: Int64)
 
             /// Where a person's keyword filters see this feed.
             var filterContext: FilterContext {
                 switch self {
-                case .home: .home
+                case .home, .list: .home
                 case .global, .space, .tag: .public
                 case .author: .profile
                 }
@@ -480,7 +483,11 @@ package struct PostStore: Sendable {
     package func feed(_ query: FeedQuery, viewer: Int64?) async throws -> Page<Post> {
         let (rows, filters) = try await db.read { db in
             var sources = HomeTimeline.Sources()
-            if case .home(let user) = query.source { sources = try await HomeTimeline.sources(of: user, on: db) }
+            switch query.source {
+            case .home(let user): sources = try await HomeTimeline.sources(of: user, on: db)
+            case .list(let owner, let list): sources = try await HomeTimeline.sources(of: owner, list: list, on: db)
+            case .global, .author, .space, .tag: break
+            }
             let rows = try await db.rows(Self.feedSQL(query, viewer: viewer, home: sources))
             return (rows, try await KeywordFilterStore.matcher(for: viewer, in: query.source.filterContext, on: db))
         }
@@ -524,29 +531,52 @@ package struct PostStore: Sendable {
                 WHERE pt.tag = \(bind: key) AND p.audience = 'public'\(tagFilters)
                 """
             order = "pt.created_at DESC, pt.post_id DESC"
-        case .home(let id):
-            let columns = PostRecord.columns(viewer: viewer)
-            let timeline: SQLQueryString = "home_entries he JOIN posts p ON p.id = he.post_id"
-            let mine: SQLQueryString = "he.user_id = \(bind: id)\(entryFilters)\(boostFilter(viewer: viewer))"
-            if home.pulled.isEmpty && home.spaces.isEmpty {
-                return """
-                    SELECT \(columns), he.created_at AS feed_time, he.boosted_by AS boosted_by FROM \(timeline) \
-                    JOIN users u ON u.id = p.author_id WHERE \(mine) ORDER BY he.created_at DESC, he.post_id DESC \
-                    LIMIT \(bind: limit)
-                    """
-            }
-            let branches = homeBranches(
-                of: id, home: home, timeline: timeline, mine: mine, postFilters: postFilters,
-                spaceFilters: spaceFilters, limit: limit)
-            // One page of each source, merged by the time each came in (a boost's for a boost).
-            return """
-                SELECT \(columns), merged.t AS feed_time, merged.boosted_by AS boosted_by \
-                FROM (\(branches.joined(separator: " UNION "))) merged JOIN posts p ON p.id = merged.id \
-                JOIN users u ON u.id = p.author_id ORDER BY merged.t DESC, merged.id DESC LIMIT \(bind: limit)
-                """
+        case .home(let id), .list(owner: let id, id: _):
+            return homeSQL(
+                of: id, query, viewer: viewer, home: home, entryFilters: entryFilters,
+                postFilters: postFilters, spaceFilters: spaceFilters)
         }
         sql += " ORDER BY \(order) LIMIT \(bind: limit)"
         return sql
+    }
+
+    /// A home feed (or a list's, which is its owner's home timeline less what did not come from
+    /// the list's accounts): the timeline's entries, merged with the pulled accounts' posts and the
+    /// joined spaces' when there are any. An exclusive list's accounts are left out of the home
+    /// feed, by an indexed look-up that is only made when the person has any.
+    private static func homeSQL(
+        of id: Int64, _ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources, entryFilters: SQLQueryString,
+        postFilters: SQLQueryString, spaceFilters: SQLQueryString
+    ) -> SQLQueryString {
+        let limit = query.page.fetchLimit
+        var home = home
+        if case .list(_, let list) = query.source { home.list = list }
+        let columns = PostRecord.columns(viewer: viewer)
+        let timeline: SQLQueryString = "home_entries he JOIN posts p ON p.id = he.post_id"
+        var mine: SQLQueryString = "he.user_id = \(bind: id)\(entryFilters)\(boostFilter(viewer: viewer))"
+        var spaceFilters = spaceFilters
+        if let list = home.list {
+            mine += " AND \(HomeTimeline.inList(list, account: "COALESCE(he.boosted_by, p.author_id)"))"
+        } else if home.exclusive {
+            mine += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "COALESCE(he.boosted_by, p.author_id)"))"
+            spaceFilters += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "p.author_id"))"
+        }
+        if home.pulled.isEmpty && home.spaces.isEmpty {
+            return """
+                SELECT \(columns), he.created_at AS feed_time, he.boosted_by AS boosted_by FROM \(timeline) \
+                JOIN users u ON u.id = p.author_id WHERE \(mine) ORDER BY he.created_at DESC, he.post_id DESC \
+                LIMIT \(bind: limit)
+                """
+        }
+        let branches = homeBranches(
+            of: id, home: home, timeline: timeline, mine: mine, postFilters: postFilters,
+            spaceFilters: spaceFilters, limit: limit)
+        // One page of each source, merged by the time each came in (a boost's for a boost).
+        return """
+            SELECT \(columns), merged.t AS feed_time, merged.boosted_by AS boosted_by \
+            FROM (\(branches.joined(separator: " UNION "))) merged JOIN posts p ON p.id = merged.id \
+            JOIN users u ON u.id = p.author_id ORDER BY merged.t DESC, merged.id DESC LIMIT \(bind: limit)
+            """
     }
 
     /// A merged home feed's sources: the newest page of the timeline, of each pulled account
@@ -573,8 +603,7 @@ package struct PostStore: Sendable {
         }
         if home.pulled.count > HomeTimeline.maxPulledBranches {
             // All of them (the first ones again, which the UNION drops): correct, not cheap.
-            let pulled: SQLQueryString =
-                "SELECT followee_id FROM follows WHERE follower_id = \(bind: id) AND pulled"
+            let pulled = HomeTimeline.pulledSQL(of: id, list: home.list, ordered: false)
             branches.append(
                 branch(
                     "p.id, p.created_at AS t, \(noBoost) FROM posts p WHERE p.author_id IN (\(pulled))\(postFilters)",
