@@ -65,6 +65,7 @@ enum Migrations {
         Migration030.migration,
         Migration031.migration,
         Migration032.migration,
+        Migration034.migration,
     ]
 
     /// The schema this binary leaves a database at.
