@@ -401,3 +401,46 @@ def test_mastodon_py_lists_notes_and_familiar_followers(server: PlazaServer):
     assert [entry["id"] for entry in familiar] == [str(dan_id), str(cat_id)]
     assert [account["acct"] for account in familiar[0]["accounts"]] == ["bea"]
     assert familiar[1]["accounts"] == []
+
+
+def test_mastodon_py_notifications_by_account_instance_bits_and_suggestions(server: PlazaServer):
+    """v1 `account_id`, v2 paging through numeric Link ids, unread counts, the instance's
+    smaller endpoints and Plaza's own suggestions, as Mastodon.py asks for them."""
+    for name in ("ana", "bea", "cid", "dee"):
+        server.register(name)
+    ana = signed_in_client(server, "ana")
+    bea = signed_in_client(server, "bea")
+    cid = signed_in_client(server, "cid")
+    posts = [ana.status_post(f"Post {n}") for n in range(4)]
+    for client, post in zip((bea, cid, bea, cid), posts):
+        client.status_favourite(post.id)
+    bea_id = bea.account_verify_credentials().id
+    from_bea = ana.notifications(account_id=bea_id)
+    assert len(from_bea) == 2 and all(n.account.id == bea_id for n in from_bea)
+    assert {n.status.id for n in from_bea} == {posts[0].id, posts[2].id}
+    # Two at a time, by the Link headers, both ways.
+    first = ana.notifications(limit=2)
+    everything = ana.fetch_remaining(first)
+    assert len(everything) == 4
+    newest_first = [n.id for n in everything]
+    above = ana.notifications(min_id=newest_first[-1], limit=2)
+    assert [n.id for n in above] == newest_first[1:3]
+    headers = {"Authorization": f"Bearer {ana.access_token}"}
+    grouped = requests.get(server.url + "/api/v2/notifications?limit=1", headers=headers, timeout=30)
+    next_url = grouped.links["next"]["url"]
+    assert re.search(r"max_id=\d+(&|$)", next_url), next_url
+    count = requests.get(server.url + "/api/v1/notifications/unread_count", headers=headers, timeout=30).json()
+    assert count == {"count": 4}
+
+    assert ana.instance_peers() == []
+    extended = ana.instance_extended_description()
+    assert extended.content.startswith("<p>")
+    languages = requests.get(server.url + "/api/v1/languages", timeout=30).json()
+    assert {"code": "en", "name": "English"} in languages
+
+    # Dee follows Bea, who follows Cid: Cid is suggested to Dee.
+    dee = signed_in_client(server, "dee")
+    dee.account_follow(bea_id)
+    bea.account_follow(cid.account_verify_credentials().id)
+    suggested = dee.suggestions()
+    assert "cid" in [getattr(s, "acct", None) or s.account.acct for s in suggested]

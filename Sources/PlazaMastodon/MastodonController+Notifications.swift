@@ -71,48 +71,88 @@ extension MastodonController {
             status: status)
     }
 
-    @Sendable func listNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.mastodonUser("read:notifications")
-        let params = try await MastodonParams.read(request, context: context)
-        let paging = try MastodonPaging(params, defaultLimit: 40, maxLimit: 80)
-        var page = PageRequest(limit: paging.limit)
-        if let maxID = paging.maxID {
-            let sortID = try await notifications.sortID(of: maxID, recipient: me.userID) ?? maxID
-            page.cursor = Cursor(time: 0, id: sortID)
-        }
-        var newerThan: Int64?
-        if let newer = paging.newerThan {
-            newerThan = try await notifications.sortID(of: newer, recipient: me.userID) ?? newer
-        }
-        let list = try await notifications.list(
-            recipient: me.userID, unreadOnly: false, page: page, newerThan: newerThan)
-        let items = list.items
-        let types = Set(params.strings("types"))
-        let excluded = Set(params.strings("exclude_types"))
-        let entities = items.compactMap(notificationEntity).filter {
-            (types.isEmpty || types.contains($0.type)) && !excluded.contains($0.type)
-        }
-        return try MastodonJSON.response(
-            try await withMentions(notifications: entities, viewer: me.userID),
-            headers: MastodonPaging.link(
-                request, baseURL: config.baseURL, ids: items.map(\.id), hasMore: list.nextCursor != nil))
-    }
-
-    /// Mastodon's grouped notifications (`/api/v2/notifications`): Plaza's own groups (likes of a
-    /// post, follows, while unread) with up to three sample accounts each; accounts and statuses
-    /// once, beside the groups.
-    @Sendable func groupedNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
-        let me = try context.mastodonUser("read:notifications")
-        let params = try await MastodonParams.read(request, context: context)
+    /// A page of the person's notifications as Mastodon's paging asks: `max_id` (older than),
+    /// `since_id` (the newest above), `min_id` (the page just above), `limit`, and `account_id`
+    /// (only those that account took part in); whether an older page follows.
+    func notificationPage(_ me: Identity, _ params: MastodonParams) async throws -> (
+        items: [PlazaAPI.Notification], hasMore: Bool
+    ) {
         let paging = try MastodonPaging(params, defaultLimit: 40, maxLimit: 80)
         var page = PageRequest(limit: paging.limit)
         if let maxID = paging.maxID {
             page.cursor = Cursor(
                 time: 0, id: try await notifications.sortID(of: maxID, recipient: me.userID) ?? maxID)
         }
-        let list = try await notifications.list(recipient: me.userID, unreadOnly: false, page: page)
+        var filter = NotificationStore.Filter(actor: try params.id("account_id"))
+        let minID = try params.id("min_id")
+        let sinceID = try params.id("since_id")
+        if let newer = minID ?? sinceID {
+            filter.newerThan = try await notifications.sortID(of: newer, recipient: me.userID) ?? newer
+            filter.closestFirst = minID != nil
+        }
+        let list = try await notifications.list(recipient: me.userID, unreadOnly: false, page: page, filter: filter)
+        // Read upwards from `min_id`, older ones always follow (the one named, at least).
+        return (list.items, filter.closestFirst ? !list.items.isEmpty : list.nextCursor != nil)
+    }
+
+    /// Mastodon's `types[]` and `exclude_types[]`.
+    static func typeFilter(_ params: MastodonParams) -> @Sendable (String) -> Bool {
         let types = Set(params.strings("types"))
         let excluded = Set(params.strings("exclude_types"))
+        return { (types.isEmpty || types.contains($0)) && !excluded.contains($0) }
+    }
+
+    @Sendable func listNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:notifications")
+        let params = try await MastodonParams.read(request, context: context)
+        let (items, hasMore) = try await notificationPage(me, params)
+        let wanted = Self.typeFilter(params)
+        let entities = items.compactMap(notificationEntity).filter { wanted($0.type) }
+        return try MastodonJSON.response(
+            try await withMentions(notifications: entities, viewer: me.userID),
+            headers: MastodonPaging.link(request, baseURL: config.baseURL, ids: items.map(\.id), hasMore: hasMore))
+    }
+
+    /// Mastodon's grouped notifications (`/api/v2/notifications`): Plaza's own groups (likes of a
+    /// post, follows, while unread) with up to three sample accounts each; accounts and statuses
+    /// once, beside the groups. A group's key is `plaza-<id>` of the notification it is, and
+    /// stays (`GET /api/v2/notifications/{group_key}`).
+    @Sendable func groupedNotifications(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:notifications")
+        let params = try await MastodonParams.read(request, context: context)
+        let (items, hasMore) = try await notificationPage(me, params)
+        var results = groups(items, wanted: Self.typeFilter(params))
+        results.statuses = try await withMentions(results.statuses, viewer: me.userID)
+        return try MastodonJSON.response(
+            results,
+            headers: MastodonPaging.link(request, baseURL: config.baseURL, ids: items.map(\.id), hasMore: hasMore))
+    }
+
+    /// One group, by its key.
+    @Sendable func notificationGroup(_ request: Request, context: PlazaContext) async throws -> Response {
+        let me = try context.mastodonUser("read:notifications")
+        let key = try context.parameters.require("group_key")
+        guard let id = Self.groupID(key),
+            let found = try await notifications.notifications(ids: [id], recipient: me.userID)[id]
+        else { throw MastodonError.notFound }
+        var results = groups([found], wanted: { _ in true })
+        guard !results.notificationGroups.isEmpty else { throw MastodonError.notFound }
+        results.statuses = try await withMentions(results.statuses, viewer: me.userID)
+        return try MastodonJSON.response(results)
+    }
+
+    /// The notification a group key names: `plaza-<id>` (v2's) or `ungrouped-<id>` (v1's).
+    static func groupID(_ key: String) -> Int64? {
+        for prefix in ["plaza-", "ungrouped-"] where key.hasPrefix(prefix) {
+            let digits = key.dropFirst(prefix.count)
+            guard digits.count <= 19, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let id = Int64(digits), id > 0
+            else { return nil }
+            return id
+        }
+        return nil
+    }
+
+    struct GroupedNotifications: Encodable {
         struct Group: Encodable {
             var groupKey: String
             var notificationsCount: Int
@@ -124,36 +164,32 @@ extension MastodonController {
             var sampleAccountIds: [String]
             @Nullable var statusId: String?
         }
-        struct Results: Encodable {
-            var accounts: [Mastodon.Account]
-            var statuses: [Mastodon.Status]
-            var notificationGroups: [Group]
-        }
-        var results = Results(accounts: [], statuses: [], notificationGroups: [])
+        var accounts: [Mastodon.Account]
+        var statuses: [Mastodon.Status]
+        var notificationGroups: [Group]
+    }
+
+    /// Notifications as Mastodon's groups, with their accounts and statuses once each.
+    func groups(_ items: [PlazaAPI.Notification], wanted: (String) -> Bool) -> GroupedNotifications {
+        var results = GroupedNotifications(accounts: [], statuses: [], notificationGroups: [])
         var seenAccounts = Set<String>()
         var seenStatuses = Set<String>()
-        for notification in list.items {
-            guard let entity = notificationEntity(notification),
-                (types.isEmpty || types.contains(entity.type)) && !excluded.contains(entity.type)
-            else { continue }
+        for notification in items {
+            guard let entity = notificationEntity(notification), wanted(entity.type) else { continue }
             let samples = notification.actors.isEmpty ? [notification.actor.summary] : notification.actors
             for (index, actor) in samples.enumerated() where seenAccounts.insert(actor.id).inserted {
                 results.accounts.append(index == 0 ? mapper.account(notification.actor) : mapper.account(actor))
             }
             if let status = entity.status, seenStatuses.insert(status.id).inserted { results.statuses.append(status) }
             results.notificationGroups.append(
-                Group(
+                .init(
                     groupKey: "plaza-\(notification.id)", notificationsCount: notification.actorCount,
                     type: entity.type, mostRecentNotificationId: Int64(notification.id) ?? 0,
                     pageMinId: notification.id, pageMaxId: notification.id,
                     latestPageNotificationAt: notification.createdAt.description,
                     sampleAccountIds: samples.map(\.id), statusId: entity.status?.id))
         }
-        results.statuses = try await withMentions(results.statuses, viewer: me.userID)
-        return try MastodonJSON.response(
-            results,
-            headers: MastodonPaging.link(
-                request, baseURL: config.baseURL, ids: list.items.map(\.id), hasMore: list.nextCursor != nil))
+        return results
     }
 
     @Sendable func notification(_ request: Request, context: PlazaContext) async throws -> Response {

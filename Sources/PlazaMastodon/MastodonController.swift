@@ -90,7 +90,8 @@ struct MastodonController: FeatureRoutes {
         v1.get("preferences", use: preferences)
         registerFilters(v1: v1, v2: v2)
         registerLists(v1)
-        registerEmpty(v1: v1, v2: v2)
+        registerInbox(v1: v1, v2: v2)
+        registerEmpty(v1: v1)
         return routes
     }
 
@@ -155,23 +156,17 @@ struct MastodonController: FeatureRoutes {
     }
 
     /// Mastodon features Plaza has no counterpart for: valid, empty answers.
-    private func registerEmpty(v1: RouterGroup<PlazaContext>, v2: RouterGroup<PlazaContext>) {
+    private func registerEmpty(v1: RouterGroup<PlazaContext>) {
         let empty: [(String, String)] = [
             ("custom_emojis", ""),
             ("announcements", ""),
-            ("suggestions", "read"), ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
+            ("conversations", "read:statuses"), ("scheduled_statuses", "read:statuses"),
             ("endorsements", "read:accounts"), ("featured_tags", "read:accounts"), ("domain_blocks", "read:blocks"),
             ("featured_tags/suggestions", "read:accounts"),
         ]
         for (path, scope) in empty {
             v1.get(RouterPath(path)) { _, context in
                 if !scope.isEmpty { _ = try context.mastodonUser(scope) }
-                return try MastodonJSON.response([String]())
-            }
-        }
-        for (path, scope) in [("suggestions", "read")] {
-            v2.get(RouterPath(path)) { _, context in
-                _ = try context.mastodonUser(scope)
                 return try MastodonJSON.response([String]())
             }
         }

@@ -38,7 +38,7 @@ extension OpenAPIDocument {
         var all: [(String, Operation)] {
             [
                 oauth, appsAndAccounts, relationships, timelinesAndStatuses, tags, notificationsAndMore,
-                pushAndStreaming, filters, lists, personalLists, emptyFeatures, streams,
+                pushAndStreaming, filters, lists, personalLists, inbox, suggestionsAndInstance, emptyFeatures, streams,
             ].flatMap { $0 }
         }
 
@@ -252,14 +252,18 @@ extension OpenAPIDocument {
                 (
                     "\(v1)/notifications",
                     op(
-                        .get, "My notifications, newest first", .required, .array(items: ref("MastodonNotification")),
-                        query: [mastodonLimit(40, 80), maxID, sinceID, minID])
+                        .get, "My notifications, newest first (account_id: only that account's)", .required,
+                        .array(items: ref("MastodonNotification")),
+                        query: [
+                            mastodonLimit(40, 80), maxID, sinceID, OpenAPIDocument.closestMinID,
+                            .query(name: "account_id", schema: .string, description: "Only this account's"),
+                        ])
                 ),
                 (
                     "\(v2)/notifications",
                     op(
                         .get, "My notifications, grouped (likes of a post, follows) as Plaza groups them", .required,
-                        .object, query: [mastodonLimit(40, 80), maxID])
+                        .object, query: [mastodonLimit(40, 80), maxID, sinceID, OpenAPIDocument.closestMinID])
                 ),
                 (
                     "\(v1)/notifications/{id}",
@@ -288,7 +292,6 @@ extension OpenAPIDocument {
                 ),
                 ("\(v1)/follow_requests/{id}/authorize", op(.post, "Accept a follow request", .required, relationship)),
                 ("\(v1)/follow_requests/{id}/reject", op(.post, "Refuse a follow request", .required, relationship)),
-                ("\(v2)/suggestions", op(.get, "Empty", .required, empty)),
                 ("\(v1)/streaming/health", op(.get, "OK when streaming works", .none)),
             ]
         }
@@ -329,7 +332,7 @@ extension OpenAPIDocument {
             var operations: [(String, Operation)] = []
             for (path, auth) in [
                 ("custom_emojis", Auth.none),
-                ("announcements", .none), ("suggestions", .required), ("conversations", .required),
+                ("announcements", .none), ("conversations", .required),
                 ("scheduled_statuses", .required), ("endorsements", .required), ("featured_tags", .required),
                 ("domain_blocks", .required), ("featured_tags/suggestions", .required),
             ] {
@@ -363,6 +366,10 @@ extension OpenAPIDocument {
     }
     static var minID: OpenAPI.Parameter {
         .query(name: "min_id", schema: .string, description: "Newer than this id (served like since_id)")
+    }
+    /// Notifications read `min_id` upwards: the page just above it.
+    static var closestMinID: OpenAPI.Parameter {
+        .query(name: "min_id", schema: .string, description: "The page just newer than this id")
     }
     static var q: OpenAPI.Parameter { .query(name: "q", schema: .string) }
     /// Repeated (`id[]=1&id[]=2`), as Mastodon's clients send it. Described as one string: an

@@ -37,8 +37,9 @@ struct MastodonPushSettings: Codable, Sendable, Equatable {
         }
     }
 
-    /// The push for `notification`, in Mastodon's shape, if the app wants it.
-    func payload(_ notification: PlazaAPI.Notification, message: PushMessage) -> [UInt8]? {
+    /// The push for `notification`, in Mastodon's shape, if the app wants it. It carries the
+    /// subscribing token (`accessToken`), with which the app opens the notification.
+    func payload(_ notification: PlazaAPI.Notification, accessToken: String?, message: PushMessage) -> [UInt8]? {
         guard let type = MastodonController.type(of: notification.kind), alerts[type] == true else { return nil }
         switch policy {
         case "none": return nil
@@ -47,7 +48,7 @@ struct MastodonPushSettings: Codable, Sendable, Equatable {
         default: break
         }
         struct Payload: Encodable {
-            var accessToken = ""
+            var accessToken: String
             var preferredLocale = "en"
             /// A number, as Mastodon sends it and Ice Cubes decodes it.
             var notificationId: Int64
@@ -59,7 +60,8 @@ struct MastodonPushSettings: Codable, Sendable, Equatable {
         // An avatar's URL is a path here: the app shows its own icon instead.
         let icon = notification.actor.avatar.map(\.variants.thumbnail).flatMap { $0.hasPrefix("http") ? $0 : nil } ?? ""
         let payload = Payload(
-            notificationId: Int64(notification.id) ?? 0, notificationType: type, icon: icon, title: message.body,
+            accessToken: accessToken ?? "", notificationId: Int64(notification.id) ?? 0, notificationType: type,
+            icon: icon, title: message.body,
             body: notification.comment?.body ?? notification.post.flatMap { $0.body ?? $0.title } ?? "")
         return Array((try? MastodonJSON.encoder.encode(payload)) ?? Data())
     }
@@ -69,11 +71,13 @@ struct MastodonPushSettings: Codable, Sendable, Equatable {
 /// The pushes of Mastodon apps' subscriptions, in Mastodon's shape and encoding, from the
 /// settings the subscription was made with.
 struct MastodonPushFormat: AppPushFormat {
-    func payload(settings: String?, _ notification: PlazaAPI.Notification, message: PushMessage)
-        -> (bytes: [UInt8], legacy: Bool)?
-    {
+    func payload(
+        settings: String?, accessToken: String?, _ notification: PlazaAPI.Notification, message: PushMessage
+    ) -> (bytes: [UInt8], legacy: Bool)? {
         let settings = MastodonPushSettings(json: settings)
-        return settings.payload(notification, message: message).map { ($0, !settings.standard) }
+        return settings.payload(notification, accessToken: accessToken, message: message).map {
+            ($0, !settings.standard)
+        }
     }
 }
 
@@ -92,7 +96,8 @@ struct MastodonPushController: FeatureRoutes {
     }
 
     struct Subscription: Encodable {
-        var id: String
+        /// A number, as Mastodon's serializer sends it and Ice Cubes decodes it (`Int`).
+        var id: Int64
         var endpoint: String
         var standard: Bool
         var alerts: [String: Bool]
@@ -105,7 +110,7 @@ struct MastodonPushController: FeatureRoutes {
         for name in MastodonPushSettings.alertNames where alerts[name] == nil { alerts[name] = false }
         return try MastodonJSON.response(
             Subscription(
-                id: String(id), endpoint: endpoint, standard: settings.standard, alerts: alerts,
+                id: id, endpoint: endpoint, standard: settings.standard, alerts: alerts,
                 serverKey: try await vapid.vapid().publicKey, policy: settings.policy))
     }
 
@@ -129,10 +134,20 @@ struct MastodonPushController: FeatureRoutes {
             throw MastodonError.validation(error.message)
         }
         registration.appSettings = settings.json
+        // Its pushes carry the token that made it (kept sealed), so a tap opens the notification.
+        registration.appToken = Self.presentedToken(request)
         // One subscription per token: a new one replaces it.
         try await devices.removeMastodon(session: me.sessionID)
         let (device, _) = try await devices.register(registration, user: me.userID, session: me.sessionID)
         return try await entity(id: Int64(device.id) ?? 0, endpoint: endpoint, settings: settings)
+    }
+
+    /// The token the request was authenticated with (`MastodonAuthMiddleware` read it the same way).
+    static func presentedToken(_ request: Request) -> String? {
+        if let header = request.headers[.authorization] { return try? AuthMiddleware.bearerToken(header) }
+        return request.uri.queryParameters.get("access_token").flatMap {
+            try? AuthMiddleware.bearerToken("Bearer " + $0)
+        }
     }
 
     @Sendable func show(_ request: Request, context: PlazaContext) async throws -> Response {

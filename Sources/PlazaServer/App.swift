@@ -98,7 +98,8 @@ package struct AppServices: Sendable {
             templates: MailTemplates(name: instanceName, baseURL: config.baseURL),
             signal: mailSignal)
         pushes = PushOutbox(db: db)
-        pushDevices = PushDeviceStore(db: db, ids: ids)
+        pushDevices = PushDeviceStore(
+            db: db, ids: ids, tokens: AppPushTokens(keys: ServerKeyStore(db: db), secrets: config.accounts.secrets))
         vapid = VAPID.Source(keys: ServerKeyStore(db: db), subject: config.vapidSubject)
         oauth = OAuthStore(db: db, ids: ids)
         search = SearchStore(db: db, cache: searchWindows, postStore: posts, people: people)
@@ -161,7 +162,7 @@ extension AppServices {
         if let settings = config.push.apns { apns = try await APNsSender(settings: settings) }
         return PushService(
             outbox: pushes, notifications: notifications, webPush: WebPushSender(vapid: vapid, fetcher: fetcher),
-            apns: apns, appPushes: appPushes, signal: pushSignal,
+            apns: apns, appPushes: appPushes, appTokens: pushDevices.tokens, signal: pushSignal,
             instanceName: instanceName, pollInterval: config.push.pollInterval,
             leaseMillis: (config.push.timeout.components.seconds + 60) * 1000, logger: logger)
     }

@@ -382,7 +382,7 @@ struct IceCubesDecodeTests {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    @Test(.disabled("enabled when push ids are integers (m23-notif)"))
+    @Test
     func pushSubscription() async throws {
         try await withApp(IceCubesWorld.configure) { api async throws in
             let ana = try await api.register("ana")
@@ -413,7 +413,7 @@ struct IceCubesDecodeTests {
         }
     }
 
-    @Test(.disabled("enabled when lists are real (m23)"))
+    @Test
     func lists() async throws {
         try await IceCubesWorld.with { api, world in
             let token = world.anaToken

@@ -10,7 +10,7 @@ import Testing
 extension MastodonAuthorizationMatrixTests {
     static let policy: [Row] =
         instanceAndAccounts() + relations() + statuses() + statusActions() + media()
-        + notifications() + theRest() + filters() + lists() + emptyFeatures() + streams()
+        + notifications() + theRest() + filters() + lists() + emptyFeatures() + streams() + inbox()
 
     static func instanceAndAccounts() -> [Row] {
         var rows: [Row] = []
@@ -353,10 +353,10 @@ extension MastodonAuthorizationMatrixTests {
             ("\(v1)/custom_emojis", nil), ("\(v1)/announcements", nil),
             ("\(v1)/trends", nil),
             ("\(v1)/trends/tags", nil), ("\(v1)/trends/statuses", nil), ("\(v1)/trends/links", nil),
-            ("\(v1)/suggestions", "read"), ("\(v1)/conversations", "read:statuses"),
+            ("\(v1)/conversations", "read:statuses"),
             ("\(v1)/scheduled_statuses", "read:statuses"), ("\(v1)/endorsements", "read:accounts"),
             ("\(v1)/featured_tags", "read:accounts"), ("\(v1)/domain_blocks", "read:blocks"),
-            ("\(v2)/suggestions", "read"), ("\(v1)/featured_tags/suggestions", "read:accounts"),
+            ("\(v1)/featured_tags/suggestions", "read:accounts"),
         ]
         for (path, scope) in scopes {
             rows.append(uniform("GET \(path)", scope: scope, anon: scope == nil ? 200 : 401))
@@ -380,6 +380,34 @@ extension MastodonAuthorizationMatrixTests {
                 row(
                     "GET \(v1)/streaming/\(path)", scope: scope, anon: 401, owner: 200, other: 200))
         }
+        return rows
+    }
+}
+
+extension MastodonAuthorizationMatrixTests {
+    /// Notification counts and policy (each person's own), suggestions (each person's own), and
+    /// the instance's public bits.
+    static func inbox() -> [Row] {
+        var rows: [Row] = []
+        for version in [v1, v2] {
+            rows.append(uniform("GET \(version)/notifications/unread_count", scope: "read:notifications", anon: 401))
+            rows.append(uniform("GET \(version)/notifications/policy", scope: "read:notifications", anon: 401))
+            rows.append(
+                uniform(
+                    "PATCH \(version)/notifications/policy", scope: "write:notifications", anon: 401,
+                    body: form(version == v2 ? "for_not_following=accept" : "filter_not_following=false")))
+            rows.append(uniform("GET \(version)/suggestions", scope: "read", anon: 401))
+        }
+        rows.append(uniform("GET \(v1)/notifications/requests", scope: "read:notifications", anon: 401))
+        // The owner's group; someone else's is not found.
+        rows.append(
+            row(
+                "GET \(v2)/notifications/{group_key}", scope: "read:notifications", anon: 401, owner: 200, other: 404,
+                parameters: ["group_key": { "plaza-\($0.base.notificationID)" }]))
+        for path in ["peers", "activity", "domain_blocks", "translation_languages", "extended_description"] {
+            rows.append(uniform("GET \(v1)/instance/\(path)", scope: nil, anon: 200))
+        }
+        rows.append(uniform("GET \(v1)/languages", scope: nil, anon: 200))
         return rows
     }
 }

@@ -66,6 +66,7 @@ enum Migrations {
         Migration031.migration,
         Migration032.migration,
         Migration033.migration,
+        Migration034.migration,
         Migration036.migration,
     ]
 

@@ -187,31 +187,72 @@ package struct NotificationStore: Sendable {
 
     // MARK: reading
 
+    /// Which of the recipient's notifications a list reads, beyond its page.
+    package struct Filter: Sendable {
+        /// Only those sorted after this sort id (Mastodon's `since_id` and `min_id`).
+        package var newerThan: Int64?
+        /// With `newerThan`: the page just above it (the oldest of the newer ones, Mastodon's
+        /// `min_id`) rather than the newest; still returned newest first.
+        package var closestFirst = false
+        /// Only those `actor` took part in (Mastodon's `account_id`).
+        package var actor: Int64?
+
+        package init(newerThan: Int64? = nil, closestFirst: Bool = false, actor: Int64? = nil) {
+            self.newerThan = newerThan
+            self.closestFirst = closestFirst
+            self.actor = actor
+        }
+    }
+
     /// The recipient's notifications, most recent activity first.
     /// `newerThan`: only those sorted after this sort id (Mastodon's `since_id`).
     package func list(recipient: Int64, unreadOnly: Bool, page: PageRequest, newerThan: Int64? = nil) async throws
-        -> Page<
-            PlazaAPI.Notification
-        >
+        -> Page<PlazaAPI.Notification>
+    {
+        try await list(recipient: recipient, unreadOnly: unreadOnly, page: page, filter: Filter(newerThan: newerThan))
+    }
+
+    /// The recipient's notifications that pass `filter`, most recent activity first. With
+    /// `filter.closestFirst` the page is read upwards from `newerThan`, and its `nextCursor` says
+    /// whether more newer ones follow.
+    package func list(recipient: Int64, unreadOnly: Bool, page: PageRequest, filter: Filter) async throws
+        -> Page<PlazaAPI.Notification>
     {
         let rows = try await db.read { db in
-            try await db.rows(
-                Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page, newerThan: newerThan))
+            try await db.rows(Self.listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page, filter: filter))
         }
         let (pageRows, next) = try page.split(rows) { try $0.cursor }
-        return Page(items: try await render(Array(pageRows), recipient: recipient), nextCursor: next)
+        let ordered = filter.closestFirst && filter.newerThan != nil ? Array(pageRows.reversed()) : Array(pageRows)
+        return Page(items: try await render(ordered, recipient: recipient), nextCursor: next)
     }
 
     static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest, newerThan: Int64? = nil)
         -> SQLQueryString
     {
+        listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page, filter: Filter(newerThan: newerThan))
+    }
+
+    static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest, filter: Filter) -> SQLQueryString {
         var sql: SQLQueryString =
             "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient) AND \(shown(to: recipient))"
         if unreadOnly { sql += " AND n.read_at IS NULL" }
         if let cursor = page.cursor { sql += " AND n.sort_id < \(bind: cursor.id)" }
-        if let newerThan { sql += " AND n.sort_id > \(bind: newerThan)" }
-        sql += " ORDER BY n.sort_id DESC LIMIT \(bind: page.fetchLimit)"
+        if let newerThan = filter.newerThan { sql += " AND n.sort_id > \(bind: newerThan)" }
+        if let actor = filter.actor {
+            sql +=
+                " AND EXISTS (SELECT 1 FROM notification_actors a WHERE a.notification_id = n.id AND a.actor_id = \(bind: actor))"
+        }
+        let upwards = filter.closestFirst && filter.newerThan != nil
+        sql += upwards ? " ORDER BY n.sort_id ASC" : " ORDER BY n.sort_id DESC"
+        sql += " LIMIT \(bind: page.fetchLimit)"
         return sql
+    }
+
+    /// How many of the recipient's notifications are unread, as the count kept on their row says.
+    package func unreadCount(recipient: Int64) async throws -> Int {
+        try await db.read { db in
+            try await db.first("SELECT unread_notifications FROM users WHERE id = \(bind: recipient)")
+        }.map { try $0.decode(column: "unread_notifications", as: Int.self) } ?? 0
     }
 
     /// The sort key of `recipient`'s notification `id` (a cursor), nil when it is gone.

@@ -5,7 +5,7 @@ import PlazaAPI
 struct PeopleController: FeatureRoutes {
     let people: PeopleStore
     let actions: PeopleActions
-    var suggestions: SuggestionStore { SuggestionStore(db: people.db, people: people) }
+    var suggestions: SuggestionStore { SuggestionStore(people: people) }
 
     var routes: RouteCollection<PlazaContext> {
         let (routes, signedIn) = RouteCollection.withSignedIn()

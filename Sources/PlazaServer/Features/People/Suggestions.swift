@@ -7,9 +7,14 @@ import SQLKit
 /// in, or where people posted lately. Every source is a walk of an index cut by a LIMIT, one
 /// branch per person I follow and per space of mine (the newest 20 and 10), as the home feed
 /// merges its sources: the cost does not grow with anyone's follows or any space's posts.
-struct SuggestionStore: Sendable {
+package struct SuggestionStore: Sendable {
     let db: Database
     let people: PeopleStore
+
+    package init(people: PeopleStore) {
+        db = people.db
+        self.people = people
+    }
 
     static let limit = 10
     /// How many of my newest follows and memberships are read, and how much of each.
@@ -34,6 +39,27 @@ struct SuggestionStore: Sendable {
         return Suggestions(
             people: try await people.users(try userRows.map(UserRecord.init(row:)), viewer: viewer),
             spaces: try spaceRows.map { try SpaceStore.space(row: $0, viewer: viewer) })
+    }
+
+    /// Why a person is suggested: the strongest of the sources that named them.
+    package enum Reason: Int, Sendable {
+        /// Someone I follow follows them.
+        case followedByMyFollows = 3
+        /// They posted lately in one of my spaces.
+        case postsInMySpaces = 2
+        /// They posted publicly lately.
+        case postedLately = 1
+    }
+
+    /// The people of `suggestions(for:)`, each with why (Mastodon's suggestions).
+    package func people(for viewer: Int64) async throws -> [(user: User, reason: Reason)] {
+        let rows = try await db.read { db in
+            try await db.rows(Self.peopleSQL(for: viewer, try await Self.sources(of: viewer, on: db)))
+        }
+        let users = try await people.users(try rows.map(UserRecord.init(row:)), viewer: viewer)
+        return try zip(users, rows).map { user, row in
+            (user, Reason(rawValue: try row.decode(column: "best", as: Int.self)) ?? .postedLately)
+        }
     }
 
     static func sources(of viewer: Int64, on db: Connection) async throws -> Sources {
@@ -83,8 +109,9 @@ struct SuggestionStore: Sendable {
                 "p.author_id AS id, 1 AS weight FROM posts p WHERE \(recentPosts)", order: "p.created_at DESC",
                 limit: 500))
         return """
-            SELECT \(UserRecord.columns), scored.score FROM (
-                SELECT id, SUM(weight) AS score FROM (\(branches.joined(separator: " UNION ALL "))) AS candidates GROUP BY id
+            SELECT \(UserRecord.columns), scored.score, scored.best FROM (
+                SELECT id, SUM(weight) AS score, MAX(weight) AS best
+                FROM (\(branches.joined(separator: " UNION ALL "))) AS candidates GROUP BY id
             ) AS scored JOIN users u ON u.id = scored.id
             WHERE u.id <> \(bind: viewer) AND \(Visibility.profile(seenBy: viewer))
                 AND NOT EXISTS (SELECT 1 FROM follows mf WHERE mf.follower_id = \(bind: viewer) AND mf.followee_id = u.id)

@@ -15,6 +15,8 @@ package struct PushDeviceRegistration: Sendable, Equatable {
     /// A subscription an app made through another door (Mastodon's): the settings that door
     /// stored with it (JSON), from which its `AppPushFormat` encodes each push.
     package var appSettings: String?
+    /// The access token of the app that subscribed, which its pushes carry; kept sealed (`AppPushTokens`).
+    package var appToken: String?
 
     static let maxEndpointLength = 2048
 
@@ -115,6 +117,8 @@ package struct PushDeviceRegistration: Sendable, Equatable {
 package struct PushDeviceStore: Sendable {
     let db: Database
     let ids: IDGenerator
+    /// Seals the token an app's subscription carries.
+    let tokens: AppPushTokens
     static let maxPerPerson = 20
 
     /// Registers the device for `user`, by the session `session`. The same device again (same
@@ -125,6 +129,7 @@ package struct PushDeviceStore: Sendable {
         PushDevice, Bool
     ) {
         let now = Timestamp.now.milliseconds
+        let sealer = device.appToken == nil ? nil : try await tokens.sealer()
         return try await db.write { db in
             let lock = db.dialect.rowLock(.noKeyUpdate) ?? ""
             // The person's row first (as notifications take it): one registration of theirs at a
@@ -140,11 +145,13 @@ package struct PushDeviceStore: Sendable {
             if let existing {
                 id = try existing.decode(column: "id", as: Int64.self)
                 created = try existing.decode(column: "user_id", as: Int64.self) != user
+                let token = try device.appToken.flatMap { try sealer?.seal($0, device: id) }
                 try await db.exec(
                     """
                     UPDATE push_devices SET user_id = \(bind: user), session_id = \(bind: session),
                         environment = \(bind: device.environment), bundle_id = \(bind: device.bundleID),
-                        p256dh = \(bind: device.p256dh), auth = \(bind: device.auth), mastodon = \(bind: device.appSettings)
+                        p256dh = \(bind: device.p256dh), auth = \(bind: device.auth), mastodon = \(bind: device.appSettings),
+                        app_token = \(bind: token)
                     WHERE id = \(bind: id)
                     """)
                 // What it was owed for its last owner is not for the new one.
@@ -152,12 +159,13 @@ package struct PushDeviceStore: Sendable {
             } else {
                 id = ids.next()
                 created = true
+                let token = try device.appToken.flatMap { try sealer?.seal($0, device: id) }
                 try await db.exec(
                     """
-                    INSERT INTO push_devices (id, user_id, session_id, platform, address, environment, bundle_id, p256dh, auth, mastodon, created_at)
+                    INSERT INTO push_devices (id, user_id, session_id, platform, address, environment, bundle_id, p256dh, auth, mastodon, app_token, created_at)
                     VALUES (\(bind: id), \(bind: user), \(bind: session), \(bind: device.platform.rawValue), \(bind: device.address),
                         \(bind: device.environment), \(bind: device.bundleID), \(bind: device.p256dh), \(bind: device.auth),
-                        \(bind: device.appSettings), \(bind: now))
+                        \(bind: device.appSettings), \(bind: token), \(bind: now))
                     ON CONFLICT (platform, address) DO NOTHING
                     """)
             }

@@ -65,6 +65,8 @@ struct PushOutbox: Sendable {
         var owner: Int64
         /// A subscription made through another door: the settings it stored (`PushDevices.Registration`).
         var appSettings: String? = nil
+        /// Its app's access token, sealed (`AppPushTokens`).
+        var appToken: String? = nil
         var preferences: String
         var unread: Int
     }
@@ -98,7 +100,7 @@ struct PushOutbox: Sendable {
                 SELECT q.notification_id, q.device_id, q.recipient_id, q.attempts, q.generation, q.claims, d.platform,
                     d.address,
                     d.environment,
-                    d.bundle_id, d.p256dh, d.auth, d.mastodon, d.user_id AS owner_id, u.preferences, u.unread_notifications
+                    d.bundle_id, d.p256dh, d.auth, d.mastodon, d.app_token, d.user_id AS owner_id, u.preferences, u.unread_notifications
                 FROM push_deliveries q JOIN push_devices d ON d.id = q.device_id JOIN users u ON u.id = q.recipient_id
                 WHERE (q.notification_id, q.device_id) IN (VALUES \(keys.joined(separator: ", ")))
                 """)
@@ -118,6 +120,7 @@ struct PushOutbox: Sendable {
                     auth: try row.decode(column: "auth", as: String?.self),
                     owner: try row.decode(column: "owner_id", as: Int64.self),
                     appSettings: try row.decode(column: "mastodon", as: String?.self),
+                    appToken: try row.decode(column: "app_token", as: String?.self),
                     preferences: try row.decode(column: "preferences", as: String.self),
                     unread: try row.decode(column: "unread_notifications", as: Int.self))
             }

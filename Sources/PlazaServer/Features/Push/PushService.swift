@@ -29,8 +29,11 @@ public struct PushSettings: Sendable {
 package protocol AppPushFormat: Sendable {
     /// The push's plaintext for `notification` and whether it goes out in the legacy `aesgcm`
     /// encoding (else RFC 8291's `aes128gcm`); nil when the app does not want this one.
-    func payload(settings: String?, _ notification: PlazaAPI.Notification, message: PushMessage)
-        -> (bytes: [UInt8], legacy: Bool)?
+    /// `accessToken` is the token that made the subscription (opened from its sealed copy), or
+    /// nil when it has none or it no longer opens.
+    func payload(
+        settings: String?, accessToken: String?, _ notification: PlazaAPI.Notification, message: PushMessage
+    ) -> (bytes: [UInt8], legacy: Bool)?
 }
 
 /// Background worker: sends the pushes `PushOutbox` holds, a few at a time, woken after each
@@ -44,6 +47,8 @@ struct PushService: Service {
     let apns: APNsSender?
     /// How the subscriptions another door made want their pushes (Mastodon's), if one did.
     let appPushes: (any AppPushFormat)?
+    /// Opens the access tokens those subscriptions keep sealed.
+    let appTokens: AppPushTokens
     let signal: WorkSignal
     let instanceName: InstanceName
     let pollInterval: Duration
@@ -121,7 +126,10 @@ struct PushService: Service {
                 t: MessageCatalog.localizer(Language(preferences: job.preferences)))
             switch job.platform {
             case .webpush where job.appSettings != nil:
-                if let payload = appPushes?.payload(settings: job.appSettings, notification, message: message) {
+                let token = await appTokens.open(job.appToken, device: job.device)
+                if let payload = appPushes?.payload(
+                    settings: job.appSettings, accessToken: token, notification, message: message)
+                {
                     outcome = await webPush.send(message, to: job, payload: payload.bytes, legacy: payload.legacy)
                 } else {
                     outcome = .moot("not among the app's alerts")
