@@ -66,11 +66,13 @@ struct MastodonErrorsAndProfileTests {
             let token = try await api.mastodonToken(ana)
             let post = try await api.post(bea, CreatePostRequest(kind: .text, body: "Buy cheap pills"))
             let plaza = try await api.call(
-                .post, "/reports", as: ana, json: CreateReportRequest(targetType: .post, targetId: post.id, reason: .spam))
+                .post, "/reports", as: ana,
+                json: CreateReportRequest(targetType: .post, targetId: post.id, reason: .spam))
             #expect(plaza.status == .created, "\(plaza.text)")
             #expect(try plaza.json()["targetType"]?.stringValue == "post")
             let plazaWithAppToken = try await api.call(
-                .post, "/reports", token: token, json: CreateReportRequest(targetType: .user, targetId: bea.id, reason: .spam))
+                .post, "/reports", token: token,
+                json: CreateReportRequest(targetType: .user, targetId: bea.id, reason: .spam))
             #expect(plazaWithAppToken.status == .created, "\(plazaWithAppToken.text)")
             let plazaBad = try await api.call(.post, "/reports", as: ana, raw: #"{"reason": "spam"}"#)
             #expect(plazaBad.status.code >= 400 && plazaBad.status.code < 500)
@@ -82,7 +84,8 @@ struct MastodonErrorsAndProfileTests {
             let json = try await api.mastodon(
                 .post, "/api/v1/reports", token: token, json: #"{"account_id": "\#(bea.id)", "comment": "spam"}"#)
             #expect(json.status == .ok, "\(json.text)")
-            let query = try await api.mastodon(.post, "/api/v1/reports?account_id=\(bea.id)&category=spam", token: token)
+            let query = try await api.mastodon(
+                .post, "/api/v1/reports?account_id=\(bea.id)&category=spam", token: token)
             #expect(query.status == .ok, "\(query.text)")
             let unknown = try await api.mastodon(
                 .post, "/api/v1/reports", token: token, form: [("account_id", "123456789")])
