@@ -342,6 +342,12 @@ def test_mastodon_py_lists_paging_and_reports(server: PlazaServer):
     assert ana.blocks() == [] and ana.mutes() == []
     assert ana.account_featured_tags(me.id) == []
 
+    # A report of one of Bea's statuses, as an app files one (the path is Plaza's own report's too).
+    bea_id = bea.account_verify_credentials().id
+    report = ana.report(bea_id, status_ids=[posts[1].id], comment="Spam", category="spam")
+    assert report.category == "spam" and report.target_account.id == bea_id
+    assert [str(i) for i in report.status_ids] == [str(posts[1].id)]
+
 
 def test_mastodon_py_lists_notes_and_familiar_followers(server: PlazaServer):
     """Lists as Mastodon.py makes them: only followed accounts go in; the list's timeline is their
@@ -394,13 +400,14 @@ def test_mastodon_py_lists_notes_and_familiar_followers(server: PlazaServer):
     assert ana.account_relationships(bea_id)[0].note == "Met at the café"
     assert bea.account_relationships(ana.account_verify_credentials().id)[0].note == ""
 
-    # Mastodon.py's account_familiar_followers sends the ids as a JSON body on a GET, which the
-    # door does not read yet: the query form (`id[]=`), as Ice Cubes and the official app send it.
-    familiar = requests.get(f"{server.url}/api/v1/accounts/familiar_followers?id[]={dan_id}&id[]={cat_id}",
+    # Mastodon.py sends the ids as a JSON body on the GET; Ice Cubes and the official app as `id[]=`.
+    familiar = ana.account_familiar_followers([dan_id, cat_id])
+    assert [entry.id for entry in familiar] == [dan_id, cat_id]
+    assert [account.acct for account in familiar[0].accounts] == ["bea"]
+    assert familiar[1].accounts == []
+    by_query = requests.get(f"{server.url}/api/v1/accounts/familiar_followers?id[]={dan_id}&id[]={cat_id}",
                             headers={"Authorization": f"Bearer {ana.access_token}"}, timeout=30).json()
-    assert [entry["id"] for entry in familiar] == [str(dan_id), str(cat_id)]
-    assert [account["acct"] for account in familiar[0]["accounts"]] == ["bea"]
-    assert familiar[1]["accounts"] == []
+    assert [entry["id"] for entry in by_query] == [str(dan_id), str(cat_id)]
 
 
 def test_mastodon_py_notifications_by_account_instance_bits_and_suggestions(server: PlazaServer):

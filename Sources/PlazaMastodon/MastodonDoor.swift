@@ -56,7 +56,10 @@ package struct MastodonDoor: Door {
     /// Mastodon's, served by the door's route at `reportsPath`. Only a body of a known, small
     /// length is read to tell.
     package func claim(_ request: inout Request) async -> Bool {
-        guard request.method == .post, request.uri.path == "/api/v1/reports" else { return false }
+        // The router takes the path with a trailing slash too (Mastodon.py sends one).
+        guard request.method == .post, ["/api/v1/reports", "/api/v1/reports/"].contains(request.uri.path) else {
+            return false
+        }
         var params = (try? MastodonParams(query: request.uri.query ?? "")) ?? MastodonParams()
         if params.string("account_id") == nil,
             let length = request.headers[.contentLength].flatMap(Int.init), length <= Self.maxClaimedBody,

@@ -17,7 +17,9 @@ struct MastodonParams: Sendable {
     static func read(_ request: Request, context: some RequestContext, includeBody: Bool = true) async throws -> Self {
         var params = Self()
         if let query = request.uri.query { try params.addForm(query) }
-        guard includeBody, request.method != .get, request.method != .head else { return params }
+        // Rails reads a GET's body too, and Mastodon.py sends some GETs' parameters as JSON.
+        let hasBody = request.headers[.contentLength].flatMap(Int.init).map { $0 > 0 } ?? false
+        guard includeBody, request.method != .head, request.method != .get || hasBody else { return params }
         let body = try await PlazaRequestDecoder.body(of: request, context: context, allowingForms: true)
         try params.add(body: body, contentType: request.headers[.contentType])
         return params

@@ -85,7 +85,7 @@ struct MastodonErrorsAndProfileTests {
                 .post, "/api/v1/reports", token: token, json: #"{"account_id": "\#(bea.id)", "comment": "spam"}"#)
             #expect(json.status == .ok, "\(json.text)")
             let query = try await api.mastodon(
-                .post, "/api/v1/reports?account_id=\(bea.id)&category=spam", token: token)
+                .post, "/api/v1/reports/?account_id=\(bea.id)&category=spam", token: token)
             #expect(query.status == .ok, "\(query.text)")
             let unknown = try await api.mastodon(
                 .post, "/api/v1/reports", token: token, form: [("account_id", "123456789")])
