@@ -15,7 +15,6 @@ struct MastodonController: FeatureRoutes {
     let tags: TagStore
     let comments: CommentStore
     let likes: LikeStore
-    let spaces: SpaceStore
     let notifications: NotificationStore
     let search: SearchStore
     let media: MediaStore
@@ -36,7 +35,6 @@ struct MastodonController: FeatureRoutes {
         tags = services.tags
         comments = services.comments
         likes = services.likes
-        spaces = services.spaces
         notifications = services.notifications
         search = services.search
         media = services.media
