@@ -442,7 +442,7 @@ def test_mastodon_py_notifications_by_account_instance_bits_and_suggestions(serv
     assert ana.instance_peers() == []
     extended = ana.instance_extended_description()
     assert extended.content.startswith("<p>")
-    languages = requests.get(server.url + "/api/v1/languages", timeout=30).json()
+    languages = requests.get(server.url + "/api/v1/instance/languages", timeout=30).json()
     assert {"code": "en", "name": "English"} in languages
 
     # Dee follows Bea, who follows Cid: Cid is suggested to Dee.

@@ -82,7 +82,7 @@ extension MastodonError {
     static let v1Segments: Set<Substring> = [
         "accounts", "announcements", "annual_reports", "apps", "blocks", "bookmarks", "conversations",
         "custom_emojis", "directory", "domain_blocks", "emails", "endorsements", "favourites", "featured_tags",
-        "filters", "follow_requests", "followed_tags", "instance", "languages", "lists", "markers", "mastodon", "media",
+        "filters", "follow_requests", "followed_tags", "instance", "lists", "markers", "mastodon", "media",
         "mutes",
         "notifications", "polls", "preferences", "profile", "scheduled_statuses", "statuses", "streaming",
         "suggestions", "tags", "timelines", "trends",

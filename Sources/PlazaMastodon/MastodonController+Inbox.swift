@@ -26,7 +26,7 @@ extension MastodonController {
         v1.get("instance/domain_blocks") { _, _ in try MastodonJSON.response([String]()) }
         v1.get("instance/translation_languages") { _, _ in try MastodonJSON.response([String: [String]]()) }
         v1.get("instance/extended_description", use: extendedDescription)
-        v1.get("languages") { _, _ in
+        v1.get("instance/languages") { _, _ in
             try MastodonJSON.response(MastodonLanguages.all.map { ["code": $0.code, "name": $0.name] })
         }
     }

@@ -1,4 +1,4 @@
-/// ISO 639-1's languages, as `GET /api/v1/languages` lists them (Mastodon's `{code, name}`).
+/// ISO 639-1's languages, as `GET /api/v1/instance/languages` lists them (Mastodon's `{code, name}`).
 enum MastodonLanguages {
     static let all: [(code: String, name: String)] = [
         ("aa", "Afar"),

@@ -71,7 +71,7 @@ extension OpenAPIDocument.MastodonOperations {
                 op(.get, "The instance's description as its admins wrote it, as HTML", .none, .object)
             ),
             (
-                "\(OpenAPIDocument.v1)/languages",
+                "\(OpenAPIDocument.v1)/instance/languages",
                 op(.get, "ISO 639-1's languages ({code, name})", .none, .array(items: .object))
             ),
         ]

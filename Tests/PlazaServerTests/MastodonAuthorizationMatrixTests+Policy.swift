@@ -407,7 +407,7 @@ extension MastodonAuthorizationMatrixTests {
         for path in ["peers", "activity", "domain_blocks", "translation_languages", "extended_description"] {
             rows.append(uniform("GET \(v1)/instance/\(path)", scope: nil, anon: 200))
         }
-        rows.append(uniform("GET \(v1)/languages", scope: nil, anon: 200))
+        rows.append(uniform("GET \(v1)/instance/languages", scope: nil, anon: 200))
         return rows
     }
 }

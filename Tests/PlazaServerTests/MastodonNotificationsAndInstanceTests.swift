@@ -187,7 +187,7 @@ struct MastodonNotificationsAndInstanceTests {
                     == "<p>Welcome to &lt;Plaza&gt; &amp; friends.<br>Be kind.</p><p>Second paragraph.</p>")
             let updated = try #require(extended["updated_at"]?.stringValue)
             #expect(updated.hasSuffix("Z") && updated.contains("T"), "\(updated)")
-            let languages = try await api.mastodon(.get, "/api/v1/languages").json().array
+            let languages = try await api.mastodon(.get, "/api/v1/instance/languages").json().array
             #expect(languages.count == 183)
             #expect(languages.contains { $0["code"]?.stringValue == "en" && $0["name"]?.stringValue == "English" })
             #expect(Set(languages.compactMap { $0["code"]?.stringValue }).count == 183)
