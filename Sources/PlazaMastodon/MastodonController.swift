@@ -395,7 +395,7 @@ struct MastodonController: FeatureRoutes {
     @Sendable func updateCredentials(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:accounts")
         guard request.headers[.contentType].flatMap(MultipartUpload.boundary(of:)) != nil else {
-            try await updateProfile(me, from: try await MastodonParams.read(request, context: context))
+            try await updateProfile(me, try ProfileChange(try await MastodonParams.read(request, context: context)))
             return try MastodonJSON.response(try await credentialAccount(me))
         }
         var limits = config.uploads
@@ -404,13 +404,17 @@ struct MastodonController: FeatureRoutes {
             let form = try await MultipartUpload.receiveForm(
                 request, into: path, limits: limits, fileFields: ["avatar", "header"],
                 isTextField: { Self.credentialFields.contains($0) })
-            if form.file == "header" { throw MastodonError.validation("header: Plaza profiles have no header picture") }
+            if form.fileFields.contains("header") {
+                throw MastodonError.validation("header: Plaza profiles have no header picture")
+            }
             var params = try MastodonParams(query: request.uri.query ?? "")
             for (key, value) in form.texts { try params.add(key, value) }
-            try await updateProfile(me, from: params)
+            // Everything is checked, and the avatar made, before anything changes.
+            let change = try ProfileChange(params)
             if form.file == "avatar" {
                 try await actions.media.setAvatar(of: me.userID, fromFile: path, logger: context.logger)
             }
+            try await updateProfile(me, change)
         }
         return try MastodonJSON.response(try await credentialAccount(me))
     }
@@ -418,16 +422,27 @@ struct MastodonController: FeatureRoutes {
     /// The text fields of `update_credentials` that Plaza keeps.
     static let credentialFields: Set<String> = ["display_name", "note", "locked"]
 
-    private func updateProfile(_ me: Identity, from params: MastodonParams) async throws {
-        let displayName = try params.string("display_name").map {
-            try Validate.displayName($0, field: "display_name", required: true) ?? ""
+    /// The profile's changes a request asks for, checked before anything is written.
+    struct ProfileChange {
+        var displayName: String?
+        var note: String?
+        var locked: Bool?
+
+        init(_ params: MastodonParams) throws {
+            displayName = try params.string("display_name").map {
+                try Validate.displayName($0, field: "display_name", required: true) ?? ""
+            }
+            note = try params.string("note").map { try Validate.bio($0, field: "note") ?? "" }
+            locked = params.bool("locked")
         }
-        let note = try params.string("note").map { try Validate.bio($0, field: "note") ?? "" }
-        if displayName != nil || note != nil {
+    }
+
+    private func updateProfile(_ me: Identity, _ change: ProfileChange) async throws {
+        if change.displayName != nil || change.note != nil {
             try await accounts.updateProfile(
-                userID: me.userID, displayName: displayName, bio: note, status: .keep)
+                userID: me.userID, displayName: change.displayName, bio: change.note, status: .keep)
         }
-        if let locked = params.bool("locked") { try await actions.people.setLocked(me.userID, locked) }
+        if let locked = change.locked { try await actions.people.setLocked(me.userID, locked) }
     }
 
     @Sendable func account(_ request: Request, context: PlazaContext) async throws -> Response {

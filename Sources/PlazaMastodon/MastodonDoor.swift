@@ -55,17 +55,20 @@ package struct MastodonDoor: Door {
     /// naming an `account_id` (every Mastodon report does; Plaza's names a `targetId`) is
     /// Mastodon's, served by the door's route at `reportsPath`. Only a body of a known, small
     /// length is read to tell.
-    package func claim(_ request: inout Request) async -> Bool {
+    package func claim(_ request: inout Request, body: ClaimedBody) async throws -> Bool {
         // The router takes the path with a trailing slash too (Mastodon.py sends one).
         guard request.method == .post, ["/api/v1/reports", "/api/v1/reports/"].contains(request.uri.path) else {
             return false
         }
         var params = (try? MastodonParams(query: request.uri.query ?? "")) ?? MastodonParams()
-        if params.string("account_id") == nil,
-            let length = request.headers[.contentLength].flatMap(Int.init), length <= Self.maxClaimedBody,
-            let body = try? await request.collectBody(upTo: Self.maxClaimedBody)
+        // Only a signed-in app's request is read (anyone else's report is refused either way),
+        // and only a body of a known length.
+        if params.string("account_id") == nil, request.headers[.authorization] != nil,
+            let length = request.headers[.contentLength].flatMap(Int.init), length <= Self.maxClaimedBody
         {
-            try? params.add(body: body, contentType: request.headers[.contentType])
+            try? params.add(
+                body: try await body.collect(&request, upTo: Self.maxClaimedBody),
+                contentType: request.headers[.contentType])
         }
         guard params.string("account_id") != nil else { return false }
         var head = request.head

@@ -47,12 +47,16 @@ struct MastodonPaging: Sendable {
     static let keyIDMask: Int64 = (1 << 22) - 1
 
     /// The numeric key of a row of a list ordered by `(time, id)` (a follow, a block, a like, a
-    /// save), shaped as a Plaza id is: the row's time above 22 bits, the low 22 bits of its id
-    /// below. Apps read it as Mastodon's row ids (digits in the `Link` header); it orders as its
+    /// save), shaped as a Plaza id is: the row's time above 22 bits, 22 bits of its id below
+    /// (`keyBits`). Apps read it as Mastodon's row ids (digits in the `Link` header); it orders as its
     /// row does, and it still places a page after its row is gone (an unfollow between pages).
     static func key(time: Int64, id: Int64) -> Int64 {
-        (Swift.max(time - IDGenerator.epoch, 0) << 22) | (id & keyIDMask)
+        (Swift.max(time - IDGenerator.epoch, 0) << 22) | keyBits(of: id)
     }
+
+    /// The 22 bits of an id a key keeps: its low bits (node and sequence, which restart every
+    /// millisecond) mixed with its time's, so that rows of one millisecond rarely share them.
+    static func keyBits(of id: Int64) -> Int64 { (id ^ (id >> 22)) & keyIDMask }
 
     /// The keyset cursor of the row a `key` names: at the key's time, the row whose id has the
     /// key's low bits (`ids` lists those at that time). When that row is gone, the page takes
@@ -60,7 +64,7 @@ struct MastodonPaging: Sendable {
     /// newer): at worst rows of the same millisecond come again, none is skipped.
     static func cursor(forKey key: Int64, below: Bool, ids: (Int64) async throws -> [Int64]) async throws -> Cursor {
         let time = (key >> 22) + IDGenerator.epoch
-        let matching = try await ids(time).filter { $0 & keyIDMask == key & keyIDMask }
+        let matching = try await ids(time).filter { keyBits(of: $0) == key & keyIDMask }
         if let id = below ? matching.max() : matching.min() { return Cursor(time: time, id: id) }
         return Cursor(time: time, id: below ? Int64.max : Int64.min)
     }

@@ -217,7 +217,9 @@ package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors 
     let router = buildRouter(doors, web: try await WebRenderer.load(map: config.map), extra: extra)
     router.answerUnservedMethodsNotAllowed()
     var app = Application(
-        responder: DoorDispatch(router: router.buildResponder(), doors: extra),
+        responder: DoorDispatch(
+            router: router.buildResponder(), doors: extra, bodyTimeout: .seconds(config.http.bodyTimeoutSeconds),
+            maxBodyBytes: config.http.maxBodyBytes),
         // Slow clients cannot hold connections: one that sends nothing for the idle timeout, in
         // its headers and body too, is closed; headers are capped. A door's WebSocket (Mastodon's
         // streaming) upgrades on the same port (pinged every 30 s). The upgradable channel sets its

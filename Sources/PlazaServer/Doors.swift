@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
+import NIOCore
 import Logging
 
 /// Builds the router: the middleware every request passes, the health check, then the doors to
@@ -41,8 +42,27 @@ package protocol Door: Sendable {
     func errorResponse(_ error: PlazaError, request: Request) -> Response
     /// Whether `request`, on a path Plaza's own API shares with the door (Mastodon's
     /// `POST /api/v1/reports`), is the door's: then the door rewrites it to its own route's path.
-    /// It may read a small body to tell (and leaves it in `request`).
-    func claim(_ request: inout Request) async -> Bool
+    /// It may read a small body to tell, through `body` (the server's body deadline and size cap
+    /// apply), and leaves it in `request`; a body that cannot be read is an error in the door's shape.
+    func claim(_ request: inout Request, body: ClaimedBody) async throws -> Bool
+}
+
+/// How a door reads a body before the router (`Door.claim`): with the server's deadline for a
+/// body's arrival and its size cap, as the routes' middleware would apply them.
+package struct ClaimedBody: Sendable {
+    let timeout: Duration
+    let maxBytes: Int
+    let channel: any Channel
+
+    /// The body, at most `limit` bytes (413 past it, 408 when it arrives too slowly); it stays in `request`.
+    package func collect(_ request: inout Request, upTo limit: Int) async throws -> ByteBuffer {
+        let channel = channel
+        request.body = RequestBody(
+            asyncSequence: DeadlineBody(base: request.body, deadline: .now + timeout) {
+                channel.close(mode: .input, promise: nil)
+            })
+        return try await request.collectBody(upTo: min(limit, maxBytes))
+    }
 }
 
 /// Before the router: a request that a door claims (`Door.claim`) goes to the door's route,
@@ -50,10 +70,21 @@ package protocol Door: Sendable {
 struct DoorDispatch<Router: HTTPResponder>: HTTPResponder where Router.Context == PlazaContext {
     let router: Router
     let doors: [any Door]
+    let bodyTimeout: Duration
+    let maxBodyBytes: Int
 
     func respond(to request: Request, context: PlazaContext) async throws -> Response {
         var request = request
-        for door in doors where await door.claim(&request) { break }
+        let body = ClaimedBody(timeout: bodyTimeout, maxBytes: maxBodyBytes, channel: context.channel)
+        for door in doors {
+            do {
+                if try await door.claim(&request, body: body) { break }
+            } catch {
+                return door.errorResponse(
+                    ErrorMiddleware<PlazaContext>.plazaError(error, request: request, logger: context.logger),
+                    request: request)
+            }
+        }
         return try await router.respond(to: request, context: context)
     }
 }

@@ -216,6 +216,15 @@ struct MastodonErrorsAndProfileTests {
                 api, token: token, multipart([("display_name", nil, "Changed"), ("header", photo, nil)]))
             #expect(header.status == .unprocessableContent)
             #expect(try header.json()["error"]?.stringValue?.hasPrefix("Validation failed") == true)
+            // Wherever the header comes; and a photo refused changes no text either.
+            let headerLast = try await patchCredentials(
+                api, token: token,
+                multipart([("display_name", nil, "Changed"), ("avatar", photo, nil), ("header", photo, nil)]))
+            #expect(headerLast.status == .unprocessableContent)
+            let refused = try await patchCredentials(
+                api, token: token,
+                multipart([("display_name", nil, "Changed"), ("avatar", Array("not a photo at all".utf8), nil)]))
+            #expect(refused.status.code >= 400 && refused.status.code < 500)
             let me = try await api.mastodon(.get, "/api/v1/accounts/verify_credentials", token: token).json()
             #expect(me["display_name"]?.stringValue != "Changed")
             // Not a photo.

@@ -85,6 +85,8 @@ package struct ListStore: Sendable {
     /// when they have no such list.
     func update(id: Int64, user: Int64, _ fields: Fields) async throws -> Bool {
         try await db.write { db -> Bool in
+            // The owner's row, as `add` takes it: an account added meanwhile gets the new flag.
+            try await PeopleStore.lockInOrder([user], on: db)
             let rows = try await db.rows(
                 """
                 UPDATE lists SET title = \(bind: fields.title), replies_policy = \(bind: fields.repliesPolicy.rawValue),

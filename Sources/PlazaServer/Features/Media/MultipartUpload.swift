@@ -33,10 +33,12 @@ package enum MultipartUpload {
         return form.texts
     }
 
-    /// What a form held: its text fields, and the name of its file field if it had one.
+    /// What a form held: its text fields, the name of the file field it kept if it had one, and
+    /// every file field it sent (the second file of a form is not kept).
     package struct Form: Sendable {
         package var texts: [String: String]
         package var file: String?
+        package var fileFields: Set<String> = []
     }
 
     /// Reads a form whose one file (the first part named one of `fileFields`) goes to `path`,
@@ -56,6 +58,7 @@ package enum MultipartUpload {
         var parser = MultipartParser(boundary: boundary)
         var inFile = false
         var fileField: String?
+        var sentFiles: Set<String> = []
         var textField: String?
         var texts: [String: [UInt8]] = [:]
         var textBytes = 0
@@ -71,6 +74,7 @@ package enum MultipartUpload {
                 switch event {
                 case .headers(let headers):
                     let name = Self.fieldName(headers)
+                    if let name, fileFields.contains(name) { sentFiles.insert(name) }
                     inFile = fileField == nil && name.map(fileFields.contains) == true
                     if inFile { fileField = name }
                     textField = name.flatMap { !inFile && isTextField($0) && texts[$0] == nil ? $0 : nil }
@@ -101,7 +105,7 @@ package enum MultipartUpload {
             guard fileBytes > 0 else { throw PlazaError.invalid(fileField, "The file is empty.") }
             if fileBytes > Self.cap(for: head, limits) { throw tooLarge(limits, cap: Self.cap(for: head, limits)) }
         }
-        return Form(texts: try strings(texts), file: fileField)
+        return Form(texts: try strings(texts), file: fileField, fileFields: sentFiles)
     }
 
     /// The text fields as text; 422 for one that is not UTF-8.
