@@ -1,8 +1,8 @@
 import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
-import NIOCore
 import Logging
+import NIOCore
 
 /// Builds the router: the middleware every request passes, the health check, then the doors to
 /// the one core — Plaza's JSON API and its media files, the doors kept in targets of their own
