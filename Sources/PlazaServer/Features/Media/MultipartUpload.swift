@@ -61,9 +61,7 @@ package enum MultipartUpload {
         var sentFiles: Set<String> = []
         var textField: String?
         var texts: [String: [UInt8]] = [:]
-        var textBytes = 0
-        var fileBytes = 0
-        var total = 0
+        var (textBytes, fileBytes, total) = (0, 0, 0)
         // The file's cap, known once its first bytes say whether it is a video.
         var head: [UInt8] = []
         var cap: Int? = limits.maxVideoBytes == nil ? limits.maxFileBytes : nil
@@ -83,9 +81,7 @@ package enum MultipartUpload {
                     fileBytes += bytes.count
                     if cap == nil {
                         head += bytes.prefix(ImageFormat.signatureLength - head.count)
-                        if head.count >= ImageFormat.signatureLength {
-                            cap = Self.cap(for: head, limits)
-                        }
+                        if head.count >= ImageFormat.signatureLength { cap = Self.cap(for: head, limits) }
                     }
                     if fileBytes > cap ?? largest { throw tooLarge(limits, cap: cap ?? largest) }
                     try file.write(contentsOf: bytes)
