@@ -364,8 +364,15 @@ struct MastodonListsTests {
                     .post, "/api/v1/lists/\(beaList)/accounts", token: beaToken, form: [("account_ids[]", cat.id)]
                 ).status == .ok)
 
+            #expect(
+                try await api.mastodon(
+                    .post, "/api/v1/accounts/\(bea.id)/note", token: anaToken, form: [("comment", "Lends books")]
+                ).status == .ok)
             let export = try await api.get("/me/export", as: ana)
             let files = try AccountExportTests.entries(Array(export.body.readableBytesView))
+            let notes = try AccountExportTests.json(files["ana-plaza/notes.json"]).array
+            #expect(notes.map { $0["username"]?.stringValue } == ["bea"])
+            #expect(notes.first?["note"]?.stringValue == "Lends books")
             let lists = try AccountExportTests.json(files["ana-plaza/lists.json"]).array
             #expect(lists.count == 1)
             #expect(lists.first?["title"]?.stringValue == "Pals")

@@ -10,7 +10,7 @@ import ZIPFoundation
 /// and an `index.html` that shows their posts with their photos.
 ///
 /// `<username>-plaza/`: `README.txt`, `index.html`, `account.json` (the `Me` object),
-/// `posts.json` (their `Post`s, newest first), `comments.json`, `likes.json`, `follows.json`, `lists.json`,
+/// `posts.json` (their `Post`s, newest first), `comments.json`, `likes.json`, `follows.json`, `lists.json`, `notes.json`,
 /// `collections.json` (each with its items), `spaces.json` (memberships), `history.json` (posts
 /// viewed), `media.json` (what each file in `media/` is) and `media/<id>.<ext>` (the largest
 /// variant of each of their uploads: photos, videos, avatar, space images).
@@ -63,6 +63,12 @@ struct AccountExport: Sendable {
         var repliesPolicy: String
         var exclusive: Bool
         var members: [String]
+    }
+
+    struct NoteEntry: Codable, Sendable {
+        var username: String
+        var note: String
+        var updatedAt: Timestamp
     }
 
     struct FollowEntry: Codable, Sendable {
@@ -135,6 +141,7 @@ struct AccountExport: Sendable {
                 ("hashtags.json", try await followedTags(of: userID)),
                 ("follows.json", try await follows(of: userID)),
                 ("lists.json", try await lists(of: userID)),
+                ("notes.json", try await notes(of: userID)),
                 ("collections.json", try await allCollections(of: userID)),
                 ("spaces.json", try await spaces(of: userID)),
                 ("history.json", try await history(of: userID)),
@@ -288,6 +295,22 @@ struct AccountExport: Sendable {
         }
     }
 
+    /// The notes the person wrote on others (Mastodon's relationship `note`), oldest first.
+    private func notes(of user: Int64) async throws -> [NoteEntry] {
+        try await db.read { db in
+            try await db.rows(
+                """
+                SELECT u.username, n.note, n.updated_at FROM account_notes n JOIN users u ON u.id = n.account_id
+                WHERE n.user_id = \(bind: user) ORDER BY n.updated_at, n.account_id
+                """)
+        }.map {
+            NoteEntry(
+                username: try $0.decode(column: "username", as: String.self),
+                note: try $0.decode(column: "note", as: String.self),
+                updatedAt: Timestamp(milliseconds: try $0.decode(column: "updated_at", as: Int64.self)))
+        }
+    }
+
     private func follows(of user: Int64) async throws -> Follows {
         func people(_ sql: SQLQueryString) async throws -> [FollowEntry] {
             try await db.read { db in try await db.rows(sql) }.map {
@@ -413,6 +436,7 @@ struct AccountExport: Sendable {
         hashtags.json     the hashtags you follow
         follows.json      who you follow, and who follows you
         lists.json        your lists of accounts, with the usernames in each
+        notes.json        the private notes you wrote on people's profiles
         collections.json  your collections and what you saved in them
         spaces.json       the spaces you are in, and your role there
         history.json      the posts you viewed
