@@ -127,12 +127,14 @@ struct IceCubesDecodeTests {
         return status.id
     }
 
-    /// Waits until the link's preview is fetched (the card has the page's title).
+    /// Waits until the link's preview is fetched, its image too (the title comes first; the
+    /// image is fetched and made into variants after it). The wait is long only as a guard:
+    /// with both cores busy the previews' worker takes its time.
     static func waitForCard(_ api: TestAPI, status: String, token: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(300)
         while ContinuousClock.now < deadline {
             let card = try await must(api, "/api/v1/statuses/\(status)", token: token, as: IceCubes.Status.self).card
-            if card?.title == "Building Plaza in Swift" { return }
+            if card?.title == "Building Plaza in Swift", card?.image != nil { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         Issue.record("the link's preview never came")
