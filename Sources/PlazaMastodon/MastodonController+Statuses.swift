@@ -157,10 +157,6 @@ extension MastodonController {
     @Sendable func createStatus(_ request: Request, context: PlazaContext) async throws -> Response {
         let me = try context.mastodonUser("write:statuses")
         let params = try await MastodonParams.read(request, context: context)
-        let key = request.headers[HTTPField.Name("Idempotency-Key")!].map { String($0.prefix(200)) }
-        if let key, let earlier = try await posts.idempotentPost(key: key, user: me.userID) {
-            return try MastodonJSON.response(try await statusEntity(earlier, viewer: me.userID))
-        }
         var text = params.string("status") ?? ""
         let spoiler = params.string("spoiler_text").flatMap { $0.isEmpty ? nil : $0 }
         let mediaIDs = params.strings("media_ids")
@@ -192,7 +188,6 @@ extension MastodonController {
                 contentWarning: spoiler, sensitive: params.bool("sensitive"), poll: try Self.poll(params))
             created = Int64(try await actions.posts.create(by: me.userID, try PostRules.draft(body)).id) ?? 0
         }
-        if let key { try await posts.rememberIdempotent(key: key, user: me.userID, post: created) }
         return try MastodonJSON.response(try await statusEntity(created, viewer: me.userID))
     }
 

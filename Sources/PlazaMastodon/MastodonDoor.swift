@@ -16,6 +16,8 @@ package struct MastodonDoor: Door {
                 by: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth),
                 limiter: core.rateLimiter)
         _ = mastodon.add(middleware: MastodonMediaReader(capabilities: services.mediaCapabilities))
+        // Mastodon's `Idempotency-Key` on statuses (and any other write) shares Plaza's store.
+        _ = mastodon.add(middleware: core.idempotency)
         let mapper = MastodonMapper(baseURL: core.config.baseURL)
         let oauth = OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: core.config.baseURL)
         mastodon.addRoutes(

@@ -311,7 +311,8 @@ extension AppServices {
             scratch: (
                 uploadDirectory,
                 max(.seconds(3600), config.video.timeout * 2, .seconds(config.http.bodyTimeoutSeconds * 2))
-            ), deletions: deletions, filters: KeywordFilterStore(db: db, ids: ids), logger: logger)
+            ), deletions: deletions, filters: KeywordFilterStore(db: db, ids: ids),
+            idempotency: IdempotencyStore(db: db), logger: logger)
     }
 }
 

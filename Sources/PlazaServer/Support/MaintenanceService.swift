@@ -6,7 +6,7 @@ import ServiceLifecycle
 /// Periodic clean-up: sessions idle past their lifetime, uploads nothing used within a day,
 /// link-preview images nothing shows, past days' usage counts, events older than the log's
 /// retention, mail sent or given up on more than 30 days ago, pushes finished a week ago,
-/// expired keyword filters, and work files a stopped process left in the uploads folder (a
+/// expired keyword filters, idempotency keys past their day, and work files a stopped process left in the uploads folder (a
 /// killed server's transcode, say).
 struct MaintenanceService: Service {
     let accounts: AccountStore
@@ -25,6 +25,8 @@ struct MaintenanceService: Service {
     var deletions: AccountDeletion? = nil
     /// Removes keyword filters past their expiry (they apply no more from that moment anyway).
     var filters: KeywordFilterStore? = nil
+    /// Drops the answers kept for `Idempotency-Key`s past their 24 hours.
+    var idempotency: IdempotencyStore? = nil
     let logger: Logger
     var interval: Duration = .seconds(3600)
     static let unusedMediaLifetime: Int64 = 24 * 3_600_000
@@ -86,8 +88,9 @@ struct MaintenanceService: Service {
         do {
             try await limits?.prune(now: now, bucketAge: limitAges.buckets, throttleAge: limitAges.throttle)
             try await filters?.pruneExpired(now: now)
+            try await idempotency?.prune(now: now)
         } catch {
-            logger.warning("Rate limit or expired filter clean-up failed: \(error)")
+            logger.warning("Rate limit, expired filter or idempotency key clean-up failed: \(error)")
         }
         if let scratch {
             let removed = Self.sweep(scratch.directory, olderThan: now - scratch.lifetime.milliseconds)

@@ -68,6 +68,7 @@ enum Migrations {
         Migration033.migration,
         Migration034.migration,
         Migration036.migration,
+        Migration037.migration,
     ]
 
     /// The schema this binary leaves a database at.

@@ -301,16 +301,12 @@ package struct AccountStore: Sendable {
         return Set(try rows.map { try $0.decode(column: "id", as: Int64.self) })
     }
 
-    /// Ends sessions past their idle or absolute lifetime, and drops OAuth codes past their
-    /// ten minutes and `Idempotency-Key`s past their hour (Mastodon apps).
+    /// Ends sessions past their idle or absolute lifetime, and drops OAuth codes past their ten minutes.
     func deleteIdleSessions(now: Timestamp = .now) async throws {
         let (idle, max) = (now.milliseconds - sessionIdleMillis, now.milliseconds - sessionMaxMillis)
         try await db.write { db in
             try await db.exec("DELETE FROM sessions WHERE last_used_at < \(bind: idle) OR created_at < \(bind: max)")
             try await db.exec("DELETE FROM oauth_codes WHERE expires_at < \(bind: now.milliseconds)")
-            try await db.exec(
-                "DELETE FROM mastodon_idempotency WHERE created_at < \(bind: now.milliseconds - PostStore.idempotencyMillis)"
-            )
         }
     }
 

@@ -36,15 +36,19 @@ package struct AuthMiddleware: RouterMiddleware {
             }
             context.identity = identity
         }
-        // What a signed-in person is shown is theirs, errors too: no browser or proxy cache may keep it.
+        // What a signed-in person is shown is theirs, errors too: no shared cache may keep it.
+        // An app signed in by a bearer token keeps its own copy and revalidates it before each use
+        // (`private, no-cache`: an ETag and a 304 save the answer's bytes); a browser keeps nothing
+        // (`no-store`), as a shared computer's next user could read its cache.
         guard context.identity != nil else { return try await next(request, context) }
+        let policy = request.headers[.authorization] == nil ? "no-store" : "private, no-cache"
         var response: Response
         do {
             response = try await next(request, context)
         } catch let error as PlazaError {
             throw error.withHeader(.cacheControl, "no-store")
         }
-        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = policy }
         return response
     }
 

@@ -90,12 +90,7 @@ struct MediaController: FeatureRoutes {
             .xContentTypeOptions: "nosniff",
             .contentSecurityPolicy: "sandbox",
         ]
-        if let match = request.headers[.ifNoneMatch],
-            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }
-            )
-        {
-            return Response(status: .notModified, headers: headers)
-        }
+        if ETag.matches(request.headers[.ifNoneMatch], etag) { return Response(status: .notModified, headers: headers) }
         let file = "\(id)/\(variant.rawValue)"
         headers[.acceptRanges] = "bytes"
         // One span (a player starting or seeking) when one span of bytes is asked for; ranges

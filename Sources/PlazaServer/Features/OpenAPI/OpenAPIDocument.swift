@@ -150,8 +150,40 @@ package enum OpenAPIDocument {
             }
         return OpenAPI.Operation(
             tags: op.mastodon ? ["Mastodon"] : nil, summary: op.summary, operationId: operationID(op.method, path),
-            parameters: (pathParameters(path) + op.query).map { .b($0) }, requestBody: requestBody(op),
+            parameters: (pathParameters(path) + op.query + headerParameters(op, path: path)).map { .b($0) },
+            requestBody: requestBody(op),
             responses: responses(op, path: path), security: security)
+    }
+
+    /// `Idempotency-Key` on a signed-in person's POST and PUT (`IdempotencyMiddleware`);
+    /// `If-None-Match` on the API's JSON reads (`ConditionalGetMiddleware`).
+    static func headerParameters(_ op: Operation, path: String) -> [OpenAPI.Parameter] {
+        if takesIdempotencyKey(op, path: path) {
+            return [
+                .header(
+                    name: "Idempotency-Key", schema: .string(minLength: 1, maxLength: 64, pattern: "^[!-~]{1,64}$"),
+                    description: """
+                        Sent again with the same request within 24 hours, the first answer comes back \
+                        (Idempotent-Replayed: true) and nothing is done twice; with another request, 422 \
+                        idempotency_key_reused; while the first is being answered, 409 idempotency_key_in_use
+                        """)
+            ]
+        }
+        guard takesETag(op, path: path) else { return [] }
+        return [
+            .header(
+                name: "If-None-Match", schema: .string,
+                description: "The ETag of the copy the client has: 304 and no body when the answer is the same")
+        ]
+    }
+
+    static func takesIdempotencyKey(_ op: Operation, path: String) -> Bool {
+        (op.method == .post || op.method == .put) && op.auth == .required
+            && !IdempotencyMiddleware.carriesSecrets(path)
+    }
+
+    static func takesETag(_ op: Operation, path: String) -> Bool {
+        op.method == .get && op.response != nil && !op.mastodon && !op.eventStream && path.hasPrefix(v1)
     }
 
     /// A JSON body by its schema's name, Mastodon's JSON or form, or an upload's multipart form.
@@ -215,6 +247,10 @@ package enum OpenAPIDocument {
         }
         var errors = Set(op.errors + [400, 422, 429])
         if op.auth != .none || path.hasPrefix(v1) { errors.insert(401) }
+        if takesIdempotencyKey(op, path: path) { errors.insert(409) }
+        if takesETag(op, path: path) {
+            responses[.status(code: 304)] = .b(OpenAPI.Response(description: "Not modified (If-None-Match)"))
+        }
         if op.body != nil || op.upload || op.mastodonBody { errors.formUnion([413, 415]) }
         if op.image {
             responses[.status(code: 304)] = .b(OpenAPI.Response(description: "Not modified (If-None-Match)"))
@@ -256,7 +292,7 @@ package enum OpenAPIDocument {
         case 401: "Not signed in, or the token is invalid or expired"
         case 403: "Not allowed"
         case 404: "Not found or not visible to you"
-        case 409: "Conflict (username or email taken)"
+        case 409: "Conflict (username or email taken; an Idempotency-Key whose first request is still being answered)"
         case 413: "Body too large, or the storage quota is full (storage_quota_exceeded)"
         case 415: "Body is not application/json"
         case 422: "A field is invalid; `field` names it"

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -73,24 +72,14 @@ struct SyndicationController: Sendable {
     /// The feed with a strong ETag of its bytes; 304 and no body when `If-None-Match` has it.
     static func response(_ feed: SubscriptionFeed, _ format: SubscriptionFeed.Format, request: Request) -> Response {
         let text = feed.rendered(format)
-        let etag = "\"" + ByteText.hex(SHA256.hash(data: Array(text.utf8))).prefix(32) + "\""
+        let etag = ETag.strong(text.utf8)
         let headers: HTTPFields = [
             .contentType: format.contentType, .eTag: etag,
             // Public posts alone, the same for every reader: any cache may keep a copy a while.
             .cacheControl: "public, max-age=300",
             .xContentTypeOptions: "nosniff",
         ]
-        if matches(request.headers[.ifNoneMatch], etag) { return Response(status: .notModified, headers: headers) }
+        if ETag.matches(request.headers[.ifNoneMatch], etag) { return Response(status: .notModified, headers: headers) }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
-    }
-
-    /// Whether an `If-None-Match` value names `etag` or is `*` (weak comparison, RFC 9110 13.1.2).
-    static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
-        guard let ifNoneMatch else { return false }
-        return ifNoneMatch.split(separator: ",").contains { candidate in
-            var tag = candidate.trimmingCharacters(in: .whitespaces)
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            return tag == etag || tag == "*"
-        }
     }
 }
