@@ -37,9 +37,9 @@ test:
 	@echo "==> Installing test dependencies"
 	scripts/install-deps.sh test
 	@echo "==> Formatting: swift format lint --strict (make format fixes it; configuration in .swift-format)"
-	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift sdk
 	@echo "==> Function lengths: none in Sources over 60 lines (scripts/function-lengths.py)"
-	python3 scripts/function-lengths.py Sources
+	python3 scripts/function-lengths.py Sources && python3 scripts/function-lengths.py sdk/Sources
 	@echo "==> Building (debug) with tests"
 	$(SWIFT) build --build-tests
 	@echo "==> Swift tests on SQLite (and S3 media storage against moto, mail against aiosmtpd)"
@@ -79,7 +79,7 @@ scale: build
 	PLAZA_PG_DURABLE=1 scripts/with-postgres.sh sh -c 'python3 bench/scale.py --postgres "$$PLAZA_TEST_DATABASE_URL" "$$@"' scale $(SCALE_ARGS)
 
 format:
-	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Package.swift
+	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Package.swift sdk
 
 clean:
 	$(SWIFT) package clean

@@ -9,14 +9,13 @@ let package = Package(
     name: "plaza",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
-        .library(name: "PlazaAPI", targets: ["PlazaAPI"]),
         .library(name: "PlazaServer", targets: ["PlazaServer"]),
-        .library(name: "PlazaKit", targets: ["PlazaKit"]),
-        .library(name: "PlazaKitCore", targets: ["PlazaKitCore"]),
         .library(name: "PlazaKitAsyncHTTPClient", targets: ["PlazaKitAsyncHTTPClient"]),
         .executable(name: "plaza", targets: ["plaza"]),
     ],
     dependencies: [
+        // The Swift SDK and the API's types, a package of its own that apps add (docs/sdk.md).
+        .package(path: "sdk"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         // Mastodon's streaming WebSocket (`/api/v1/streaming`).
@@ -50,18 +49,12 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
-        .target(name: "PlazaAPI", swiftSettings: swiftSettings),
-        // The client SDK without a transport of its own. The `plaza` command line uses it over
-        // AsyncHTTPClient, so the server binary does not link FoundationNetworking (libcurl and
-        // its TLS stack: 6 MB of resident memory).
-        .target(name: "PlazaKitCore", dependencies: ["PlazaAPI"], swiftSettings: swiftSettings),
-        // The client SDK for iOS, macOS and Linux apps: PlazaKitCore over URLSession, Foundation only.
-        .target(name: "PlazaKit", dependencies: ["PlazaKitCore"], swiftSettings: swiftSettings),
         // A transport over AsyncHTTPClient, for servers and the `plaza` command line.
         .target(
             name: "PlazaKitAsyncHTTPClient",
             dependencies: [
-                "PlazaKitCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PlazaKitCore", package: "sdk"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
@@ -73,7 +66,7 @@ let package = Package(
         .target(
             name: "PlazaServer",
             dependencies: [
-                "PlazaAPI",
+                .product(name: "PlazaAPI", package: "sdk"),
                 "CSQLiteShim",
                 "CVips",
                 "CPlazaZlib",
@@ -112,7 +105,7 @@ let package = Package(
         .target(
             name: "PlazaMastodon",
             dependencies: [
-                "PlazaAPI",
+                .product(name: "PlazaAPI", package: "sdk"),
                 "PlazaServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -128,7 +121,7 @@ let package = Package(
             dependencies: [
                 "PlazaServer",
                 "PlazaMastodon",
-                "PlazaKitCore",
+                .product(name: "PlazaKitCore", package: "sdk"),
                 "PlazaKitAsyncHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -161,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "PlazaKitTests",
             dependencies: [
-                "PlazaKit", "PlazaKitAsyncHTTPClient",
+                .product(name: "PlazaKit", package: "sdk"), "PlazaKitAsyncHTTPClient",
                 // An authenticator app's codes, for the two-factor sign-in test.
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

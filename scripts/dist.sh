@@ -19,7 +19,7 @@ esac
 version=$(sed -n 's/.*static let number = "\(.*\)"/\1/p' Sources/PlazaServer/Support/PlazaVersion.swift)
 [ -n "$version" ] || { echo "error: no version in PlazaVersion.swift" >&2; exit 1; }
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- Sources Package.swift 2>/dev/null; then
+if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- Sources sdk Package.swift 2>/dev/null; then
   commit="$commit+changes"
 fi
 name="plaza-$version-linux-$(uname -m)"
