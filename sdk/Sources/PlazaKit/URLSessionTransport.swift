@@ -22,6 +22,9 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 
     static func urlRequest(_ request: HTTPRequestData) -> URLRequest {
         var urlRequest = URLRequest(url: request.url)
+        // PlazaKit keeps its own copies and revalidates them (`If-None-Match`): URLSession's cache
+        // would answer a 304 itself and hide it.
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         return urlRequest

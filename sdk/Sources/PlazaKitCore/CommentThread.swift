@@ -103,6 +103,33 @@ public actor CommentThread {
         save()
     }
 
+    /// The post and its comments as the person sees them with `queue`'s writes: their pending
+    /// comments after the last loaded one (`author`: the signed-in person), and pending likes
+    /// and comments counted in the post.
+    public func displayed(with queue: WriteQueue, author: UserSummary) async -> (post: Post?, comments: [Comment]) {
+        let pending = reachedEnd || comments.isEmpty ? await queue.pendingComments(on: postID, author: author) : []
+        var shown = post
+        if let post { shown = await queue.applyPending(to: post) }
+        return (shown, comments + pending)
+    }
+
+    /// Applies what became of a queued write: a comment on this post that landed comes in with
+    /// its id, a like that landed sets the heart and count.
+    public func apply(_ event: WriteEvent) {
+        guard case .sent(let write, let outcome) = event else { return }
+        switch (write.intent, outcome) {
+        case (.comment, .comment(let comment)) where comment.postId == postID:
+            if merge([comment]).count == 1 { post?.counts.comments += 1 }
+        case (.like(let id), .like(let state)) where id == postID,
+            (.unlike(let id), .like(let state)) where id == postID:
+            post?.viewer.liked = state.liked
+            post?.counts.likes = state.likes
+        default:
+            return
+        }
+        save()
+    }
+
     /// Applies a realtime event about this post: a new comment (shown once the thread is read to
     /// its end, else `loadMore()` brings it), an edit, a like count, the post's deletion.
     public func apply(_ event: PlazaEvent) {

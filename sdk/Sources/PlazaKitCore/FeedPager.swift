@@ -20,6 +20,8 @@ public actor FeedPager {
     public private(set) var filters: KeywordFilters?
     private var nextCursor: String?
     private var loadedFirstPage = false
+    /// The `ETag` of the newest page as last loaded, for `revalidate()`.
+    private var firstPageTag: String?
     private let cache: DiskCache?
     /// At most this many posts are written to the disk cache (the newest).
     static let cachedPosts = 200
@@ -52,6 +54,7 @@ public actor FeedPager {
         var posts: [Post]
         var nextCursor: String?
         var reachedEnd: Bool
+        var firstPageTag: String?
     }
 
     /// The cached posts from disk (empty without a cache or on a first launch).
@@ -61,6 +64,7 @@ public actor FeedPager {
         posts = filtered(snapshot.posts)
         nextCursor = snapshot.nextCursor
         reachedEnd = snapshot.reachedEnd
+        firstPageTag = snapshot.firstPageTag
         loadedFirstPage = !posts.isEmpty
         return posts
     }
@@ -71,21 +75,60 @@ public actor FeedPager {
         // A cut list cannot continue from the server's cursor: it restarts from its oldest kept post on the next load.
         let snapshot = Snapshot(
             posts: kept, nextCursor: kept.count == posts.count ? nextCursor : nil,
-            reachedEnd: kept.count == posts.count && reachedEnd)
+            reachedEnd: kept.count == posts.count && reachedEnd, firstPageTag: firstPageTag)
         cache.store(snapshot)
     }
 
     /// Loads the newest page, replacing what was there.
     @discardableResult
     public func reload() async throws -> [Post] {
-        let page = try await client.feed(source, filter: FeedFilter(kind: kind), page: PageOptions(limit: pageSize))
+        switch try await client.revalidateFeed(
+            source, filter: FeedFilter(kind: kind), page: PageOptions(limit: pageSize), etag: nil)
+        {
+        case .modified(let page, let tag): replace(with: page, tag: tag)
+        case .notModified: break
+        }
+        return posts
+    }
+
+    private func replace(with page: Page<Post>, tag: String?) {
         posts = []
-        merge(page.items, newer: false)
+        merge(filtered(page.items), newer: false)
         nextCursor = page.nextCursor
         reachedEnd = page.nextCursor == nil
+        firstPageTag = tag
         loadedFirstPage = true
         save()
-        return posts
+    }
+
+    /// Checks the newest page with the server, cheaply: on launch and when the network comes back.
+    /// Unchanged (a 304, no body): false, nothing to do. Changed: its posts replace theirs (counts,
+    /// edits), posts newer than those shown come on top, and those it no longer has (deleted)
+    /// go; when more are new than a page holds, the feed starts over from that page. True.
+    @discardableResult
+    public func revalidate() async throws -> Bool {
+        guard loadedFirstPage else {
+            try await reload()
+            return true
+        }
+        let answer = try await client.revalidateFeed(
+            source, filter: FeedFilter(kind: kind), page: PageOptions(limit: pageSize), etag: firstPageTag)
+        guard case .modified(let page, let tag) = answer else { return false }
+        let fresh = filtered(page.items)
+        // No gap: the page reaches down to the newest post shown (or is the whole feed).
+        guard let newest = posts.first, let oldestFresh = page.items.last,
+            !Self.newestFirst(oldestFresh, newest) || page.nextCursor == nil
+        else {
+            replace(with: page, tag: tag)
+            return true
+        }
+        // The page's span: everything shown from its oldest post up is what the page now says.
+        let older = posts.filter { Self.newestFirst(oldestFresh, $0) }
+        posts = page.nextCursor == nil ? fresh : fresh + older
+        if page.nextCursor == nil { reachedEnd = true }
+        firstPageTag = tag
+        save()
+        return true
     }
 
     /// Loads the next older page and returns its posts (empty at the end of the feed).
@@ -147,6 +190,42 @@ public actor FeedPager {
             if let index = posts.firstIndex(where: { $0.id == change.postId }) {
                 posts[index].counts.likes = change.likes
             }
+        default:
+            return
+        }
+        save()
+    }
+
+    /// The feed as the person sees it with `queue`'s writes: their pending posts that this feed
+    /// shows on top (`author`: the signed-in person), and pending likes, boosts, saves and
+    /// comments counted in.
+    public func displayed(with queue: WriteQueue, author: UserSummary) async -> [Post] {
+        let pending = await queue.pendingPosts(for: source, author: author).filter { kind == nil || $0.kind == kind }
+        return pending + (await queue.applyPending(to: posts))
+    }
+
+    /// Applies what became of a queued write: a post that landed comes in with its id (if this
+    /// feed shows it), a like, boost or comment that landed is counted in the post.
+    public func apply(_ event: WriteEvent) {
+        guard case .sent(let write, let outcome) = event else { return }
+        switch (write.intent, outcome) {
+        case (.createPost, .post(let post)):
+            guard shows(post), let post = filtered([post]).first else { return }
+            merge([post], newer: true)
+        case (.boost, .post(let post)):
+            guard let index = posts.firstIndex(where: { $0.id == post.id }) else { return }
+            posts[index].viewer.boosted = post.viewer.boosted
+            posts[index].counts = post.counts
+        case (.like(let id), .like(let state)), (.unlike(let id), .like(let state)):
+            guard let index = posts.firstIndex(where: { $0.id == id }) else { return }
+            posts[index].viewer.liked = state.liked
+            posts[index].counts.likes = state.likes
+        case (.comment, .comment(let comment)):
+            guard let index = posts.firstIndex(where: { $0.id == comment.postId }) else { return }
+            posts[index].counts.comments += 1
+        case (.save(let id, _, _), .saved):
+            guard let index = posts.firstIndex(where: { $0.id == id }) else { return }
+            posts[index].viewer.saved = true
         default:
             return
         }

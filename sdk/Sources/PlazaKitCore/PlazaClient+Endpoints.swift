@@ -46,6 +46,13 @@ public struct FeedFilter: Sendable, Hashable {
         self.activityType = activityType
         self.progress = progress
     }
+
+    var query: [String: String?] {
+        [
+            "kind": kind?.rawValue, "since": since?.description, "until": until?.description,
+            "activity": activityType, "progress": progress?.rawValue,
+        ]
+    }
 }
 
 /// `GET /search/posts` parameters.
@@ -462,11 +469,15 @@ extension PlazaClient {
     public func feed(_ source: FeedSource, filter: FeedFilter = .init(), page: PageOptions = .init()) async throws
         -> Page<Post>
     {
-        let query: [String: String?] = [
-            "kind": filter.kind?.rawValue, "since": filter.since?.description, "until": filter.until?.description,
-            "activity": filter.activityType, "progress": filter.progress?.rawValue,
-        ]
-        return try await call("GET", source.path, query: query.merging(page))
+        try await call("GET", source.path, query: filter.query.merging(page))
+    }
+
+    /// The same page checked against the copy tagged `etag` (from an earlier answer): a 304
+    /// (`.notModified`) costs no body; a changed page comes with its new tag.
+    public func revalidateFeed(
+        _ source: FeedSource, filter: FeedFilter = .init(), page: PageOptions = .init(), etag: String?
+    ) async throws -> Revalidated<Page<Post>> {
+        try await revalidate(source.path, query: filter.query.merging(page), etag: etag)
     }
 
     // MARK: spaces
@@ -673,19 +684,8 @@ extension PlazaClient {
     )
         async throws -> Media
     {
-        let boundary = "plaza-\(UUID().uuidString)"
-        var body = Data(
-            "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(filename.replacingOccurrences(of: "\"", with: ""))\"\r\n"
-                .utf8)
-        body.append(Data("Content-Type: \(contentType)\r\n\r\n".utf8))
-        body.append(data)
-        if let description {
-            body.append(Data("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"description\"\r\n\r\n".utf8))
-            body.append(Data(description.utf8))
-        }
-        body.append(Data("\r\n--\(boundary)--\r\n".utf8))
-        let response = try await send(
-            "POST", "/me/media", raw: (body, "multipart/form-data; boundary=\(boundary)"), uploadProgress: progress)
+        let form = MultipartForm.upload(data, filename: filename, contentType: contentType, description: description)
+        let response = try await send("POST", "/me/media", raw: form, uploadProgress: progress)
         return try Self.decoder.decode(Media.self, from: response.body)
     }
     /// People and spaces to follow, for a new person's empty home (best first).

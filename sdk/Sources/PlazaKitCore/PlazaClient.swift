@@ -95,10 +95,11 @@ public struct PlazaClient: Sendable {
     /// invalid (revoked, expired, or its person suspended) is forgotten, so the app is signed out.
     func send(
         _ method: String, _ path: String, query: [String: String?] = [:], raw: (data: Data, contentType: String)?,
-        signingIn: Bool = false, uploadProgress: (@Sendable (Double) -> Void)? = nil
+        signingIn: Bool = false, headers extra: [String: String] = [:],
+        uploadProgress: (@Sendable (Double) -> Void)? = nil
     ) async throws -> HTTPResponseData {
         let token = signingIn ? nil : await tokens.token()
-        var headers = headers(token: token)
+        var headers = headers(token: token).merging(extra) { _, new in new }
         if let raw { headers["Content-Type"] = raw.contentType }
         let request = HTTPRequestData(method: method, url: url(path, query), headers: headers, body: raw?.data)
         let response = try await transport.send(request, uploadProgress: uploadProgress)
@@ -132,6 +133,26 @@ public struct PlazaClient: Sendable {
     ) async throws -> T {
         let response = try await send(method, path, query: query, body: body, signingIn: signingIn)
         return try Self.decoder.decode(T.self, from: response.body)
+    }
+}
+
+/// A cached answer checked with the server (`If-None-Match`): unchanged, or changed with the new
+/// value and its tag.
+public enum Revalidated<Value: Sendable>: Sendable {
+    case notModified
+    case modified(Value, etag: String?)
+}
+
+extension PlazaClient {
+    /// `GET path` sent with the tag of the copy the app has: `.notModified` when the server's
+    /// answer is the same (a 304, no body), else the new value and its `ETag`.
+    func revalidate<T: Decodable & Sendable>(
+        _ path: String, query: [String: String?] = [:], etag: String?, as: T.Type = T.self
+    ) async throws -> Revalidated<T> {
+        let response = try await send(
+            "GET", path, query: query, raw: nil, headers: etag.map { ["If-None-Match": $0] } ?? [:])
+        if response.status == 304 { return .notModified }
+        return .modified(try Self.decoder.decode(T.self, from: response.body), etag: response.headers["etag"])
     }
 }
 
