@@ -16,6 +16,16 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         self.timeout = timeout
     }
 
+    /// A client that gives up at once when the server cannot be reached (refused, no route) and
+    /// after 10 seconds of connecting, instead of retrying until the request's deadline: for
+    /// command-line tools, which queue the write and say so (`plaza post` offline).
+    public static let failingFast: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout.connect = .seconds(10)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
     static func request(_ data: HTTPRequestData, body: HTTPClientRequest.Body? = nil) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: data.url.absoluteString)
         request.method = HTTPMethod(rawValue: data.method)

@@ -60,7 +60,9 @@ struct ClientOptions: ParsableArguments {
         guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw ValidationError("--server must be an http(s) URL such as http://localhost:8080")
         }
-        return PlazaClient(baseURL: url, transport: AsyncHTTPClientTransport(), tokens: CredentialsFile(server: url))
+        return PlazaClient(
+            baseURL: url, transport: AsyncHTTPClientTransport(client: AsyncHTTPClientTransport.failingFast),
+            tokens: CredentialsFile(server: url))
     }
 }
 
@@ -107,9 +109,64 @@ struct Logout: AsyncParsableCommand {
     }
 }
 
+/// The client commands' write queue for a server: `~/.config/plaza/outbox/<host-port>` (or
+/// `PLAZA_OUTBOX`), so that a post made offline is sent by a later `plaza post` or `plaza sync`.
+enum CommandQueue {
+    static func open(_ client: PlazaClient) throws -> WriteQueue {
+        let environment = ProcessInfo.processInfo.environment
+        let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
+        let root = environment["PLAZA_OUTBOX"] ?? "\(environment["XDG_CONFIG_HOME"] ?? home + "/.config")/plaza/outbox"
+        let url = client.baseURL
+        let name = "\(url.scheme ?? "http")-\(url.host ?? "server")-\(url.port.map(String.init) ?? "default")"
+        return try WriteQueue(client: client, directory: URL(fileURLWithPath: root).appendingPathComponent(name))
+    }
+
+    /// Sends what is pending; prints each refusal; true when nothing is left.
+    static func send(_ queue: WriteQueue) async -> (finished: Bool, sent: [(PendingWrite, WriteOutcome)]) {
+        let result = await queue.sync()
+        var sent: [(PendingWrite, WriteOutcome)] = []
+        for event in result.events {
+            switch event {
+            case .sent(let write, let outcome): sent.append((write, outcome))
+            case .refused(let write, let error):
+                FileHandle.standardError.write(
+                    Data("error: \(describe(write.intent)) refused: \(error.message) (\(error.code))\n".utf8))
+            default: break
+            }
+        }
+        return (result.finished, sent)
+    }
+
+    static func describe(_ intent: WriteIntent) -> String {
+        switch intent {
+        case .createPost(let post): "post \"\(String((post.body ?? post.title ?? "").prefix(40)))\""
+        case .upload(_, let filename, _, _): "upload \(filename)"
+        default: "\(intent)".components(separatedBy: "(").first ?? "write"
+        }
+    }
+
+    /// The exit status of a command that left writes queued: 75, EX_TEMPFAIL (try again later).
+    static let stillPending = ExitCode(75)
+
+    static func reportPending(_ queue: WriteQueue) async -> ExitCode {
+        let pending = await queue.pending
+        let reason = pending.first?.lastError.map { " (\($0))" } ?? ""
+        FileHandle.standardError.write(
+            Data(
+                "offline: \(pending.count) write(s) queued in \(queue.directory.path)\(reason); run `plaza sync` to send them\n"
+                    .utf8))
+        return stillPending
+    }
+}
+
 struct PostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "post", abstract: "Publish a post as the signed-in user.")
+        commandName: "post", abstract: "Publish a post as the signed-in user.",
+        discussion: """
+            When the server cannot be reached (or answers 5xx), the post and its photos are queued \
+            on disk and sent, exactly once, by the next `plaza post` or `plaza sync`; the command \
+            then says so and exits with 75 (EX_TEMPFAIL).
+            """)
     @OptionGroup var options: ClientOptions
     @Argument(help: "The text (or the photo's caption).") var text: String?
     @Option(help: "A title.") var title: String?
@@ -120,23 +177,67 @@ struct PostCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        let post = try await reporting {
-            var media: [String] = []
-            for path in photos {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw ValidationError("cannot read \(path)")
-                }
-                media.append(try await client.upload(data, filename: (path as NSString).lastPathComponent).id)
-            }
-            let kind: PostKind = !media.isEmpty ? .photo : link != nil ? .link : .text
-            return try await client.createPost(
-                CreatePostRequest(
-                    kind: kind, title: title, body: text, spaces: spaces.isEmpty ? nil : spaces,
-                    mediaIds: media.isEmpty ? nil : media,
-                    link: link.map(LinkInput.init)))
+        let queue = try CommandQueue.open(client)
+        var files: [(url: URL, contentType: String)] = []
+        for path in photos {
+            guard FileManager.default.isReadableFile(atPath: path) else { throw ValidationError("cannot read \(path)") }
+            files.append((URL(fileURLWithPath: path), Self.contentType(of: path)))
         }
-        if json { return printJSON(post) }
-        print("\(post.id) \(client.baseURL.appendingPathComponent("p/\(post.id)").absoluteString)")
+        let kind: PostKind = !files.isEmpty ? .photo : link != nil ? .link : .text
+        let write = try await queue.enqueuePost(
+            CreatePostRequest(
+                kind: kind, title: title, body: text, spaces: spaces.isEmpty ? nil : spaces,
+                link: link.map(LinkInput.init)),
+            files: files)
+        let (_, sent) = await CommandQueue.send(queue)
+        if let (_, outcome) = sent.first(where: { $0.0.id == write.id }) {
+            guard case .post(let post) = outcome else { return print("posted") }
+            if json { return printJSON(post) }
+            return print("\(post.id) \(client.baseURL.appendingPathComponent("p/\(post.id)").absoluteString)")
+        }
+        guard await queue.pending.contains(where: { $0.id == write.id }) else { throw ExitCode.failure }
+        throw await CommandQueue.reportPending(queue)
+    }
+
+    static func contentType(of path: String) -> String {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "jpg", "jpeg": "image/jpeg"
+        case "png": "image/png"
+        case "webp": "image/webp"
+        case "gif": "image/gif"
+        case "heic", "heif": "image/heic"
+        case "mp4", "m4v": "video/mp4"
+        case "mov": "video/quicktime"
+        case "webm": "video/webm"
+        default: "application/octet-stream"
+        }
+    }
+}
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Send the posts that were queued while the server could not be reached.",
+        discussion: "Exits with 75 (EX_TEMPFAIL) when some are still waiting, 1 when the server refused one.")
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let client = try options.client()
+        let queue = try CommandQueue.open(client)
+        let before = await queue.pending.count
+        guard before > 0 else { return print("Nothing to send.") }
+        let (finished, sent) = await CommandQueue.send(queue)
+        for (write, outcome) in sent {
+            if case .post(let post) = outcome {
+                print("\(post.id) \(client.baseURL.appendingPathComponent("p/\(post.id)").absoluteString)")
+            } else if case .upload = write.intent {
+                continue
+            } else {
+                print("sent: \(CommandQueue.describe(write.intent))")
+            }
+        }
+        guard finished else { throw await CommandQueue.reportPending(queue) }
+        if sent.count < before { throw ExitCode.failure }
     }
 }
 

@@ -24,7 +24,7 @@ struct Plaza: AsyncParsableCommand {
         subcommands: [
             Serve.self, Setup.self, Migrate.self, Check.self, Health.self, BackupCommand.self, RestoreCommand.self,
             ExportCommand.self, UserCommand.self, SecretsCommand.self, Seed.self, Login.self,
-            Logout.self, PostCommand.self, Feed.self,
+            Logout.self, PostCommand.self, SyncCommand.self, Feed.self,
         ]
     )
 

@@ -50,7 +50,7 @@ struct OfflineTests {
             try await queue.enqueue(.comment(postID: post.reference, body: "first!"))
             try await queue.enqueue(.unfollow(username: "bob"))
             try await queue.enqueue(.follow(username: "bob"))
-            #expect(await queue.sync() == false)
+            #expect(await queue.sync().finished == false)
             let waiting = await queue.pending
             #expect(waiting.count == 7 && waiting[0].attempts == 1 && waiting[0].lastError != nil)
 
@@ -82,7 +82,7 @@ struct OfflineTests {
                 return .pass
             }
             var rounds = 0
-            while await queue.sync() == false {
+            while await queue.sync().finished == false {
                 rounds += 1
                 #expect(rounds < 10, "the queue should drain once the network holds")
                 if rounds >= 10 { break }
@@ -134,7 +134,7 @@ struct OfflineTests {
             #expect(try await queue.cancel(cancelled.id) == false)
             #expect(await FeedPager(client: ana, source: .home).displayed(with: queue, author: me).count == 2)
 
-            #expect(await queue.sync())
+            #expect(await queue.sync().finished)
             let events = await log.events(count: 10)
             var refusals: [String: String] = [:]
             for case .refused(let write, let error) in events { refusals[write.id] = "\(error.status) \(error.code)" }

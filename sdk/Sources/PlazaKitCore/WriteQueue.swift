@@ -17,8 +17,9 @@ import PlazaAPI
 /// The queue lives in a folder of its own (`directory`): `queue.json` with the writes in order,
 /// and beside it the files of uploads and the bodies of writes once sent.
 public actor WriteQueue {
-    public let client: PlazaClient
-    public let directory: URL
+    public nonisolated let client: PlazaClient
+    /// The queue's folder: `queue.json`, uploads' files and sent bodies.
+    public nonisolated let directory: URL
     /// Newest last, in the order they will be sent.
     public private(set) var pending: [PendingWrite] = []
     /// Server ids of writes that landed, for writes that name them (`pending:` references).
@@ -26,6 +27,8 @@ public actor WriteQueue {
     /// Writes the server refused, whose dependants are refused in turn.
     private var refused: Set<String> = []
     private var sending = false
+    /// The events of the `sync()` running, if one is.
+    private var round: [WriteEvent]?
     private var subscribers: [UUID: AsyncStream<WriteEvent>.Continuation] = [:]
     /// `run()` waiting for something to send, and whether it was woken while it was not waiting.
     private var waiter: CheckedContinuation<Void, Never>?
@@ -102,7 +105,7 @@ public actor WriteQueue {
 
     /// Tries again now: the same as `sync()`, for a "retry" button.
     @discardableResult
-    public func retry() async -> Bool { await sync() }
+    public func retry() async -> SyncResult { await sync() }
 
     /// Call when the network comes back: `run()` sends at once instead of at its next round.
     public func networkChanged() { wake() }
@@ -121,6 +124,10 @@ public actor WriteQueue {
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 
     func publish(_ event: WriteEvent) {
+        switch event {
+        case .sent, .refused, .waiting: round?.append(event)
+        default: break
+        }
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
@@ -141,17 +148,30 @@ public actor WriteQueue {
 
     // MARK: sending
 
-    /// Sends the pending writes in order until the queue is empty (true) or a write cannot be
-    /// sent now (false: offline, or the server down or busy; the writes are kept).
+    /// What a `sync()` did: the writes that landed, were refused or must wait, in order.
+    public struct SyncResult: Sendable {
+        /// True when nothing is left to send.
+        public var finished: Bool
+        /// `.sent`, `.refused` and `.waiting` events of this round, in order.
+        public var events: [WriteEvent]
+    }
+
+    /// Sends the pending writes in order until the queue is empty (`finished`) or a write cannot
+    /// be sent now (offline, or the server down or busy; the writes are kept). A `sync()` while
+    /// another runs returns at once, unfinished.
     @discardableResult
-    public func sync() async -> Bool {
-        guard !sending else { return false }
+    public func sync() async -> SyncResult {
+        guard !sending else { return SyncResult(finished: false, events: []) }
         sending = true
-        defer { sending = false }
-        while let write = pending.first {
-            guard await send(write) else { return false }
+        round = []
+        defer {
+            sending = false
+            round = nil
         }
-        return true
+        while let write = pending.first {
+            guard await send(write) else { return SyncResult(finished: false, events: round ?? []) }
+        }
+        return SyncResult(finished: true, events: round ?? [])
     }
 
     /// Sends `write`; false when it must wait.
@@ -264,7 +284,7 @@ public actor WriteQueue {
     public func run() async {
         var pause: Duration = .seconds(1)
         while !Task.isCancelled {
-            let done = await sync()
+            let done = await sync().finished
             if done { pause = .seconds(1) }
             await waitForWakeUp(timeout: done ? nil : pause)
             if !done { pause = min(pause * 2, .seconds(60)) }
