@@ -15,6 +15,8 @@ struct QueryPlanTests {
     static let queries: [(String, SQLQueryString)] =
         [
             ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
+            ("an Idempotency-Key's answer", IdempotencyStore.lookupSQL(user: viewer, key: "k")),
+            ("Idempotency-Keys past their day", IdempotencyStore.pruneSQL(now: 1_800_000_000_000)),
             (
                 "a list's feed",
                 PostStore.feedSQL(

@@ -40,13 +40,7 @@ package struct IdempotencyStore: Sendable {
                 ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING 1 AS claimed
                 """)
             if inserted != nil { return .started }
-            guard
-                let row = try await db.first(
-                    """
-                    SELECT fingerprint, status, content_type, body, created_at FROM idempotency_keys
-                    WHERE user_id = \(bind: user) AND idempotency_key = \(bind: key)
-                    """)
-            else { return .inProgress }
+            guard let row = try await db.first(Self.lookupSQL(user: user, key: key)) else { return .inProgress }
             let status = try row.decode(column: "status", as: Int.self)
             let createdAt = try row.decode(column: "created_at", as: Int64.self)
             let stale = createdAt < now - (status == 0 ? lease : Self.lifetimeMillis)
@@ -92,9 +86,18 @@ package struct IdempotencyStore: Sendable {
 
     /// Drops the keys past their 24 hours (the maintenance round).
     func prune(now: Int64) async throws {
-        try await db.write { db in
-            try await db.exec("DELETE FROM idempotency_keys WHERE created_at < \(bind: now - Self.lifetimeMillis)")
-        }
+        try await db.write { db in try await db.exec(Self.pruneSQL(now: now)) }
+    }
+
+    static func lookupSQL(user: Int64, key: String) -> SQLQueryString {
+        """
+        SELECT fingerprint, status, content_type, body, created_at FROM idempotency_keys
+        WHERE user_id = \(bind: user) AND idempotency_key = \(bind: key)
+        """
+    }
+
+    static func pruneSQL(now: Int64) -> SQLQueryString {
+        "DELETE FROM idempotency_keys WHERE created_at < \(bind: now - lifetimeMillis)"
     }
 }
 
