@@ -179,6 +179,14 @@ struct OfflineTests {
             let posts = await reopened.posts
             #expect(posts.map(\.body) == ["post 4", "post 3", "post 2", "post 1"])
             #expect(posts.first?.id == fresh.id && posts[1].counts.likes == 1)
+            // A thread revalidates its post the same way.
+            let thread = CommentThread(client: ana, postID: older.id, cacheDirectory: cache)
+            try await thread.reload()
+            #expect(try await thread.revalidate() == false && proxy.seen.last?.status == 304)
+            _ = try await bob.comment(on: older.id, "new comment")
+            #expect(try await thread.revalidate())
+            #expect(await thread.post?.counts.comments == 1)
+            #expect(await thread.comments.map(\.body) == ["new comment"])
             // A deleted post leaves on revalidation.
             try await bob.deletePost(fresh.id)
             #expect(try await reopened.revalidate())

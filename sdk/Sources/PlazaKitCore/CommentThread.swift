@@ -19,6 +19,8 @@ public actor CommentThread {
     public private(set) var reachedEnd = false
     private var nextCursor: String?
     private var loaded = false
+    /// The post's `ETag` as last loaded, for `revalidate()`.
+    private var postTag: String?
     private let cache: DiskCache?
     /// At most this many comments are written to the disk cache (the oldest, as shown first).
     static let cachedComments = 500
@@ -35,6 +37,7 @@ public actor CommentThread {
         var comments: [Comment]
         var nextCursor: String?
         var reachedEnd: Bool
+        var postTag: String?
     }
 
     /// The cached post and comments from disk (nil without a cache or before a first load).
@@ -45,6 +48,7 @@ public actor CommentThread {
         comments = snapshot.comments
         nextCursor = snapshot.nextCursor
         reachedEnd = snapshot.reachedEnd
+        postTag = snapshot.postTag
         loaded = true
         return (snapshot.post, snapshot.comments)
     }
@@ -52,9 +56,9 @@ public actor CommentThread {
     /// Loads the post and its first page of comments, replacing what was there.
     @discardableResult
     public func reload() async throws -> [Comment] {
-        async let fresh = client.post(postID)
+        async let fresh = client.revalidate("/posts/\(PlazaClient.segment(postID))", etag: nil, as: Post.self)
         let page = try await client.comments(on: postID, page: PageOptions(limit: pageSize))
-        post = try await fresh
+        if case .modified(let value, let tag) = try await fresh { (post, postTag) = (value, tag) }
         comments = []
         merge(page.items)
         nextCursor = page.nextCursor
@@ -62,6 +66,28 @@ public actor CommentThread {
         loaded = true
         save()
         return comments
+    }
+
+    /// Checks the post with the server, cheaply (on launch, when the network comes back): false
+    /// when it is unchanged (a 304); else its new counts and text are taken in, and comments
+    /// written since are loaded when the thread was read to its end. A deleted post is a
+    /// `PlazaClientError` 404.
+    @discardableResult
+    public func revalidate() async throws -> Bool {
+        guard loaded, post != nil else {
+            try await reload()
+            return true
+        }
+        let answer = try await client.revalidate(
+            "/posts/\(PlazaClient.segment(postID))", etag: postTag, as: Post.self)
+        guard case .modified(let fresh, let tag) = answer else { return false }
+        (post, postTag) = (fresh, tag)
+        if reachedEnd, fresh.counts.comments > comments.count {
+            reachedEnd = false
+            try await loadMore()
+        }
+        save()
+        return true
     }
 
     /// Loads the next page of later comments and returns those not shown yet (empty at the end).
@@ -158,7 +184,8 @@ public actor CommentThread {
         let whole = kept.count == comments.count
         cache.store(
             Snapshot(
-                post: post, comments: kept, nextCursor: whole ? nextCursor : nil, reachedEnd: whole && reachedEnd))
+                post: post, comments: kept, nextCursor: whole ? nextCursor : nil, reachedEnd: whole && reachedEnd,
+                postTag: postTag))
     }
 
     /// Adds the comments not already shown, oldest first; returns those added.
