@@ -42,6 +42,8 @@ test:
 	python3 scripts/function-lengths.py Sources && python3 scripts/function-lengths.py sdk/Sources
 	@echo "==> Building (debug) with tests"
 	$(SWIFT) build --build-tests
+	@echo "==> PlazaKit as an app gets it, in a copy of sdk/ outside the clone: no server dependency, no warning, the docs' snippets compile, the DocC catalogue builds (scripts/sdk-check.sh)"
+	SWIFT=$(SWIFT) scripts/sdk-check.sh
 	@echo "==> Swift tests on SQLite (and S3 media storage against moto, mail against aiosmtpd)"
 	env -u PLAZA_TEST_DATABASE_URL scripts/with-moto.sh scripts/with-smtp.sh $(SWIFT) test --skip-build --skip FuzzTests
 	@echo "==> Swift fuzz suites (30,000 cases per parser, the same each run; make fuzz goes deep), alone: they keep both cores busy"
