@@ -30,7 +30,8 @@ def test_login_post_feed_and_logout(plaza, tmp_path):
     ok = run_client(plaza, "login", "ana", "--password-stdin", credentials=credentials, input="correct horse battery\n")
     assert ok.returncode == 0 and "@ana" in ok.stdout, ok
     assert oct(credentials.stat().st_mode & 0o777) == "0o600"
-    assert list(json.loads(credentials.read_text())) == [plaza.url], "one token, filed under the server"
+    kept = json.loads(credentials.read_text())
+    assert sorted(kept) == [plaza.url, plaza.url + " user"], "the token and who it is, filed under the server"
 
     posted = run_client(plaza, "post", "hello from the shell", "--title", "CLI", credentials=credentials)
     assert posted.returncode == 0, posted
@@ -150,4 +151,9 @@ def test_posts_made_offline_are_queued_and_synced_once(plaza, tmp_path):
     refused = run_client(Through, "post", "x", "--space", "nowhere", credentials=credentials)
     assert refused.returncode == 1 and "error:" in refused.stderr, refused
     assert "Nothing to send." in run_client(Through, "sync", credentials=credentials).stdout
+
+    # Signed out, nothing is queued: it is an error.
+    assert run_client(Through, "logout", credentials=credentials).returncode == 0
+    out = run_client(Through, "post", "after logout", credentials=credentials)
+    assert out.returncode == 1 and "not signed in" in out.stderr, out
     forwarder.down()

@@ -16,8 +16,9 @@ package struct MastodonDoor: Door {
                 by: MastodonAuthMiddleware(accounts: services.accounts, oauth: services.oauth),
                 limiter: core.rateLimiter)
         _ = mastodon.add(middleware: MastodonMediaReader(capabilities: services.mediaCapabilities))
-        // Mastodon's `Idempotency-Key` on statuses (and any other write) shares Plaza's store.
-        _ = mastodon.add(middleware: core.idempotency)
+        // Mastodon's `Idempotency-Key` on statuses (and any other write) shares Plaza's store;
+        // Mastodon takes keys of any shape, so the door does too.
+        _ = mastodon.add(middleware: core.idempotency(acceptsAnyKey: true))
         let mapper = MastodonMapper(baseURL: core.config.baseURL)
         let oauth = OAuthController(oauth: services.oauth, accounts: services.accounts, baseURL: core.config.baseURL)
         mastodon.addRoutes(

@@ -15,7 +15,7 @@ func buildRouter(_ doors: Doors, web: WebRenderer, extra: [any Door]) -> Router<
     let api = doors.apiControllers()
     let media = doors.mediaController
     router.group("api/v1").authenticated(by: doors.apiAuthentication, limiter: doors.rateLimiter)
-        .add(middleware: doors.idempotency).add(middleware: ConditionalGetMiddleware())
+        .add(middleware: doors.idempotency()).add(middleware: ConditionalGetMiddleware())
         .addRoutes(of: doors.apiFeatures(api, media: media, openAPI: extra.map(\.openAPI)))
     // Media files: rate limited like the API, and authenticated (an unused upload is its owner's).
     router.group("media").authenticated(by: doors.apiAuthentication, limiter: doors.rateLimiter)
@@ -133,13 +133,14 @@ package struct Doors: Sendable {
         router.add(middleware: BodyDeadlineMiddleware(timeout: .seconds(config.http.bodyTimeoutSeconds)))
     }
 
-    /// `Idempotency-Key` on the creating and toggling requests of every door, one store for all.
-    package var idempotency: IdempotencyMiddleware {
+    /// `Idempotency-Key` on the creating and toggling requests of every door, one store for all;
+    /// `acceptsAnyKey` for a door whose clients send keys of any shape (Mastodon's).
+    package func idempotency(acceptsAnyKey: Bool = false) -> IdempotencyMiddleware {
         // A first request unanswered for twice the time its body may take, and at least two
         // minutes, died with its server: a retry may take its key.
         IdempotencyMiddleware(
             store: IdempotencyStore(db: services.db),
-            leaseMillis: max(120_000, Int64(config.http.bodyTimeoutSeconds) * 2000))
+            leaseMillis: max(120_000, Int64(config.http.bodyTimeoutSeconds) * 2000), acceptsAnyKey: acceptsAnyKey)
     }
 
     /// How Plaza's API and its media files know who asks: a bearer token or the web app's cookie.

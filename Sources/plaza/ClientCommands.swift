@@ -36,9 +36,22 @@ actor CredentialsFile: TokenStore {
         return all()[server]
     }
 
+    /// The id of the person signed in (`plaza login`), whose queue `plaza post` fills offline.
+    func owner() -> String? { all()[server + " user"] }
+
+    func setOwner(_ id: String?) { write { $0[server + " user"] = id } }
+
     func setToken(_ token: String?) {
+        write {
+            $0[server] = token
+            // Signing out forgets who was signed in.
+            if token == nil { $0[server + " user"] = nil }
+        }
+    }
+
+    private func write(_ change: (inout [String: String]) -> Void) {
         var tokens = all()
-        tokens[server] = token
+        change(&tokens)
         let folder = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -56,13 +69,18 @@ struct ClientOptions: ParsableArguments {
     @Option(help: "The Plaza server (PLAZA_SERVER, default http://localhost:8080).") var server: String?
 
     func client() throws -> PlazaClient {
+        let url = try serverURL()
+        return PlazaClient(
+            baseURL: url, transport: AsyncHTTPClientTransport(client: AsyncHTTPClientTransport.failingFast),
+            tokens: CredentialsFile(server: url))
+    }
+
+    func serverURL() throws -> URL {
         let text = server ?? ProcessInfo.processInfo.environment["PLAZA_SERVER"] ?? "http://localhost:8080"
         guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw ValidationError("--server must be an http(s) URL such as http://localhost:8080")
         }
-        return PlazaClient(
-            baseURL: url, transport: AsyncHTTPClientTransport(client: AsyncHTTPClientTransport.failingFast),
-            tokens: CredentialsFile(server: url))
+        return url
     }
 }
 
@@ -94,6 +112,7 @@ struct Login: AsyncParsableCommand {
         }
         let client = try options.client()
         let me = try await reporting { try await client.login(login, password: password) }
+        await CredentialsFile(server: client.baseURL).setOwner(me.user.id)
         print("Signed in to \(client.baseURL.absoluteString) as @\(me.user.username).")
     }
 }
@@ -112,13 +131,34 @@ struct Logout: AsyncParsableCommand {
 /// The client commands' write queue for a server: `~/.config/plaza/outbox/<host-port>` (or
 /// `PLAZA_OUTBOX`), so that a post made offline is sent by a later `plaza post` or `plaza sync`.
 enum CommandQueue {
-    static func open(_ client: PlazaClient) throws -> WriteQueue {
+    /// The signed-in person's queue (a folder per server and person), waiting while another
+    /// `plaza` command has it open.
+    static func open(_ client: PlazaClient) async throws -> WriteQueue {
+        let credentials = CredentialsFile(server: client.baseURL)
+        guard await client.tokens.token() != nil else {
+            FileHandle.standardError.write(Data("error: not signed in; run `plaza login USER` first\n".utf8))
+            throw ExitCode.failure
+        }
+        var owner = await credentials.owner()
+        if owner == nil, let me = try? await client.me() {
+            owner = me.user.id
+            await credentials.setOwner(me.user.id)
+        }
+        guard let owner else {
+            FileHandle.standardError.write(
+                Data("error: the server cannot be reached to say who is signed in; run `plaza login USER` again\n".utf8)
+            )
+            throw ExitCode.failure
+        }
         let environment = ProcessInfo.processInfo.environment
         let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
         let root = environment["PLAZA_OUTBOX"] ?? "\(environment["XDG_CONFIG_HOME"] ?? home + "/.config")/plaza/outbox"
         let url = client.baseURL
         let name = "\(url.scheme ?? "http")-\(url.host ?? "server")-\(url.port.map(String.init) ?? "default")"
-        return try WriteQueue(client: client, directory: URL(fileURLWithPath: root).appendingPathComponent(name))
+        return try WriteQueue(
+            client: client,
+            directory: URL(fileURLWithPath: root).appendingPathComponent(name).appendingPathComponent(owner),
+            owner: owner, waitingForLock: true)
     }
 
     /// Sends what is pending; prints each refusal; true when nothing is left.
@@ -177,7 +217,7 @@ struct PostCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        let queue = try CommandQueue.open(client)
+        let queue = try await CommandQueue.open(client)
         var files: [(url: URL, contentType: String)] = []
         for path in photos {
             guard FileManager.default.isReadableFile(atPath: path) else { throw ValidationError("cannot read \(path)") }
@@ -223,7 +263,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = try options.client()
-        let queue = try CommandQueue.open(client)
+        let queue = try await CommandQueue.open(client)
         let before = await queue.pending.count
         guard before > 0 else { return print("Nothing to send.") }
         let (finished, sent) = await CommandQueue.send(queue)

@@ -102,12 +102,14 @@ final class FlakyProxy: @unchecked Sendable {
         let (method, path) = request.line
         let fate = lock.withLock { decide(method, path) }
         var exchange = Exchange(method: method, path: path, status: nil, replayed: false, fate: fate)
-        defer { lock.withLock { exchanges.append(exchange) } }
-        guard fate != .dropBeforeServer else { return }
-        guard let answer = Self.forward(request.bytes, to: serverPort()) else { return }
+        guard fate != .dropBeforeServer, let answer = Self.forward(request.bytes, to: serverPort()) else {
+            return lock.withLock { exchanges.append(exchange) }
+        }
         let head = String(decoding: answer.prefix(4096), as: UTF8.self)
         exchange.status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) }
         exchange.replayed = head.lowercased().contains("idempotent-replayed: true")
+        // Recorded before the client can have the answer, so a test that got it sees the exchange.
+        lock.withLock { exchanges.append(exchange) }
         guard fate == .pass else { return }
         Self.writeAll(client, answer)
     }

@@ -42,30 +42,12 @@ struct OfflineTests {
 
             // On the plane: the server cannot be reached.
             server.stop()
-            var queue = try WriteQueue(client: ana, directory: directory)
-            let post = try await queue.enqueuePost(
-                CreatePostRequest(kind: .photo, body: "from the plane"), files: [(photo, "image/png")])
-            try await queue.enqueue(.like(postID: ramen.id))
-            try await queue.enqueue(.comment(postID: ramen.id, body: "so good"))
-            try await queue.enqueue(.comment(postID: post.reference, body: "first!"))
-            try await queue.enqueue(.unfollow(username: "bob"))
-            try await queue.enqueue(.follow(username: "bob"))
-            #expect(await queue.sync().finished == false)
-            let waiting = await queue.pending
-            #expect(waiting.count == 7 && waiting[0].attempts == 1 && waiting[0].lastError != nil)
-
-            // What the app shows at once: the post on top of home, the like and the comment counted.
             let home = FeedPager(client: ana, source: .home)
-            let shown = await home.displayed(with: queue, author: anaMe.user.summary)
-            #expect(shown.first?.id == post.reference && shown.first?.body == "from the plane")
-            #expect(await queue.files(of: post).count == 1)
-            let ramenShown = await queue.applyPending(to: ramen)
-            #expect(ramenShown.viewer.liked && ramenShown.counts.likes == 1 && ramenShown.counts.comments == 1)
-            let pendingComments = await queue.pendingComments(on: post.reference, author: anaMe.user.summary)
-            #expect(pendingComments.map(\.body) == ["first!"])
+            let waiting = try await Self.madeOnThePlane(
+                by: anaMe, client: ana, directory: directory, ramen: ramen, photo: photo, home: home)
 
             // The app is killed and opened again: the queue is read back from disk, in order.
-            queue = try WriteQueue(client: ana, directory: directory)
+            let queue = try WriteQueue(client: ana, directory: directory, owner: anaMe.user.id)
             #expect(await queue.pending.map(\.id) == waiting.map(\.id))
             let log = await Self.collect(queue)
 
@@ -99,6 +81,8 @@ struct OfflineTests {
             let anaPosts = try await bob.feed(.user("ana")).items
             #expect(anaPosts.count == 1 && anaPosts.first?.media.count == 1 && anaPosts.first?.body == "from the plane")
             let made = try #require(anaPosts.first)
+            let post = try #require(waiting.first { if case .createPost = $0.intent { true } else { false } })
+            #expect(await queue.landedID(of: post.reference) == made.id)
             #expect(try await bob.comments(on: made.id).items.map(\.body) == ["first!"])
             #expect(try await ana.user("bob").viewer?.following == true)
 
@@ -118,11 +102,38 @@ struct OfflineTests {
         }
     }
 
+    /// The writes of the first test, made offline by a queue that is then closed (the app killed).
+    static func madeOnThePlane(
+        by me: Me, client: PlazaClient, directory: URL, ramen: Post, photo: URL, home: FeedPager
+    ) async throws -> [PendingWrite] {
+        let queue = try WriteQueue(client: client, directory: directory, owner: me.user.id)
+        let post = try await queue.enqueuePost(
+            CreatePostRequest(kind: .photo, body: "from the plane"), files: [(photo, "image/png")])
+        try await queue.enqueue(.like(postID: ramen.id))
+        try await queue.enqueue(.comment(postID: ramen.id, body: "so good"))
+        try await queue.enqueue(.comment(postID: post.reference, body: "first!"))
+        try await queue.enqueue(.unfollow(username: "bob"))
+        try await queue.enqueue(.follow(username: "bob"))
+        #expect(await queue.sync().finished == false)
+        let waiting = await queue.pending
+        #expect(waiting.count == 7 && waiting[0].attempts == 1 && waiting[0].lastError != nil)
+
+        // What the app shows at once: the post on top of home, the like and the comment counted.
+        let shown = await home.displayed(with: queue, author: me.user.summary)
+        #expect(shown.first?.id == post.reference && shown.first?.body == "from the plane")
+        #expect(await queue.files(of: post).count == 1)
+        let ramenShown = await queue.applyPending(to: ramen)
+        #expect(ramenShown.viewer.liked && ramenShown.counts.likes == 1 && ramenShown.counts.comments == 1)
+        let pendingComments = await queue.pendingComments(on: post.reference, author: me.user.summary)
+        #expect(pendingComments.map(\.body) == ["first!"])
+        return waiting
+    }
+
     @Test func aRefusedWriteIsDroppedWithItsReasonAndWhatDependsOnIt() async throws {
         try await withServer { server in
             let ana = try await signedUp("ana", on: server)
             let me = try await ana.me().user.summary
-            let queue = try WriteQueue(client: ana, directory: Self.queueDirectory())
+            let queue = try WriteQueue(client: ana, directory: Self.queueDirectory(), owner: me.id)
             let log = await Self.collect(queue)
             let tooLong = try await queue.enqueuePost(
                 CreatePostRequest(kind: .text, body: String(repeating: "a", count: 100_000)))
@@ -195,23 +206,74 @@ struct OfflineTests {
     }
 }
 
+extension OfflineTests {
+    /// A queue is one account's, in one folder, opened by one queue at a time; it sends nothing
+    /// while someone else is signed in; files no write names are swept; a write once sent cannot
+    /// be cancelled (it may have reached the server).
+    @Test func aQueueIsItsAccountsAlone() async throws {
+        try await withServer { server in
+            let proxy = try FlakyProxy(serverPort: { server.port })
+            defer { proxy.close() }
+            let bob = try await signedUp("bob", on: server)
+            let bobID = try await bob.me().user.id
+            let ana = PlazaClient(baseURL: proxy.url, transport: URLSessionTransport())
+            _ = try await ana.register(username: "ana", email: "ana@example.com", password: "correct horse battery")
+            let anaID = try await ana.me().user.id
+            let directory = Self.queueDirectory()
+            do {
+                let open = try WriteQueue(client: ana, directory: directory, owner: anaID)
+                #expect(throws: WriteQueue.OpenError.inUse) {
+                    try WriteQueue(client: ana, directory: directory, owner: anaID)
+                }
+                try await open.enqueue(.follow(username: "bob"))
+            }
+            #expect(throws: WriteQueue.OpenError.anotherAccount(owner: anaID)) {
+                try WriteQueue(client: bob, directory: directory, owner: bobID)
+            }
+            for stray in ["upload-stray", "body-stray"] {
+                try Data("x".utf8).write(to: directory.appendingPathComponent(stray))
+            }
+            // Bob signed in on the device: Ana's writes wait.
+            let elsewhere = try WriteQueue(client: bob, directory: Self.queueDirectory(), owner: anaID)
+            try await elsewhere.enqueue(.follow(username: "ana"))
+            let result = await elsewhere.sync()
+            let stillPending = await elsewhere.pending
+            #expect(!result.finished && stillPending.count == 1)
+            #expect(await elsewhere.pending.first?.lastError?.contains("@bob") == true)
+            #expect(try await bob.user("ana").viewer?.following == false)
+
+            let queue = try WriteQueue(client: ana, directory: directory, owner: anaID)
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            #expect(!names.contains("upload-stray") && !names.contains("body-stray"))
+            // Sent once and lost on the way: it cannot be cancelled any more, and lands on the next sync.
+            proxy.setFate { method, path in method == "PUT" && path.hasSuffix("/follow") ? .dropAfterServer : .pass }
+            #expect(await queue.sync().finished == false)
+            let sent = try #require(await queue.pending.first)
+            #expect(try await queue.cancel(sent.id) == false)
+            proxy.setFate { _, _ in .pass }
+            #expect(await queue.sync().finished)
+            #expect(try await ana.user("bob").viewer?.following == true)
+        }
+    }
+}
+
 /// Writes' events as they come.
 actor EventLog {
     private var received: [WriteEvent] = []
-    private var waiters: [(Int, CheckedContinuation<[WriteEvent], Never>)] = []
 
     func add(_ event: WriteEvent) {
         if case .progress = event { return }
         received.append(event)
-        let ready = waiters.filter { received.count >= $0.0 }
-        waiters.removeAll { received.count >= $0.0 }
-        for (_, waiter) in ready { waiter.resume(returning: received) }
     }
 
-    /// The events (not counting upload progress) once `count` have come.
+    /// The events (not counting upload progress) once `count` have come. A hang guard counted in
+    /// looks, not time: a lost event fails the test instead of hanging the suite.
     func events(count: Int) async -> [WriteEvent] {
-        if received.count >= count { return received }
-        return await withCheckedContinuation { waiters.append((count, $0)) }
+        for _ in 0..<6_000 where received.count < count {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(received.count >= count, "only \(received.count) of \(count) events came")
+        return received
     }
 }
 

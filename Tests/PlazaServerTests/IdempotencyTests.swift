@@ -155,7 +155,7 @@ struct IdempotencyTests {
     }
 
     /// Keys last 24 hours; a first request unanswered past its lease (its server stopped) gives
-    /// its key up; the maintenance round drops old keys.
+    /// its key up, and can then neither record nor release it; the maintenance round drops old keys.
     @Test func keysExpireAndStaleClaimsAreTakenOver() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")
@@ -164,30 +164,80 @@ struct IdempotencyTests {
                 let store = IdempotencyStore(db: db)
                 let now = Timestamp.now.milliseconds
                 let day = IdempotencyStore.lifetimeMillis
-                #expect(
-                    try await store.claim(user: user, key: "a", fingerprint: "f", lease: 1000, now: now) == .started)
-                #expect(
-                    try await store.claim(user: user, key: "a", fingerprint: "f", lease: 1000, now: now) == .inProgress)
-                #expect(try await store.claim(user: user, key: "a", fingerprint: "g", lease: 1000, now: now) == .reused)
+                func claim(_ key: String, _ fingerprint: String, at time: Int64) async throws -> IdempotencyStore.Claim
+                {
+                    try await store.claim(user: user, key: key, fingerprint: fingerprint, lease: 1000, now: time)
+                }
+                guard case .started(let slow) = try await claim("a", "f", at: now) else {
+                    Issue.record("a new key is not started")
+                    return
+                }
+                #expect(try await claim("a", "f", at: now) == .inProgress)
+                #expect(try await claim("a", "g", at: now) == .reused)
                 // Past the lease, unanswered: the next request takes the key.
+                guard case .started(let fast) = try await claim("a", "f", at: now + 1001) else {
+                    Issue.record("a stale claim is not taken over")
+                    return
+                }
+                // The first, late, neither records its answer nor lets the key go.
+                try await store.record(user: user, key: "a", claim: slow, status: 500, contentType: nil, body: "late")
+                try await store.release(user: user, key: "a", claim: slow)
+                #expect(try await claim("a", "f", at: now + 1002) == .inProgress)
+                try await store.record(
+                    user: user, key: "a", claim: fast, status: 201, contentType: "application/json", body: "{}")
                 #expect(
-                    try await store.claim(user: user, key: "a", fingerprint: "f", lease: 1000, now: now + 1001)
-                        == .started)
-                try await store.record(user: user, key: "a", status: 201, contentType: "application/json", body: "{}")
-                #expect(
-                    try await store.claim(user: user, key: "a", fingerprint: "f", lease: 1000, now: now + day)
+                    try await claim("a", "f", at: now + day)
                         == .answered(status: 201, contentType: "application/json", body: "{}"))
                 // A day on, the key is new again, even before the maintenance round.
-                #expect(
-                    try await store.claim(user: user, key: "a", fingerprint: "g", lease: 1000, now: now + day + 1002)
-                        == .started)
-                _ = try await store.claim(user: user, key: "b", fingerprint: "f", lease: 1000, now: now)
+                guard case .started = try await claim("a", "g", at: now + day + 1002) else {
+                    Issue.record("an expired key is not new again")
+                    return
+                }
+                _ = try await claim("b", "f", at: now)
                 try await store.prune(now: now + day + 1)
                 let left = try await db.read {
                     try await $0.rows("SELECT idempotency_key FROM idempotency_keys ORDER BY idempotency_key")
                 }.map { try $0.decode(column: "idempotency_key", as: String.self) }
                 #expect(left == ["a"])
             }
+        }
+    }
+
+    /// Secrets are kept from the store by the route, however the path is spelled.
+    @Test func secretRoutesAreKnownByTheirRoute() async throws {
+        #expect(IdempotencyMiddleware.carriesSecrets("/api/v1//me/two-factor/recovery-codes"))
+        #expect(IdempotencyMiddleware.carriesSecrets("//api/v1/auth//login"))
+        #expect(IdempotencyMiddleware.carriesSecrets("/api/v1/apps"))
+        #expect(IdempotencyMiddleware.carriesSecrets("/api/v1/spaces/{slug}/invites"))
+        #expect(!IdempotencyMiddleware.carriesSecrets("/api/v1/posts"))
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            #expect(
+                try await api.call(.post, "/spaces", as: ana, json: CreateSpaceRequest(slug: "course", name: "Course"))
+                    .status == .created)
+            let doubled = try await api.call(
+                .post, "//spaces/course/invites", as: ana, raw: "{}", headers: Self.key("d"))
+            #expect(doubled.status == .created)
+            let kept = try await api.withDatabase { db in
+                try await db.read { try await $0.first("SELECT COUNT(*) AS n FROM idempotency_keys") }?.decode(
+                    column: "n", as: Int.self)
+            }
+            #expect(kept == 0)
+        }
+    }
+
+    /// Mastodon keeps keys of any shape; so does its door (as their SHA-256).
+    @Test func mastodonKeysOfAnyShapeAreKept() async throws {
+        try await withApp { api async throws in
+            let ana = try await api.register("ana")
+            let token = try await api.mastodonToken(ana)
+            let long = String(repeating: "k", count: 200) + " with spaces"
+            let first = try await api.mastodon(
+                .post, "/api/v1/statuses", token: token, form: [("status", "hi")], headers: Self.key(long))
+            let again = try await api.mastodon(
+                .post, "/api/v1/statuses", token: token, form: [("status", "hi")], headers: Self.key(long))
+            #expect(first.status == .ok && again.headers[Self.replayed] == "true")
+            #expect(try await api.page("/users/ana/posts", of: Post.self).items.count == 1)
         }
     }
 
@@ -252,6 +302,14 @@ struct IdempotencyTests {
                 .get, "/feed/home", as: bob, headers: [.ifNoneMatch: try #require(before.headers[.eTag])])
             #expect(after.status == .ok && after.headers[.eTag] != before.headers[.eTag])
             #expect(try after.decode(Page<Post>.self).items.first?.viewer.liked == true)
+            // HEAD answers the same tag, and a 304 too.
+            let head = try await api.call(.head, "/posts/\(post.id)", as: bob)
+            let tag = try #require(head.headers[.eTag])
+            let got = try await api.get("/posts/\(post.id)", as: bob)
+            #expect(head.status == .ok && tag == got.headers[.eTag])
+            #expect(
+                try await api.call(.head, "/posts/\(post.id)", as: bob, headers: [.ifNoneMatch: tag]).status
+                    == .notModified)
             // Anonymous readers get tags too; errors get none.
             let open = try await api.get("/posts/\(post.id)")
             #expect(open.headers[.eTag] != nil && open.headers[.eTag] != before.headers[.eTag])

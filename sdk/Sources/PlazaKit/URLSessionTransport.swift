@@ -13,6 +13,10 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let delegate: Delegate
 
     public init(configuration: URLSessionConfiguration = .default) {
+        // PlazaKit keeps its own copies (`FeedPager`, `CommentThread`) and revalidates them: the
+        // system's HTTP cache would keep a second copy of a person's data on disk.
+        let configuration = (configuration.copy() as? URLSessionConfiguration) ?? configuration
+        configuration.urlCache = nil
         let delegate = Delegate()
         self.delegate = delegate
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)

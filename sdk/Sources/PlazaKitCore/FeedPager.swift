@@ -22,6 +22,8 @@ public actor FeedPager {
     private var loadedFirstPage = false
     /// The `ETag` of the newest page as last loaded, for `revalidate()`.
     private var firstPageTag: String?
+    /// The queued writes whose landing this feed took in (`apply(_:)`).
+    private var appliedWrites: Set<String> = []
     private let cache: DiskCache?
     /// At most this many posts are written to the disk cache (the newest).
     static let cachedPosts = 200
@@ -207,7 +209,8 @@ public actor FeedPager {
     /// Applies what became of a queued write: a post that landed comes in with its id (if this
     /// feed shows it), a like, boost or comment that landed is counted in the post.
     public func apply(_ event: WriteEvent) {
-        guard case .sent(let write, let outcome) = event else { return }
+        // Each write once, however often its event is applied (a stream and a sync's result).
+        guard case .sent(let write, let outcome) = event, appliedWrites.insert(write.id).inserted else { return }
         switch (write.intent, outcome) {
         case (.createPost, .post(let post)):
             guard shows(post), let post = filtered([post]).first else { return }

@@ -10,46 +10,73 @@ import PlazaAPI
 /// - a write the server takes is dropped from the queue (`WriteEvent.sent`, with the answer);
 /// - one it refuses (a 4xx: the post was deleted, the text too long) is dropped and the app told
 ///   why (`WriteEvent.refused`); writes that depend on it are refused too;
-/// - on a network error, a 5xx, a 408, a 429, or a 409 `idempotency_key_in_use` the queue stops
-///   and keeps everything, to try again later (`WriteEvent.waiting`): on `sync()`, `run()`'s next
-///   round, or after the app restarts.
+/// - on a network error, a 5xx, a 408, a 429, a 409 `idempotency_key_in_use`, a 401 (sign in
+///   again), an answer that is not Plaza's (a captive portal's page), or while another account
+///   is signed in, the queue stops and keeps everything, to try again later
+///   (`WriteEvent.waiting`): on `sync()`, `run()`'s next round, or after the app restarts.
 ///
-/// The queue lives in a folder of its own (`directory`): `queue.json` with the writes in order,
-/// and beside it the files of uploads and the bodies of writes once sent.
+/// A queue belongs to one account (`owner`, the person's id): it sends nothing while another is
+/// signed in. It lives in a folder of its own (`directory`), which one queue at a time may open
+/// (a lock file): `queue.json` with the writes in order, and beside it the files of uploads and
+/// the bodies of writes once sent.
 public actor WriteQueue {
     public nonisolated let client: PlazaClient
     /// The queue's folder: `queue.json`, uploads' files and sent bodies.
     public nonisolated let directory: URL
+    /// The id of the person whose writes these are.
+    public nonisolated let owner: String
     /// Newest last, in the order they will be sent.
-    public private(set) var pending: [PendingWrite] = []
-    /// Server ids of writes that landed, for writes that name them (`pending:` references).
-    private var landed: [String: String] = [:]
-    /// Writes the server refused, whose dependants are refused in turn.
-    private var refused: Set<String> = []
-    private var sending = false
+    public internal(set) var pending: [PendingWrite] = []
+    /// Server ids of writes that landed, with when, for writes and screens that name them
+    /// (`pending:` references), kept a day.
+    var landed: [String: Landed] = [:]
+    /// Writes the server refused (or the app cancelled), whose dependants are refused in turn.
+    var refused: Set<String> = []
+    var sending = false
     /// The events of the `sync()` running, if one is.
-    private var round: [WriteEvent]?
+    var round: [WriteEvent]?
     private var subscribers: [UUID: AsyncStream<WriteEvent>.Continuation] = [:]
     /// `run()` waiting for something to send, and whether it was woken while it was not waiting.
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var woken = false
+    var waiter: CheckedContinuation<Void, Never>?
+    var woken = false
+    private let lock: DirectoryLock
+
+    struct Landed: Codable {
+        var id: String
+        var at: Date
+    }
 
     struct State: Codable {
+        var owner: String
         var pending: [PendingWrite]
-        var landed: [String: String]
+        var landed: [String: Landed]
         var refused: Set<String>
     }
 
-    /// The queue kept in `directory` (created if need be), with the writes a previous run left.
-    public init(client: PlazaClient, directory: URL) throws {
+    /// Why a queue cannot be opened.
+    public enum OpenError: Error, Equatable {
+        /// Another `WriteQueue` (in this process or another) has the folder open.
+        case inUse
+        /// The folder holds another account's queue: give each account a folder of its own.
+        case anotherAccount(owner: String)
+    }
+
+    /// The queue of `owner` (the signed-in person's id) kept in `directory` (created if need be),
+    /// with the writes a previous run left. With `waitingForLock`, waits while another process
+    /// has it open (a command-line tool); else that is `OpenError.inUse`.
+    public init(client: PlazaClient, directory: URL, owner: String, waitingForLock: Bool = false) throws {
         self.client = client
         self.directory = directory
+        self.owner = owner
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        lock = try DirectoryLock(directory.appendingPathComponent("lock"), waiting: waitingForLock)
         let file = directory.appendingPathComponent("queue.json")
         if let data = try? Data(contentsOf: file) {
             let state = try PlazaClient.decoder.decode(State.self, from: data)
+            guard state.owner == owner else { throw OpenError.anotherAccount(owner: state.owner) }
             (pending, landed, refused) = (state.pending, state.landed, state.refused)
         }
+        Self.removeOrphans(in: directory, keeping: pending)
     }
 
     // MARK: queueing
@@ -91,14 +118,15 @@ public actor WriteQueue {
         return try enqueue(.createPost(post))
     }
 
-    /// Takes a write out before it is sent; false when it is not pending (sent, or being sent now).
+    /// Takes a write out before it is sent; false once it has been sent (it may have reached the
+    /// server, whose answer decides) or is not pending.
     @discardableResult
     public func cancel(_ id: String) throws -> Bool {
-        guard let index = pending.firstIndex(where: { $0.id == id }), !(sending && index == 0) else { return false }
+        guard let index = pending.firstIndex(where: { $0.id == id }), pending[index].sent == nil else { return false }
         let write = pending.remove(at: index)
         refused.insert(write.id)
-        removeFiles(of: write)
         try save()
+        removeFiles(of: write)
         publish(.cancelled(write))
         return true
     }
@@ -109,6 +137,12 @@ public actor WriteQueue {
 
     /// Call when the network comes back: `run()` sends at once instead of at its next round.
     public func networkChanged() { wake() }
+
+    /// The server's id of what a write made (a post, comment, upload), once it has landed: for a
+    /// screen that still shows the write's `reference`. Kept a day.
+    public func landedID(of reference: String) -> String? {
+        PendingWrite.pendingID(reference).flatMap { landed[$0]?.id }
+    }
 
     // MARK: events
 
@@ -133,214 +167,38 @@ public actor WriteQueue {
 
     // MARK: storage
 
+    /// Writes the queue's state; a write's files are removed only after the state that no
+    /// longer names them is saved, so a crash leaves files without a write, never the reverse.
     func save() throws {
-        let state = State(pending: pending, landed: landed, refused: refused)
+        let dayAgo = Date().addingTimeInterval(-86_400)
+        landed = landed.filter { $0.value.at > dayAgo }
+        let named = Set(pending.flatMap(\.intent.references))
+        refused = refused.filter { named.contains($0) }
+        let state = State(owner: owner, pending: pending, landed: landed, refused: refused)
         try PlazaClient.encoder.encode(state).write(
             to: directory.appendingPathComponent("queue.json"), options: .atomic)
     }
 
-    private func removeFiles(of write: PendingWrite) {
+    func removeFiles(of write: PendingWrite) {
+        for name in Self.files(of: write) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+    }
+
+    static func files(of write: PendingWrite) -> [String] {
         var names: [String] = []
         if case .upload(let file, _, _, _) = write.intent { names.append(file) }
         if let body = write.sent?.bodyFile { names.append(body) }
-        for name in names { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+        return names
     }
 
-    // MARK: sending
-
-    /// What a `sync()` did: the writes that landed, were refused or must wait, in order.
-    public struct SyncResult: Sendable {
-        /// True when nothing is left to send.
-        public var finished: Bool
-        /// `.sent`, `.refused` and `.waiting` events of this round, in order.
-        public var events: [WriteEvent]
-    }
-
-    /// Sends the pending writes in order until the queue is empty (`finished`) or a write cannot
-    /// be sent now (offline, or the server down or busy; the writes are kept). A `sync()` while
-    /// another runs returns at once, unfinished.
-    @discardableResult
-    public func sync() async -> SyncResult {
-        guard !sending else { return SyncResult(finished: false, events: []) }
-        sending = true
-        round = []
-        defer {
-            sending = false
-            round = nil
+    /// Removes the uploads' copies and sent bodies no pending write names (a crash between
+    /// saving and removing left them).
+    static func removeOrphans(in directory: URL, keeping pending: [PendingWrite]) {
+        let kept = Set(pending.flatMap(files(of:)))
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where (name.hasPrefix("upload-") || name.hasPrefix("body-")) && !kept.contains(name) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
-        while let write = pending.first {
-            guard await send(write) else { return SyncResult(finished: false, events: round ?? []) }
-        }
-        return SyncResult(finished: true, events: round ?? [])
-    }
-
-    /// Sends `write`; false when it must wait.
-    private func send(_ write: PendingWrite) async -> Bool {
-        var write = write
-        let request: PendingWrite.SentRequest
-        do {
-            request = try prepared(&write)
-        } catch let error as PlazaClientError {
-            finish(write, refusedWith: error)
-            return true
-        } catch {
-            return wait(write, reason: "Could not keep the request: \(error)")
-        }
-        let sending = write
-        do {
-            let body = try request.bodyFile.map { try Data(contentsOf: directory.appendingPathComponent($0)) }
-            let response = try await client.send(
-                request.method, request.path, raw: body.map { ($0, request.contentType ?? "application/json") },
-                headers: ["Idempotency-Key": write.id],
-                uploadProgress: { [weak self] fraction in
-                    guard let self else { return }
-                    Task { await self.publish(.progress(sending, fraction)) }
-                })
-            let outcome = write.intent.outcome(from: response.body)
-            if let id = outcome.createdID { landed[write.id] = id }
-            finish(write, event: .sent(write, outcome))
-            return true
-        } catch let error as PlazaClientError where !Self.isTransient(error) {
-            finish(write, refusedWith: error)
-            return true
-        } catch {
-            return wait(write, reason: String(describing: error))
-        }
-    }
-
-    /// Whether a failed write may land later: the server was down, busy or slow, or another
-    /// copy of it is still being answered, or the person must sign in again.
-    static func isTransient(_ error: PlazaClientError) -> Bool {
-        error.status >= 500 || [408, 429].contains(error.status) || error.code == "idempotency_key_in_use"
-            || error.status == 401
-    }
-
-    private func wait(_ write: PendingWrite, reason: String) -> Bool {
-        var write = write
-        write.attempts += 1
-        write.lastError = reason
-        if let index = pending.firstIndex(where: { $0.id == write.id }) { pending[index] = write }
-        try? save()
-        publish(.waiting(write, reason: reason))
-        return false
-    }
-
-    private func finish(_ write: PendingWrite, refusedWith error: PlazaClientError) {
-        refused.insert(write.id)
-        finish(write, event: .refused(write, error))
-    }
-
-    private func finish(_ write: PendingWrite, event: WriteEvent) {
-        pending.removeAll { $0.id == write.id }
-        removeFiles(of: write)
-        // Ids nothing pending names any more are forgotten.
-        let named = Set(pending.flatMap(\.intent.references))
-        landed = landed.filter { named.contains($0.key) }
-        refused = refused.filter { named.contains($0) }
-        try? save()
-        publish(event)
-    }
-
-    /// The request of `write`, built and kept on disk the first time it is sent.
-    private func prepared(_ write: inout PendingWrite) throws -> PendingWrite.SentRequest {
-        if let sent = write.sent { return sent }
-        let request = try write.intent.request(resolving: resolve)
-        var sent = PendingWrite.SentRequest(method: request.method, path: request.path)
-        var body = request.body
-        if case .upload(let file, let filename, let contentType, let description) = write.intent {
-            let form = try MultipartForm.upload(
-                file: directory.appendingPathComponent(file), filename: filename, contentType: contentType,
-                description: description)
-            body = form.data
-            sent.contentType = form.contentType
-        }
-        if let body {
-            let name = "body-" + write.id
-            try body.write(to: directory.appendingPathComponent(name), options: .atomic)
-            sent.bodyFile = name
-            sent.contentType = sent.contentType ?? "application/json"
-        }
-        write.sent = sent
-        if let index = pending.firstIndex(where: { $0.id == write.id }) { pending[index] = write }
-        try save()
-        return sent
-    }
-
-    /// A `pending:` reference as the server's id, once its write has landed.
-    private func resolve(_ id: String) throws -> String {
-        guard let pendingID = PendingWrite.pendingID(id) else { return id }
-        if let landed = landed[pendingID] { return landed }
-        throw PlazaClientError(
-            status: 422, code: refused.contains(pendingID) ? "depends_on_refused" : "unknown_pending_write",
-            message: refused.contains(pendingID)
-                ? "This depended on a write that was refused or cancelled." : "This names a write that is not queued.")
-    }
-
-    // MARK: running
-
-    /// Sends what is pending now, and again whenever something is queued, the network comes back
-    /// (`networkChanged()`) or, while writes wait, after a pause that doubles from one second to a
-    /// minute. Runs until its task is cancelled.
-    public func run() async {
-        var pause: Duration = .seconds(1)
-        while !Task.isCancelled {
-            let done = await sync().finished
-            if done { pause = .seconds(1) }
-            await waitForWakeUp(timeout: done ? nil : pause)
-            if !done { pause = min(pause * 2, .seconds(60)) }
-        }
-    }
-
-    private func wake() {
-        if let waiter {
-            self.waiter = nil
-            waiter.resume()
-        } else {
-            woken = true
-        }
-    }
-
-    private func waitForWakeUp(timeout: Duration?) async {
-        defer { woken = false }
-        guard !woken, !Task.isCancelled else { return }
-        let timer = timeout.map { timeout in
-            Task {
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                self.wake()
-            }
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { waiter = $0 }
-        } onCancel: {
-            Task { await self.wake() }
-        }
-        timer?.cancel()
-    }
-}
-
-/// A multipart form with one file, as `PlazaClient.upload` sends it.
-enum MultipartForm {
-    static func upload(file: URL, filename: String, contentType: String, description: String?) throws
-        -> (data: Data, contentType: String)
-    {
-        try upload(Data(contentsOf: file), filename: filename, contentType: contentType, description: description)
-    }
-
-    static func upload(_ data: Data, filename: String, contentType: String, description: String?)
-        -> (data: Data, contentType: String)
-    {
-        let boundary = "plaza-\(UUID().uuidString)"
-        let name = filename.replacingOccurrences(of: "\"", with: "").replacingOccurrences(of: "\r", with: "")
-            .replacingOccurrences(of: "\n", with: "")
-        var body = Data(
-            "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(name)\"\r\n".utf8)
-        body.append(Data("Content-Type: \(contentType)\r\n\r\n".utf8))
-        body.append(data)
-        if let description {
-            body.append(Data("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"description\"\r\n\r\n".utf8))
-            body.append(Data(description.utf8))
-        }
-        body.append(Data("\r\n--\(boundary)--\r\n".utf8))
-        return (body, "multipart/form-data; boundary=\(boundary)")
     }
 }

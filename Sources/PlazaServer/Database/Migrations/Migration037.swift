@@ -1,7 +1,8 @@
 /// Offline-first clients (step 24): a creating or toggling request sent with an
 /// `Idempotency-Key` is done once. `idempotency_keys` keeps, per person and key, a fingerprint of
 /// the request (method, path and body: 32 hex digits of SHA-256) and the answer it got, for 24
-/// hours (`IdempotencyStore`); `status` is 0 while the first request is still being answered.
+/// hours (`IdempotencyStore`); `status` is 0 while the first request is still being answered,
+/// by the claim `claim` names (a random token: only that request may record or release it).
 /// Mastodon's statuses, which kept their keys apart for an hour, use the same store.
 enum Migration037 {
     static let migration = Migration(
@@ -13,6 +14,7 @@ enum Migration037 {
                 user_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
                 idempotency_key TEXT NOT NULL,
                 fingerprint TEXT NOT NULL,
+                claim TEXT NOT NULL,
                 status INTEGER NOT NULL,
                 content_type TEXT,
                 body TEXT,

@@ -161,7 +161,8 @@ package enum OpenAPIDocument {
         if takesIdempotencyKey(op, path: path) {
             return [
                 .header(
-                    name: "Idempotency-Key", schema: .string(minLength: 1, maxLength: 64, pattern: "^[!-~]{1,64}$"),
+                    name: "Idempotency-Key",
+                    schema: op.mastodon ? .string : .string(minLength: 1, maxLength: 64, pattern: "^[!-~]{1,64}$"),
                     description: """
                         Sent again with the same request within 24 hours, the first answer comes back \
                         (Idempotent-Replayed: true) and nothing is done twice; with another request, 422 \
