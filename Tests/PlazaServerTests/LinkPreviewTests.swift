@@ -288,6 +288,19 @@ struct LinkPreviewTests {
         }
     }
 
+    /// An image that fails for a moment retries the preview: it is not kept without its image for good.
+    @Test func aFlakyImageIsRetriedWithItsPreview() async throws {
+        try await FixtureServer.run { base, hits in
+            try await withApp(Self.configure) { api async throws in
+                let ana = try await api.register("ana")
+                let item = try await Self.savedLink(api, ana, base + "/flaky-image")
+                #expect(item.state == .ready && item.link?.title == "Its image comes second")
+                #expect(item.link?.imageURL?.hasPrefix("/media/") == true)
+                #expect(hits.count("/flaky.png") == 2)
+            }
+        }
+    }
+
     @Test(arguments: ["/gone", "/picture.png", "/redirect/loop"])
     func pagesThatGiveNoPreviewFallBackAtOnce(path: String) async throws {
         try await FixtureServer.run { base, hits in

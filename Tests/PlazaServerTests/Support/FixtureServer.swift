@@ -99,6 +99,21 @@ enum FixtureServer {
                 status: .ok, headers: [.contentType: "text/html"],
                 body: .init(byteBuffer: ByteBuffer(string: "<title>Second time lucky</title>")))
         }
+        // A page whose image fails the first time it is asked for.
+        router.get("flaky-image") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/html"],
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string: #"<title>Its image comes second</title><meta property="og:image" content="/flaky.png">"#
+                    )))
+        }
+        router.get("flaky.png") { _, _ -> Response in
+            guard hits.count("/flaky.png") > 1 else { return Response(status: .serviceUnavailable) }
+            return Response(
+                status: .ok, headers: [.contentType: "image/png"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try MediaFixtures.sample(.png))))
+        }
         router.get("gone") { _, _ in Response(status: .notFound) }
         router.get("images/**") { _, _ in
             Response(

@@ -136,7 +136,12 @@ struct LinkPreviewService: Service {
             metadata = known
             host = nil
         }
-        let image = await metadata.imageURL.asyncFlatMap { await previewImage($0, owner: job.requestedBy) }
+        var image: String?
+        if let imageURL = metadata.imageURL {
+            // A transient failure of the image retries the whole preview, unless this is its last try.
+            image = try await previewImage(
+                imageURL, owner: job.requestedBy, retrying: job.attempts + 1 < settings.attempts)
+        }
         return LinkPreviewStore.Preview(
             state: "ready", title: metadata.title, description: metadata.description, imageURL: image,
             siteName: metadata.siteName ?? host ?? URLComponents(string: job.url)?.host,
@@ -147,7 +152,10 @@ struct LinkPreviewService: Service {
 
     /// The preview image, fetched under the same rules and processed like an upload; its
     /// medium variant's URL, or nil when it cannot be had (the preview simply has no image).
-    private func previewImage(_ url: String, owner: Int64) async -> String? {
+    /// The preview's image as one of Plaza's media, or nil when it cannot be had. A failure that
+    /// may pass (a timeout, the site down) is thrown while `retrying`, so the preview is tried
+    /// again rather than kept without its image for good.
+    private func previewImage(_ url: String, owner: Int64, retrying: Bool) async throws -> String? {
         let id = ids.next()
         let path = "\(uploadDirectory)/preview-\(id)"
         defer { unlink(path) }
@@ -158,16 +166,13 @@ struct LinkPreviewService: Service {
             let record = try await ingest.ingest(
                 path: path, id: id, owner: owner, linkPreview: true, quota: storageQuota, logger: logger)
             return record.media.variants.medium
+        } catch let failure as SafeFetcher.Failure where failure.mayPass && retrying {
+            throw failure
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             logger.info("Preview image \(url) skipped: \(error)")
             return nil
         }
-    }
-}
-
-extension Optional {
-    fileprivate func asyncFlatMap<U>(_ transform: (Wrapped) async -> U?) async -> U? {
-        guard let self else { return nil }
-        return await transform(self)
     }
 }
