@@ -427,6 +427,36 @@ import Testing
         }
     }
 
+    /// `Idempotency-Key`s and `If-None-Match`: a key is kept only in its shape (else a 400), any
+    /// key of a Mastodon app becomes one of that shape, and a tag always matches itself, its weak
+    /// form and `*`.
+    @Test func idempotencyKeysAndEntityTags() {
+        let seeds = Fuzz.seeds(
+            "k-1", "\"0123456789abcdef0123456789abcdef\"", "W/\"a\", \"b\", *", "/api/v1//me/two-factor",
+            "caf\u{e9} key")
+        Fuzz.run("idempotency keys and entity tags", seeds: seeds, dictionary: [",", "W/", "\"", "*", " ", "/"]) {
+            input, _ in
+            let text = String(decoding: input, as: UTF8.self)
+            let shaped = { (key: String) in
+                (1...71).contains(key.utf8.count) && key.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+            }
+            do {
+                let key = try IdempotencyMiddleware.validKey(text)
+                if !shaped(key) || key.utf8.count > 64 { Issue.record("key \(key) from \(input)") }
+            } catch {
+                Self.expectClientError(error, input)
+            }
+            if let any = try? IdempotencyMiddleware.anyKey(text), !shaped(any) { Issue.record("any key \(any)") }
+            let tag = ETag.strong(input)
+            if !ETag.matches(tag, tag) || !ETag.matches("W/" + tag, tag) || !ETag.matches("*", tag) {
+                Issue.record("tag \(tag) does not match itself")
+            }
+            _ = ETag.matches(text, tag)
+            _ = ETag.matches(text, text)
+            _ = IdempotencyMiddleware.carriesSecrets(text)
+        }
+    }
+
     /// What a person types at the second step of a sign-in, and the base32 secrets: a code is
     /// accepted only as the code of a step in the window, a recovery code only in its stored
     /// form, and base32 decodes only what encodes back the same.
