@@ -120,6 +120,14 @@ def test_mastodon_py_toots_pages_favourites_searches_and_streams(server: PlazaSe
     assert photo.media_attachments[0].meta.original.width == 64
     assert photo.visibility == "public"
 
+    # A retried toot (Mastodon.py's idempotency_key, as an app sends after a lost answer) is one
+    # status; a key of Mastodon's own shape (long, with spaces) is taken as it is.
+    key = "retry " + "x" * 100
+    once = ana.status_post("Posted once however often it is sent", idempotency_key=key)
+    again = ana.status_post("Posted once however often it is sent", idempotency_key=key)
+    assert again.id == once.id
+    ana.status_delete(once.id)
+
     # Bea follows Ana and reads her home feed two at a time, by the Link headers.
     relationship = bea.account_follow(me.id)
     assert relationship.following
