@@ -252,20 +252,24 @@ extension PlazaClient {
     }
 
     public func me() async throws -> Me { try await call("GET", "/me") }
+    @discardableResult
     public func updateMe(_ changes: UpdateMeRequest) async throws -> Me {
         try await call("PATCH", "/me", body: changes)
     }
     public func changePassword(current: String, new: String) async throws {
         try await send("PUT", "/me/password", body: ChangePasswordRequest(currentPassword: current, newPassword: new))
     }
+    @discardableResult
     public func setAvatar(mediaID: String?) async throws -> Me {
         try await call("PUT", "/me/avatar", body: SetAvatarRequest(mediaId: mediaID))
     }
     public func preferences() async throws -> JSONValue { try await call("GET", "/me/preferences") }
+    @discardableResult
     public func setPreferences(_ preferences: JSONValue) async throws -> JSONValue {
         try await call("PUT", "/me/preferences", body: preferences)
     }
     /// Changes some preferences: a JSON merge patch (keys set to null are removed, objects merge).
+    @discardableResult
     public func updatePreferences(_ patch: JSONValue) async throws -> JSONValue {
         try await call("PATCH", "/me/preferences", body: patch)
     }
@@ -312,15 +316,19 @@ extension PlazaClient {
     public func user(_ username: String) async throws -> User {
         try await call("GET", "/users/\(Self.segment(username))")
     }
+    @discardableResult
     public func follow(_ username: String) async throws -> User {
         try await call("PUT", "/users/\(Self.segment(username))/follow")
     }
+    @discardableResult
     public func unfollow(_ username: String) async throws -> User {
         try await call("DELETE", "/users/\(Self.segment(username))/follow")
     }
+    @discardableResult
     public func block(_ username: String) async throws -> User {
         try await call("PUT", "/users/\(Self.segment(username))/block")
     }
+    @discardableResult
     public func unblock(_ username: String) async throws -> User {
         try await call("DELETE", "/users/\(Self.segment(username))/block")
     }
@@ -342,6 +350,7 @@ extension PlazaClient {
         try await send("DELETE", "/users/\(Self.segment(username))/mute")
     }
     /// Locks my account (follows need my approval) or unlocks it, which accepts pending requests.
+    @discardableResult
     public func setLocked(_ locked: Bool) async throws -> Me {
         try await updateMe(UpdateMeRequest(locked: locked))
     }
@@ -365,10 +374,12 @@ extension PlazaClient {
 
     // MARK: posts, comments, likes
 
+    @discardableResult
     public func createPost(_ post: CreatePostRequest) async throws -> Post {
         try await call("POST", "/posts", body: post)
     }
     public func post(_ id: String) async throws -> Post { try await call("GET", "/posts/\(Self.segment(id))") }
+    @discardableResult
     public func updatePost(_ id: String, _ changes: UpdatePostRequest) async throws -> Post {
         try await call("PATCH", "/posts/\(Self.segment(id))", body: changes)
     }
@@ -376,13 +387,16 @@ extension PlazaClient {
     public func comments(on postID: String, page: PageOptions = .init()) async throws -> Page<Comment> {
         try await call("GET", "/posts/\(Self.segment(postID))/comments", query: page.query)
     }
+    @discardableResult
     public func comment(on postID: String, _ body: String) async throws -> Comment {
         try await call("POST", "/posts/\(Self.segment(postID))/comments", body: CreateCommentRequest(body: body))
     }
     public func deleteComment(_ id: String) async throws { try await send("DELETE", "/comments/\(Self.segment(id))") }
+    @discardableResult
     public func like(_ postID: String) async throws -> LikeState {
         try await call("PUT", "/posts/\(Self.segment(postID))/like")
     }
+    @discardableResult
     public func unlike(_ postID: String) async throws -> LikeState {
         try await call("DELETE", "/posts/\(Self.segment(postID))/like")
     }
@@ -397,9 +411,11 @@ extension PlazaClient {
 
     /// Shares a public post with my followers (422 `not_boostable` for one that is not public);
     /// the post as I now see it.
+    @discardableResult
     public func boost(_ postID: String) async throws -> Post {
         try await call("PUT", "/posts/\(Self.segment(postID))/boost")
     }
+    @discardableResult
     public func unboost(_ postID: String) async throws -> Post {
         try await call("DELETE", "/posts/\(Self.segment(postID))/boost")
     }
@@ -408,6 +424,7 @@ extension PlazaClient {
     }
     /// Votes in a post's poll with the options' indexes (one in a single-choice poll); the poll
     /// with its results. 422 `already_voted`, `poll_expired` or `own_poll`.
+    @discardableResult
     public func vote(in postID: String, choices: [Int]) async throws -> Poll {
         try await call("POST", "/posts/\(Self.segment(postID))/poll/votes", body: PollVoteRequest(choices: choices))
     }
@@ -445,10 +462,12 @@ extension PlazaClient {
 
     /// Pins my post to my profile, or with `inSpace` (a slug; its moderators) to that space's top:
     /// five at most (422 `too_many_pins`).
+    @discardableResult
     public func pin(_ postID: String, inSpace space: String? = nil) async throws -> Post {
         try await call("PUT", "/posts/\(Self.segment(postID))/pin", query: ["space": space])
     }
     /// Unpins a post from my profile, or with `inSpace` from that space's top.
+    @discardableResult
     public func unpin(_ postID: String, inSpace space: String? = nil) async throws -> Post {
         try await call("DELETE", "/posts/\(Self.segment(postID))/pin", query: ["space": space])
     }
@@ -489,16 +508,20 @@ extension PlazaClient {
             "GET", "/spaces",
             query: (["q": text, "member": memberOnly ? "true" : nil] as [String: String?]).merging(page))
     }
+    @discardableResult
     public func createSpace(_ space: CreateSpaceRequest) async throws -> Space {
         try await call("POST", "/spaces", body: space)
     }
     public func space(_ slug: String) async throws -> Space { try await call("GET", "/spaces/\(Self.segment(slug))") }
+    @discardableResult
     public func updateSpace(_ slug: String, _ changes: UpdateSpaceRequest) async throws -> Space {
         try await call("PATCH", "/spaces/\(Self.segment(slug))", body: changes)
     }
+    @discardableResult
     public func join(space slug: String) async throws -> Space {
         try await call("PUT", "/spaces/\(Self.segment(slug))/membership")
     }
+    @discardableResult
     public func leave(space slug: String) async throws -> Space {
         try await call("DELETE", "/spaces/\(Self.segment(slug))/membership")
     }
@@ -507,6 +530,7 @@ extension PlazaClient {
         try await send("POST", "/spaces/\(Self.segment(slug))/requests")
     }
     /// Joins the space of an invite code (from an invite link's last path segment).
+    @discardableResult
     public func join(inviteCode code: String) async throws -> Space {
         try await call("POST", "/spaces/join/\(Self.segment(code))")
     }
@@ -522,9 +546,11 @@ extension PlazaClient {
     public func answerJoinRequest(of username: String, to slug: String, approve: Bool) async throws {
         try await send(approve ? "PUT" : "DELETE", "/spaces/\(Self.segment(slug))/requests/\(Self.segment(username))")
     }
+    @discardableResult
     public func createInvite(to slug: String, _ invite: CreateInviteRequest = .init()) async throws -> SpaceInvite {
         try await call("POST", "/spaces/\(Self.segment(slug))/invites", body: invite)
     }
+    @discardableResult
     public func setRole(_ role: SpaceRole, of username: String, in slug: String) async throws -> SpaceMember {
         try await call(
             "PATCH", "/spaces/\(Self.segment(slug))/members/\(Self.segment(username))",
@@ -547,9 +573,11 @@ extension PlazaClient {
     public func collections(page: PageOptions = .init()) async throws -> Page<SavedCollection> {
         try await call("GET", "/collections", query: page.query)
     }
+    @discardableResult
     public func createCollection(named name: String) async throws -> SavedCollection {
         try await call("POST", "/collections", body: CollectionRequest(name: name))
     }
+    @discardableResult
     public func renameCollection(_ id: String, to name: String) async throws -> SavedCollection {
         try await call("PATCH", "/collections/\(Self.segment(id))", body: CollectionRequest(name: name))
     }
@@ -560,6 +588,7 @@ extension PlazaClient {
         try await call("GET", "/collections/\(Self.segment(collectionID))/items", query: page.query)
     }
     /// Saves a post (`postID`) or a link (`url`; its preview is fetched in the background).
+    @discardableResult
     public func save(postID: String? = nil, url: String? = nil, note: String? = nil, in collectionID: String)
         async throws -> CollectionItem
     {
@@ -567,6 +596,7 @@ extension PlazaClient {
             "POST", "/collections/\(Self.segment(collectionID))/items",
             body: SaveItemRequest(postId: postID, url: url, note: note))
     }
+    @discardableResult
     public func updateItem(_ id: String, moveTo collectionID: String? = nil, note: String? = nil) async throws
         -> CollectionItem
     {
@@ -634,6 +664,7 @@ extension PlazaClient {
 
     /// Reports a post, comment or person; returns my open report on it when I reported it before.
     /// With reason `.rules`, `ruleIds` names the rules of the server (`about().rules`) it breaks.
+    @discardableResult
     public func report(
         _ type: ReportTargetType, id: String, reason: ReportReason, note: String? = nil, ruleIds: [String]? = nil
     ) async throws -> Report {
@@ -647,6 +678,7 @@ extension PlazaClient {
             "GET", "/admin/reports", query: (["state": state.rawValue] as [String: String?]).merging(page))
     }
     /// Resolves a report (and the other open reports on its target) with `action`.
+    @discardableResult
     public func resolveReport(_ id: String, action: ReportAction, note: String? = nil) async throws -> Report {
         try await call(
             "PATCH", "/admin/reports/\(Self.segment(id))", body: ResolveReportRequest(action: action, note: note))
@@ -696,6 +728,7 @@ extension PlazaClient {
     }
 
     /// Sets (or with nil, removes) the alt text of one of my uploads, on the post that shows it too.
+    @discardableResult
     public func describeMedia(_ id: String, as description: String?) async throws -> Media {
         try await call("PATCH", "/me/media/\(Self.segment(id))", body: UpdateMediaRequest(description: description))
     }
@@ -750,6 +783,7 @@ extension PlazaClient {
     /// A new invite link of mine: admins always, members when the server's `membersMayInvite` is
     /// on (else `invites_disabled`). A member's works for at most 100 people and 30 days (10 and
     /// a week when not given), and 20 of theirs work at a time (`too_many_invites`).
+    @discardableResult
     public func createInvite(maxUses: Int? = nil, expiresAt: Timestamp? = nil) async throws -> InstanceInvite {
         try await call("POST", "/invites", body: CreateInviteRequest(maxUses: maxUses, expiresAt: expiresAt))
     }
