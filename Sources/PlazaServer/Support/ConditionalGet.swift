@@ -20,8 +20,7 @@ struct ConditionalGetMiddleware: RouterMiddleware {
         var response = try await next(request, context)
         guard response.status == .ok, response.headers[.eTag] == nil,
             response.headers[.contentType]?.hasPrefix("application/json") == true,
-            let length = response.body.contentLength, length <= Self.maxTaggedBytes,
-            let bytes = try await IdempotencyMiddleware.collectBytes(&response, limit: Self.maxTaggedBytes)
+            let bytes = try await response.collectedBody(upTo: Self.maxTaggedBytes)
         else { return response }
         let tag = ETag.strong(bytes.readableBytesView)
         response.headers[.eTag] = tag

@@ -147,7 +147,7 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             let user = context.identity?.userID,
             !Self.carriesSecrets(context.endpointPath ?? request.uri.path)
         else { return try await next(request, context) }
-        let key = try acceptsAnyKey ? Self.anyKey(raw) : Self.validKey(raw)
+        let key = acceptsAnyKey ? Self.anyKey(raw) : try Self.validKey(raw)
         var request = request
         let fingerprint = try await Self.fingerprint(&request, limit: context.bodyLimit)
         switch try await store.claim(user: user, key: key, fingerprint: fingerprint, lease: leaseMillis) {
@@ -187,7 +187,10 @@ package struct IdempotencyMiddleware: RouterMiddleware {
             try? await store.release(user: key.user, key: key.key, claim: key.claim)
             return response
         }
-        let body = try await Self.collect(&response, limit: Self.maxStoredBody)
+        // Kept when it is text no larger than the limit (every creating request's answer is).
+        let body = try await response.collectedBody(upTo: Self.maxStoredBody).flatMap {
+            String(validating: $0.readableBytesView, as: UTF8.self)
+        }
         // The work is done: a failure to record it is logged, and the answer still goes out.
         for attempt in 1...2 {
             do {
@@ -204,7 +207,7 @@ package struct IdempotencyMiddleware: RouterMiddleware {
     }
 
     /// A key of any shape, for Mastodon's apps: as sent when it is a valid key, else its SHA-256.
-    static func anyKey(_ raw: String) throws -> String {
+    static func anyKey(_ raw: String) -> String {
         if let key = try? validKey(raw) { return key }
         return "sha256:" + ByteText.hex(SHA256.hash(data: Array(raw.utf8)))
     }
@@ -242,21 +245,18 @@ package struct IdempotencyMiddleware: RouterMiddleware {
         return ByteText.hex(hash.finalize().prefix(16))
     }
 
-    /// The response's body as text, left in `response` to be sent; nil when it is not UTF-8 or is
-    /// larger than `limit`.
-    static func collect(_ response: inout Response, limit: Int) async throws -> String? {
-        guard let bytes = try await collectBytes(&response, limit: limit) else { return nil }
-        return String(validating: bytes.readableBytesView, as: UTF8.self)
-    }
+}
 
-    /// The response's body, left in `response` to be sent; nil when its length is unknown (a
-    /// stream, left as it is) or larger than `limit`.
-    static func collectBytes(_ response: inout Response, limit: Int) async throws -> ByteBuffer? {
-        guard let length = response.body.contentLength, length <= limit else { return nil }
+extension Response {
+    /// The body, gathered and left in the response to be sent; nil when its length is unknown (a
+    /// stream, left as it is) or larger than `limit`. The idempotency store keeps it; an ETag is
+    /// made of it.
+    mutating func collectedBody(upTo limit: Int) async throws -> ByteBuffer? {
+        guard let length = body.contentLength, length <= limit else { return nil }
         let collector = CollectingWriter()
-        try await response.body.write(collector)
+        try await body.write(collector)
         let bytes = collector.bytes.buffer
-        response.body = .init(byteBuffer: bytes)
+        body = .init(byteBuffer: bytes)
         return bytes
     }
 }
