@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""How many open /stream connections one Plaza server holds, and how fast a post reaches them.
+"""How many open streams one Plaza server holds, and how fast a post reaches them.
 
     python3 bench/streams.py [--bin .build/release/plaza] [--streams 5000] [--users 250] [--posts 20]
+                             [--kind plaza|mastodon-sse|mastodon-ws]
 
 Starts `plaza serve` (SQLite, temp dir, loopback), registers an author and --users readers who
-follow them, opens --streams SSE connections spread over the readers (asyncio, one process),
-then the author posts --posts times, one every --interval seconds. For every post and every
-stream it records the time from sending the POST to the `post.created` event arriving, and
-prints the count delivered, latency percentiles and the server's resident memory. The client
-runs on the same machine, so its own work is part of the latency it measures.
+follow them, opens --streams connections spread over the readers (asyncio, one process), then the
+author posts --posts times, one every --interval seconds. For every post and every stream it
+records the time from sending the POST to the event arriving, and prints the count delivered,
+latency percentiles and the server's resident memory. The client runs on the same machine, so its
+own work is part of the latency it measures.
+
+The streams (--kind): Plaza's `GET /api/v1/stream` (Server-Sent Events, `post.created`), Mastodon's
+`GET /api/v1/streaming/user` (Server-Sent Events, `update`) or Mastodon's WebSocket
+(`/api/v1/streaming?stream=user`, `update`; aiohttp's client).
 """
 
 from __future__ import annotations
@@ -58,10 +63,13 @@ class Stream:
         self.ready = asyncio.Event()
         self.ended = False
 
-    async def run(self, port: int) -> None:
+    async def run(self, port: int, kind: str) -> None:
+        if kind == "mastodon-ws":
+            return await self.run_websocket(port)
+        path, created = ("/api/v1/stream", "post.created") if kind == "plaza" else ("/api/v1/streaming/user", "update")
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(
-            f"GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {self.token}\r\nAccept: text/event-stream\r\n\r\n".encode())
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {self.token}\r\nAccept: text/event-stream\r\n\r\n".encode())
         await writer.drain()
         status = await reader.readline()
         if b" 200 " not in status:
@@ -80,11 +88,30 @@ class Stream:
                     event = line[7:].strip().decode()
                     if event == "ready":
                         self.ready.set()
-                elif line.startswith(b"data: ") and event == "post.created":
+                elif line.startswith(b"data: ") and event == created:
                     self.arrivals[json.loads(line[6:])["id"]] = loop.time()
+                elif kind != "plaza" and line.startswith(b":"):
+                    self.ready.set()  # Mastodon's streams begin with a comment line, not a ready event
         finally:
             self.ended = True
             writer.close()
+
+    async def run_websocket(self, port: int) -> None:
+        import aiohttp
+        loop = asyncio.get_running_loop()
+        try:
+            async with aiohttp.ClientSession() as http:
+                async with http.ws_connect(f"http://127.0.0.1:{port}/api/v1/streaming?stream=user",
+                                           headers={"Authorization": f"Bearer {self.token}"}, heartbeat=None) as ws:
+                    self.ready.set()
+                    async for message in ws:
+                        if message.type != aiohttp.WSMsgType.TEXT:
+                            break
+                        doc = json.loads(message.data)
+                        if doc.get("event") == "update":
+                            self.arrivals[json.loads(doc["payload"])["id"]] = loop.time()
+        finally:
+            self.ended = True
 
 
 async def measure(args, port: int, tokens: list[str], author: str, server_pid: int) -> None:
@@ -94,7 +121,7 @@ async def measure(args, port: int, tokens: list[str], author: str, server_pid: i
     started = time.monotonic()
     for i in range(0, len(streams), 200):
         batch = streams[i:i + 200]
-        tasks += [asyncio.create_task(s.run(port)) for s in batch]
+        tasks += [asyncio.create_task(s.run(port, args.kind)) for s in batch]
         await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in batch)), 60)
     print(f"{len(streams)} streams open in {time.monotonic() - started:.1f} s; server RSS {rss_kib(server_pid) / 1024:.1f} MB")
     loop = asyncio.get_running_loop()
@@ -124,6 +151,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=250)
     parser.add_argument("--posts", type=int, default=20)
     parser.add_argument("--interval", type=float, default=0.25)
+    parser.add_argument("--kind", choices=["plaza", "mastodon-sse", "mastodon-ws"], default="plaza")
     args = parser.parse_args()
     port = free_port()
     data = tempfile.mkdtemp(prefix="plaza-streams.")

@@ -74,7 +74,17 @@ struct DoorDispatch<Router: HTTPResponder>: HTTPResponder where Router.Context =
     let bodyTimeout: Duration
     let maxBodyBytes: Int
 
+    /// A request that may become a stream is answered in a child task (`StreamMemory`).
     func respond(to request: Request, context: PlazaContext) async throws -> Response {
+        guard StreamMemory.mayStream(path: request.uri.path) else {
+            return try await dispatch(request, context: context)
+        }
+        let dispatch = self
+        return try await StreamMemory.separately { try await dispatch.dispatch(request, context: context) }
+    }
+
+    @inline(never)
+    private func dispatch(_ request: Request, context: PlazaContext) async throws -> Response {
         var request = request
         let body = ClaimedBody(timeout: bodyTimeout, maxBytes: maxBodyBytes, channel: context.channel)
         for door in doors {

@@ -174,6 +174,18 @@ package struct EventFeed: Sendable {
 
     // MARK: typed events
 
+    /// One page of what `recipient` missed after `seq` up to `head`, as Server-Sent Events: the
+    /// bytes, how many events, and the sequence number the next page starts after.
+    func replayPage(after seq: Int64, through head: Int64, recipient: Int64) async throws
+        -> (bytes: ByteBuffer, count: Int, through: Int64)
+    {
+        let (entries, through) = try await entries(after: seq, through: head, recipient: recipient)
+        var bytes = ByteBuffer()
+        let events = try await events(entries)
+        for (_, event) in events { bytes.writeImmutableBuffer(event.serverSentEvent) }
+        return (bytes, events.count, through)
+    }
+
     /// The typed event of each entry whose subject still exists and is shown, in order; entries
     /// of one seq share one event (and so its encodings). Posts and comments are read once per
     /// batch, without a reader's relation (the entries' query decided who may have them; comments

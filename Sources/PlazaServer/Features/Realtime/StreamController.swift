@@ -24,55 +24,82 @@ struct StreamController: FeatureRoutes {
         // Subscribed before the replay is read, so nothing falls between the two.
         let subscription = try await hub.subscribe(person: me.userID, session: me.sessionID)
         context.base.connectionClosed.whenComplete { _ in subscription.close() }
+        let bounds: (head: Int64, prunedThrough: Int64)
+        do {
+            bounds = try await feed.bounds()
+        } catch {
+            subscription.close()
+            throw error
+        }
         let feed = feed
         return Response(
             status: .ok, headers: .eventStream,
             body: ResponseBody { writer in
                 defer { subscription.close() }
-                var buffer = ByteBuffer(string: "retry: 2000\n\n")
-                let (head, prunedThrough) = try await feed.bounds()
-                var cursor = head
+                var cursor = bounds.head
                 var replayed = 0
-                if let last = resumeFrom {
-                    if last < prunedThrough || last > head {
-                        buffer.writeImmutableBuffer(EventFeed.frame(id: head, event: .reset, json: "{}".utf8))
-                    } else {
-                        cursor = last
-                        while cursor < head {
-                            let (entries, through) = try await feed.entries(
-                                after: cursor, through: head, recipient: me.userID)
-                            for (_, event) in try await feed.events(entries) {
-                                buffer.writeImmutableBuffer(event.serverSentEvent)
-                                replayed += 1
-                            }
-                            try await writer.write(buffer)
-                            buffer.clear()
-                            cursor = through
+                if let last = resumeFrom, last >= bounds.prunedThrough, last <= bounds.head {
+                    cursor = last
+                    try await writer.write(Self.retry)
+                    while cursor < bounds.head {
+                        let page = try await StreamMemory.separately { [cursor] in
+                            try await feed.replayPage(after: cursor, through: bounds.head, recipient: me.userID)
                         }
-                        // Everything of mine up to the head read above has been replayed.
-                        cursor = max(cursor, head)
+                        try await writer.write(page.bytes)
+                        replayed += page.count
+                        cursor = page.through
                     }
+                    // Everything of mine up to the head read above has been replayed.
+                    cursor = max(cursor, bounds.head)
+                    try await writer.write(Self.ready(at: cursor, replayed: replayed))
+                } else {
+                    // A resume point that is gone (pruned, or not one this server sent) is a reset.
+                    try await writer.write(Self.opening(at: cursor, reset: resumeFrom != nil))
                 }
-                buffer.writeImmutableBuffer(
-                    EventFeed.frame(id: cursor, event: .ready, json: #"{"replayed":\#(replayed)}"#.utf8))
-                try await writer.write(buffer)
-                // A stream never ends by itself, so it ends when the server begins to shut down.
-                try await withGracefulShutdownHandler {
-                    for await delivery in subscription.deliveries {
-                        switch delivery {
-                        case .heartbeat:
-                            try await writer.write(Self.heartbeat)
-                        case .event(let event):
-                            guard event.seq > cursor else { continue }
-                            cursor = event.seq
-                            try await writer.write(event.serverSentEvent)
-                        }
-                    }
-                } onGracefulShutdown: {
-                    subscription.close()
-                }
+                try await Self.live(subscription, after: cursor, writer: &writer)
                 try await writer.finish(nil)
             })
+    }
+
+    /// How long a reader waits before reconnecting, the stream's first line.
+    static let retry = ByteBuffer(string: "retry: 2000\n\n")
+
+    /// `ready`, after the replay of `replayed` events.
+    private static func ready(at cursor: Int64, replayed: Int) -> ByteBuffer {
+        EventFeed.frame(id: cursor, event: .ready, json: #"{"replayed":\#(replayed)}"#.utf8)
+    }
+
+    /// A stream's opening when nothing is replayed: `retry`, a `reset` when the reader's resume
+    /// point is gone, and `ready`, in one write.
+    private static func opening(at cursor: Int64, reset: Bool) -> ByteBuffer {
+        var buffer = retry
+        if reset { buffer.writeImmutableBuffer(EventFeed.frame(id: cursor, event: .reset, json: "{}".utf8)) }
+        buffer.writeImmutableBuffer(ready(at: cursor, replayed: 0))
+        return buffer
+    }
+
+    /// The live part, for as long as the stream is open: what the hub delivers, after `cursor`.
+    /// Kept out of line and small: its frame is what an open stream's task holds.
+    @inline(never)
+    private static func live(
+        _ subscription: EventHub.Subscription, after cursor: Int64, writer: inout any ResponseBodyWriter
+    ) async throws {
+        var cursor = cursor
+        // A stream never ends by itself, so it ends when the server begins to shut down.
+        try await withGracefulShutdownHandler {
+            for await delivery in subscription.deliveries {
+                switch delivery {
+                case .heartbeat:
+                    try await writer.write(heartbeat)
+                case .event(let event):
+                    guard event.seq > cursor else { continue }
+                    cursor = event.seq
+                    try await writer.write(event.serverSentEvent)
+                }
+            }
+        } onGracefulShutdown: {
+            subscription.close()
+        }
     }
 
     /// A comment line: proxies and clients see the stream alive.
