@@ -13,6 +13,7 @@ Both servers listen on 127.0.0.1 only, get fresh data directories, and are stopp
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import datetime as dt
 import os
@@ -29,7 +30,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import report, scenarios, servers, shapes, social, wrk  # noqa: E402
+from benchlib import day as daybench, dayrun, report, scenarios, servers, shapes, social, wrk  # noqa: E402
 from benchlib.dataset import Dataset, Sizes  # noqa: E402
 from benchlib.seed import PlazaSeeder, PocketBaseSeeder, Seeded  # noqa: E402
 
@@ -85,6 +86,27 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--push", action="store_true",
                     help="the cost of push instead of the comparison: like and comment with and without every "
                          "person's browser subscribed (a loopback push service), then drain time and latency")
+    y = ap.add_argument_group("a community's day (--day)")
+    y.add_argument("--day", action="store_true",
+                   help="people per box instead of the comparison: simulated people with think times and a realtime "
+                        "stream each, stepped up until a page's p99 passes --day-limit-ms or anything fails")
+    y.add_argument("--day-users", type=int, default=6000, help="people in the dataset (the most a step can simulate)")
+    y.add_argument("--day-posts", type=int, default=30_000)
+    y.add_argument("--day-comments", type=int, default=7_500)
+    y.add_argument("--day-systems", default="pocketbase,plaza,postgres",
+                   help="which of pocketbase, plaza, postgres (Plaza on --postgres), in this order")
+    y.add_argument("--day-start", type=int, default=500, help="people in the first step (then doubled)")
+    y.add_argument("--day-refine", type=int, default=2, help="steps halving the gap between the last pass and the first failure")
+    y.add_argument("--day-ramp", type=float, default=20, help="seconds over which a step's people arrive")
+    y.add_argument("--day-measure", type=float, default=40, help="seconds measured once all have arrived")
+    y.add_argument("--day-limit-ms", type=float, default=250, help="the p99 every page must stay under")
+    y.add_argument("--day-upload-limit-ms", type=float, default=1000,
+                   help="the p99 a photo post (the upload, its processing and the post) must stay under")
+    y.add_argument("--day-workers", type=int, default=2, help="processes simulating the people")
+    y.add_argument("--think", type=float, default=10, help="mean seconds a person reads before the next action")
+    y.add_argument("--session-actions", type=float, default=8, help="mean actions after opening the app, before a pause")
+    y.add_argument("--person-minutes", type=float, default=30,
+                   help="minutes a person uses the app a day, for the day's database growth")
     g = ap.add_argument_group("growth")
     g.add_argument("--growth", action="store_true", help="cost-growth mode instead of the comparison")
     g.add_argument("--growth-sizes", default="10000,100000,1000000")
@@ -196,8 +218,8 @@ class Bench:
         seeder = PlazaSeeder(plaza, ds, processes=a.loader_processes, threads=a.loader_threads, system=system)
         self.closers.append(seeder.close)
         seeder.users_and_follows()
-        seeder.posts(0, a.posts)
-        if a.comments:
+        seeder.posts(0, ds.sizes.posts)
+        if ds.sizes.comments:
             seeder.comments()
         seeder.close()
         return plaza, seeder
@@ -468,6 +490,67 @@ class Bench:
         lines += self.method_notes()
         return "\n".join(lines)
 
+    def day(self) -> str:
+        """A community's day (benchlib/day.py): the most people each system holds."""
+        a = self.args
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the servers inherit it: a stream is a socket
+        systems = [s.strip() for s in a.day_systems.split(",") if s.strip()]
+        if "postgres" in systems and not a.postgres:
+            systems.remove("postgres")
+        pb_bin = self.preconditions(pocketbase="pocketbase" in systems)
+        ds = Dataset(Sizes(a.day_users, a.day_posts, a.follows, a.day_comments), seed=a.seed, search_rank=a.search_rank)
+        photo = daybench.photo(self.tmp)
+        common = dict(followees=[ds.followees(u) for u in range(a.day_users)], words=ds.words[9:300],
+                      texts=ds.write_samples(500, "comment"), photo=photo, think=a.think,
+                      actions_per_session=a.session_actions, seed=a.seed)
+        names = {"pocketbase": "PocketBase", "plaza": "Plaza", "postgres": "Plaza on PostgreSQL"}
+        cost, held, sections, loading = 10, {}, [], []
+        for system in systems:
+            print(f"==> {names[system]}: start, load {a.day_users:,} people, {a.day_posts:,} posts", flush=True)
+            if system == "pocketbase":
+                server = self.start_pocketbase(pb_bin)
+                seeder = PocketBaseSeeder(server, ds, processes=a.loader_processes, threads=a.loader_threads)
+                self.closers.append(seeder.close)
+                seeder.users_and_follows()
+                cost = self.pocketbase_bcrypt_cost(server)
+                seeder.posts(0, a.day_posts)
+                seeder.comments()
+                seeder.close()
+                size = dayrun.dir_size(server.data_dir)
+            else:
+                url = a.postgres if system == "postgres" else None
+                server, seeder = self.loaded_plaza(
+                    cost, ds, data=f"plaza_{system}_data", database_url=url, system=names[system],
+                    extra_env={"PLAZA_STREAMS_MAX": str(a.day_users + 1000)})
+                if url:
+                    subprocess.run(["psql", url, "-qc", "ANALYZE"], check=True, capture_output=True, timeout=600)
+                    files, database = dayrun.dir_size(server.data_dir), dayrun.postgres_size(url)
+                    size = lambda: files() + database()
+                else:
+                    size = dayrun.dir_size(server.data_dir)
+            loading.append(seeder.seeded)
+            world = daybench.World(system="pocketbase" if system == "pocketbase" else "plaza", port=server.port,
+                                   tokens=seeder.seeded.tokens, user_ids=seeder.seeded.user_ids, **common)
+            time.sleep(3)
+            idle = server.memory_kb()
+            print(f"    idle RSS {servers.rss_text(idle)}", flush=True)
+            stepper = dayrun.Stepper(world, server, size, workers=a.day_workers, ramp=a.day_ramp, measure=a.day_measure,
+                                     limit_ms=a.day_limit_ms, upload_limit_ms=a.day_upload_limit_ms)
+            steps, held[system] = stepper.find(a.day_start, a.day_users, a.day_refine,
+                                               lambda s, n=names[system]: print(dayrun.step_line(n, s), flush=True))
+            sections += dayrun.system_section(names[system], steps, held[system], a.day_users, a.person_minutes)
+            sections[-1:-1] = [f"Idle RSS after loading: {servers.rss_text(idle)}."]
+            server.stop()
+        meta = self.meta(ds, pb_bin)
+        meta["Dataset"] = (f"{a.day_users:,} people, {a.follows} follows each, {a.day_posts:,} posts, "
+                           f"{a.day_comments:,} comments; seed {a.seed}")
+        lines = report.header("A community's day: how many people one box holds", meta, dayrun.settings_lines(a))
+        lines += dayrun.summary(held, names, a)
+        lines += sections
+        lines += report.seeding_section(loading, {})
+        return "\n".join(lines)
+
     def stop_servers(self) -> None:
         for c in reversed(self.closers):
             c()
@@ -696,15 +779,15 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGHUP, on_term)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
     try:
-        text = (bench.push_cost() if args.push else bench.growth() if args.growth or args.growth_shapes
-                else bench.compare())
+        text = (bench.push_cost() if args.push else bench.day() if args.day
+                else bench.growth() if args.growth or args.growth_shapes else bench.compare())
     except KeyboardInterrupt:
         print("\ninterrupted; stopping the servers", file=sys.stderr)
         return 130
     finally:
         bench.close()
     # --growth (with or without the shapes) -> -growth; the shapes alone -> -shapes
-    kind = "-push" if args.push else "-growth" if args.growth else "-shapes" if args.growth_shapes else ""
+    kind = "-push" if args.push else "-day" if args.day else "-growth" if args.growth else "-shapes" if args.growth_shapes else ""
     stamp = dt.datetime.now().strftime("%Y-%m-%d-%H%M")
     out = args.out or RESULTS / f"{stamp}{kind}.md"
     out.parent.mkdir(parents=True, exist_ok=True)

