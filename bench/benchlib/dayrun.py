@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sqlite3
 import statistics
 import subprocess
 import time
@@ -182,23 +183,33 @@ def step_line(system: str, s: Step) -> str:
             f"people {s.cpu['people']:.2f} cores, RSS {s.peak_rss_kb / 1024:.0f} MB: {verdict}")
 
 
-def sqlite_size(*paths: Path):
+def dir_size(path: Path):
+    """The data in a directory: each SQLite database's pages as its connections see them (its WAL
+    included: a WAL file is reused, so its size says nothing) and every other file's size."""
     def size() -> int:
         total = 0
-        for base in paths:
-            for suffix in ("", "-wal"):
-                try:
-                    total += os.path.getsize(f"{base}{suffix}")
-                except OSError:
-                    pass
+        for f in path.rglob("*"):
+            if not f.is_file() or f.name.endswith(("-wal", "-shm", "-journal")):
+                continue
+            try:
+                with open(f, "rb") as handle:
+                    is_sqlite = handle.read(16) == b"SQLite format 3\x00"
+                total += sqlite_bytes(f) if is_sqlite else f.stat().st_size
+            except (OSError, sqlite3.Error):
+                continue
         return total
     return size
 
 
-def dir_size(path: Path):
-    def size() -> int:
-        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-    return size
+def sqlite_bytes(path: Path) -> int:
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    try:
+        (pages,) = con.execute("PRAGMA page_count").fetchone()
+        (page_size,) = con.execute("PRAGMA page_size").fetchone()
+        (free,) = con.execute("PRAGMA freelist_count").fetchone()
+        return (pages - free) * page_size
+    finally:
+        con.close()
 
 
 def postgres_size(url: str):
