@@ -1,4 +1,3 @@
-import CSQLiteShim
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -223,7 +222,7 @@ final class SQLiteDriver: DatabaseDriver {
                 // (busy), and the whole release waits for the next quiet second.
                 guard (try? await checkpoint("TRUNCATE", on: thread))?.busy == false else { continue }
                 for pool in [writer, readers] { await pool.withEach { try? await $0.exec("PRAGMA shrink_memory") } }
-                plaza_release_free_heap()
+                FreeHeap.release()
                 (seen, released) = (lends(), true)
             }
         }
