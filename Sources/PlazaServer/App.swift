@@ -12,6 +12,8 @@ package struct AppServices: Sendable {
     package let accounts: AccountStore
     package let people: PeopleStore
     package let posts: PostStore
+    /// Wakes the home timelines' fan-out (`HomeFanOutService`) when a post is made.
+    let homeQueue = WorkSignal()
     package let tags: TagStore
     package let comments: CommentStore
     package let likes: LikeStore
@@ -67,7 +69,7 @@ package struct AppServices: Sendable {
             db: db, ids: ids, events: events, home: HomeTimeline(fanOutLimit: config.homeFanOutLimit))
         posts = PostStore(
             db: db, ids: ids, events: events, searchWindows: searchWindows,
-            linkPreviewsPerDay: config.media.quotas.linkPreviewsPerDay)
+            linkPreviewsPerDay: config.media.quotas.linkPreviewsPerDay, homeQueue: homeQueue)
         tags = TagStore(db: db)
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
@@ -233,6 +235,7 @@ package func buildApplication(config: PlazaConfig, logger: Logger? = nil, doors 
         services.maintenanceService(config: config, logger: logger),
         try services.linkPreviewService(config: config, logger: logger),
         PollService(polls: services.polls, signal: services.pollSignal, logger: logger),
+        HomeFanOutService(db: db, signal: services.homeQueue, logger: logger),
         try services.mailService(config: config, logger: logger),
         try await services.pushService(
             config: config, appPushes: extra.lazy.compactMap { $0.pushFormat() }.first, logger: logger),
@@ -294,7 +297,7 @@ func httpServer(config: HTTPSettings, webSockets: [WebSocketUpgrade]) -> HTTPSer
 extension AppServices {
     /// Lets the background workers start, once the migrations have run.
     func openWorkers() {
-        for signal in [linkPreviewQueue, mailSignal, pushSignal, videoQueue, pollSignal] { signal.open() }
+        for signal in [linkPreviewQueue, mailSignal, pushSignal, videoQueue, pollSignal, homeQueue] { signal.open() }
     }
 
     /// The periodic clean-up (`MaintenanceService`), with this configuration's ages.

@@ -106,9 +106,12 @@ struct HashtagsTests {
             #expect(try await api.call(.delete, "/posts/\(both.id)", as: carol).status == .noContent)
             let left = try await api.withDatabase { db in
                 try await db.read { c in
-                    try await c.first(
-                        "SELECT COUNT(*) AS n FROM home_entries WHERE post_id = \(bind: Int64(both.id)!)")?.decode(
-                            column: "n", as: Int.self)
+                    let post = Int64(both.id)!
+                    return try await c.first(
+                        """
+                        SELECT (SELECT COUNT(*) FROM home_entries WHERE post_id = \(bind: post))
+                            + (SELECT COUNT(*) FROM home_pending WHERE post_id = \(bind: post)) AS n
+                        """)?.decode(column: "n", as: Int.self)
                 }
             }
             #expect(left == 0)

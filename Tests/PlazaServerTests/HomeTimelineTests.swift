@@ -193,6 +193,94 @@ struct HomeTimelineTests {
         }
     }
 
+    /// A new post waits in `home_pending` until the fan-out's next batch; meanwhile every home
+    /// and list feed that should show it reads it from there, and no other; the batch then
+    /// enters it once in each timeline (the author's, each follower's) and the feeds stay the
+    /// same; a post deleted while it waits leaves the queue. No service runs here, so the post
+    /// waits for as long as the test needs.
+    @Test func aWaitingPostIsReadFromTheQueueUntilItsBatchEntersIt() async throws {
+        try await withDatabase { db, _ in
+            let (ana, bob, cat, dan) = (Int64(1), Int64(2), Int64(3), Int64(4))
+            try await db.write { conn in
+                for (id, name) in [(ana, "ana"), (bob, "bob"), (cat, "cat"), (dan, "dan")] {
+                    try await conn.exec(
+                        """
+                        INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, created_at)
+                        VALUES (\(bind: id), \(bind: name), \(bind: name), \(bind: name + "@example.com"), \(bind: name + "@example.com"), 'x', \(bind: name), 0)
+                        """)
+                }
+                // Ana and Dan follow Bob; Dan keeps him in an exclusive list, Ana in a plain one.
+                for follower in [ana, dan] {
+                    try await conn.exec(
+                        "INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: bob), 0)"
+                    )
+                }
+                for (list, owner, exclusive) in [(Int64(70), ana, false), (Int64(71), dan, true)] {
+                    try await conn.exec(
+                        """
+                        INSERT INTO lists (id, user_id, title, replies_policy, exclusive, created_at)
+                        VALUES (\(bind: list), \(bind: owner), 'Bob', 'list', \(bind: exclusive), 0)
+                        """)
+                    try await conn.exec(
+                        """
+                        INSERT INTO list_accounts (list_id, account_id, user_id, exclusive)
+                        VALUES (\(bind: list), \(bind: bob), \(bind: owner), \(bind: exclusive))
+                        """)
+                }
+                for (post, time) in [(Int64(100), Int64(1_000)), (Int64(101), Int64(2_000))] {
+                    try await conn.exec(
+                        """
+                        INSERT INTO posts (id, author_id, kind, body, created_at, audience)
+                        VALUES (\(bind: post), \(bind: bob), 'text', 'hi', \(bind: time), 'public')
+                        """)
+                    try await HomeTimeline.fanOut(post: post, author: bob, createdAt: time, on: conn)
+                }
+            }
+            let posts = PostStore(
+                db: db, ids: IDGenerator(node: 1),
+                events: EventLog(db: db, signal: EventSignal(), pushes: WorkSignal()),
+                searchWindows: SearchWindowCache())
+            func feed(_ source: PostStore.FeedQuery.Source, _ viewer: Int64) async throws -> [String] {
+                try await posts.feed(.init(source: source, page: PageRequest(limit: 20)), viewer: viewer).items.map(
+                    \.id)
+            }
+            func feeds() async throws -> [[String]] {
+                [
+                    try await feed(.home(ana), ana), try await feed(.home(bob), bob), try await feed(.home(cat), cat),
+                    try await feed(.home(dan), dan), try await feed(.list(owner: ana, id: 70), ana),
+                    try await feed(.list(owner: dan, id: 71), dan),
+                ]
+            }
+            let expected = [["101", "100"], ["101", "100"], [], [], ["101", "100"], ["101", "100"]]
+            #expect(try await feeds() == expected)
+            #expect(try await Self.count(db, "SELECT COUNT(*) AS n FROM home_entries") == 0)
+            #expect(try await db.write { try await HomeTimeline.enterPending(limit: 1, on: $0) } == 1)
+            #expect(try await feeds() == expected, "half entered, half waiting")
+            #expect(try await db.write { try await HomeTimeline.enterPending(limit: 10, on: $0) } == 1)
+            #expect(try await db.write { try await HomeTimeline.enterPending(limit: 10, on: $0) } == 0)
+            #expect(try await feeds() == expected, "all entered")
+            #expect(
+                try await Self.count(db, "SELECT COUNT(*) AS n FROM home_entries") == 6, "Bob's, Ana's and Dan's, twice"
+            )
+            #expect(try await Self.count(db, "SELECT COUNT(*) AS n FROM home_pending") == 0)
+            // A post deleted while it waits goes from the queue with its row.
+            try await db.write { conn in
+                try await conn.exec(
+                    "INSERT INTO posts (id, author_id, kind, body, created_at) VALUES (102, \(bind: bob), 'text', 'x', 3000)"
+                )
+                try await HomeTimeline.fanOut(post: 102, author: bob, createdAt: 3_000, on: conn)
+            }
+            #expect(try await feed(.home(ana), ana) == ["102", "101", "100"])
+            try await db.write { conn in try await conn.exec("DELETE FROM posts WHERE id = 102") }
+            #expect(try await Self.count(db, "SELECT COUNT(*) AS n FROM home_pending") == 0)
+            #expect(try await feed(.home(ana), ana) == ["101", "100"])
+        }
+    }
+
+    private static func count(_ db: Database, _ query: SQLQueryString) async throws -> Int {
+        try await db.read { conn in try await conn.first(query)?.decode(column: "n", as: Int.self) ?? -1 }
+    }
+
     private func home(_ api: TestAPI, _ account: Account) async throws -> [String] {
         try await api.page("/feed/home?limit=50", as: account, of: Post.self).items.map(\.id)
     }
@@ -205,9 +293,11 @@ struct HomeTimelineTests {
         try await count(api, "SELECT COUNT(*) AS n FROM home_entries WHERE post_id = \(bind: Int64(post)!)")
     }
 
+    /// `query`'s count once every waiting post is entered (as `HomeFanOutService` does a moment later).
     private func count(_ api: TestAPI, _ query: SQLQueryString) async throws -> Int {
         try await api.withDatabase { db in
-            try await db.read { conn in try await conn.first(query)?.decode(column: "n", as: Int.self) ?? -1 }
+            _ = try await db.write { try await HomeTimeline.enterPending(limit: 10_000, on: $0) }
+            return try await db.read { conn in try await conn.first(query)?.decode(column: "n", as: Int.self) ?? -1 }
         }
     }
 }

@@ -128,7 +128,21 @@ struct QueryPlanTests {
                     .init(source: .home(viewer), page: PageRequest(limit: 20)), viewer: viewer,
                     home: .init(pulled: Array(1...Int64(HomeTimeline.maxPulledBranches + 1))))
             ),
-            ("home timeline: a post entered", HomeTimeline.fanOutSQL(post: 5, author: 3, createdAt: 1)),
+            (
+                "home feed with posts waiting to be entered",
+                PostStore.feedSQL(
+                    .init(source: .home(viewer), page: PageRequest(limit: 20, cursor: cursor)), viewer: viewer,
+                    home: .init(exclusive: true, pending: true))
+            ),
+            (
+                "list feed with posts waiting to be entered",
+                PostStore.feedSQL(
+                    .init(source: .list(owner: viewer, id: 7), page: PageRequest(limit: 20, cursor: cursor)),
+                    viewer: viewer, home: .init(list: 7, pending: true))
+            ),
+            ("home timeline: a post queued", HomeTimeline.fanOutSQL(post: 5, author: 3, createdAt: 1)),
+            ("home timeline: posts waiting for a home feed", HomeTimeline.hasPendingSQL(of: viewer, list: nil)),
+            ("home timeline: posts waiting for a list's feed", HomeTimeline.hasPendingSQL(of: viewer, list: 7)),
             ("home timeline: a post taken out", HomeTimeline.removeSQL(post: 5, author: 3)),
             ("home timeline: a follow's backfill", HomeTimeline.backfillSQL(follower: viewer, followee: 3)),
             ("home timeline: an unfollow", HomeTimeline.unfollowedSQL(follower: viewer, followee: 3)),

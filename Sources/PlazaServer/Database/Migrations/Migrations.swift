@@ -69,6 +69,7 @@ enum Migrations {
         Migration034.migration,
         Migration036.migration,
         Migration037.migration,
+        Migration038.migration,
     ]
 
     /// The schema this binary leaves a database at.

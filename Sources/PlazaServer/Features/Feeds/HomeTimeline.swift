@@ -5,9 +5,15 @@ import SQLKit
 /// `docs/feeds.md` for the choice and its cost.
 ///
 /// - `home_entries (user_id, created_at, post_id)`: a post is entered in its author's timeline and
-///   in the timeline of each follower whose follow is not `pulled`, when it is made; a new follow
-///   enters the followee's latest `backfill` posts; an unfollow (or a block) takes the followee's
-///   posts out; deleting a post takes it out of every timeline it is in.
+///   in the timeline of each follower whose follow is not `pulled`; a new follow enters the
+///   followee's latest `backfill` posts; an unfollow (or a block) takes the followee's posts out;
+///   deleting a post takes it out of every timeline it is in.
+/// - A new post is entered in batches: it waits in `home_pending` (one row), and
+///   `HomeFanOutService` enters every waiting post at once, in the order of the timelines, so a
+///   follower's timeline page is written once per batch, not once per post (with 20 follows each,
+///   a post alone wrote ~21 pages scattered over the timelines; see `docs/feeds.md`). Until then
+///   a home feed reads the waiting posts of the people it follows (and its own) from
+///   `home_pending` too, so a post is in its readers' feeds as soon as it is made.
 /// - People with many followers are read at read time instead: once an account has more than
 ///   `fanOutLimit` followers, `users.home_pulled` is set for good and every follow of it becomes
 ///   `pulled`; their posts are not entered anywhere, and each follower's home feed merges the
@@ -29,17 +35,67 @@ struct HomeTimeline: Sendable {
     /// more are read together, in one branch that sorts their posts.
     static let maxPulledBranches = 100
 
-    /// Enters a new post in its author's timeline and their followers' (unless pulled).
+    /// Queues a new post for its author's timeline and their followers' (unless pulled): the
+    /// next batch of `enterPending` enters it.
     static func fanOut(post: Int64, author: Int64, createdAt: Int64, on db: Connection) async throws {
         try await db.exec(fanOutSQL(post: post, author: author, createdAt: createdAt))
     }
 
     static func fanOutSQL(post: Int64, author: Int64, createdAt: Int64) -> SQLQueryString {
-        """
-        INSERT INTO home_entries (user_id, created_at, post_id)
-        SELECT follower_id, \(bind: createdAt), \(bind: post) FROM follows WHERE followee_id = \(bind: author) AND NOT pulled
-        UNION ALL SELECT \(bind: author), \(bind: createdAt), \(bind: post)
-        """
+        "INSERT INTO home_pending (post_id, author_id, created_at) VALUES (\(bind: post), \(bind: author), \(bind: createdAt))"
+    }
+
+    /// Enters up to `limit` waiting posts, the oldest first, in their authors' timelines and
+    /// their followers' (unless pulled), follower by follower, and takes them off the queue;
+    /// returns how many it took. With `post`, enters that post alone if it waits (a boost does,
+    /// first, to know who has the post already).
+    ///
+    /// On PostgreSQL it takes the locks a post's own fan-out took: the authors' rows (in id
+    /// order, as every write does), which a follow, unfollow or block of them also locks, so it
+    /// reads their followers either before such a change or after it, never during; only then
+    /// the waiting rows, skipping any another server is entering (a post deleted meanwhile goes
+    /// from the queue with its row). A follow made while a post waits has entered it already
+    /// (its backfill reads the posts), which `ON CONFLICT` keeps once.
+    static func enterPending(limit: Int, post: Int64? = nil, on db: Connection) async throws -> Int {
+        let only: SQLQueryString = post.map { " WHERE post_id = \(bind: $0)" } ?? ""
+        let waiting = try await db.rows(
+            "SELECT post_id, author_id FROM home_pending\(only) ORDER BY post_id LIMIT \(bind: limit)")
+        guard !waiting.isEmpty else { return 0 }
+        try await PeopleStore.lockInOrder(waiting.map { try $0.decode(column: "author_id", as: Int64.self) }, on: db)
+        let candidates = try waiting.map { try $0.decode(column: "post_id", as: Int64.self) }
+        let taken = try await db.rows(
+            """
+            SELECT post_id FROM home_pending WHERE post_id IN (\(binds: candidates))\(db.dialect.rowLock(.update, skipLocked: true) ?? "")
+            """
+        ).map { try $0.decode(column: "post_id", as: Int64.self) }
+        guard !taken.isEmpty else { return 0 }
+        try await db.exec(
+            """
+            INSERT INTO home_entries (user_id, created_at, post_id)
+            SELECT f.follower_id, hp.created_at, hp.post_id FROM home_pending hp
+            JOIN follows f ON f.followee_id = hp.author_id AND NOT f.pulled WHERE hp.post_id IN (\(binds: taken))
+            UNION ALL SELECT hp.author_id, hp.created_at, hp.post_id FROM home_pending hp WHERE hp.post_id IN (\(binds: taken))
+            ORDER BY 1, 2, 3
+            ON CONFLICT DO NOTHING
+            """)
+        try await db.exec("DELETE FROM home_pending WHERE post_id IN (\(binds: taken))")
+        return taken.count
+    }
+
+    /// Whether a post `user` should see in their home feed (or in their list `list`'s) waits in
+    /// `home_pending`: theirs, or of someone they follow and is not pulled.
+    static func hasPendingSQL(of user: Int64, list: Int64?) -> SQLQueryString {
+        "SELECT 1 AS x FROM home_pending hp WHERE \(pendingAuthor(of: user, list: list, account: "hp.author_id")) LIMIT 1"
+    }
+
+    /// True when the account in `account` is one whose waiting posts belong in `user`'s home
+    /// feed: `user`, or someone they follow and is not pulled (for a list's feed, in the list).
+    static func pendingAuthor(of user: Int64, list: Int64?, account: SQLQueryString) -> SQLQueryString {
+        var followed: SQLQueryString =
+            "SELECT f.followee_id FROM follows f WHERE f.follower_id = \(bind: user) AND NOT f.pulled"
+        guard let list else { return "\(account) IN (\(followed) UNION ALL SELECT \(bind: user))" }
+        followed += " AND \(inList(list, account: "f.followee_id"))"
+        return "\(account) IN (\(followed))"
     }
 
     /// Takes a post out of every timeline: its author's, its author's followers' (including
@@ -113,13 +169,16 @@ struct HomeTimeline: Sendable {
         var exclusive = false
         /// The list whose feed this is.
         var list: Int64?
+        /// Whether posts for this feed wait in `home_pending`.
+        var pending = false
     }
 
     static func sources(of user: Int64, on db: Connection) async throws -> Sources {
         let pulled = try await db.rows(pulledSQL(of: user)).map { try $0.decode(column: "followee_id", as: Int64.self) }
         let exclusive = try await db.first(exclusiveSQL(of: user)) != nil
         return Sources(
-            pulled: pulled, spaces: try await SpaceStore.memberships(of: user, on: db), exclusive: exclusive)
+            pulled: pulled, spaces: try await SpaceStore.memberships(of: user, on: db), exclusive: exclusive,
+            pending: try await db.first(hasPendingSQL(of: user, list: nil)) != nil)
     }
 
     /// The sources of `owner`'s list `list`'s feed.
@@ -127,7 +186,8 @@ struct HomeTimeline: Sendable {
         let pulled = try await db.rows(pulledSQL(of: owner, list: list)).map {
             try $0.decode(column: "followee_id", as: Int64.self)
         }
-        return Sources(pulled: pulled, list: list)
+        return Sources(
+            pulled: pulled, list: list, pending: try await db.first(hasPendingSQL(of: owner, list: list)) != nil)
     }
 
     /// The pulled accounts `user` follows: in their list `list`, or else not in an exclusive list of theirs.

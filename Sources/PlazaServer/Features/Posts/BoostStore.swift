@@ -42,6 +42,9 @@ package struct BoostStore: Sendable {
                     """)
                 guard added != nil else { return }
                 let created = try row.decode(column: "created_at", as: Int64.self)
+                // Who has the post already is read from the timelines, so a post still waiting
+                // to be entered in them is entered first.
+                _ = try await HomeTimeline.enterPending(limit: 1, post: post, on: db)
                 try await db.exec(Self.fanOutSQL(post: post, createdAt: created, booster: user, at: now))
                 try await Trends.record(.post, [String(post)], by: user, at: now, on: db)
                 // `notify` locks the author's row (the unread count) and passes over a self-boost.

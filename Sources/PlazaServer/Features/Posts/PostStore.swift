@@ -11,6 +11,8 @@ package struct PostStore: Sendable {
     let searchWindows: SearchWindowCache
     /// New link previews one person may ask for a day (0: no cap).
     var linkPreviewsPerDay = Quotas().linkPreviewsPerDay
+    /// Wakes `HomeFanOutService` when a post waits to be entered in home timelines.
+    var homeQueue = WorkSignal()
 
     /// The public posts the most people liked or boosted lately (`Trends`), as `viewer` may see them.
     package func trending(limit: Int, viewer: Int64?) async throws -> [Post] {
@@ -87,6 +89,7 @@ package struct PostStore: Sendable {
             return (row, media, spaces, preview, audience)
         }
         searchWindows.clear()
+        homeQueue.wake()
         guard let authorRow else { throw PlazaError.unauthorized }
         return Post(
             id: String(id), kind: draft.kind, author: try UserSummary(authorIn: authorRow, id: author),
@@ -541,8 +544,8 @@ package struct PostStore: Sendable {
     }
 
     /// A home feed (or a list's, which is its owner's home timeline less what did not come from
-    /// the list's accounts): the timeline's entries, merged with the pulled accounts' posts and the
-    /// joined spaces' when there are any. An exclusive list's accounts are left out of the home
+    /// the list's accounts): the timeline's entries, merged with the posts waiting to be entered,
+    /// the pulled accounts' posts and the joined spaces' when there are any. An exclusive list's accounts are left out of the home
     /// feed, by an indexed look-up that is only made when the person has any.
     private static func homeSQL(
         of id: Int64, _ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources, entryFilters: SQLQueryString,
@@ -561,7 +564,7 @@ package struct PostStore: Sendable {
             mine += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "COALESCE(he.boosted_by, p.author_id)"))"
             spaceFilters += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "p.author_id"))"
         }
-        if home.pulled.isEmpty && home.spaces.isEmpty {
+        if home.pulled.isEmpty && home.spaces.isEmpty && !home.pending {
             return """
                 SELECT \(columns), he.created_at AS feed_time, he.boosted_by AS boosted_by FROM \(timeline) \
                 JOIN users u ON u.id = p.author_id WHERE \(mine) ORDER BY he.created_at DESC, he.post_id DESC \
@@ -595,6 +598,16 @@ package struct PostStore: Sendable {
                 "he.post_id AS id, he.created_at AS t, he.boosted_by AS boosted_by FROM \(timeline) WHERE \(mine)",
                 order: "he.created_at DESC, he.post_id DESC")
         ]
+        if home.pending {
+            var waiting = HomeTimeline.pendingAuthor(of: id, list: home.list, account: "hp.author_id")
+            if home.exclusive && home.list == nil {
+                waiting += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "hp.author_id"))"
+            }
+            branches.append(
+                branch(
+                    "hp.post_id AS id, hp.created_at AS t, \(noBoost) FROM home_pending hp JOIN posts p ON p.id = hp.post_id WHERE \(waiting)\(postFilters)",
+                    order: "hp.created_at DESC, hp.post_id DESC"))
+        }
         for author in home.pulled.prefix(HomeTimeline.maxPulledBranches) {
             branches.append(
                 branch(
