@@ -195,8 +195,8 @@ struct HomeTimelineTests {
 
     /// A new post waits in `home_pending` until the fan-out's next batch; meanwhile every home
     /// and list feed that should show it reads it from there, and no other; the batch then
-    /// enters it once in each timeline (the author's, each follower's) and the feeds stay the
-    /// same; a post deleted while it waits leaves the queue. No service runs here, so the post
+    /// enters it once in each timeline (the author's, each follower's), a batch bounded by the
+    /// rows it writes, and the feeds stay the same; a post deleted while it waits leaves the queue. No service runs here, so the post
     /// waits for as long as the test needs.
     @Test func aWaitingPostIsReadFromTheQueueUntilItsBatchEntersIt() async throws {
         try await withDatabase { db, _ in
@@ -254,7 +254,8 @@ struct HomeTimelineTests {
             let expected = [["101", "100"], ["101", "100"], [], [], ["101", "100"], ["101", "100"]]
             #expect(try await feeds() == expected)
             #expect(try await Self.count(db, "SELECT COUNT(*) AS n FROM home_entries") == 0)
-            #expect(try await db.write { try await HomeTimeline.enterPending(limit: 1, on: $0) } == 1)
+            // Bob has two followers, so each post is 3 rows: a batch of at most 4 rows takes one.
+            #expect(try await db.write { try await HomeTimeline.enterPending(limit: 10, rows: 4, on: $0) } == 1)
             #expect(try await feeds() == expected, "half entered, half waiting")
             #expect(try await db.write { try await HomeTimeline.enterPending(limit: 10, on: $0) } == 1)
             #expect(try await db.write { try await HomeTimeline.enterPending(limit: 10, on: $0) } == 0)

@@ -21,9 +21,10 @@ import SQLKit
 /// - Who may read what (audiences, blocks, mutes, suspensions) is applied when the page is read,
 ///   by `Visibility`, so an entry never shows what its reader may not see.
 ///
-/// Every change runs in the write's transaction, under the locks the write takes anyway: the
-/// author's row for a new or deleted post, both people's rows for a follow or unfollow. So a
-/// follow and a post by the followee never miss each other.
+/// Every other change runs in the write's transaction, under the locks the write takes anyway:
+/// the author's row for a new or deleted post, both people's rows for a follow or unfollow; a
+/// batch of waiting posts takes its authors' rows too. So a follow and a post by the followee
+/// never miss each other.
 struct HomeTimeline: Sendable {
     /// Followers above which an account is pulled at read time rather than fanned out.
     var fanOutLimit: Int
@@ -47,22 +48,42 @@ struct HomeTimeline: Sendable {
 
     /// Enters up to `limit` waiting posts, the oldest first, in their authors' timelines and
     /// their followers' (unless pulled), follower by follower, and takes them off the queue;
-    /// returns how many it took. With `post`, enters that post alone if it waits (a boost does,
-    /// first, to know who has the post already).
+    /// returns how many it took. It stops before the post that would take it past `rows`
+    /// timeline rows (the authors' follower counts), but always takes one: an account may have
+    /// up to `fanOutLimit` followers, so a count of posts alone does not bound a batch. With
+    /// `post`, enters that post alone if it waits (a boost does, first, to know who has the post
+    /// already).
     ///
     /// On PostgreSQL it takes the locks a post's own fan-out took: the authors' rows (in id
     /// order, as every write does), which a follow, unfollow or block of them also locks, so it
     /// reads their followers either before such a change or after it, never during; only then
-    /// the waiting rows, skipping any another server is entering (a post deleted meanwhile goes
-    /// from the queue with its row). A follow made while a post waits has entered it already
-    /// (its backfill reads the posts), which `ON CONFLICT` keeps once.
-    static func enterPending(limit: Int, post: Int64? = nil, on db: Connection) async throws -> Int {
-        let only: SQLQueryString = post.map { " WHERE post_id = \(bind: $0)" } ?? ""
-        let waiting = try await db.rows(
-            "SELECT post_id, author_id FROM home_pending\(only) ORDER BY post_id LIMIT \(bind: limit)")
+    /// the waiting rows, skipping any another server took meanwhile (a post deleted meanwhile
+    /// goes from the queue with its row). The authors come first because a post's deletion locks
+    /// its author and then the post's queue row: taking queue rows first could deadlock with it.
+    /// So two servers that pick the same posts take turns rather than share them. A follow made
+    /// while a post waits has entered it already (its backfill reads the posts), which
+    /// `ON CONFLICT` keeps once.
+    static func enterPending(limit: Int, rows: Int = .max, post: Int64? = nil, on db: Connection) async throws
+        -> Int
+    {
+        let only: SQLQueryString = post.map { " WHERE hp.post_id = \(bind: $0)" } ?? ""
+        var waiting: [(post: Int64, author: Int64)] = []
+        var entries = 0
+        for row in try await db.rows(
+            """
+            SELECT hp.post_id, hp.author_id, u.followers_count FROM home_pending hp JOIN users u ON u.id = hp.author_id\(only)
+            ORDER BY hp.post_id LIMIT \(bind: limit)
+            """)
+        {
+            entries += try row.decode(column: "followers_count", as: Int.self) + 1
+            if entries > rows, !waiting.isEmpty { break }
+            waiting.append(
+                (try row.decode(column: "post_id", as: Int64.self), try row.decode(column: "author_id", as: Int64.self))
+            )
+        }
         guard !waiting.isEmpty else { return 0 }
-        try await PeopleStore.lockInOrder(waiting.map { try $0.decode(column: "author_id", as: Int64.self) }, on: db)
-        let candidates = try waiting.map { try $0.decode(column: "post_id", as: Int64.self) }
+        try await PeopleStore.lockInOrder(waiting.map(\.author), on: db)
+        let candidates = waiting.map(\.post)
         let taken = try await db.rows(
             """
             SELECT post_id FROM home_pending WHERE post_id IN (\(binds: candidates))\(db.dialect.rowLock(.update, skipLocked: true) ?? "")
