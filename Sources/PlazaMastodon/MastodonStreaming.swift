@@ -92,19 +92,36 @@ struct MastodonStreaming: Sendable, FeatureRoutes {
     /// The event translated for `reader`, with their capability URLs, when it shows media that
     /// are not public (a followers-only or space post): those URLs are the reader's own. Nil for
     /// every other event, whose shared translation serves every reader.
+    ///
+    /// Every open stream's loop calls it for every event, so it is kept out of line and small:
+    /// the post is looked at in `showsOwnMedia`, and the signer's reads and the translation run
+    /// in a task of their own (together they took 10 KB of frame, which the stream's task would
+    /// keep for as long as it is open).
+    @inline(never)
     func translated(_ event: StreamEvent, for reader: Int64) async -> Event? {
+        guard Self.showsOwnMedia(event) else { return nil }
+        return try? await StreamMemory.separately { [self] in
+            guard let signer = try? await capabilities.signer(for: reader) else { return nil }
+            return MastodonMapper.$mediaSigner.withValue(signer) { translate(event) }
+        }
+    }
+
+    /// Whether the event shows a post with media that are not public.
+    @inline(never)
+    private static func showsOwnMedia(_ event: StreamEvent) -> Bool {
         let shown: Post? =
             switch event.payload {
             case .post(let post): post
             case .notification(let note): note.post
             default: nil
             }
-        guard let shown, shown.audience != .public, !shown.media.isEmpty,
-            let signer = try? await capabilities.signer(for: reader)
-        else { return nil }
-        return MastodonMapper.$mediaSigner.withValue(signer) { translate(event) }
+        guard let shown else { return false }
+        return shown.audience != .public && !shown.media.isEmpty
     }
 
+    /// Not inlined: called from a stream's loop, its locals would otherwise be part of the
+    /// frame every open stream's task keeps.
+    @inline(never)
     private func translate(_ event: StreamEvent) -> Event? {
         switch event.payload {
         case .post(let post):
@@ -167,26 +184,53 @@ struct MastodonStreaming: Sendable, FeatureRoutes {
         context.connectionClosed.whenComplete { _ in subscription.close() }
         return Response(
             status: .ok, headers: .eventStream,
-            body: ResponseBody { writer in
+            body: ResponseBody { [self] writer in
+                // The body's own frame lives as long as the stream, so the loop runs out of line.
                 defer { subscription.close() }
                 try await writer.write(ByteBuffer(string: ":)\n\n"))
-                try await withGracefulShutdownHandler {
-                    for await delivery in subscription.deliveries {
-                        switch delivery {
-                        case .heartbeat:
-                            try await writer.write(ByteBuffer(string: ":thump\n\n"))
-                        case .event(let event):
-                            guard self.event(event, for: stream, shown: shown) != nil,
-                                let bytes = await translated(event, for: reader).map(Self.serverSentEvent)
-                                    ?? serverSentEvent(event)
-                            else { continue }
-                            try await writer.write(bytes)
-                        }
-                    }
-                } onGracefulShutdown: {
-                    subscription.close()
-                }
+                try await live(stream, subscription, reader: reader, shown: shown, writer: &writer)
                 try await writer.finish(nil)
             })
+    }
+
+    /// What the hub delivers, as `stream` tells it, for as long as the stream is open.
+    @inline(never)
+    private func live(
+        _ stream: Stream, _ subscription: EventHub.Subscription, reader: Int64, shown: Shown,
+        writer: inout any ResponseBodyWriter
+    ) async throws {
+        // A stream never ends by itself, so it ends when the server begins to shut down.
+        try await withGracefulShutdownHandler {
+            for await delivery in subscription.deliveries {
+                switch delivery {
+                case .heartbeat:
+                    try await writer.write(Self.heartbeat)
+                case .event(let event):
+                    guard shows(event, on: stream, shown: shown) else { continue }
+                    let own = await translated(event, for: reader)
+                    guard let bytes = serverSentEvent(event, own: own) else { continue }
+                    try await writer.write(bytes)
+                }
+            }
+        } onGracefulShutdown: {
+            subscription.close()
+        }
+    }
+
+    static let heartbeat = ByteBuffer(string: ":thump\n\n")
+
+    // The loops of open streams call these two for every event. Not inlined: their locals would
+    // otherwise be part of the loop's frame, which every open stream's task keeps (10 KB each).
+
+    /// Whether `stream` tells of the event (`event(_:for:shown:)`).
+    @inline(never)
+    func shows(_ event: StreamEvent, on stream: Stream, shown: Shown) -> Bool {
+        self.event(event, for: stream, shown: shown) != nil
+    }
+
+    /// The event's Server-Sent Event: the reader's `own` translation, or the shared one.
+    @inline(never)
+    private func serverSentEvent(_ event: StreamEvent, own: Event?) -> ByteBuffer? {
+        own.map(Self.serverSentEvent) ?? serverSentEvent(event)
     }
 }

@@ -144,6 +144,7 @@ struct MastodonWebSocket: Sendable {
     /// Writes what the hub delivers on `channel` to the connection, as each stream subscribed on
     /// it tells it, until the hub ends the subscription (the session was revoked, the reader fell
     /// behind, the server is shutting down), which closes the connection: the client reconnects.
+    @inline(never)
     static func forward(
         _ subscription: EventHub.Subscription, of channel: EventHub.Channel, to outbound: WebSocketOutboundWriter,
         subscribed: NIOLockedValueBox<Set<MastodonStreaming.Stream>>, shown: MastodonStreaming.Shown,
@@ -151,18 +152,29 @@ struct MastodonWebSocket: Sendable {
     ) async throws {
         for await delivery in subscription.deliveries {
             guard case .event(let event) = delivery else { continue }
-            let streams = subscribed.withLockedValue { $0 }.filter { $0.channel == channel }
             // A followers-only or space post's media: this reader's own URLs, so not the shared encoding.
             let own = await streaming.translated(event, for: reader)
-            for stream in streams.sorted(by: { $0.rawValue < $1.rawValue }) {
-                guard streaming.event(event, for: stream, shown: shown) != nil,
-                    let text = own.flatMap({ message($0, stream: stream) })
-                        ?? message(event, stream: stream, streaming: streaming)
-                else { continue }
-                try await outbound.write(.text(text))
-            }
+            let texts = messages(
+                event, own: own, on: channel, subscribed: subscribed, shown: shown, streaming: streaming)
+            for text in texts { try await outbound.write(.text(text)) }
         }
         if !Task.isCancelled { try? await outbound.close(.goingAway, reason: nil) }
+    }
+
+    /// What each stream subscribed on `channel` says of the event, in the order of their names.
+    /// Not inlined: the loop of every open connection calls it, and its locals would otherwise be
+    /// part of the loop's frame, which the connection's task keeps (10 KB each).
+    @inline(never)
+    static func messages(
+        _ event: StreamEvent, own: MastodonStreaming.Event?, on channel: EventHub.Channel,
+        subscribed: NIOLockedValueBox<Set<MastodonStreaming.Stream>>, shown: MastodonStreaming.Shown,
+        streaming: MastodonStreaming
+    ) -> [String] {
+        let streams = subscribed.withLockedValue { $0 }.filter { $0.channel == channel }
+        return streams.sorted(by: { $0.rawValue < $1.rawValue }).compactMap { stream in
+            guard streaming.shows(event, on: stream, shown: shown) else { return nil }
+            return own.flatMap({ message($0, stream: stream) }) ?? message(event, stream: stream, streaming: streaming)
+        }
     }
 
     /// A refusal as Mastodon's WebSocket sends it.

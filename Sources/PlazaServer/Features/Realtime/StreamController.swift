@@ -35,23 +35,12 @@ struct StreamController: FeatureRoutes {
         return Response(
             status: .ok, headers: .eventStream,
             body: ResponseBody { writer in
+                // The body's own frame lives as long as the stream, so it only calls out: the
+                // replay (large, and rare) and the live loop each run in a function of their own.
                 defer { subscription.close() }
                 var cursor = bounds.head
-                var replayed = 0
                 if let last = resumeFrom, last >= bounds.prunedThrough, last <= bounds.head {
-                    cursor = last
-                    try await writer.write(Self.retry)
-                    while cursor < bounds.head {
-                        let page = try await StreamMemory.separately { [cursor] in
-                            try await feed.replayPage(after: cursor, through: bounds.head, recipient: me.userID)
-                        }
-                        try await writer.write(page.bytes)
-                        replayed += page.count
-                        cursor = page.through
-                    }
-                    // Everything of mine up to the head read above has been replayed.
-                    cursor = max(cursor, bounds.head)
-                    try await writer.write(Self.ready(at: cursor, replayed: replayed))
+                    cursor = try await Self.replay(after: last, through: bounds.head, of: me.userID, feed, &writer)
                 } else {
                     // A resume point that is gone (pruned, or not one this server sent) is a reset.
                     try await writer.write(Self.opening(at: cursor, reset: resumeFrom != nil))
@@ -59,6 +48,30 @@ struct StreamController: FeatureRoutes {
                 try await Self.live(subscription, after: cursor, writer: &writer)
                 try await writer.finish(nil)
             })
+    }
+
+    /// Writes what `recipient` missed after `last`, up to `head`, then `ready`; returns the cursor
+    /// the live part goes on from. Out of line, so its frame is not part of every stream's.
+    @inline(never)
+    private static func replay(
+        after last: Int64, through head: Int64, of recipient: Int64, _ feed: EventFeed,
+        _ writer: inout any ResponseBodyWriter
+    ) async throws -> Int64 {
+        var cursor = last
+        var replayed = 0
+        try await writer.write(retry)
+        while cursor < head {
+            let page = try await StreamMemory.separately { [cursor] in
+                try await feed.replayPage(after: cursor, through: head, recipient: recipient)
+            }
+            try await writer.write(page.bytes)
+            replayed += page.count
+            cursor = page.through
+        }
+        // Everything of the recipient's up to the head read above has been replayed.
+        cursor = max(cursor, head)
+        try await writer.write(ready(at: cursor, replayed: replayed))
+        return cursor
     }
 
     /// How long a reader waits before reconnecting, the stream's first line.
