@@ -73,7 +73,7 @@ package struct AppServices: Sendable {
         tags = TagStore(db: db)
         comments = CommentStore(db: db, ids: ids, events: events)
         likes = LikeStore(db: db, ids: ids, events: events)
-        boosts = BoostStore(db: db, ids: ids, events: events)
+        boosts = BoostStore(db: db, ids: ids, events: events, homeQueue: homeQueue)
         polls = PollStore(db: db, ids: ids, events: events)
         notifications = NotificationStore(db: db, people: people, posts: posts)
         eventFeed = EventFeed(db: db, posts: posts, notifications: notifications)

@@ -35,9 +35,12 @@ struct BoostsTests {
             #expect(boosters == ["dan", "bob"])
             let notes = try await api.page("/me/notifications", as: ana, of: PlazaAPI.Notification.self).items
             #expect(notes.first?.kind == .boost && notes.first?.actorCount == 2)
-            // Undone: Bob's boost goes; the entry was Bob's, so Cat sees it no more.
+            // Undone: Bob's boost goes; Dan's still brings the post to Cat, once, by its time.
             let undone = try await api.call(.delete, "/posts/\(post.id)/boost", as: bob).decode(Post.self)
             #expect(undone.counts.boosts == 1 && !undone.viewer.boosted)
+            let after = try await api.page("/feed/home", as: cat, of: Post.self).items
+            #expect(after.map(\.id) == [post.id, mine.id] && after.first?.boost?.by.username == "dan")
+            _ = try await api.call(.delete, "/posts/\(post.id)/boost", as: dan)
             #expect(try await api.page("/feed/home", as: cat, of: Post.self).items.map(\.id) == [mine.id])
         }
     }
@@ -104,6 +107,101 @@ struct BoostsTests {
             let undone = try await api.mastodon(.post, "/api/v1/statuses/\(post.id)/unreblog", token: bobToken).json()
             #expect(undone["id"]?.stringValue == post.id && undone["reblogged"] == .bool(false))
             #expect(try await api.mastodon(.get, "/api/v1/timelines/home", token: catToken).json().array.isEmpty)
+        }
+    }
+
+    /// A boost waits in `boost_pending` until the fan-out's next batch, and home feeds read it
+    /// from there meanwhile: once, by the earliest booster, not for a reader who has the post
+    /// from its author. The batch enters it so; undoing it before then takes it off the queue,
+    /// after then queues the removal of its entries, hidden from the moment it is undone, while
+    /// the next booster's brings the post instead; deleting the post leaves nothing behind. No service
+    /// runs here, so the queue waits for as long as the test needs.
+    @Test func aBoostWaitsInTheQueueUntilItsBatchEntersIt() async throws {
+        try await withDatabase { db, _ in
+            let (ana, bob, cat, dan, eve) = (Int64(1), Int64(2), Int64(3), Int64(4), Int64(5))
+            try await db.write { conn in
+                for (id, name) in [(ana, "ana"), (bob, "bob"), (cat, "cat"), (dan, "dan"), (eve, "eve")] {
+                    try await conn.exec(
+                        """
+                        INSERT INTO users (id, username, username_key, email, email_key, password_hash, display_name, created_at)
+                        VALUES (\(bind: id), \(bind: name), \(bind: name), \(bind: name + "@example.com"), \(bind: name + "@example.com"), 'x', \(bind: name), 0)
+                        """)
+                }
+                // Cat follows both boosters; Eve follows Bob and the author.
+                for (follower, followee) in [(cat, bob), (cat, dan), (eve, bob), (eve, ana)] {
+                    try await conn.exec(
+                        "INSERT INTO follows (follower_id, followee_id, created_at) VALUES (\(bind: follower), \(bind: followee), 0)"
+                    )
+                }
+                try await conn.exec(
+                    "INSERT INTO posts (id, author_id, kind, body, created_at, audience) VALUES (100, 1, 'text', 'hi', 1000, 'public')"
+                )
+                try await HomeTimeline.fanOut(post: 100, author: ana, createdAt: 1_000, on: conn)
+                _ = try await HomeTimeline.enterPending(limit: 10, on: conn)
+            }
+            let ids = IDGenerator(node: 1)
+            let events = EventLog(db: db, signal: EventSignal(), pushes: WorkSignal())
+            let boosts = BoostStore(db: db, ids: ids, events: events)
+            let posts = PostStore(db: db, ids: ids, events: events, searchWindows: SearchWindowCache())
+            func home(_ viewer: Int64) async throws -> [String] {
+                try await posts.feed(.init(source: .home(viewer), page: PageRequest(limit: 20)), viewer: viewer).items
+                    .map { "\($0.id)" + ($0.boost.map { " by \($0.by.username)" } ?? "") }
+            }
+            func feeds() async throws -> [[String]] { [try await home(cat), try await home(eve)] }
+            func enter() async throws -> Int {
+                try await db.write { try await HomeTimeline.enterPendingBoosts(limit: 10, on: $0) }
+            }
+            func count(_ query: SQLQueryString) async throws -> Int {
+                try await db.read { try await $0.first(query)?.decode(column: "n", as: Int.self) ?? -1 }
+            }
+            let boostEntries: SQLQueryString = "SELECT COUNT(*) AS n FROM home_entries WHERE boosted_by IS NOT NULL"
+            let queued: SQLQueryString = "SELECT COUNT(*) AS n FROM boost_pending"
+
+            try await boosts.set(post: 100, user: bob, boosted: true)
+            try await boosts.set(post: 100, user: dan, boosted: true)
+            let expected = [["100 by bob"], ["100"]]
+            #expect(try await feeds() == expected, "waiting")
+            #expect(try await count(queued) == 2)
+            #expect(try await count(boostEntries) == 0)
+            #expect(try await enter() == 2)
+            #expect(try await enter() == 0)
+            #expect(try await feeds() == expected, "entered")
+            #expect(try await count(boostEntries) == 1, "Cat's, by Bob")
+
+            // Bob's was entered: undone, it is hidden at once, Dan's (the next) brings the post
+            // instead, and the batch makes that so.
+            try await boosts.set(post: 100, user: bob, boosted: false)
+            #expect(try await feeds() == [["100 by dan"], ["100"]])
+            #expect(try await count(queued) == 1, "the undoing")
+            #expect(try await enter() == 1)
+            #expect(try await feeds() == [["100 by dan"], ["100"]])
+            #expect(try await count(boostEntries) == 1, "Cat's, by Dan")
+            // Dan's undone as well: the post leaves Cat's feed; a boost made and undone before its
+            // batch leaves nothing to do.
+            try await boosts.set(post: 100, user: dan, boosted: false)
+            try await boosts.set(post: 100, user: bob, boosted: true)
+            try await boosts.set(post: 100, user: bob, boosted: false)
+            #expect(try await feeds() == [[], ["100"]])
+            #expect(try await count(queued) == 1, "Dan's undoing")
+            #expect(try await enter() == 1)
+            #expect(try await count(boostEntries) == 0)
+            // Made again, a boost shows by its new time, waiting and then entered.
+            try await boosts.set(post: 100, user: bob, boosted: true)
+            #expect(try await feeds() == expected)
+            #expect(try await enter() == 1)
+            #expect(try await feeds() == expected)
+            #expect(try await count(boostEntries) == 1)
+
+            // A post deleted while an undoing waits leaves no entry and no queue behind.
+            try await boosts.set(post: 100, user: bob, boosted: false)
+            try await db.write { conn in
+                try await BoostStore.removeFromTimelines(post: 100, on: conn)
+                try await HomeTimeline.remove(post: 100, author: ana, on: conn)
+                try await conn.exec("DELETE FROM posts WHERE id = 100")
+            }
+            #expect(try await count(queued) == 0)
+            #expect(try await count(boostEntries) == 0)
+            #expect(try await count("SELECT COUNT(*) AS n FROM home_entries") == 0)
         }
     }
 }

@@ -70,6 +70,7 @@ enum Migrations {
         Migration036.migration,
         Migration037.migration,
         Migration038.migration,
+        Migration039.migration,
     ]
 
     /// The schema this binary leaves a database at.

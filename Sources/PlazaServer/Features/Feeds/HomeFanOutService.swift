@@ -1,15 +1,16 @@
 import Logging
 import ServiceLifecycle
 
-/// Enters new posts in their followers' home timelines in batches (`HomeTimeline.enterPending`):
-/// woken by a new post, it waits `gather` for the posts that come with it, then enters them, a
-/// batch to a write, until none wait. It also looks every `pollInterval` (a read; it writes only
-/// when posts wait), for posts another server queued: this server's own posts wake it, and
-/// posts that waited through a restart are entered when it opens. On PostgreSQL every app server
-/// runs one; each post is entered once.
+/// Enters new posts and boosts in their followers' home timelines in batches
+/// (`HomeTimeline.enterPending`, `enterPendingBoosts`): woken by a new post or boost, it waits
+/// `gather` for those that come with it, then enters them, a batch to a write, until none wait.
+/// It also looks every `pollInterval` (a read; it writes only when something waits), for posts
+/// and boosts another server queued: this server's own wake it, and those that waited through a
+/// restart are entered when it opens. On PostgreSQL every app server runs one; each post and
+/// boost is entered once.
 struct HomeFanOutService: Service {
     let db: Database
-    /// Opened once the migrations have run; woken by each new post.
+    /// Opened once the migrations have run; woken by each new post and boost (or undone boost).
     let signal: WorkSignal
     /// How long a post waits for others to share its batch. A home feed reads a waiting post
     /// meanwhile, so this costs readers nothing but a look at the queue.
@@ -35,18 +36,29 @@ struct HomeFanOutService: Service {
         }
     }
 
-    /// Enters one batch, if any post waits; how many posts it took.
+    /// Enters one batch, if anything waits: of posts while any wait, then of boosts; how many
+    /// posts or boosts it took.
     @discardableResult
     func runOnce() async -> Int {
         do {
-            guard try await db.read({ try await $0.first("SELECT 1 AS x FROM home_pending LIMIT 1") }) != nil else {
-                return 0
+            let waiting = try await db.read { db in
+                (
+                    posts: try await db.first("SELECT 1 AS x FROM home_pending LIMIT 1") != nil,
+                    boosts: try await db.first("SELECT 1 AS x FROM boost_pending LIMIT 1") != nil
+                )
             }
+            if waiting.posts {
+                let entered = try await db.write {
+                    try await HomeTimeline.enterPending(limit: Self.batch, rows: Self.batchRows, on: $0)
+                }
+                if entered > 0 { return entered }
+            }
+            guard waiting.boosts else { return 0 }
             return try await db.write {
-                try await HomeTimeline.enterPending(limit: Self.batch, rows: Self.batchRows, on: $0)
+                try await HomeTimeline.enterPendingBoosts(limit: Self.batch, rows: Self.batchRows, on: $0)
             }
         } catch {
-            logger.warning("Entering new posts in home timelines failed: \(String(reflecting: error))")
+            logger.warning("Entering new posts and boosts in home timelines failed: \(String(reflecting: error))")
             return 0
         }
     }

@@ -13,7 +13,8 @@ import SQLKit
 ///   follower's timeline page is written once per batch, not once per post (with 20 follows each,
 ///   a post alone wrote ~21 pages scattered over the timelines; see `docs/feeds.md`). Until then
 ///   a home feed reads the waiting posts of the people it follows (and its own) from
-///   `home_pending` too, so a post is in its readers' feeds as soon as it is made.
+///   `home_pending` too, so a post is in its readers' feeds as soon as it is made. Boosts wait
+///   and are entered the same way, in `boost_pending` (`BoostStore`).
 /// - People with many followers are read at read time instead: once an account has more than
 ///   `fanOutLimit` followers, `users.home_pulled` is set for good and every follow of it becomes
 ///   `pulled`; their posts are not entered anywhere, and each follower's home feed merges the
@@ -50,9 +51,7 @@ struct HomeTimeline: Sendable {
     /// their followers' (unless pulled), follower by follower, and takes them off the queue;
     /// returns how many it took. It stops before the post that would take it past `rows`
     /// timeline rows (the authors' follower counts), but always takes one: an account may have
-    /// up to `fanOutLimit` followers, so a count of posts alone does not bound a batch. With
-    /// `post`, enters that post alone if it waits (a boost does, first, to know who has the post
-    /// already).
+    /// up to `fanOutLimit` followers, so a count of posts alone does not bound a batch.
     ///
     /// On PostgreSQL it takes the locks a post's own fan-out took: the authors' rows (in id
     /// order, as every write does), which a follow, unfollow or block of them also locks, so it
@@ -63,32 +62,12 @@ struct HomeTimeline: Sendable {
     /// So two servers that pick the same posts take turns rather than share them. A follow made
     /// while a post waits has entered it already (its backfill reads the posts), which
     /// `ON CONFLICT` keeps once.
-    static func enterPending(limit: Int, rows: Int = .max, post: Int64? = nil, on db: Connection) async throws
-        -> Int
-    {
-        let only: SQLQueryString = post.map { " WHERE hp.post_id = \(bind: $0)" } ?? ""
-        var waiting: [(post: Int64, author: Int64)] = []
-        var entries = 0
-        for row in try await db.rows(
+    static func enterPending(limit: Int, rows: Int = .max, on db: Connection) async throws -> Int {
+        let taken = try await take(
             """
-            SELECT hp.post_id, hp.author_id, u.followers_count FROM home_pending hp JOIN users u ON u.id = hp.author_id\(only)
-            ORDER BY hp.post_id LIMIT \(bind: limit)
-            """)
-        {
-            entries += try row.decode(column: "followers_count", as: Int.self) + 1
-            if entries > rows, !waiting.isEmpty { break }
-            waiting.append(
-                (try row.decode(column: "post_id", as: Int64.self), try row.decode(column: "author_id", as: Int64.self))
-            )
-        }
-        guard !waiting.isEmpty else { return 0 }
-        try await PeopleStore.lockInOrder(waiting.map(\.author), on: db)
-        let candidates = waiting.map(\.post)
-        let taken = try await db.rows(
-            """
-            SELECT post_id FROM home_pending WHERE post_id IN (\(binds: candidates))\(db.dialect.rowLock(.update, skipLocked: true) ?? "")
-            """
-        ).map { try $0.decode(column: "post_id", as: Int64.self) }
+            SELECT hp.post_id AS id, hp.author_id AS account, u.followers_count + 1 AS n FROM home_pending hp
+            JOIN users u ON u.id = hp.author_id ORDER BY hp.post_id LIMIT \(bind: limit)
+            """, from: "home_pending", key: "post_id", rows: rows, on: db)
         guard !taken.isEmpty else { return 0 }
         try await db.exec(
             """
@@ -103,20 +82,106 @@ struct HomeTimeline: Sendable {
         return taken.count
     }
 
-    /// Whether a post `user` should see in their home feed (or in their list `list`'s) waits in
-    /// `home_pending`: theirs, or of someone they follow and is not pulled.
+    /// Enters up to `limit` waiting boosts (`boost_pending`), the oldest first, in their
+    /// boosters' followers' timelines (unless pulled) where `BoostStore.reaches` says so, takes
+    /// out the entries of boosts undone since they were entered (a follower who still follows
+    /// someone else who boosted the post gets it from the earliest such boost), and takes them
+    /// off the queue; returns how many it took. Rows and locks as `enterPending`, with the boosters for authors.
+    /// A boost of a post that waits itself is left for after the post: who has the post already
+    /// is read from the timelines.
+    static func enterPendingBoosts(limit: Int, rows: Int = .max, on db: Connection) async throws -> Int {
+        let taken = try await take(
+            """
+            SELECT bp.boost_id AS id, bp.user_id AS account, u.followers_count AS n FROM boost_pending bp
+            JOIN users u ON u.id = bp.user_id WHERE NOT EXISTS (SELECT 1 FROM home_pending hp WHERE hp.post_id = bp.post_id)
+            ORDER BY bp.boost_id LIMIT \(bind: limit)
+            """, from: "boost_pending", key: "boost_id", rows: rows, on: db)
+        guard !taken.isEmpty else { return 0 }
+        try await db.exec(undoneBoostsSQL(taken))
+        try await db.exec(enterBoostsSQL(taken))
+        try await db.exec("DELETE FROM boost_pending WHERE boost_id IN (\(binds: taken))")
+        return taken.count
+    }
+
+    /// Takes out the entries of the undone boosts among `taken` (queue rows).
+    static func undoneBoostsSQL(_ taken: [Int64]) -> SQLQueryString {
+        """
+        DELETE FROM home_entries WHERE (user_id, created_at, post_id, boosted_by) IN (
+            SELECT f.follower_id, bp.created_at, bp.post_id, bp.user_id FROM boost_pending bp
+            JOIN follows f ON f.followee_id = bp.user_id WHERE bp.boost_id IN (\(binds: taken)) AND bp.undo)
+        """
+    }
+
+    /// Enters the new boosts among `taken` (queue rows), and for each follower who lost a post
+    /// with an undone boost among them, the earliest boost of it still standing by someone else
+    /// they follow: the one that brings it now.
+    static func enterBoostsSQL(_ taken: [Int64]) -> SQLQueryString {
+        """
+        INSERT INTO home_entries (user_id, created_at, post_id, boosted_by)
+        SELECT f.follower_id, bp.created_at, bp.post_id, bp.user_id FROM boost_pending bp JOIN posts p ON p.id = bp.post_id
+        JOIN follows f ON f.followee_id = bp.user_id AND NOT f.pulled
+        WHERE bp.boost_id IN (\(binds: taken)) AND NOT bp.undo AND \(BoostStore.reaches(follower: "f.follower_id"))
+        UNION ALL SELECT f.follower_id, bp.created_at, bp.post_id, bp.user_id FROM boost_pending bu
+        JOIN follows f ON f.followee_id = bu.user_id AND NOT f.pulled
+        JOIN boosts bp ON bp.post_id = bu.post_id
+        JOIN follows g ON g.follower_id = f.follower_id AND g.followee_id = bp.user_id AND NOT g.pulled
+        JOIN posts p ON p.id = bu.post_id
+        WHERE bu.boost_id IN (\(binds: taken)) AND bu.undo AND \(BoostStore.reaches(follower: "f.follower_id"))
+        ORDER BY 1, 2, 3
+        ON CONFLICT DO NOTHING
+        """
+    }
+
+    /// Takes queue rows off `table` for one batch: `waiting` lists the candidates, oldest first,
+    /// as `id`, `account` (whose followers the row reaches) and `n` (the timeline rows it
+    /// writes). It stops before the row that would take it past `rows`, but always takes one;
+    /// locks the accounts in id order, then the rows, skipping any another server holds, and
+    /// returns the ids it holds.
+    private static func take(
+        _ waiting: SQLQueryString, from table: String, key: String, rows: Int, on db: Connection
+    ) async throws -> [Int64] {
+        var candidates: [(id: Int64, account: Int64)] = []
+        var entries = 0
+        for row in try await db.rows(waiting) {
+            entries += try row.decode(column: "n", as: Int.self)
+            if entries > rows, !candidates.isEmpty { break }
+            candidates.append(
+                (try row.decode(column: "id", as: Int64.self), try row.decode(column: "account", as: Int64.self)))
+        }
+        guard !candidates.isEmpty else { return [] }
+        try await PeopleStore.lockInOrder(candidates.map(\.account), on: db)
+        let lock = db.dialect.rowLock(.update, skipLocked: true) ?? ""
+        return try await db.rows(
+            """
+            SELECT \(unsafeRaw: key) AS id FROM \(unsafeRaw: table) WHERE \(unsafeRaw: key) IN (\(binds: candidates.map(\.id)))\(lock)
+            """
+        ).map { try $0.decode(column: "id", as: Int64.self) }
+    }
+
+    /// Whether anything `user` should see in their home feed (or in their list `list`'s) waits:
+    /// a post in `home_pending`, theirs or of someone they follow and is not pulled, or a boost
+    /// (or the undoing of one) in `boost_pending` by someone they follow and is not pulled.
     static func hasPendingSQL(of user: Int64, list: Int64?) -> SQLQueryString {
-        "SELECT 1 AS x FROM home_pending hp WHERE \(pendingAuthor(of: user, list: list, account: "hp.author_id")) LIMIT 1"
+        """
+        SELECT 1 AS x FROM home_pending hp WHERE \(pendingAuthor(of: user, list: list, account: "hp.author_id")) \
+        UNION ALL SELECT 1 AS x FROM boost_pending bp WHERE bp.user_id IN (\(followed(by: user, list: nil))) LIMIT 1
+        """
     }
 
     /// True when the account in `account` is one whose waiting posts belong in `user`'s home
     /// feed: `user`, or someone they follow and is not pulled (for a list's feed, in the list).
     static func pendingAuthor(of user: Int64, list: Int64?, account: SQLQueryString) -> SQLQueryString {
+        let followed = followed(by: user, list: list)
+        guard list == nil else { return "\(account) IN (\(followed))" }
+        return "\(account) IN (\(followed) UNION ALL SELECT \(bind: user))"
+    }
+
+    /// The accounts `user` follows and are not pulled (in their list `list`, if given).
+    static func followed(by user: Int64, list: Int64?) -> SQLQueryString {
         var followed: SQLQueryString =
             "SELECT f.followee_id FROM follows f WHERE f.follower_id = \(bind: user) AND NOT f.pulled"
-        guard let list else { return "\(account) IN (\(followed) UNION ALL SELECT \(bind: user))" }
-        followed += " AND \(inList(list, account: "f.followee_id"))"
-        return "\(account) IN (\(followed))"
+        if let list { followed += " AND \(inList(list, account: "f.followee_id"))" }
+        return followed
     }
 
     /// Takes a post out of every timeline: its author's, its author's followers' (including
@@ -190,7 +255,7 @@ struct HomeTimeline: Sendable {
         var exclusive = false
         /// The list whose feed this is.
         var list: Int64?
-        /// Whether posts for this feed wait in `home_pending`.
+        /// Whether posts or boosts for this feed wait in `home_pending` or `boost_pending`.
         var pending = false
     }
 

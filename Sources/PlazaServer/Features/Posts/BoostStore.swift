@@ -3,8 +3,15 @@ import SQLKit
 
 /// Boosts: a person shares a public post they may read with their followers. The post comes
 /// into each follower's home timeline at the boost's time, marked with who boosted it, once
-/// however many of the people they follow boost it (`home_entries.boosted_by`); undoing the boost
-/// takes out the entries it made. Counts are kept by triggers (`posts.boosts_count`).
+/// however many of the people they follow boost it (`home_entries.boosted_by`): the earliest
+/// boost standing brings it, unless the follower has it already from its author
+/// (`BoostStore.reaches`). Counts are kept by triggers (`posts.boosts_count`).
+///
+/// A boost reaches the timelines as a new post does, in batches: it waits in `boost_pending`,
+/// which home feeds read meanwhile, until `HomeTimeline.enterPendingBoosts` enters it. Undoing a
+/// boost that waits takes it off the queue; undoing one already entered queues the removal of its
+/// entries, which home feeds hide from the moment the boost is gone (an entry shows while the
+/// boost that made it, with its time, stands).
 ///
 /// Followers of an account read at read time (`HomeTimeline`'s pulled accounts) do not get its
 /// boosts: a pulled account's followers read its own posts only.
@@ -12,6 +19,8 @@ package struct BoostStore: Sendable {
     let db: Database
     let ids: IDGenerator
     let events: EventLog
+    /// Wakes `HomeFanOutService` when a boost (or its undoing) waits for the home timelines.
+    var homeQueue = WorkSignal()
 
     static let notPublic = PlazaError(
         .unprocessableContent, "not_boostable", "Only public posts can be boosted: this one is for fewer people.")
@@ -22,11 +31,11 @@ package struct BoostStore: Sendable {
         let now = Timestamp.now.milliseconds
         let id = ids.next()
         let ids = ids
-        try await events.write { db in
+        let queued = try await events.write { db in
             guard
                 let row = try await db.first(
                     """
-                    SELECT author_id, audience, created_at FROM posts p
+                    SELECT author_id, audience FROM posts p
                     WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
                     """)
             else { throw PlazaError.notFound("Post") }
@@ -40,67 +49,75 @@ package struct BoostStore: Sendable {
                     INSERT INTO boosts (id, user_id, post_id, created_at)
                     VALUES (\(bind: id), \(bind: user), \(bind: post), \(bind: now)) ON CONFLICT DO NOTHING RETURNING id
                     """)
-                guard added != nil else { return }
-                let created = try row.decode(column: "created_at", as: Int64.self)
-                // Who has the post already is read from the timelines, so a post still waiting
-                // to be entered in them is entered first.
-                _ = try await HomeTimeline.enterPending(limit: 1, post: post, on: db)
-                try await db.exec(Self.fanOutSQL(post: post, createdAt: created, booster: user, at: now))
+                guard added != nil else { return false }
+                try await db.exec(Self.queueSQL(boost: id, booster: user, post: post, at: now, undo: false))
                 try await Trends.record(.post, [String(post)], by: user, at: now, on: db)
                 // `notify` locks the author's row (the unread count) and passes over a self-boost.
                 try await NotificationStore.notify([.boost(post: post, author: author, by: user)], ids: ids, on: db)
-            } else {
-                let removed = try await db.first(
-                    "DELETE FROM boosts WHERE user_id = \(bind: user) AND post_id = \(bind: post) RETURNING created_at")
-                guard let removed else { return }
-                try await db.exec(
-                    Self.undoSQL(
-                        post: post, booster: user, at: try removed.decode(column: "created_at", as: Int64.self)))
+                return true
             }
+            guard
+                let removed = try await db.first(
+                    "DELETE FROM boosts WHERE user_id = \(bind: user) AND post_id = \(bind: post) RETURNING id, created_at"
+                )
+            else { return false }
+            let boost = try removed.decode(column: "id", as: Int64.self)
+            // A boost still waiting was entered nowhere: it leaves the queue, and that is all.
+            if try await db.first("DELETE FROM boost_pending WHERE boost_id = \(bind: boost) RETURNING boost_id") != nil
+            {
+                return false
+            }
+            let time = try removed.decode(column: "created_at", as: Int64.self)
+            try await db.exec(Self.queueSQL(boost: boost, booster: user, post: post, at: time, undo: true))
+            return true
         }
+        if queued { homeQueue.wake() }
     }
 
-    /// Enters a boosted post in the booster's followers' timelines at the boost's time, except
-    /// for those who have it already: from its author (its own entry) or from another boost.
-    static func fanOutSQL(post: Int64, createdAt: Int64, booster: Int64, at time: Int64) -> SQLQueryString {
+    static func queueSQL(boost: Int64, booster: Int64, post: Int64, at time: Int64, undo: Bool) -> SQLQueryString {
         """
-        INSERT INTO home_entries (user_id, created_at, post_id, boosted_by)
-        SELECT f.follower_id, \(bind: time), \(bind: post), \(bind: booster) FROM follows f
-        WHERE f.followee_id = \(bind: booster) AND NOT f.pulled
-        AND NOT EXISTS (
-            SELECT 1 FROM home_entries he
-            WHERE he.user_id = f.follower_id AND he.created_at = \(bind: createdAt) AND he.post_id = \(bind: post))
-        AND NOT EXISTS (
-            SELECT 1 FROM boosts b JOIN follows g ON g.followee_id = b.user_id AND g.follower_id = f.follower_id
-            WHERE b.post_id = \(bind: post) AND b.user_id <> \(bind: booster))
-        ON CONFLICT DO NOTHING
+        INSERT INTO boost_pending (boost_id, user_id, post_id, created_at, undo)
+        VALUES (\(bind: boost), \(bind: booster), \(bind: post), \(bind: time), \(bind: undo))
         """
     }
 
-    /// Takes out the entries one boost made.
-    static func undoSQL(post: Int64, booster: Int64, at time: Int64) -> SQLQueryString {
+    /// True when boost `bp` of post `p` brings `p` into the timeline of `follower` (who follows
+    /// the booster, not pulled): unless the follower has the post from its author, or from a
+    /// boost standing that was made before this one by someone else they follow (not pulled).
+    /// So a follower gets a post once, from the earliest boost, and from the next one when that
+    /// one is undone; a waiting boost is read by this rule and entered by it.
+    static func reaches(follower: SQLQueryString) -> SQLQueryString {
         """
-        DELETE FROM home_entries WHERE created_at = \(bind: time) AND post_id = \(bind: post)
-        AND boosted_by = \(bind: booster)
-        AND user_id IN (SELECT follower_id FROM follows WHERE followee_id = \(bind: booster))
+        NOT EXISTS (SELECT 1 FROM home_entries hx WHERE hx.user_id = \(follower) AND hx.created_at = p.created_at AND hx.post_id = p.id) \
+        AND NOT EXISTS (SELECT 1 FROM boosts bx JOIN follows gx ON gx.followee_id = bx.user_id AND gx.follower_id = \(follower) \
+        WHERE bx.post_id = bp.post_id AND NOT gx.pulled AND (bx.created_at, bx.user_id) < (bp.created_at, bp.user_id))
         """
     }
 
-    /// Takes out the entries every boost of a post made, before the post (and its boosts) go.
+    /// Takes out the entries every boost of a post made (those whose undoing waits too), before
+    /// the post (and its boosts) go.
     static func removeFromTimelines(post: Int64, on db: Connection) async throws {
-        try await db.exec(
-            """
-            DELETE FROM home_entries WHERE post_id = \(bind: post) AND (user_id, created_at) IN (
-                SELECT f.follower_id, b.created_at FROM boosts b JOIN follows f ON f.followee_id = b.user_id
-                WHERE b.post_id = \(bind: post))
-            """)
+        try await db.exec(removeFromTimelinesSQL(post: post))
     }
 
-    /// `follower` no longer follows `followee`: the posts the followee's boosts brought leave.
+    static func removeFromTimelinesSQL(post: Int64) -> SQLQueryString {
+        """
+        DELETE FROM home_entries WHERE post_id = \(bind: post) AND (user_id, created_at) IN (
+            SELECT f.follower_id, b.created_at FROM (
+                SELECT user_id, created_at FROM boosts WHERE post_id = \(bind: post)
+                UNION ALL SELECT user_id, created_at FROM boost_pending WHERE post_id = \(bind: post) AND undo
+            ) AS b JOIN follows f ON f.followee_id = b.user_id)
+        """
+    }
+
+    /// `follower` no longer follows `followee`: the posts the followee's boosts brought leave
+    /// (those of boosts whose undoing waits too).
     static func unfollowedSQL(follower: Int64, followee: Int64) -> SQLQueryString {
         """
         DELETE FROM home_entries WHERE user_id = \(bind: follower) AND boosted_by = \(bind: followee)
-        AND (created_at, post_id) IN (SELECT created_at, post_id FROM boosts WHERE user_id = \(bind: followee))
+        AND (created_at, post_id) IN (
+            SELECT created_at, post_id FROM boosts WHERE user_id = \(bind: followee)
+            UNION ALL SELECT created_at, post_id FROM boost_pending WHERE user_id = \(bind: followee) AND undo)
         """
     }
 

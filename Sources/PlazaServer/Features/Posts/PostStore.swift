@@ -535,9 +535,10 @@ package struct PostStore: Sendable {
                 """
             order = "pt.created_at DESC, pt.post_id DESC"
         case .home(let id), .list(owner: let id, id: _):
-            return homeSQL(
-                of: id, query, viewer: viewer, home: home, entryFilters: entryFilters,
-                postFilters: postFilters, spaceFilters: spaceFilters)
+            let filters = HomeFilters(
+                entries: entryFilters, posts: postFilters, spaces: spaceFilters,
+                boosts: filters(query, viewer: viewer, time: "bp.created_at", id: "bp.post_id", hidesMuted: hidesMuted))
+            return homeSQL(of: id, query, viewer: viewer, home: home, filters: filters)
         }
         sql += " ORDER BY \(order) LIMIT \(bind: limit)"
         return sql
@@ -547,22 +548,30 @@ package struct PostStore: Sendable {
     /// the list's accounts): the timeline's entries, merged with the posts waiting to be entered,
     /// the pulled accounts' posts and the joined spaces' when there are any. An exclusive list's accounts are left out of the home
     /// feed, by an indexed look-up that is only made when the person has any.
+    /// The conditions `filters` makes for each source of a home feed, keyed on its sort columns.
+    private struct HomeFilters {
+        var entries: SQLQueryString
+        var posts: SQLQueryString
+        var spaces: SQLQueryString
+        /// Of the boosts waiting in `boost_pending`.
+        var boosts: SQLQueryString
+    }
+
     private static func homeSQL(
-        of id: Int64, _ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources, entryFilters: SQLQueryString,
-        postFilters: SQLQueryString, spaceFilters: SQLQueryString
+        of id: Int64, _ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources, filters: HomeFilters
     ) -> SQLQueryString {
         let limit = query.page.fetchLimit
         var home = home
         if case .list(_, let list) = query.source { home.list = list }
         let columns = PostRecord.columns(viewer: viewer)
         let timeline: SQLQueryString = "home_entries he JOIN posts p ON p.id = he.post_id"
-        var mine: SQLQueryString = "he.user_id = \(bind: id)\(entryFilters)\(boostFilter(viewer: viewer))"
-        var spaceFilters = spaceFilters
+        var mine: SQLQueryString = "he.user_id = \(bind: id)\(filters.entries)\(boostFilter(viewer: viewer))"
+        var filters = filters
         if let list = home.list {
             mine += " AND \(HomeTimeline.inList(list, account: "COALESCE(he.boosted_by, p.author_id)"))"
         } else if home.exclusive {
             mine += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "COALESCE(he.boosted_by, p.author_id)"))"
-            spaceFilters += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "p.author_id"))"
+            filters.spaces += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "p.author_id"))"
         }
         if home.pulled.isEmpty && home.spaces.isEmpty && !home.pending {
             return """
@@ -572,8 +581,7 @@ package struct PostStore: Sendable {
                 """
         }
         let branches = homeBranches(
-            of: id, home: home, timeline: timeline, mine: mine, postFilters: postFilters,
-            spaceFilters: spaceFilters, limit: limit)
+            of: id, home: home, timeline: timeline, mine: mine, filters: filters, viewer: viewer, limit: limit)
         // One page of each source, merged by the time each came in (a boost's for a boost).
         return """
             SELECT \(columns), merged.t AS feed_time, merged.boosted_by AS boosted_by \
@@ -586,7 +594,7 @@ package struct PostStore: Sendable {
     /// and of each joined space, each branch walking an index in order.
     private static func homeBranches(
         of id: Int64, home: HomeTimeline.Sources, timeline: SQLQueryString, mine: SQLQueryString,
-        postFilters: SQLQueryString, spaceFilters: SQLQueryString, limit: Int
+        filters: HomeFilters, viewer: Int64?, limit: Int
     ) -> [SQLQueryString] {
         // The newest page of each source, merged by the caller: no source is read past one page.
         func branch(_ select: SQLQueryString, order: SQLQueryString) -> SQLQueryString {
@@ -599,19 +607,14 @@ package struct PostStore: Sendable {
                 order: "he.created_at DESC, he.post_id DESC")
         ]
         if home.pending {
-            var waiting = HomeTimeline.pendingAuthor(of: id, list: home.list, account: "hp.author_id")
-            if home.exclusive && home.list == nil {
-                waiting += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "hp.author_id"))"
+            branches += pendingBranches(of: id, home: home, filters: filters, viewer: viewer).map {
+                branch($0.select, order: $0.order)
             }
-            branches.append(
-                branch(
-                    "hp.post_id AS id, hp.created_at AS t, \(noBoost) FROM home_pending hp JOIN posts p ON p.id = hp.post_id WHERE \(waiting)\(postFilters)",
-                    order: "hp.created_at DESC, hp.post_id DESC"))
         }
         for author in home.pulled.prefix(HomeTimeline.maxPulledBranches) {
             branches.append(
                 branch(
-                    "p.id, p.created_at AS t, \(noBoost) FROM posts p WHERE p.author_id = \(bind: author)\(postFilters)",
+                    "p.id, p.created_at AS t, \(noBoost) FROM posts p WHERE p.author_id = \(bind: author)\(filters.posts)",
                     order: "p.created_at DESC, p.id DESC"))
         }
         if home.pulled.count > HomeTimeline.maxPulledBranches {
@@ -619,23 +622,68 @@ package struct PostStore: Sendable {
             let pulled = HomeTimeline.pulledSQL(of: id, list: home.list, ordered: false)
             branches.append(
                 branch(
-                    "p.id, p.created_at AS t, \(noBoost) FROM posts p WHERE p.author_id IN (\(pulled))\(postFilters)",
+                    "p.id, p.created_at AS t, \(noBoost) FROM posts p WHERE p.author_id IN (\(pulled))\(filters.posts)",
                     order: "p.created_at DESC, p.id DESC"))
         }
         for space in home.spaces {
             branches.append(
                 branch(
-                    "ps.post_id AS id, ps.created_at AS t, \(noBoost) FROM post_spaces ps JOIN posts p ON p.id = ps.post_id WHERE ps.space_id = \(bind: space)\(spaceFilters)",
+                    "ps.post_id AS id, ps.created_at AS t, \(noBoost) FROM post_spaces ps JOIN posts p ON p.id = ps.post_id WHERE ps.space_id = \(bind: space)\(filters.spaces)",
                     order: "ps.created_at DESC, ps.post_id DESC"))
         }
         return branches
     }
 
-    /// A home entry a boost made shows while the boost stands, and not when its booster is
-    /// someone the viewer blocked, was blocked by or muted.
+    /// What waits to be entered in a home feed's timeline, each as `select` (`id`, `t`,
+    /// `boosted_by`) and `order`: the posts in `home_pending` of the people it follows (and its
+    /// own); the boosts in `boost_pending` of the people it follows that will bring their post
+    /// into it; and for each boost undone there by someone it follows, the boost of the post
+    /// that brings it now, if any (both by `BoostStore.reaches`, as `enterPendingBoosts` enters
+    /// them; not when the post waits for this feed itself).
+    private static func pendingBranches(
+        of id: Int64, home: HomeTimeline.Sources, filters: HomeFilters, viewer: Int64?
+    ) -> [(select: SQLQueryString, order: SQLQueryString)] {
+        var posts = HomeTimeline.pendingAuthor(of: id, list: home.list, account: "hp.author_id")
+        var booster: SQLQueryString = "bp.user_id IN (\(HomeTimeline.followed(by: id, list: home.list)))"
+        if home.exclusive && home.list == nil {
+            posts += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "hp.author_id"))"
+            booster += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "bp.user_id"))"
+        }
+        let boost: SQLQueryString = """
+            \(booster) AND \(BoostStore.reaches(follower: "\(bind: id)")) \
+            AND NOT EXISTS (SELECT 1 FROM home_pending hw WHERE hw.post_id = bp.post_id \
+            AND \(HomeTimeline.pendingAuthor(of: id, list: nil, account: "hw.author_id"))) \
+            AND \(Visibility.person("bp.user_id", seenBy: viewer)) AND \(Visibility.unmuted("bp.user_id", by: viewer))\(filters.boosts)
+            """
+        let boosted: SQLQueryString = "bp.post_id AS id, bp.created_at AS t, bp.user_id AS boosted_by"
+        let undone: SQLQueryString = "bu.user_id IN (\(HomeTimeline.followed(by: id, list: nil)))"
+        let byBoost: SQLQueryString = "bp.created_at DESC, bp.post_id DESC"
+        return [
+            (
+                "hp.post_id AS id, hp.created_at AS t, CAST(NULL AS BIGINT) AS boosted_by FROM home_pending hp JOIN posts p ON p.id = hp.post_id WHERE \(posts)\(filters.posts)",
+                "hp.created_at DESC, hp.post_id DESC"
+            ),
+            (
+                "\(boosted) FROM boost_pending bp JOIN posts p ON p.id = bp.post_id WHERE NOT bp.undo AND \(boost)",
+                byBoost
+            ),
+            (
+                """
+                \(boosted) FROM boost_pending bu JOIN boosts bp ON bp.post_id = bu.post_id JOIN posts p ON p.id = bp.post_id \
+                WHERE bu.undo AND \(undone) AND \(boost)
+                """,
+                byBoost
+            ),
+        ]
+    }
+
+    /// A home entry a boost made shows while the boost stands (the boost of its time: one undone
+    /// and made again is another), and not when its booster is someone the viewer blocked, was
+    /// blocked by or muted.
     private static func boostFilter(viewer: Int64?) -> SQLQueryString {
         """
-         AND (he.boosted_by IS NULL OR (EXISTS (SELECT 1 FROM boosts bo WHERE bo.user_id = he.boosted_by AND bo.post_id = he.post_id) \
+         AND (he.boosted_by IS NULL OR (EXISTS (SELECT 1 FROM boosts bo WHERE bo.user_id = he.boosted_by AND bo.post_id = he.post_id \
+        AND bo.created_at = he.created_at) \
         AND \(Visibility.person("he.boosted_by", seenBy: viewer)) AND \(Visibility.unmuted("he.boosted_by", by: viewer))))
         """
     }
