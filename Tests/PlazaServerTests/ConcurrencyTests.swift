@@ -8,8 +8,8 @@ import Testing
 @testable import PlazaAPI
 @testable import PlazaServer
 
-/// Many people writing on the same few posts at once: comments, likes, follows and new posts,
-/// through several connections and, on PostgreSQL, two app servers on one database. Every
+/// Many people writing on the same few posts at once: comments, likes, boosts, follows and new
+/// posts, through several connections and, on PostgreSQL, two app servers on one database. Every
 /// answer is a success (nothing here is invalid), and the counts kept on write add up.
 @Suite("Concurrent writers on shared rows")
 struct ConcurrencyTests {
@@ -77,7 +77,7 @@ struct ConcurrencyTests {
                         guard other != account.username else { continue }
                         let what: String
                         let response: TestResponse
-                        switch Int.random(in: 0..<10, using: &random) {
+                        switch Int.random(in: 0..<12, using: &random) {
                         case 0..<5:
                             what = "follow"
                             response = try await api.call(
@@ -155,7 +155,7 @@ struct ConcurrencyTests {
                         let post = postIDs[Int.random(in: 0..<postIDs.count, using: &random)]
                         let response: TestResponse
                         let what: String
-                        switch Int.random(in: 0..<10, using: &random) {
+                        switch Int.random(in: 0..<12, using: &random) {
                         case 0..<4:
                             what = "comment"
                             response = try await api.call(
@@ -173,6 +173,10 @@ struct ConcurrencyTests {
                             guard other != account.username else { continue }
                             response = try await api.call(
                                 Bool.random(using: &random) ? .put : .delete, "/users/\(other)/follow", as: account)
+                        case 9..<11:
+                            what = "boost"
+                            response = try await api.call(
+                                Bool.random(using: &random) ? .put : .delete, "/posts/\(post)/boost", as: account)
                         default:
                             what = "post"
                             response = try await api.call(
@@ -194,8 +198,20 @@ struct ConcurrencyTests {
             let post = try await a.get("/posts/\(id)").decode(Post.self)
             let comments = try await a.walk("/posts/\(id)/comments?limit=100", of: PlazaAPI.Comment.self).count
             let likers = try await a.page("/posts/\(id)/likes?limit=100", of: User.self)
+            let boosters = try await a.page("/posts/\(id)/boosts?limit=100", of: User.self)
             #expect(post.counts.comments == comments)
             #expect(post.counts.likes == likers.items.count)
+            #expect(post.counts.boosts == boosters.items.count)
+        }
+        // Once the queues are entered (both servers' workers may be at it too), every home feed
+        // has each post once, whether its author or a boost brought it.
+        try await a.withDatabase { db in
+            while try await db.write({ try await HomeTimeline.enterPending(limit: 100, on: $0) }) > 0 {}
+            while try await db.write({ try await HomeTimeline.enterPendingBoosts(limit: 100, on: $0) }) > 0 {}
+        }
+        for account in accounts {
+            let home = try await a.page("/feed/home?limit=100", as: account, of: Post.self).items.map(\.id)
+            #expect(Set(home).count == home.count, "\(account.username)'s home feed repeats a post: \(home)")
         }
     }
 }

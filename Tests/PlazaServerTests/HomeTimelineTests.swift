@@ -233,7 +233,7 @@ struct HomeTimelineTests {
                         INSERT INTO posts (id, author_id, kind, body, created_at, audience)
                         VALUES (\(bind: post), \(bind: bob), 'text', 'hi', \(bind: time), 'public')
                         """)
-                    try await HomeTimeline.fanOut(post: post, author: bob, createdAt: time, on: conn)
+                    try await HomeTimeline.queue(post: post, author: bob, createdAt: time, on: conn)
                 }
             }
             let posts = PostStore(
@@ -269,7 +269,7 @@ struct HomeTimelineTests {
                 try await conn.exec(
                     "INSERT INTO posts (id, author_id, kind, body, created_at) VALUES (102, \(bind: bob), 'text', 'x', 3000)"
                 )
-                try await HomeTimeline.fanOut(post: 102, author: bob, createdAt: 3_000, on: conn)
+                try await HomeTimeline.queue(post: 102, author: bob, createdAt: 3_000, on: conn)
             }
             #expect(try await feed(.home(ana), ana) == ["102", "101", "100"])
             try await db.write { conn in try await conn.exec("DELETE FROM posts WHERE id = 102") }

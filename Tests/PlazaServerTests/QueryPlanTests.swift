@@ -140,11 +140,12 @@ struct QueryPlanTests {
                     .init(source: .list(owner: viewer, id: 7), page: PageRequest(limit: 20, cursor: cursor)),
                     viewer: viewer, home: .init(list: 7, pending: true))
             ),
-            ("home timeline: a post queued", HomeTimeline.fanOutSQL(post: 5, author: 3, createdAt: 1)),
+            ("home timeline: a post queued", HomeTimeline.queueSQL(post: 5, author: 3, createdAt: 1)),
             ("home timeline: undone boosts taken out", HomeTimeline.undoneBoostsSQL([5, 6])),
             ("home timeline: waiting boosts entered", HomeTimeline.enterBoostsSQL([5, 6])),
             ("home timeline: a boost's entries taken out with its post", BoostStore.removeFromTimelinesSQL(post: 5)),
             ("home timeline: an unfollow's boosts", BoostStore.unfollowedSQL(follower: viewer, followee: 3)),
+            ("home timeline: boosts of posts a follow brought", BoostStore.redundantSQL(of: viewer)),
             ("home timeline: posts waiting for a home feed", HomeTimeline.hasPendingSQL(of: viewer, list: nil)),
             ("home timeline: posts waiting for a list's feed", HomeTimeline.hasPendingSQL(of: viewer, list: 7)),
             ("home timeline: a post taken out", HomeTimeline.removeSQL(post: 5, author: 3)),

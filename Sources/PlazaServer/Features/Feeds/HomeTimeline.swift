@@ -39,19 +39,20 @@ struct HomeTimeline: Sendable {
 
     /// Queues a new post for its author's timeline and their followers' (unless pulled): the
     /// next batch of `enterPending` enters it.
-    static func fanOut(post: Int64, author: Int64, createdAt: Int64, on db: Connection) async throws {
-        try await db.exec(fanOutSQL(post: post, author: author, createdAt: createdAt))
+    static func queue(post: Int64, author: Int64, createdAt: Int64, on db: Connection) async throws {
+        try await db.exec(queueSQL(post: post, author: author, createdAt: createdAt))
     }
 
-    static func fanOutSQL(post: Int64, author: Int64, createdAt: Int64) -> SQLQueryString {
+    static func queueSQL(post: Int64, author: Int64, createdAt: Int64) -> SQLQueryString {
         "INSERT INTO home_pending (post_id, author_id, created_at) VALUES (\(bind: post), \(bind: author), \(bind: createdAt))"
     }
 
     /// Enters up to `limit` waiting posts, the oldest first, in their authors' timelines and
     /// their followers' (unless pulled), follower by follower, and takes them off the queue;
     /// returns how many it took. It stops before the post that would take it past `rows`
-    /// timeline rows (the authors' follower counts), but always takes one: an account may have
-    /// up to `fanOutLimit` followers, so a count of posts alone does not bound a batch.
+    /// timeline rows (the authors' follower counts; none for a pulled author), but always takes
+    /// one: an account may have up to `fanOutLimit` followers, so a count of posts alone does not
+    /// bound a batch.
     ///
     /// On PostgreSQL it takes the locks a post's own fan-out took: the authors' rows (in id
     /// order, as every write does), which a follow, unfollow or block of them also locks, so it
@@ -65,7 +66,7 @@ struct HomeTimeline: Sendable {
     static func enterPending(limit: Int, rows: Int = .max, on db: Connection) async throws -> Int {
         let taken = try await take(
             """
-            SELECT hp.post_id AS id, hp.author_id AS account, u.followers_count + 1 AS n FROM home_pending hp
+            SELECT hp.post_id AS id, hp.author_id AS account, \(Self.timelineRows(own: 1)) AS n FROM home_pending hp
             JOIN users u ON u.id = hp.author_id ORDER BY hp.post_id LIMIT \(bind: limit)
             """, from: "home_pending", key: "post_id", rows: rows, on: db)
         guard !taken.isEmpty else { return 0 }
@@ -92,7 +93,7 @@ struct HomeTimeline: Sendable {
     static func enterPendingBoosts(limit: Int, rows: Int = .max, on db: Connection) async throws -> Int {
         let taken = try await take(
             """
-            SELECT bp.boost_id AS id, bp.user_id AS account, u.followers_count AS n FROM boost_pending bp
+            SELECT bp.boost_id AS id, bp.user_id AS account, \(Self.timelineRows(own: 0)) AS n FROM boost_pending bp
             JOIN users u ON u.id = bp.user_id WHERE NOT EXISTS (SELECT 1 FROM home_pending hp WHERE hp.post_id = bp.post_id)
             ORDER BY bp.boost_id LIMIT \(bind: limit)
             """, from: "boost_pending", key: "boost_id", rows: rows, on: db)
@@ -114,7 +115,8 @@ struct HomeTimeline: Sendable {
 
     /// Enters the new boosts among `taken` (queue rows), and for each follower who lost a post
     /// with an undone boost among them, the earliest boost of it still standing by someone else
-    /// they follow: the one that brings it now.
+    /// they follow: the one that brings it now (unless it waits itself, to be entered by its own
+    /// row, or to leave with it if undone first).
     static func enterBoostsSQL(_ taken: [Int64]) -> SQLQueryString {
         """
         INSERT INTO home_entries (user_id, created_at, post_id, boosted_by)
@@ -127,9 +129,16 @@ struct HomeTimeline: Sendable {
         JOIN follows g ON g.follower_id = f.follower_id AND g.followee_id = bp.user_id AND NOT g.pulled
         JOIN posts p ON p.id = bu.post_id
         WHERE bu.boost_id IN (\(binds: taken)) AND bu.undo AND \(BoostStore.reaches(follower: "f.follower_id"))
+        AND NOT EXISTS (SELECT 1 FROM boost_pending w WHERE w.boost_id = bp.id)
         ORDER BY 1, 2, 3
         ON CONFLICT DO NOTHING
         """
+    }
+
+    /// The timeline rows a queued post or boost of account `u` writes: one for each follower
+    /// (none when the account is pulled: its follows are), and `own` in its own timeline.
+    private static func timelineRows(own: Int) -> SQLQueryString {
+        "CASE WHEN u.home_pulled THEN \(bind: own) ELSE u.followers_count + \(bind: own) END"
     }
 
     /// Takes queue rows off `table` for one batch: `waiting` lists the candidates, oldest first,
@@ -221,6 +230,7 @@ struct HomeTimeline: Sendable {
             return
         }
         try await db.exec(Self.backfillSQL(follower: follower, followee: followee))
+        try await db.exec(BoostStore.redundantSQL(of: follower))
     }
 
     static func backfillSQL(follower: Int64, followee: Int64) -> SQLQueryString {

@@ -110,6 +110,18 @@ package struct BoostStore: Sendable {
         """
     }
 
+    /// `user` now has posts from their own sources (a new follow's or followed tag's backfill):
+    /// an entry a boost made for one of them leaves, so the post is there once, at its own time.
+    static func redundantSQL(of user: Int64) -> SQLQueryString {
+        """
+        DELETE FROM home_entries WHERE user_id = \(bind: user) AND boosted_by IS NOT NULL AND (created_at, post_id) IN (
+            SELECT b.created_at, b.post_id FROM follows g JOIN boosts b ON b.user_id = g.followee_id
+            JOIN posts p ON p.id = b.post_id WHERE g.follower_id = \(bind: user) AND EXISTS (
+                SELECT 1 FROM home_entries own
+                WHERE own.user_id = \(bind: user) AND own.created_at = p.created_at AND own.post_id = p.id))
+        """
+    }
+
     /// `follower` no longer follows `followee`: the posts the followee's boosts brought leave
     /// (those of boosts whose undoing waits too).
     static func unfollowedSQL(follower: Int64, followee: Int64) -> SQLQueryString {

@@ -72,7 +72,7 @@ package struct PostStore: Sendable {
                 Self.insertSQL(
                     id: id, author: author, draft, at: now, media: media, audience: audience, preview: preview))
             if let poll = draft.poll { try await PollStore.create(post: id, poll, now: now, on: db) }
-            try await HomeTimeline.fanOut(post: id, author: author, createdAt: now, on: db)
+            try await HomeTimeline.queue(post: id, author: author, createdAt: now, on: db)
             try await TagStore.index(post: id, createdAt: now, tags: tags, on: db)
             if audience == .public {
                 try await TagStore.fanOut(post: id, createdAt: now, tags: tags, on: db)

@@ -84,7 +84,10 @@ package struct TagStore: Sendable {
                 INSERT INTO tag_follows (user_id, tag, created_at) VALUES (\(bind: user), \(bind: tag.key), \(bind: now))
                 ON CONFLICT DO NOTHING RETURNING tag
                 """)
-            if !added.isEmpty { try await db.exec(Self.backfillSQL(user: user, tag: tag.key)) }
+            if !added.isEmpty {
+                try await db.exec(Self.backfillSQL(user: user, tag: tag.key))
+                try await db.exec(BoostStore.redundantSQL(of: user))
+            }
         }
     }
 
