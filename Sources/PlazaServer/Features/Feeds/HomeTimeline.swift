@@ -87,9 +87,9 @@ struct HomeTimeline: Sendable {
     /// boosters' followers' timelines (unless pulled) where `BoostStore.reaches` says so, takes
     /// out the entries of boosts undone since they were entered (a follower who still follows
     /// someone else who boosted the post gets it from the earliest such boost), and takes them
-    /// off the queue; returns how many it took. Rows and locks as `enterPending`, with the boosters for authors.
-    /// A boost of a post that waits itself is left for after the post: who has the post already
-    /// is read from the timelines.
+    /// off the queue; returns how many it took. Rows and locks as `enterPending`, with the
+    /// boosters for authors. A boost of a post that waits itself is left for after the post: who
+    /// has the post already is read from the timelines.
     static func enterPendingBoosts(limit: Int, rows: Int = .max, on db: Connection) async throws -> Int {
         let taken = try await take(
             """

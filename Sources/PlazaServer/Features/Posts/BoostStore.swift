@@ -74,6 +74,8 @@ package struct BoostStore: Sendable {
         if queued { homeQueue.wake() }
     }
 
+    /// Queues boost `boost` (made at `time`) for `HomeTimeline.enterPendingBoosts`: to enter, or
+    /// with `undo` to take out what it entered.
     static func queueSQL(boost: Int64, booster: Int64, post: Int64, at time: Int64, undo: Bool) -> SQLQueryString {
         """
         INSERT INTO boost_pending (boost_id, user_id, post_id, created_at, undo)

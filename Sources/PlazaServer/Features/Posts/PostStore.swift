@@ -544,10 +544,6 @@ package struct PostStore: Sendable {
         return sql
     }
 
-    /// A home feed (or a list's, which is its owner's home timeline less what did not come from
-    /// the list's accounts): the timeline's entries, merged with the posts waiting to be entered,
-    /// the pulled accounts' posts and the joined spaces' when there are any. An exclusive list's accounts are left out of the home
-    /// feed, by an indexed look-up that is only made when the person has any.
     /// The conditions `filters` makes for each source of a home feed, keyed on its sort columns.
     private struct HomeFilters {
         var entries: SQLQueryString
@@ -557,6 +553,11 @@ package struct PostStore: Sendable {
         var boosts: SQLQueryString
     }
 
+    /// A home feed (or a list's, which is its owner's home timeline less what did not come from
+    /// the list's accounts): the timeline's entries, merged with the posts and boosts waiting to
+    /// be entered, the pulled accounts' posts and the joined spaces' when there are any. An
+    /// exclusive list's accounts are left out of the home feed, by an indexed look-up that is
+    /// only made when the person has any.
     private static func homeSQL(
         of id: Int64, _ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources, filters: HomeFilters
     ) -> SQLQueryString {
