@@ -50,6 +50,59 @@ struct ConcurrencyTests {
         TestDatabase.dispose(config)
     }
 
+    /// Boosts of posts their authors delete meanwhile, through two app servers on PostgreSQL,
+    /// with both servers' workers entering the boosts: no server errors, no retried writes, and
+    /// once the queues are entered no timeline keeps an entry of a deleted post (a batch that
+    /// entered a boost while its post went left one behind until it locked the post's author).
+    @Test func boostsOfPostsBeingDeletedLeaveNoEntriesBehind() async throws {
+        try await Self.withTwoServers { a, b in
+            // Two authors, six boosters, and two readers who follow the boosters alone.
+            var accounts: [Account] = []
+            for i in 0..<10 { accounts.append(try await a.register("booster\(i)")) }
+            let (authors, boosters) = (Array(accounts[0..<2]), Array(accounts[2..<8]))
+            for reader in accounts[8...] {
+                for booster in boosters { try await a.follow(reader, booster.username) }
+            }
+            var made: [(Account, String)] = []
+            for n in 0..<8 { made.append((authors[n % 2], try await a.textPost(authors[n % 2], "soon gone \(n)").id)) }
+            let posts = made
+            let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for (i, account) in boosters.enumerated() {
+                    let api = i % 2 == 0 ? a : b
+                    group.addTask {
+                        var codes: [Int] = []
+                        for (_, post) in posts {
+                            codes.append(try await api.call(.put, "/posts/\(post)/boost", as: account).status.code)
+                        }
+                        return codes
+                    }
+                }
+                group.addTask {
+                    var codes: [Int] = []
+                    for (n, (author, post)) in posts.enumerated() {
+                        let api = n % 2 == 0 ? b : a
+                        codes.append(try await api.call(.delete, "/posts/\(post)", as: author).status.code)
+                    }
+                    return codes
+                }
+                var all: [Int] = []
+                for try await codes in group { all += codes }
+                return all
+            }
+            // A boost of a post already deleted is a 404; nothing else fails.
+            #expect(statuses.allSatisfy { (200..<300).contains($0) || $0 == 404 }, "\(statuses)")
+            let left = try await a.withDatabase { db in
+                while try await db.write({ try await HomeTimeline.enterPendingBoosts(limit: 100, on: $0) }) > 0 {}
+                return try await db.read { c in
+                    try await c.first(
+                        "SELECT COUNT(*) AS n FROM home_entries h WHERE NOT EXISTS (SELECT 1 FROM posts p WHERE p.id = h.post_id)"
+                    )?.decode(column: "n", as: Int.self)
+                }
+            }
+            #expect(left == 0)
+        }
+    }
+
     /// Follow requests under load: people ask to follow, withdraw, and are approved or denied
     /// while their targets lock and unlock (which accepts what is pending), through two app
     /// servers on PostgreSQL. No server errors, no retried writes; once everyone is unlocked no

@@ -24,8 +24,9 @@ import SQLKit
 ///
 /// Every other change runs in the write's transaction, under the locks the write takes anyway:
 /// the author's row for a new or deleted post, both people's rows for a follow or unfollow; a
-/// batch of waiting posts takes its authors' rows too. So a follow and a post by the followee
-/// never miss each other.
+/// batch of waiting posts takes its authors' rows too, a batch of boosts its boosters' and the
+/// boosted posts' authors'. So a follow and a post by the followee never miss each other, and a
+/// post's deletion finds every entry a boost of it made.
 struct HomeTimeline: Sendable {
     /// Followers above which an account is pulled at read time rather than fanned out.
     var fanOutLimit: Int
@@ -66,7 +67,8 @@ struct HomeTimeline: Sendable {
     static func enterPending(limit: Int, rows: Int = .max, on db: Connection) async throws -> Int {
         let taken = try await take(
             """
-            SELECT hp.post_id AS id, hp.author_id AS account, \(Self.timelineRows(own: 1)) AS n FROM home_pending hp
+            SELECT hp.post_id AS id, hp.author_id AS account, hp.author_id AS author, \(Self.timelineRows(own: 1)) AS n
+            FROM home_pending hp
             JOIN users u ON u.id = hp.author_id ORDER BY hp.post_id LIMIT \(bind: limit)
             """, from: "home_pending", key: "post_id", rows: rows, on: db)
         guard !taken.isEmpty else { return 0 }
@@ -88,13 +90,17 @@ struct HomeTimeline: Sendable {
     /// out the entries of boosts undone since they were entered (a follower who still follows
     /// someone else who boosted the post gets it from the earliest such boost), and takes them
     /// off the queue; returns how many it took. Rows and locks as `enterPending`, with the
-    /// boosters for authors. A boost of a post that waits itself is left for after the post: who
-    /// has the post already is read from the timelines.
+    /// boosters' rows locked too, since their followers are the ones read. The authors' rows
+    /// stand for their posts: a post's deletion locks its author before the post's queue rows go
+    /// and its entries are taken out, so a batch enters a boost before the deletion reads the
+    /// timelines or finds the post gone; a follow of the author (which takes a boost's entry out
+    /// for the author's own) is ordered with it the same way. A boost of a post that waits itself
+    /// is left for after the post: who has the post already is read from the timelines.
     static func enterPendingBoosts(limit: Int, rows: Int = .max, on db: Connection) async throws -> Int {
         let taken = try await take(
             """
-            SELECT bp.boost_id AS id, bp.user_id AS account, \(Self.timelineRows(own: 0)) AS n FROM boost_pending bp
-            JOIN users u ON u.id = bp.user_id WHERE NOT EXISTS (SELECT 1 FROM home_pending hp WHERE hp.post_id = bp.post_id)
+            SELECT bp.boost_id AS id, bp.user_id AS account, p.author_id AS author, \(Self.timelineRows(own: 0)) AS n
+            FROM boost_pending bp JOIN users u ON u.id = bp.user_id JOIN posts p ON p.id = bp.post_id WHERE NOT EXISTS (SELECT 1 FROM home_pending hp WHERE hp.post_id = bp.post_id)
             ORDER BY bp.boost_id LIMIT \(bind: limit)
             """, from: "boost_pending", key: "boost_id", rows: rows, on: db)
         guard !taken.isEmpty else { return 0 }
@@ -142,23 +148,25 @@ struct HomeTimeline: Sendable {
     }
 
     /// Takes queue rows off `table` for one batch: `waiting` lists the candidates, oldest first,
-    /// as `id`, `account` (whose followers the row reaches) and `n` (the timeline rows it
-    /// writes). It stops before the row that would take it past `rows`, but always takes one;
-    /// locks the accounts in id order, then the rows, skipping any another server holds, and
-    /// returns the ids it holds.
+    /// as `id`, `account` (whose followers the row reaches), `author` (of the post) and `n` (the
+    /// timeline rows it writes). It stops before the row that would take it past `rows`, but
+    /// always takes one; locks the accounts and authors in id order, then the rows, skipping any
+    /// another server holds, and returns the ids it holds.
     private static func take(
         _ waiting: SQLQueryString, from table: String, key: String, rows: Int, on db: Connection
     ) async throws -> [Int64] {
-        var candidates: [(id: Int64, account: Int64)] = []
+        var candidates: [(id: Int64, people: [Int64])] = []
         var entries = 0
         for row in try await db.rows(waiting) {
             entries += try row.decode(column: "n", as: Int.self)
             if entries > rows, !candidates.isEmpty { break }
-            candidates.append(
-                (try row.decode(column: "id", as: Int64.self), try row.decode(column: "account", as: Int64.self)))
+            let people = [
+                try row.decode(column: "account", as: Int64.self), try row.decode(column: "author", as: Int64.self),
+            ]
+            candidates.append((try row.decode(column: "id", as: Int64.self), people))
         }
         guard !candidates.isEmpty else { return [] }
-        try await PeopleStore.lockInOrder(candidates.map(\.account), on: db)
+        try await PeopleStore.lockInOrder(candidates.flatMap(\.people), on: db)
         let lock = db.dialect.rowLock(.update, skipLocked: true) ?? ""
         return try await db.rows(
             """
