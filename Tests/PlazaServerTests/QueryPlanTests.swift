@@ -30,7 +30,6 @@ struct QueryPlanTests {
                     home: .init(spaces: [5], exclusive: true))
             ),
             ("a list's accounts", ListStore.accountsSQL(of: 9, maxID: 100, sinceID: nil, limit: 41)),
-            ("whether a person has an exclusive list", HomeTimeline.exclusiveSQL(of: viewer)),
             ("the pulled accounts of a list", HomeTimeline.pulledSQL(of: viewer, list: 9)),
             ("video queue", VideoStore.queueSQL(now: 1_000)),
             ("ended polls to announce", PollStore.dueSQL(now: 1_000, limit: 20)),
@@ -146,8 +145,11 @@ struct QueryPlanTests {
             ("home timeline: a boost's entries taken out with its post", BoostStore.removeFromTimelinesSQL(post: 5)),
             ("home timeline: an unfollow's boosts", BoostStore.unfollowedSQL(follower: viewer, followee: 3)),
             ("home timeline: boosts of posts a follow brought", BoostStore.redundantSQL(of: viewer)),
-            ("home timeline: posts waiting for a home feed", HomeTimeline.hasPendingSQL(of: viewer, list: nil)),
-            ("home timeline: posts waiting for a list's feed", HomeTimeline.hasPendingSQL(of: viewer, list: 7)),
+            (
+                "home timeline: an exclusive list, and what waits for a home feed",
+                HomeTimeline.flagsSQL(of: viewer, list: nil)
+            ),
+            ("home timeline: what waits for a list's feed", HomeTimeline.flagsSQL(of: viewer, list: 7)),
             ("home timeline: a post taken out", HomeTimeline.removeSQL(post: 5, author: 3)),
             ("home timeline: a follow's backfill", HomeTimeline.backfillSQL(follower: viewer, followee: 3)),
             ("home timeline: an unfollow", HomeTimeline.unfollowedSQL(follower: viewer, followee: 3)),

@@ -175,13 +175,13 @@ struct HomeTimeline: Sendable {
         ).map { try $0.decode(column: "id", as: Int64.self) }
     }
 
-    /// Whether anything `user` should see in their home feed (or in their list `list`'s) waits:
-    /// a post in `home_pending`, theirs or of someone they follow and is not pulled, or a boost
-    /// (or the undoing of one) in `boost_pending` by someone they follow and is not pulled.
-    static func hasPendingSQL(of user: Int64, list: Int64?) -> SQLQueryString {
+    /// True when anything `user` should see in their home feed (or in their list `list`'s)
+    /// waits: a post in `home_pending`, theirs or of someone they follow and is not pulled, or a
+    /// boost (or the undoing of one) in `boost_pending` by someone they follow and is not pulled.
+    static func pendingSQL(of user: Int64, list: Int64?) -> SQLQueryString {
         """
-        SELECT 1 AS x FROM home_pending hp WHERE \(pendingAuthor(of: user, list: list, account: "hp.author_id")) \
-        UNION ALL SELECT 1 AS x FROM boost_pending bp WHERE bp.user_id IN (\(followed(by: user, list: nil))) LIMIT 1
+        (EXISTS (SELECT 1 FROM home_pending hp WHERE \(pendingAuthor(of: user, list: list, account: "hp.author_id"))) \
+        OR EXISTS (SELECT 1 FROM boost_pending bp WHERE bp.user_id IN (\(followed(by: user, list: nil)))))
         """
     }
 
@@ -279,10 +279,11 @@ struct HomeTimeline: Sendable {
 
     static func sources(of user: Int64, on db: Connection) async throws -> Sources {
         let pulled = try await db.rows(pulledSQL(of: user)).map { try $0.decode(column: "followee_id", as: Int64.self) }
-        let exclusive = try await db.first(exclusiveSQL(of: user)) != nil
+        let flags = try await db.first(flagsSQL(of: user, list: nil))
         return Sources(
-            pulled: pulled, spaces: try await SpaceStore.memberships(of: user, on: db), exclusive: exclusive,
-            pending: try await db.first(hasPendingSQL(of: user, list: nil)) != nil)
+            pulled: pulled, spaces: try await SpaceStore.memberships(of: user, on: db),
+            exclusive: try flags?.decode(column: "exclusive", as: Bool.self) ?? false,
+            pending: try flags?.decode(column: "pending", as: Bool.self) ?? false)
     }
 
     /// The sources of `owner`'s list `list`'s feed.
@@ -290,8 +291,19 @@ struct HomeTimeline: Sendable {
         let pulled = try await db.rows(pulledSQL(of: owner, list: list)).map {
             try $0.decode(column: "followee_id", as: Int64.self)
         }
+        let flags = try await db.first(flagsSQL(of: owner, list: list))
         return Sources(
-            pulled: pulled, list: list, pending: try await db.first(hasPendingSQL(of: owner, list: list)) != nil)
+            pulled: pulled, list: list, pending: try flags?.decode(column: "pending", as: Bool.self) ?? false)
+    }
+
+    /// In one statement, `exclusive`: whether `user` has any account in an exclusive list (by
+    /// `list_accounts_exclusive`; false for a list's feed, which leaves no one out), and
+    /// `pending`: whether anything waits for the feed (`pendingSQL`).
+    static func flagsSQL(of user: Int64, list: Int64?) -> SQLQueryString {
+        let exclusive: SQLQueryString =
+            list == nil
+            ? "EXISTS (SELECT 1 FROM list_accounts WHERE user_id = \(bind: user) AND exclusive)" : "FALSE"
+        return "SELECT \(exclusive) AS exclusive, \(pendingSQL(of: user, list: list)) AS pending"
     }
 
     /// The pulled accounts `user` follows: in their list `list`, or else not in an exclusive list of theirs.
@@ -304,11 +316,6 @@ struct HomeTimeline: Sendable {
         }
         if ordered { sql += " ORDER BY f.followee_id" }
         return sql
-    }
-
-    /// Whether `user` has any account in an exclusive list (by `list_accounts_exclusive`).
-    static func exclusiveSQL(of user: Int64) -> SQLQueryString {
-        "SELECT 1 AS x FROM list_accounts WHERE user_id = \(bind: user) AND exclusive LIMIT 1"
     }
 
     /// True when the account in `account` is in list `list`.
