@@ -100,6 +100,24 @@ struct SupportTests {
         #expect(IDGenerator(node: 6).next(at: now) != IDGenerator(node: 5).next(at: now))
     }
 
+    /// Heap trims: one waits at a time and answers every request made meanwhile; each starts
+    /// `spacing` after the last one started, or at once when that is long past.
+    @Test func heapTrimsRunOneAtATimeSpacedApart() {
+        var schedule = FreeHeap.Schedule()
+        let t0 = DispatchTime(uptimeNanoseconds: 1_000_000_000_000)
+        let spacing = UInt64(FreeHeap.spacing.milliseconds) * 1_000_000
+        #expect(schedule.request(at: t0) == t0)
+        #expect(schedule.request(at: t0 + .seconds(1)) == nil)
+        schedule.start(at: t0)
+        #expect(
+            schedule.request(at: t0 + .seconds(1)) == DispatchTime(uptimeNanoseconds: t0.uptimeNanoseconds + spacing))
+        #expect(schedule.request(at: t0 + .seconds(2)) == nil)
+        let second = DispatchTime(uptimeNanoseconds: t0.uptimeNanoseconds + spacing)
+        schedule.start(at: second)
+        let late = DispatchTime(uptimeNanoseconds: second.uptimeNanoseconds + 5 * spacing)
+        #expect(schedule.request(at: late) == late)
+    }
+
     @Test func tokenBucketRefillsOverTime() async throws {
         let limiter = RateLimiter(policy: .standard)
         let limit = RateLimiter.Limit(burst: 2, perMinute: 60)

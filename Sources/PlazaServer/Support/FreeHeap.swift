@@ -15,29 +15,36 @@ enum FreeHeap {
     /// The least time from the start of one trim to the start of the next.
     static let spacing: Duration = .seconds(30)
 
-    private struct State {
+    /// When trims run: a request is answered by a trim that starts after it, at most one waits,
+    /// and each starts at least `spacing` after the one before.
+    struct Schedule {
         /// A trim is waiting to run: later requests are answered by it.
-        var scheduled = false
-        var lastStart: DispatchTime?
+        private(set) var scheduled = false
+        private(set) var lastStart: DispatchTime?
+
+        /// A trim is asked for at `now`: when to run one, or nil when the one waiting answers.
+        mutating func request(at now: DispatchTime) -> DispatchTime? {
+            guard !scheduled else { return nil }
+            scheduled = true
+            let earliest = lastStart.map { $0 + .milliseconds(Int(spacing.milliseconds)) } ?? now
+            return max(earliest, now)
+        }
+
+        /// The waiting trim starts at `now`.
+        mutating func start(at now: DispatchTime) {
+            scheduled = false
+            lastStart = now
+        }
     }
 
-    private static let state = NIOLockedValueBox(State())
+    private static let schedule = NIOLockedValueBox(Schedule())
     private static let queue = DispatchQueue(label: "plaza.free-heap", qos: .utility)
 
     /// Asks for a trim that starts after this call: the next one due, scheduled if none is.
     static func release() {
-        let due: DispatchTime? = state.withLockedValue { state in
-            guard !state.scheduled else { return nil }
-            state.scheduled = true
-            let earliest = state.lastStart.map { $0 + .milliseconds(Int(spacing.milliseconds)) } ?? .now()
-            return max(earliest, .now())
-        }
-        guard let due else { return }
+        guard let due = schedule.withLockedValue({ $0.request(at: .now()) }) else { return }
         queue.asyncAfter(deadline: due) {
-            state.withLockedValue { state in
-                state.scheduled = false
-                state.lastStart = .now()
-            }
+            schedule.withLockedValue { $0.start(at: .now()) }
             plaza_release_free_heap()
         }
     }
