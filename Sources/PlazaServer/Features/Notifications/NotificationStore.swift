@@ -90,17 +90,16 @@ package struct NotificationStore: Sendable {
             new.post.map { post in
                 "EXISTS (SELECT 1 FROM posts p WHERE p.id = \(bind: post) AND NOT \(Visibility.post("p", readableBy: new.recipient)))"
             } ?? "FALSE"
-        let allowed = try await db.first(
-            "SELECT 1 AS ok WHERE \(Visibility.person("\(bind: new.actor)", seenBy: new.recipient)) AND NOT \(postHidden)"
-        )
-        guard allowed != nil else { return nil }
+        let allowed: SQLQueryString =
+            "\(Visibility.person("\(bind: new.actor)", seenBy: new.recipient)) AND NOT \(postHidden)"
         let now = Timestamp.now.milliseconds
         let sortID = ids.next()
         if let created = try await db.first(
             """
             INSERT INTO notifications (id, recipient_id, kind, group_key, actor_id, post_id, comment_id, sort_id, updated_at)
-            VALUES (\(bind: sortID), \(bind: new.recipient), \(bind: new.kind.rawValue), \(bind: new.groupKey), \(bind: new.actor),
-                \(bind: new.post), \(bind: new.comment), \(bind: sortID), \(bind: now))
+            SELECT \(bind: sortID), \(bind: new.recipient), \(bind: new.kind.rawValue), \(bind: new.groupKey), \(bind: new.actor),
+                CAST(\(bind: new.post) AS BIGINT), CAST(\(bind: new.comment) AS BIGINT), \(bind: sortID), \(bind: now)
+            WHERE \(allowed)
             ON CONFLICT (recipient_id, group_key) WHERE read_at IS NULL DO NOTHING
             RETURNING id
             """)
@@ -111,11 +110,12 @@ package struct NotificationStore: Sendable {
             )
             return id
         }
-        // An unread group is open: join it, once per person, and move it to the top.
+        // Not allowed, or an unread group is open: join it, once per person, and move it to the top.
         guard
             let id = try await db.first(
                 """
                 SELECT id FROM notifications WHERE recipient_id = \(bind: new.recipient) AND group_key = \(bind: new.groupKey) AND read_at IS NULL
+                AND \(allowed)
                 """)?.decode(column: "id", as: Int64.self),
             try await db.first(
                 """

@@ -101,46 +101,59 @@ struct EventLog: Sendable {
     }
 
     /// Appends the events: on PostgreSQL under the append lock in share mode, the transaction's
-    /// last lock, held until it commits.
+    /// last lock, held until it commits. All of them go in one statement, and the people named
+    /// by `.users` audiences in one more (a like appends two events, its notification's and its
+    /// count's, and each was two statements). A sequence numbers a statement's rows in the
+    /// order of its `VALUES` on both databases, so the events take the returned `seq`s in
+    /// ascending order, whatever order `RETURNING` lists them in.
     private static func flush(_ entries: [(Event, Audience)], on db: Connection) async throws {
         guard !entries.isEmpty else { return }
         if let lock = db.dialect.advisoryLock(appendLock, shared: true) { try await db.exec("SELECT \(lock)") }
-        var last: Int64?
-        for (event, audience) in entries {
-            guard
-                let seq = try await db.first(
-                    """
-                    INSERT INTO events (kind, actor_id, post_id, comment_id, notification_id, data, created_at)
-                    VALUES (\(bind: event.kind.rawValue), \(bind: event.actor), \(bind: event.post), \(bind: event.comment),
-                        \(bind: event.notification), \(bind: event.data), \(bind: Timestamp.now.milliseconds))
-                    RETURNING seq
-                    """)?.decode(column: "seq", as: Int64.self)
-            else { continue }
-            last = seq
+        let now = Timestamp.now.milliseconds
+        let values = entries.map { event, _ -> SQLQueryString in
+            """
+            (\(bind: event.kind.rawValue), \(bind: event.actor), \(bind: event.post), \(bind: event.comment), \
+            \(bind: event.notification), \(bind: event.data), \(bind: now))
+            """
+        }
+        let seqs = try await db.rows(
+            """
+            INSERT INTO events (kind, actor_id, post_id, comment_id, notification_id, data, created_at)
+            VALUES \(values.joined(separator: ", ")) RETURNING seq
+            """
+        ).map { try $0.decode(column: "seq", as: Int64.self) }.sorted()
+        var named: [SQLQueryString] = []
+        for ((_, audience), seq) in zip(entries, seqs) {
             switch audience {
             case .users(let users):
-                let rows = Set(users).map { user -> SQLQueryString in "(\(bind: user), \(bind: seq))" }
-                try await db.exec("INSERT INTO event_inbox (recipient_id, seq) VALUES \(rows.joined(separator: ", "))")
+                named += Set(users).map { user -> SQLQueryString in "(\(bind: user), \(bind: seq))" }
             case .readers(let author, let spaces):
-                let members: SQLQueryString =
-                    spaces.isEmpty
-                    ? "" : " UNION SELECT m.user_id FROM space_members m WHERE m.space_id IN (\(binds: spaces))"
-                try await db.exec(
-                    """
-                    INSERT INTO event_inbox (recipient_id, seq)
-                    SELECT r.id, \(bind: seq) FROM (
-                        SELECT CAST(\(bind: author) AS BIGINT) AS id
-                        UNION SELECT f.follower_id FROM follows f WHERE f.followee_id = \(bind: author)\(members)
-                    ) r
-                    WHERE \(Visibility.person("r.id", seenBy: author))
-                    """)
+                try await db.exec(readersInboxSQL(seq: seq, author: author, spaces: spaces))
             case .postReaders:
                 break  // resolved to `.readers` by `append`
             case .foundWhenRead:
                 break
             }
         }
-        if let last, let notify = db.dialect.notify(channel, String(last)) { try await db.exec(notify) }
+        if !named.isEmpty {
+            try await db.exec("INSERT INTO event_inbox (recipient_id, seq) VALUES \(named.joined(separator: ", "))")
+        }
+        if let last = seqs.last, let notify = db.dialect.notify(channel, String(last)) { try await db.exec(notify) }
+    }
+
+    /// Puts event `seq` in the inboxes of a post's readers: its author, the author's followers
+    /// and the members of `spaces`, less anyone with a block either way.
+    private static func readersInboxSQL(seq: Int64, author: Int64, spaces: [Int64]) -> SQLQueryString {
+        let members: SQLQueryString =
+            spaces.isEmpty ? "" : " UNION SELECT m.user_id FROM space_members m WHERE m.space_id IN (\(binds: spaces))"
+        return """
+            INSERT INTO event_inbox (recipient_id, seq)
+            SELECT r.id, \(bind: seq) FROM (
+                SELECT CAST(\(bind: author) AS BIGINT) AS id
+                UNION SELECT f.follower_id FROM follows f WHERE f.followee_id = \(bind: author)\(members)
+            ) r
+            WHERE \(Visibility.person("r.id", seenBy: author))
+            """
     }
 }
 
