@@ -8,8 +8,9 @@ import Testing
 @testable import PlazaAPI
 @testable import PlazaServer
 
-/// Many people writing on the same few posts at once: comments, likes, boosts, follows and new
-/// posts, through several connections and, on PostgreSQL, two app servers on one database. Every
+/// Many people writing on the same few posts at once: comments, likes, boosts, follows (of
+/// people and of the posts' tag) and new posts, through several connections and, on PostgreSQL,
+/// two app servers on one database. Every
 /// answer is a success (nothing here is invalid), and the counts kept on write add up.
 @Suite("Concurrent writers on shared rows")
 struct ConcurrencyTests {
@@ -130,7 +131,7 @@ struct ConcurrencyTests {
                         guard other != account.username else { continue }
                         let what: String
                         let response: TestResponse
-                        switch Int.random(in: 0..<12, using: &random) {
+                        switch Int.random(in: 0..<13, using: &random) {
                         case 0..<5:
                             what = "follow"
                             response = try await api.call(
@@ -195,7 +196,7 @@ struct ConcurrencyTests {
         for i in 0..<people { accounts.append(try await a.register("writer\(i)")) }
         // Five shared posts by three authors, who follow each other: every write fans out.
         var posts: [Post] = []
-        for i in 0..<5 { posts.append(try await a.textPost(accounts[i % 3], "shared post \(i)")) }
+        for i in 0..<5 { posts.append(try await a.textPost(accounts[i % 3], "shared post \(i) #shared")) }
         let postIDs = posts.map(\.id)
         let names = accounts.map(\.username)
         let results = try await withThrowingTaskGroup(of: [(String, Int)].self) { group in
@@ -208,7 +209,7 @@ struct ConcurrencyTests {
                         let post = postIDs[Int.random(in: 0..<postIDs.count, using: &random)]
                         let response: TestResponse
                         let what: String
-                        switch Int.random(in: 0..<12, using: &random) {
+                        switch Int.random(in: 0..<13, using: &random) {
                         case 0..<4:
                             what = "comment"
                             response = try await api.call(
@@ -230,6 +231,11 @@ struct ConcurrencyTests {
                             what = "boost"
                             response = try await api.call(
                                 Bool.random(using: &random) ? .put : .delete, "/posts/\(post)/boost", as: account)
+                        case 12:
+                            // The shared posts' tag: its backfill takes out their boosts' entries.
+                            what = "tag"
+                            response = try await api.call(
+                                Bool.random(using: &random) ? .put : .delete, "/hashtags/shared/follow", as: account)
                         default:
                             what = "post"
                             response = try await api.call(

@@ -30,6 +30,7 @@ struct QueryPlanTests {
                     home: .init(spaces: [5], exclusive: true))
             ),
             ("a list's accounts", ListStore.accountsSQL(of: 9, maxID: 100, sinceID: nil, limit: 41)),
+            ("the authors a followed tag's backfill brings", TagStore.backfillAuthorsSQL(tag: "noodles")),
             ("the pulled accounts of a list", HomeTimeline.pulledSQL(of: viewer, list: 9)),
             ("video queue", VideoStore.queueSQL(now: 1_000)),
             ("ended polls to announce", PollStore.dueSQL(now: 1_000, limit: 20)),

@@ -70,9 +70,21 @@ package struct TagStore: Sendable {
 
     /// `user` follows `tag` (again: nothing changes): its latest public posts enter their home
     /// timeline, as a followed person's do. 422 past `maxFollowed`.
+    ///
+    /// On PostgreSQL it locks the authors of the posts it enters with the user, as a batch of
+    /// boosts locks the boosted posts' authors (`HomeTimeline.enterPendingBoosts`): the batch
+    /// then either enters a boost of one of them before this takes the boost's entry out
+    /// (`BoostStore.redundantSQL`), or sees the post's own entry and enters none. Without it
+    /// both could pass each other and the post show twice.
     func follow(_ tag: Hashtag, by user: Int64) async throws {
         try await db.write { db in
-            try await PeopleStore.lockInOrder([user], on: db)
+            var people = [user]
+            if db.kind == .postgres {
+                people += try await db.rows(Self.backfillAuthorsSQL(tag: tag.key)).map {
+                    try $0.decode(column: "author_id", as: Int64.self)
+                }
+            }
+            try await PeopleStore.lockInOrder(people, on: db)
             let count = try await db.first("SELECT COUNT(*) AS n FROM tag_follows WHERE user_id = \(bind: user)")
             guard try count?.decode(column: "n", as: Int.self) ?? 0 < Self.maxFollowed else {
                 throw Self.tooManyFollowed
@@ -89,6 +101,18 @@ package struct TagStore: Sendable {
                 try await db.exec(BoostStore.redundantSQL(of: user))
             }
         }
+    }
+
+    /// The authors of the posts `backfillSQL` enters (on PostgreSQL only: SQLite has one writer
+    /// and locks nothing).
+    static func backfillAuthorsSQL(tag: String) -> SQLQueryString {
+        """
+        SELECT DISTINCT p.author_id FROM (
+            SELECT pt.post_id FROM post_tags pt JOIN posts p ON p.id = pt.post_id
+            WHERE pt.tag = \(bind: tag) AND p.audience = 'public'
+            ORDER BY pt.created_at DESC, pt.post_id DESC LIMIT \(bind: HomeTimeline.backfill)
+        ) t JOIN posts p ON p.id = t.post_id
+        """
     }
 
     static func backfillSQL(user: Int64, tag: String) -> SQLQueryString {
