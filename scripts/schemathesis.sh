@@ -94,6 +94,8 @@ rm -f "$junit"
 # project's own schemathesis.toml, should it get one, still applies.
 config=()
 [ ! -f schemathesis.toml ] || config=(--config-file "$PWD/schemathesis.toml")
+# Each valid Idempotency-Key made unique: a repeated one replays a first answer (see the file).
+export SCHEMATHESIS_HOOKS="$PWD/scripts/schemathesis_hooks.py"
 cd "$tmp"
 # schemathesis takes headers only as arguments; the token belongs to a throwaway account
 # on a throwaway server.
