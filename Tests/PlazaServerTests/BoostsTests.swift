@@ -93,8 +93,8 @@ struct BoostsTests {
             // Entered now, as the fan-out's worker does 200 ms later (waiting boosts are read by the
             // rule that enters them, `aBoostWaitsInTheQueueUntilItsBatchEntersIt`).
             _ = try await api.withDatabase { db in
-                try await db.write { try await HomeTimeline.enterPending(limit: 10, on: $0) }
-                try await db.write { try await HomeTimeline.enterPendingBoosts(limit: 10, on: $0) }
+                _ = try await db.write { try await HomeTimeline.enterPending(limit: 10, on: $0) }
+                _ = try await db.write { try await HomeTimeline.enterPendingBoosts(limit: 10, on: $0) }
             }
             let boosted = try await api.page("/feed/home", as: cat, of: Post.self).items
             #expect(boosted.map(\.id) == [later.id, post.id] && boosted.allSatisfy { $0.boost != nil })
