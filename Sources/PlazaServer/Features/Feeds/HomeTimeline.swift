@@ -100,7 +100,8 @@ struct HomeTimeline: Sendable {
         let taken = try await take(
             """
             SELECT bp.boost_id AS id, bp.user_id AS account, p.author_id AS author, \(Self.timelineRows(own: 0)) AS n
-            FROM boost_pending bp JOIN users u ON u.id = bp.user_id JOIN posts p ON p.id = bp.post_id WHERE NOT EXISTS (SELECT 1 FROM home_pending hp WHERE hp.post_id = bp.post_id)
+            FROM boost_pending bp JOIN users u ON u.id = bp.user_id JOIN posts p ON p.id = bp.post_id
+            WHERE NOT EXISTS (SELECT 1 FROM home_pending hp WHERE hp.post_id = bp.post_id)
             ORDER BY bp.boost_id LIMIT \(bind: limit)
             """, from: "boost_pending", key: "boost_id", rows: rows, on: db)
         guard !taken.isEmpty else { return 0 }

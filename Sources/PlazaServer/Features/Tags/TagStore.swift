@@ -103,24 +103,27 @@ package struct TagStore: Sendable {
         }
     }
 
-    /// The authors of the posts `backfillSQL` enters (on PostgreSQL only: SQLite has one writer
-    /// and locks nothing).
-    static func backfillAuthorsSQL(tag: String) -> SQLQueryString {
+    /// The posts a follow of `tag` enters: its newest public ones, `HomeTimeline.backfill` of them.
+    static func backfillPostsSQL(tag: String) -> SQLQueryString {
         """
-        SELECT DISTINCT p.author_id FROM (
-            SELECT pt.post_id FROM post_tags pt JOIN posts p ON p.id = pt.post_id
-            WHERE pt.tag = \(bind: tag) AND p.audience = 'public'
-            ORDER BY pt.created_at DESC, pt.post_id DESC LIMIT \(bind: HomeTimeline.backfill)
-        ) t JOIN posts p ON p.id = t.post_id
+        SELECT pt.created_at, pt.post_id, p.author_id FROM post_tags pt JOIN posts p ON p.id = pt.post_id
+        WHERE pt.tag = \(bind: tag) AND p.audience = 'public'
+        ORDER BY pt.created_at DESC, pt.post_id DESC LIMIT \(bind: HomeTimeline.backfill)
         """
     }
 
+    /// The authors of the posts `backfillSQL` enters (on PostgreSQL only: SQLite has one writer
+    /// and locks nothing).
+    static func backfillAuthorsSQL(tag: String) -> SQLQueryString {
+        "SELECT DISTINCT t.author_id FROM (\(backfillPostsSQL(tag: tag))) t"
+    }
+
+    /// Enters the posts `backfillPostsSQL` names in `user`'s home timeline (`WHERE TRUE`: SQLite
+    /// would read the upsert's `ON` as a join's).
     static func backfillSQL(user: Int64, tag: String) -> SQLQueryString {
         """
         INSERT INTO home_entries (user_id, created_at, post_id)
-        SELECT \(bind: user), pt.created_at, pt.post_id FROM post_tags pt JOIN posts p ON p.id = pt.post_id
-        WHERE pt.tag = \(bind: tag) AND p.audience = 'public'
-        ORDER BY pt.created_at DESC, pt.post_id DESC LIMIT \(bind: HomeTimeline.backfill)
+        SELECT \(bind: user), t.created_at, t.post_id FROM (\(backfillPostsSQL(tag: tag))) t WHERE TRUE
         ON CONFLICT DO NOTHING
         """
     }
