@@ -28,6 +28,14 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
 
 
+def helpers_cpu(start: dict[int, float], end: dict[int, float]) -> float:
+    """CPU seconds the helper processes (PostgreSQL's) used between two marks, each read by pid:
+    one started meanwhile counts whole, one that ended meanwhile not at all (its time is gone
+    with it). Summing the same pids' totals at both marks went negative when a process that had
+    worked a lot (the load's) ended during the step."""
+    return sum(max(0.0, cpu - start.get(pid, 0.0)) for pid, cpu in end.items() if cpu > 0)
+
+
 def machine_busy() -> float:
     with open("/proc/stat") as f:
         parts = [int(x) for x in f.readline().split()[1:]]
@@ -102,28 +110,28 @@ class Stepper:
             pipes.append(recv)
             procs.append(proc)
         time.sleep(max(0.0, window[0] - time.time()))
-        helpers = self.server.helper_pids()
         size0 = self.db_size()
-        marks0 = self.cpu_marks(procs, helpers)
+        marks0 = self.cpu_marks(procs)
         with servers.RSSSampler(self.server.pid, interval=0.25) as rss:
             time.sleep(max(0.0, window[1] - time.time()))
-            marks1 = self.cpu_marks(procs, helpers)
+            marks1 = self.cpu_marks(procs)
             size1 = self.db_size()
             tallies = [p.recv() for p in pipes]
         for proc in procs:
             proc.join(timeout=60)
         seconds = marks1["wall"] - marks0["wall"]
-        cpu = {k: (marks1[k] - marks0[k]) / seconds for k in ("server", "database", "people", "machine")}
+        cpu = {k: (marks1[k] - marks0[k]) / seconds for k in ("server", "people", "machine")}
+        cpu["database"] = helpers_cpu(marks0["database"], marks1["database"]) / seconds
         cpu["rest"] = max(0.0, cpu.pop("machine") - cpu["server"] - cpu["database"] - cpu["people"])
         step = Step(people, merge(tallies), seconds, cpu, rss.peak_kb, size1 - size0)
         self.judge(step)
         return step
 
-    def cpu_marks(self, procs, helpers: list[int]) -> dict[str, float]:
+    def cpu_marks(self, procs) -> dict:
         return {
             "wall": time.time(),
             "server": cpu_seconds(self.server.pid),
-            "database": sum(cpu_seconds(p) for p in helpers),
+            "database": {p: cpu_seconds(p) for p in self.server.helper_pids()},
             "people": sum(cpu_seconds(p.pid) for p in procs if p.pid),
             "machine": machine_busy(),
         }
