@@ -3,8 +3,9 @@
 An Idempotency-Key sent again with the same request gets the first answer again, by design: a
 201 naming a resource the run may have deleted since. Schemathesis draws keys from a small space
 ("0", "00", ...) and bodies too, so its stateful checks would read that replay as "a resource
-just created is not found". Every valid key it generates is made unique, as it is drawn; invalid ones (the
-negative cases) are sent as generated. The replay itself is tested by IdempotencyTests.swift.
+just created is not found". Every valid key it generates is made unique as it is drawn; invalid
+ones (the negative cases) are sent as generated. The replay itself is tested by
+IdempotencyTests.swift.
 """
 
 import re
