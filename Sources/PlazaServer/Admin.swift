@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import PlazaAPI
-import SQLKit
 
 /// The operator commands behind `plaza migrate`, `plaza user create` and `plaza seed`.
 public enum Admin {

@@ -1,7 +1,6 @@
 import Foundation
 import Hummingbird
 import Logging
-import SQLKit
 import Testing
 import ZIPFoundation
 
@@ -26,7 +25,7 @@ struct AccountDeletionTests {
         }
     }
 
-    static func count(_ api: TestAPI, _ sql: SQLQueryString) async throws -> Int {
+    static func count(_ api: TestAPI, _ sql: SQL) async throws -> Int {
         try await api.withDatabase { db in
             try await db.read { try await $0.first(sql)?.decode(column: "n", as: Int.self) ?? -1 }
         }

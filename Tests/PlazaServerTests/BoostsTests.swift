@@ -1,5 +1,4 @@
 import Hummingbird
-import SQLKit
 import Testing
 
 @testable import PlazaAPI
@@ -178,11 +177,11 @@ struct BoostsTests {
             func enter() async throws -> Int {
                 try await db.write { try await HomeTimeline.enterPendingBoosts(limit: 10, on: $0) }
             }
-            func count(_ query: SQLQueryString) async throws -> Int {
+            func count(_ query: SQL) async throws -> Int {
                 try await db.read { try await $0.first(query)?.decode(column: "n", as: Int.self) ?? -1 }
             }
-            let boostEntries: SQLQueryString = "SELECT COUNT(*) AS n FROM home_entries WHERE boosted_by IS NOT NULL"
-            let queued: SQLQueryString = "SELECT COUNT(*) AS n FROM boost_pending"
+            let boostEntries: SQL = "SELECT COUNT(*) AS n FROM home_entries WHERE boosted_by IS NOT NULL"
+            let queued: SQL = "SELECT COUNT(*) AS n FROM boost_pending"
 
             try await boosts.set(post: 100, user: bob, boosted: true)
             try await boosts.set(post: 100, user: dan, boosted: true)

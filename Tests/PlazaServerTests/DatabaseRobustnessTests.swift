@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
-import SQLKit
 import Testing
 
 @testable import PlazaAPI
@@ -103,7 +102,7 @@ struct DatabaseRobustnessTests {
             try await db.read { conn in
                 try await conn.exec("CREATE TABLE prepared_probe (a BIGINT)")
                 try await conn.exec("INSERT INTO prepared_probe (a) VALUES (\(bind: 7))")
-                let read: SQLQueryString = "SELECT a FROM prepared_probe LIMIT \(bind: 1)"
+                let read: SQL = "SELECT a FROM prepared_probe LIMIT \(bind: 1)"
                 #expect(try await conn.first(read)?.decode(column: "a", as: Int64.self) == 7)
                 try await conn.exec("ALTER TABLE prepared_probe ALTER COLUMN a TYPE TEXT")
                 let error = await #expect(throws: PSQLError.self) { try await conn.first(read) }

@@ -1,5 +1,4 @@
 import Hummingbird
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

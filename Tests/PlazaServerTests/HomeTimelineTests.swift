@@ -1,6 +1,5 @@
 import Hummingbird
 import Logging
-import SQLKit
 import Testing
 
 @testable import PlazaAPI
@@ -278,7 +277,7 @@ struct HomeTimelineTests {
         }
     }
 
-    private static func count(_ db: Database, _ query: SQLQueryString) async throws -> Int {
+    private static func count(_ db: Database, _ query: SQL) async throws -> Int {
         try await db.read { conn in try await conn.first(query)?.decode(column: "n", as: Int.self) ?? -1 }
     }
 
@@ -295,7 +294,7 @@ struct HomeTimelineTests {
     }
 
     /// `query`'s count once every waiting post is entered (as `HomeFanOutService` does a moment later).
-    private func count(_ api: TestAPI, _ query: SQLQueryString) async throws -> Int {
+    private func count(_ api: TestAPI, _ query: SQL) async throws -> Int {
         try await api.withDatabase { db in
             _ = try await db.write { try await HomeTimeline.enterPending(limit: 10_000, on: $0) }
             return try await db.read { conn in try await conn.first(query)?.decode(column: "n", as: Int.self) ?? -1 }

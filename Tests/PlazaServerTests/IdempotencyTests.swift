@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

@@ -3,7 +3,6 @@ import HTTPTypes
 import Logging
 import NIOCore
 import NIOPosix
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

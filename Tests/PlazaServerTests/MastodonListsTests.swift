@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import HTTPTypes
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

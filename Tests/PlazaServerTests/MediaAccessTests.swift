@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Logging
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

@@ -1,6 +1,5 @@
 import Hummingbird
 import Logging
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

@@ -6,7 +6,6 @@ import Hummingbird
 import JWTKit
 import NIOConcurrencyHelpers
 import PlazaAPI
-import SQLKit
 import Testing
 
 @testable import PlazaServer

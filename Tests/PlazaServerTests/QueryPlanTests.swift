@@ -1,4 +1,3 @@
-import SQLKit
 import Testing
 
 @testable import PlazaAPI
@@ -12,7 +11,7 @@ struct QueryPlanTests {
     static let viewer: Int64 = 7
     static let cursor = Cursor(time: 1_800_000_000_000, id: 99)
 
-    static let queries: [(String, SQLQueryString)] =
+    static let queries: [(String, SQL)] =
         [
             ("push queue", PushOutbox.dueSQL(now: 1_000, limit: 16)),
             ("an Idempotency-Key's answer", IdempotencyStore.lookupSQL(user: viewer, key: "k")),
@@ -215,7 +214,7 @@ struct QueryPlanTests {
         ] + personalLists
 
     /// A person's lists as Mastodon pages them (`PersonalListStore`), older and newer than a key.
-    static var personalLists: [(String, SQLQueryString)] {
+    static var personalLists: [(String, SQL)] {
         let lists: [(String, PersonalListStore.List)] = [
             ("followers", .followers(3)), ("following", .following(3)), ("follow requests", .followRequests(viewer)),
             ("blocks", .blocks(viewer)), ("mutes", .mutes(viewer)), ("favourites", .likes(viewer)),
@@ -240,7 +239,7 @@ struct QueryPlanTests {
             let dialect = db.dialect
             let words = SearchText("linear alg")!
             let search = SearchStore.PostQuery(text: words, page: PageRequest(limit: 20))
-            let dialectQueries: [(String, SQLQueryString)] = [
+            let dialectQueries: [(String, SQL)] = [
                 ("post search", SearchStore.windowSQL(words, search, dialect: dialect)),
                 (
                     "history by last view",
@@ -378,7 +377,7 @@ struct QueryPlanTests {
 
     /// The plan of `query`; on PostgreSQL with the planner's `setting` (e.g. `enable_seqscan`) off,
     /// so that on the tests' small tables it shows whether an index can serve the query.
-    static func explain(_ query: SQLQueryString, on db: Database, without setting: String) async throws -> [String] {
+    static func explain(_ query: SQL, on db: Database, without setting: String) async throws -> [String] {
         try await db.read { sql in
             if db.kind == .postgres { try await sql.exec("SET \(unsafeRaw: setting) = off") }
             let plan = try await db.dialect.explain(query, on: sql)

@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOConcurrencyHelpers
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import SQLKit
 import Testing
 
 @testable import PlazaAPI

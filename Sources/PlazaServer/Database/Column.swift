@@ -1,7 +1,5 @@
-import SQLKit
-
 /// A column a query selects and a row type reads back, named once: a row type's select list
-/// (`SQLQueryString.select`) and its `init(row:)` (`row.decode(_:)`) use the same constants,
+/// (`SQL.select`) and its `init(row:)` (`row.decode(_:)`) use the same constants,
 /// so they cannot drift apart.
 struct Column<Value: ColumnValue>: Sendable, SelectedColumn {
     /// What the query selects, e.g. `p.title` or `u.username`.
@@ -32,10 +30,10 @@ extension SelectedColumn {
     var unqualified: Substring { expression.split(separator: ".").last ?? Substring(expression) }
 }
 
-extension SQLQueryString {
+extension SQL {
     /// `columns` as a select list.
-    static func select(_ columns: [any SelectedColumn]) -> SQLQueryString {
-        SQLQueryString(columns.map(\.selection).joined(separator: ", "))
+    static func select(_ columns: [any SelectedColumn]) -> SQL {
+        SQL(columns.map(\.selection).joined(separator: ", "))
     }
 }
 

@@ -2,14 +2,11 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import PostgresKit
 import PostgresNIO
-import SQLKit
-import SQLiteKit
 
-/// A database connection as the stores see it. Statements are written once with SQLKit's
-/// `SQLQueryString` (so binds and quoting follow the dialect) and run straight on the driver;
-/// rows are read by column without going through `Codable` decoders, which dominated the cost
+/// A database connection as the stores see it. Statements are written once as `SQL` (binds
+/// apart from the text, placeholders in the database's own form) and run straight on the
+/// driver; rows are read by column without going through `Codable` decoders, which dominated the cost
 /// of a feed page. A connection is lent to one task at a time: never use it from concurrent
 /// child tasks (`async let`, task groups).
 struct Connection: Sendable {
@@ -19,21 +16,17 @@ struct Connection: Sendable {
     }
 
     let backend: Backend
-    /// SQLKit's view of the same connection, used to serialise queries in its dialect.
-    let sql: any SQLDatabase
     let logger: Logger
     /// Inside `EventLog.write`: the events the transaction appends when its body has run.
     var events: EventLog.Pending?
 
     init(sqlite handle: SQLiteHandle, logger: Logger) {
         backend = .sqlite(handle)
-        sql = SQLiteSyntax(logger: logger)
         self.logger = logger
     }
 
     init(postgres connection: PostgresConnection, logger: Logger) {
         backend = .postgres(connection)
-        sql = connection.sql(queryLogLevel: nil, logger: logger)
         self.logger = logger
     }
 
@@ -54,22 +47,21 @@ struct Connection: Sendable {
         }
     }
 
-    func rows(_ query: SQLQueryString) async throws -> [Row] {
-        var serializer = SQLSerializer(database: sql)
-        query.serialize(to: &serializer)
+    func rows(_ query: SQL) async throws -> [Row] {
         switch backend {
         case .sqlite(let handle):
-            return try handle.rows(serializer.sql, serializer.binds.map(Self.sqliteValue))
+            return try handle.rows(query.text, query.binds)
         case .postgres(let connection):
-            var bindings = PostgresBindings(capacity: serializer.binds.count)
+            let sql = SQL.placeholders(in: query.text) { "$\($0)" }
+            var bindings = PostgresBindings(capacity: query.binds.count)
             var types = ""
-            for bind in serializer.binds { types.append(try Self.append(bind, to: &bindings)) }
-            guard let name = PreparedStatements.shared.name(sql: serializer.sql, types: types) else {
+            for bind in query.binds { types.append(Self.append(bind, to: &bindings)) }
+            guard let name = PreparedStatements.shared.name(sql: sql, types: types) else {
                 return try await Self.collect(
-                    connection.query(PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: logger))
+                    connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger))
             }
             do {
-                return try await PreparedStatement.$current.withValue((name, serializer.sql)) {
+                return try await PreparedStatement.$current.withValue((name, sql)) {
                     try await Self.collect(connection.execute(PreparedStatement(bindings: bindings), logger: logger))
                 }
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == PreparedStatements.stalePlan {
@@ -87,57 +79,35 @@ struct Connection: Sendable {
         return rows
     }
 
-    func first(_ query: SQLQueryString) async throws -> Row? {
+    func first(_ query: SQL) async throws -> Row? {
         try await rows(query).first
     }
 
-    func exec(_ query: SQLQueryString) async throws {
+    func exec(_ query: SQL) async throws {
         _ = try await rows(query)
     }
 
     // MARK: binds
 
-    struct UnsupportedBind: Error, CustomStringConvertible {
-        let value: any Sendable
-        var description: String { "Cannot bind a \(type(of: value)) to SQL" }
-    }
-
-    static func sqliteValue(_ value: any Encodable & Sendable) throws -> SQLiteValue {
-        if let optional = value as? any OptionalValue, optional.isNone { return .null }
-        switch value {
-        case let v as Int64: return .integer(v)
-        case let v as Int: return .integer(Int64(v))
-        case let v as String: return .text(v)
-        case let v as Double: return .real(v)
-        case let v as Bool: return .integer(v ? 1 : 0)
-        default: throw UnsupportedBind(value: value)
-        }
-    }
-
     /// Appends the value and returns a letter for its type (a statement is prepared once per
     /// SQL text and bind types: a NULL leaves its type to the server).
-    static func append(_ value: any Encodable & Sendable, to bindings: inout PostgresBindings) throws -> Character {
-        if let optional = value as? any OptionalValue, optional.isNone {
+    static func append(_ value: BindValue, to bindings: inout PostgresBindings) -> Character {
+        switch value {
+        case .null:
             bindings.appendNull()
             return "n"
-        }
-        switch value {
-        case let v as Int64:
+        case .integer(let v):
             bindings.append(v)
             return "i"
-        case let v as Int:
-            bindings.append(Int64(v))
-            return "i"
-        case let v as String:
+        case .text(let v):
             bindings.append(v)
             return "s"
-        case let v as Double:
+        case .real(let v):
             bindings.append(v)
             return "d"
-        case let v as Bool:
+        case .bool(let v):
             bindings.append(v)
             return "b"
-        default: throw UnsupportedBind(value: value)
         }
     }
 }
@@ -194,14 +164,6 @@ final class PreparedStatements: Sendable {
     }
 }
 
-private protocol OptionalValue {
-    var isNone: Bool { get }
-}
-
-extension Optional: OptionalValue {
-    var isNone: Bool { self == nil }
-}
-
 /// One result row; `decode(column:as:)` reads a column as a Swift value.
 struct Row: Sendable {
     enum Storage: Sendable {
@@ -237,22 +199,6 @@ struct Row: Sendable {
             guard row.contains(column) else { throw ColumnError(column: column, type: T.self) }
             return try row[column].decode(T.self)
         }
-    }
-}
-
-/// SQLKit serialises a query for a database's dialect; SQLite statements run on `SQLiteHandle`,
-/// so this database only names the dialect and never executes anything.
-private struct SQLiteSyntax: SQLDatabase {
-    let logger: Logger
-    var eventLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
-    var dialect: any SQLDialect { SQLiteDialect() }
-
-    struct NotExecutable: Error {}
-
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
-        Void
-    > {
-        eventLoop.makeFailedFuture(NotExecutable())
     }
 }
 

@@ -1,5 +1,4 @@
 import Logging
-import SQLKit
 import ServiceLifecycle
 
 public enum DatabaseKind: String, Sendable {
@@ -15,7 +14,7 @@ protocol DatabaseDriver: Sendable {
     /// Runs `body` in a write transaction: all of it or none of it.
     func write<T: Sendable>(_ body: @escaping @Sendable (Connection) async throws -> T) async throws -> T
     /// Runs one statement, atomic on its own, on the write path (no explicit transaction).
-    func write(_ statement: SQLQueryString) async throws -> [Row]
+    func write(_ statement: SQL) async throws -> [Row]
     /// Keeps the connections alive until graceful shutdown, then closes them.
     func run() async throws
     /// Calls `handler` with each notification's payload on `channel`, and with nil once when
@@ -64,7 +63,7 @@ public struct Database: Sendable, Service {
     /// One statement on the write path, e.g. an INSERT whose counters triggers keep: cheaper
     /// than a transaction and just as atomic.
     @discardableResult
-    func write(_ statement: SQLQueryString) async throws -> [Row] {
+    func write(_ statement: SQL) async throws -> [Row] {
         guard let usage else { return try await driver.write(statement) }
         // Counted as holding its connection from the start: the drivers take it inside.
         let start = usage.start(.write)

@@ -1,12 +1,10 @@
-import SQLKit
-
 /// Full-text and geographic search, per database: FTS5 tables (`posts_search`, `users_search`)
 /// and an R*Tree (`posts_geo`) on SQLite; weighted `tsvector` columns (`search`) and a
 /// latitude/longitude index on PostgreSQL. Scores are lower for better matches on both: FTS5's
 /// bm25 is negative and `ts_rank` is negated to match.
 extension Dialect {
     /// A filter: post `alias` matches `text` in `field`.
-    func postMatches(_ alias: String, _ text: SearchText, in field: SearchText.Field) -> SQLQueryString {
+    func postMatches(_ alias: String, _ text: SearchText, in field: SearchText.Field) -> SQL {
         switch kind {
         case .sqlite:
             "\(unsafeRaw: alias).id IN (SELECT rowid FROM posts_search WHERE posts_search MATCH \(bind: text.fts5(in: field)))"
@@ -20,8 +18,8 @@ extension Dialect {
 
     /// On PostgreSQL spaces and place share weight D: a search in one of them also checks that
     /// field's own text, on the rows the index found (empty for the other fields).
-    private func postgresFieldCheck(_ alias: String, _ text: SearchText, _ field: SearchText.Field) -> SQLQueryString {
-        let source: SQLQueryString
+    private func postgresFieldCheck(_ alias: String, _ text: SearchText, _ field: SearchText.Field) -> SQL {
+        let source: SQL
         switch field {
         case .place: source = "\(unsafeRaw: alias).location_name"
         case .space:
@@ -37,7 +35,7 @@ extension Dialect {
     }
 
     /// A filter: post `alias` lies in `box` (through the index; the exact distance is checked apart).
-    func postInBox(_ alias: String, _ box: SearchStore.Box) -> SQLQueryString {
+    func postInBox(_ alias: String, _ box: SearchStore.Box) -> SQL {
         switch kind {
         case .sqlite:
             """
@@ -57,13 +55,13 @@ extension Dialect {
     /// (which start with " AND "), unordered. `filters` names columns of posts `p` only when
     /// `filtersReadPosts`.
     func rankedPosts(
-        _ text: SearchText, in field: SearchText.Field, filters: SQLQueryString, filtersReadPosts: Bool, window: Int
-    ) -> SQLQueryString {
+        _ text: SearchText, in field: SearchText.Field, filters: SQL, filtersReadPosts: Bool, window: Int
+    ) -> SQL {
         switch kind {
         case .sqlite:
             // FTS5 walks the matches newest first and stops after the window; posts are read
             // only for filters. Column weights: title, body, author, spaces, place.
-            let join: SQLQueryString = filtersReadPosts ? " JOIN posts p ON p.id = posts_search.rowid" : ""
+            let join: SQL = filtersReadPosts ? " JOIN posts p ON p.id = posts_search.rowid" : ""
             return """
                 SELECT posts_search.rowid AS id, bm25(posts_search, 8.0, 1.0, 4.0, 2.0, 2.0) AS score FROM posts_search\(join)
                 WHERE posts_search MATCH \(bind: text.fts5(in: field))\(filters)
@@ -71,7 +69,7 @@ extension Dialect {
                 """
         case .postgres:
             // The window's edge first, so that only its posts are ranked.
-            let tsquery: SQLQueryString = "to_tsquery('plaza_search', \(bind: text.tsquery(in: field)))"
+            let tsquery: SQL = "to_tsquery('plaza_search', \(bind: text.tsquery(in: field)))"
             let check = postgresFieldCheck("p", text, field)
             return """
                 SELECT p.id, (-ts_rank(p.search, \(tsquery)))::float8 AS score FROM posts p
@@ -85,7 +83,7 @@ extension Dialect {
     /// `columns, score` of every account `u` whose username or display name matches `text`
     /// and `filters` (which start with " AND "), unordered. A username hit outranks a
     /// display-name hit.
-    func rankedUsers(_ text: SearchText, columns: SQLQueryString, filters: SQLQueryString) -> SQLQueryString {
+    func rankedUsers(_ text: SearchText, columns: SQL, filters: SQL) -> SQL {
         switch kind {
         case .sqlite:
             """

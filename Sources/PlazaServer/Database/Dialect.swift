@@ -1,14 +1,10 @@
 import PostgresNIO
-import SQLKit
 
 /// The SQL that differs between SQLite and PostgreSQL, in one place.
 struct Dialect: Sendable {
     let kind: DatabaseKind
 
     init(kind: DatabaseKind) { self.kind = kind }
-
-    /// The dialect SQLKit is serialising a query for (for expressions that do not know their connection).
-    init(serializing dialect: any SQLDialect) { kind = dialect.name == "postgresql" ? .postgres : .sqlite }
 
     /// Expands the placeholders used by migrations: `{id}` for a 64-bit primary key,
     /// `{sequence}` for one the database numbers (never reusing a number, even after deletes),
@@ -59,7 +55,7 @@ struct Dialect: Sendable {
     /// (`FOR UPDATE`), or whose non-key columns it will change (`FOR NO KEY UPDATE`, which does
     /// not block foreign-key checks against the rows), optionally `OF` one table alias; nil
     /// where writes need no row locks.
-    func rowLock(_ strength: RowLock, of alias: String? = nil, skipLocked: Bool = false) -> SQLQueryString? {
+    func rowLock(_ strength: RowLock, of alias: String? = nil, skipLocked: Bool = false) -> SQL? {
         guard kind == .postgres else { return nil }
         var clause =
             switch strength {
@@ -69,7 +65,7 @@ struct Dialect: Sendable {
             }
         if let alias { clause += " OF \(alias)" }
         if skipLocked { clause += " SKIP LOCKED" }
-        return SQLQueryString(clause)
+        return SQL(clause)
     }
 
     /// `keyShare`: only keeps the rows from being deleted (or their keys changed) meanwhile.
@@ -77,32 +73,24 @@ struct Dialect: Sendable {
 
     /// A call that takes transaction-scoped advisory lock `key` (`shared`: in share mode, which
     /// only an exclusive holder or waiter blocks), to use as a select-list item, or nil.
-    func advisoryLock(_ key: Int, shared: Bool) -> SQLQueryString? {
+    func advisoryLock(_ key: Int, shared: Bool) -> SQL? {
         guard kind == .postgres else { return nil }
         return shared ? "pg_advisory_xact_lock_shared(\(literal: key))" : "pg_advisory_xact_lock(\(literal: key))"
     }
 
     /// A statement that announces `payload` on `channel` to the other app servers at commit, or nil.
-    func notify(_ channel: String, _ payload: String) -> SQLQueryString? {
+    func notify(_ channel: String, _ payload: String) -> SQL? {
         kind == .postgres ? "SELECT pg_notify(\(literal: channel), \(bind: payload))" : nil
     }
 
-    /// `id slug name` lines of the spaces of post `p`, aggregated in the database's own way.
-    var postSpacesAggregate: String {
-        switch kind {
-        case .postgres: "string_agg(s.id || ' ' || s.slug || ' ' || s.name, E'\\n' ORDER BY pss.space_id)"
-        case .sqlite: "group_concat(s.id || ' ' || s.slug || ' ' || s.name, char(10))"
-        }
-    }
-
     /// The plan of a query as text lines, for tests that forbid full scans.
-    func explain(_ query: SQLQueryString, on db: Connection) async throws -> [String] {
+    func explain(_ query: SQL, on db: Connection) async throws -> [String] {
         switch kind {
         case .sqlite:
-            let rows = try await db.rows(SQLQueryString("EXPLAIN QUERY PLAN ") + query)
+            let rows = try await db.rows(SQL("EXPLAIN QUERY PLAN ") + query)
             return try rows.map { try $0.decode(column: "detail", as: String.self) }
         case .postgres:
-            let rows = try await db.rows(SQLQueryString("EXPLAIN ") + query)
+            let rows = try await db.rows(SQL("EXPLAIN ") + query)
             return try rows.map { try $0.decode(column: "QUERY PLAN", as: String.self) }
         }
     }

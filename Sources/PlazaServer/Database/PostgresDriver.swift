@@ -1,9 +1,7 @@
 import Foundation
 import Logging
 import NIOSSL
-import PostgresKit
 import PostgresNIO
-import SQLKit
 
 /// PostgreSQL through postgres-nio's `PostgresClient` pool.
 final class PostgresDriver: DatabaseDriver {
@@ -123,7 +121,7 @@ final class PostgresDriver: DatabaseDriver {
         }
     }
 
-    func write(_ statement: SQLQueryString) async throws -> [Row] {
+    func write(_ statement: SQL) async throws -> [Row] {
         try await retryingConflicts {
             try await self.client.withConnection { connection in
                 try await Connection(postgres: connection, logger: self.logger).rows(statement)

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
-import SQLKit
 import ServiceLifecycle
 
 /// SQLite in WAL mode: one writer connection that takes every write in turn (so load never
@@ -198,7 +197,7 @@ final class SQLiteDriver: DatabaseDriver {
         }
     }
 
-    func write(_ statement: SQLQueryString) async throws -> [Row] {
+    func write(_ statement: SQL) async throws -> [Row] {
         defer { committed.yield() }
         return try await writer.withResource { try await $0.rows(statement) }
     }

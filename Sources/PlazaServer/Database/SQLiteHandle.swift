@@ -68,7 +68,7 @@ final class SQLiteHandle: @unchecked Sendable {
     var isAutocommit: Bool { sqlite_nio_sqlite3_get_autocommit(db) != 0 }
 
     /// Runs one statement and returns its rows.
-    func rows(_ sql: String, _ binds: [SQLiteValue]) throws -> [Row] {
+    func rows(_ sql: String, _ binds: [BindValue] = []) throws -> [Row] {
         let statement = try prepared(sql)
         let raw = statement.raw
         defer {
@@ -96,10 +96,12 @@ final class SQLiteHandle: @unchecked Sendable {
         try check(sqlite_nio_sqlite3_exec(db, sql, nil, nil, nil))
     }
 
+    /// The statement for `sql` (an `SQL`'s text, with bind markers), prepared on first use.
     private func prepared(_ sql: String) throws -> Statement {
         if let statement = statements[sql] { return statement }
         var raw: OpaquePointer?
-        let status = sqlite_nio_sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        let text = SQL.placeholders(in: sql) { _ in "?" }
+        let status = sqlite_nio_sqlite3_prepare_v3(db, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
         guard status == SQLITE_OK, let raw else { throw failure(status) }
         let count = sqlite_nio_sqlite3_column_count(raw)
         let names = (0..<count).map { String(cString: sqlite_nio_sqlite3_column_name(raw, $0)) }
@@ -114,10 +116,11 @@ final class SQLiteHandle: @unchecked Sendable {
         return statement
     }
 
-    private func bind(_ value: SQLiteValue, at index: Int32, in statement: OpaquePointer) -> Int32 {
+    private func bind(_ value: BindValue, at index: Int32, in statement: OpaquePointer) -> Int32 {
         switch value {
         case .null: return sqlite_nio_sqlite3_bind_null(statement, index)
         case .integer(let v): return sqlite_nio_sqlite3_bind_int64(statement, index, v)
+        case .bool(let v): return sqlite_nio_sqlite3_bind_int64(statement, index, v ? 1 : 0)
         case .real(let v): return sqlite_nio_sqlite3_bind_double(statement, index, v)
         case .text(let v):
             var v = v
@@ -128,10 +131,6 @@ final class SQLiteHandle: @unchecked Sendable {
                 return sqlite_nio_sqlite3_bind_text(
                     statement, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count),
                     Self.transient)
-            }
-        case .blob(let v):
-            return v.withUnsafeBytes { bytes in
-                sqlite_nio_sqlite3_bind_blob(statement, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
             }
         }
     }

@@ -4,7 +4,6 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PlazaAPI
-import SQLKit
 
 /// The answers to requests sent with an `Idempotency-Key`, per person, for 24 hours
 /// (Migration037): a request sent again — an app retrying after the network dropped, or replaying
@@ -97,14 +96,14 @@ package struct IdempotencyStore: Sendable {
         try await db.write { db in try await db.exec(Self.pruneSQL(now: now)) }
     }
 
-    static func lookupSQL(user: Int64, key: String) -> SQLQueryString {
+    static func lookupSQL(user: Int64, key: String) -> SQL {
         """
         SELECT fingerprint, claim, status, content_type, body, created_at FROM idempotency_keys
         WHERE user_id = \(bind: user) AND idempotency_key = \(bind: key)
         """
     }
 
-    static func pruneSQL(now: Int64) -> SQLQueryString {
+    static func pruneSQL(now: Int64) -> SQL {
         "DELETE FROM idempotency_keys WHERE created_at < \(bind: now - lifetimeMillis)"
     }
 }

@@ -1,6 +1,5 @@
 import HTTPTypes
 import PlazaAPI
-import SQLKit
 
 /// What one person's media and link previews may cost. 0 turns a limit off.
 ///

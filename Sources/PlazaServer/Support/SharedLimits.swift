@@ -1,5 +1,3 @@
-import SQLKit
-
 /// Rate-limit buckets and sign-in throttle entries shared by every app server on PostgreSQL
 /// (tables `rate_buckets` and `login_throttle`, migration 6). Each check is one statement: an
 /// `INSERT … ON CONFLICT DO UPDATE … RETURNING` computes the new state from the old row under
@@ -15,9 +13,9 @@ struct PostgresLimitStore: RateBucketStore, ThrottleStore {
     func take(_ key: String, limit: RateLimiter.Limit, now: Int64) async throws -> Int? {
         let perMilli = limit.perSecond / 1000
         // The bucket refilled to now, as an expression over the old row (`b`).
-        let refilled: SQLQueryString =
+        let refilled: SQL =
             "LEAST(\(bind: limit.burst), b.tokens + GREATEST(0, \(bind: now) - b.updated_at) * \(bind: perMilli))"
-        let query: SQLQueryString =
+        let query: SQL =
             "INSERT INTO rate_buckets AS b (name, tokens, updated_at, allowed) VALUES (\(bind: key), \(bind: limit.burst - 1), \(bind: now), true) "
             + "ON CONFLICT (name) DO UPDATE SET tokens = " + refilled + " - CASE WHEN " + refilled
             + " >= 1 THEN 1 ELSE 0 END, "
@@ -53,18 +51,18 @@ struct PostgresLimitStore: RateBucketStore, ThrottleStore {
         let window = policy.windowSeconds * 1000
         let base = policy.baseLockoutSeconds * 1000
         let maximum = policy.maxLockoutSeconds * 1000
-        let values = keys.sorted { $0.key < $1.key }.map { budget -> SQLQueryString in
+        let values = keys.sorted { $0.key < $1.key }.map { budget -> SQL in
             let locked = budget.free <= 1 ? now + min(base, maximum) : 0
             return "(\(bind: budget.key), 1, \(bind: now), \(bind: locked), \(bind: budget.free))"
         }
-        let reset: SQLQueryString =
+        let reset: SQL =
             "(\(bind: now) - t.window_start >= \(bind: window) AND t.locked_until <= \(bind: now))"
-        let failures: SQLQueryString = "(CASE WHEN " + reset + " THEN 1 ELSE t.failures + 1 END)"
-        let over: SQLQueryString = failures + " >= EXCLUDED.budget"
-        let lockout: SQLQueryString =
+        let failures: SQL = "(CASE WHEN " + reset + " THEN 1 ELSE t.failures + 1 END)"
+        let over: SQL = failures + " >= EXCLUDED.budget"
+        let lockout: SQL =
             "CAST(LEAST(\(bind: Double(base)) * power(2, LEAST(" + failures
             + " - EXCLUDED.budget, 20)), \(bind: Double(maximum))) AS BIGINT)"
-        let query: SQLQueryString =
+        let query: SQL =
             "INSERT INTO login_throttle AS t (name, failures, window_start, locked_until, budget) VALUES "
             + values.joined(separator: ", ")
             + " ON CONFLICT (name) DO UPDATE SET failures = " + failures

@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import SQLKit
 import Testing
 
 @testable import PlazaAPI
@@ -172,7 +171,7 @@ func withDatabase(before version: Int, _ body: @Sendable (Database) async throws
                 )
                 for migration in Migrations.all where migration.version < version {
                     for statement in migration.statements(for: db.dialect) {
-                        try await conn.exec(SQLQueryString(statement))
+                        try await conn.exec(SQL(statement))
                     }
                     try await conn.exec(
                         "INSERT INTO plaza_migrations (version, name, applied_at) VALUES (\(bind: migration.version), \(bind: migration.name), 0)"

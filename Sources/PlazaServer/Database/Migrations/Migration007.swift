@@ -1,5 +1,3 @@
-import SQLKit
-
 /// Media and saves against hostile users.
 ///
 /// - `media.access_key`: a random key that every media URL carries (`?k=`), so media cannot be

@@ -1,5 +1,3 @@
-import SQLKit
-
 /// Hashtags, content warnings and sensitive media (step 22).
 ///
 /// - `tags`: each tag once, by its key (`Hashtag.key`: folded as search folds text), with the

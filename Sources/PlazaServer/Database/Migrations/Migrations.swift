@@ -1,6 +1,5 @@
 import Logging
 import PlazaAPI
-import SQLKit
 
 /// One numbered, forward-only schema change. `sql` uses the placeholders of `Dialect.ddl`.
 struct Migration: Sendable {
@@ -91,7 +90,7 @@ enum Migrations {
                     "SELECT version FROM plaza_migrations WHERE version = \(bind: migration.version)")
                 if seen != nil { return false }
                 for statement in migration.statements(for: dialect) {
-                    try await db.exec(SQLQueryString(statement))
+                    try await db.exec(SQL(statement))
                 }
                 try await migration.code?(db)
                 try await db.exec(

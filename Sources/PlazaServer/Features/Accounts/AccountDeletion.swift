@@ -1,6 +1,5 @@
 import Logging
 import PlazaAPI
-import SQLKit
 
 /// Deleting one's own account (`DELETE /me`), with a grace period.
 ///
@@ -95,7 +94,7 @@ struct AccountDeletion: Sendable {
     /// Deletes the account and what is only theirs, a batch at a time; false when it is no
     /// longer due (they signed in, or a moderator suspended it). Safe to run again after a crash.
     func purge(userID user: Int64, now: Int64, logger: Logger) async throws -> Bool {
-        let stillDue: SQLQueryString =
+        let stillDue: SQL =
             "id = \(bind: user) AND deletion_due_at IS NOT NULL AND deletion_due_at <= \(bind: now)"
         guard try await deletePosts(of: user, stillDue: stillDue, logger: logger) else { return false }
         try await deleteComments(of: user)
@@ -114,7 +113,7 @@ struct AccountDeletion: Sendable {
 
     /// Their posts, each as its author deletes it: readers hear of it, home timelines lose it.
     /// False when the account is no longer due.
-    private func deletePosts(of user: Int64, stillDue: SQLQueryString, logger: Logger) async throws -> Bool {
+    private func deletePosts(of user: Int64, stillDue: SQL, logger: Logger) async throws -> Bool {
         while true {
             let batch = try await events.write { db -> (media: [Int64], posts: Int)? in
                 guard try await db.first("SELECT id FROM users WHERE \(stillDue)") != nil else { return nil }
@@ -177,7 +176,7 @@ struct AccountDeletion: Sendable {
 
     /// The account itself; the rest goes with it (foreign keys), counters kept by triggers.
     /// The ids of the media whose files go after; nil when it is no longer due.
-    private func deleteAccount(_ user: Int64, stillDue: SQLQueryString, now: Int64) async throws -> [Int64]? {
+    private func deleteAccount(_ user: Int64, stillDue: SQL, now: Int64) async throws -> [Int64]? {
         try await db.write { db -> [Int64]? in
             if let lock = db.dialect.rowLock(.noKeyUpdate) {
                 // Everyone whose counters the cascade changes, in id order.
@@ -264,7 +263,7 @@ struct AccountDeletion: Sendable {
     /// it out again (the next request for that link fetches it anew).
     private func handOverPreviewImages(of user: Int64) async throws {
         try await db.write { db in
-            let url: SQLQueryString = "'/media/' || m.id || '/medium?k=' || m.access_key"
+            let url: SQL = "'/media/' || m.id || '/medium?k=' || m.access_key"
             let images = try await db.rows(
                 """
                 SELECT m.id, m.bytes, \(url) AS url, COALESCE(
@@ -297,7 +296,7 @@ struct AccountDeletion: Sendable {
 
     /// Locks `with` and everyone notified of what `condition` picks among notifications (whose
     /// unread counts change with them), in id order (`PeopleStore.lockInOrder`).
-    private static func lockPeople(notifiedOf condition: SQLQueryString, with others: [Int64], on db: Connection)
+    private static func lockPeople(notifiedOf condition: SQL, with others: [Int64], on db: Connection)
         async throws
     {
         guard db.dialect.rowLock(.noKeyUpdate) != nil else { return }
@@ -307,7 +306,7 @@ struct AccountDeletion: Sendable {
         try await PeopleStore.lockInOrder(others + notified, on: db)
     }
 
-    private func hasRows(_ tableAndCondition: SQLQueryString) async throws -> Bool {
+    private func hasRows(_ tableAndCondition: SQL) async throws -> Bool {
         try await db.read { db in try await db.first("SELECT 1 AS found FROM \(tableAndCondition) LIMIT 1") != nil }
     }
 }

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NIOPosix
 import PlazaAPI
-import SQLKit
 import ZIPFoundation
 
 /// A person's data as a ZIP archive, readable without Plaza (`plaza export`, `GET /me/export`):
@@ -176,7 +175,7 @@ struct AccountExport: Sendable {
         var all: [Post] = []
         var cursor: Cursor?
         repeat {
-            var sql: SQLQueryString = """
+            var sql: SQL = """
                 SELECT \(PostRecord.columns(viewer: user)) FROM posts p JOIN users u ON u.id = p.author_id
                 WHERE p.author_id = \(bind: user)
                 """
@@ -312,7 +311,7 @@ struct AccountExport: Sendable {
     }
 
     private func follows(of user: Int64) async throws -> Follows {
-        func people(_ sql: SQLQueryString) async throws -> [FollowEntry] {
+        func people(_ sql: SQL) async throws -> [FollowEntry] {
             try await db.read { db in try await db.rows(sql) }.map {
                 FollowEntry(
                     username: try $0.decode(column: "username", as: String.self),

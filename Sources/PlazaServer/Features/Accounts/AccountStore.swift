@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Users' private data and sessions.
 package struct AccountStore: Sendable {
@@ -102,7 +101,7 @@ package struct AccountStore: Sendable {
     /// waits for approval, for a username or email.
     func credentials(login: String) async throws -> (id: Int64, hash: String?, suspended: Bool, pending: Bool)? {
         let key = login.lowercased()
-        let column: SQLQueryString = key.contains("@") ? "email_key" : "username_key"
+        let column: SQL = key.contains("@") ? "email_key" : "username_key"
         guard
             let row = try await db.read({ db in
                 try await db.first(
@@ -123,7 +122,7 @@ package struct AccountStore: Sendable {
 
     /// True when the person may sign in: not suspended, or hidden only because they asked to
     /// delete the account and its grace period still runs (signing in keeps the account).
-    static func maySignIn(now: Int64) -> SQLQueryString {
+    static func maySignIn(now: Int64) -> SQL {
         "(suspended_at IS NULL OR (deletion_due_at IS NOT NULL AND deletion_due_at > \(bind: now)))"
     }
 
@@ -338,7 +337,7 @@ package struct AccountStore: Sendable {
     package func updateProfile(userID: Int64, displayName: String?, bio: String?, status: FieldUpdate<StatusInput>)
         async throws
     {
-        var sets: [SQLQueryString] = []
+        var sets: [SQL] = []
         if let displayName { sets.append("display_name = \(bind: displayName)") }
         if let bio { sets.append("bio = \(bind: bio)") }
         switch status {

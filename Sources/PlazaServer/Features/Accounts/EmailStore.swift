@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Addresses proved by mail and passwords reset by mail.
 ///
@@ -33,7 +32,7 @@ struct EmailStore: Sendable {
         var language: Language
     }
 
-    private static func lockPerson(_ condition: SQLQueryString, on db: Connection) async throws -> Person? {
+    private static func lockPerson(_ condition: SQL, on db: Connection) async throws -> Person? {
         guard
             let row = try await db.first(
                 "SELECT id, email, display_name, email_verified_at, preferences FROM users WHERE \(condition)\(db.dialect.rowLock(.noKeyUpdate) ?? "")"
@@ -116,7 +115,7 @@ struct EmailStore: Sendable {
 
     /// Column `pending_email` of users `u`: the newest unexpired address awaiting confirmation
     /// that is not the current one.
-    static func pendingEmail(now: Int64) -> SQLQueryString {
+    static func pendingEmail(now: Int64) -> SQL {
         """
         (SELECT t.email FROM email_tokens t
             WHERE t.user_id = u.id AND t.purpose = 'verify' AND t.expires_at > \(bind: now) AND lower(t.email) <> u.email_key
@@ -278,7 +277,7 @@ struct EmailStore: Sendable {
             try await db.exec(
                 """
                 UPDATE users SET password_hash = \(bind: passwordHash),
-                    email_verified_at = \(sameAddress ? SQLQueryString("COALESCE(email_verified_at, \(bind: now))") : "email_verified_at")
+                    email_verified_at = \(sameAddress ? SQL("COALESCE(email_verified_at, \(bind: now))") : "email_verified_at")
                 WHERE id = \(bind: userID)
                 """)
             try await db.exec("DELETE FROM email_tokens WHERE user_id = \(bind: userID) AND purpose = 'reset'")

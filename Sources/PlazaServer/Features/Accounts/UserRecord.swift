@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// A row of `users` as the API shows it.
 struct UserRecord: Sendable {
@@ -24,7 +23,7 @@ struct UserRecord: Sendable {
         ]
     }
 
-    static let columns: SQLQueryString = .select(Columns.all)
+    static let columns: SQL = .select(Columns.all)
 
     var id: Int64
     var username: String
@@ -78,7 +77,7 @@ extension UserSummary {
         static let all: [any SelectedColumn] = [username, displayName, avatar, statusKind, statusText, statusUpdatedAt]
     }
 
-    static let columns: SQLQueryString = .select(Columns.all)
+    static let columns: SQL = .select(Columns.all)
 
     init(authorIn row: Row, id: Int64) throws {
         self.init(

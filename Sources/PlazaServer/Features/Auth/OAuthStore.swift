@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// OAuth 2 as Mastodon speaks it: apps, the codes a person's consent gives them, and app-only
 /// tokens. A person's token is a Plaza session that names its app and scopes
@@ -46,7 +45,7 @@ package struct OAuthStore: Sendable {
         return (app, secret)
     }
 
-    private static let appColumns: SQLQueryString = "a.id, a.client_id, a.name, a.website, a.redirect_uris, a.scopes"
+    private static let appColumns: SQL = "a.id, a.client_id, a.name, a.website, a.redirect_uris, a.scopes"
 
     private static func app(_ row: Row) throws -> App {
         App(
@@ -62,7 +61,7 @@ package struct OAuthStore: Sendable {
     /// The app with this client id; with `secret`, only if it is the app's secret.
     package func app(clientID: String, secret: String? = nil) async throws -> App? {
         guard clientID.utf8.count <= 128 else { return nil }
-        var sql: SQLQueryString = "SELECT \(Self.appColumns) FROM oauth_apps a WHERE a.client_id = \(bind: clientID)"
+        var sql: SQL = "SELECT \(Self.appColumns) FROM oauth_apps a WHERE a.client_id = \(bind: clientID)"
         if let secret {
             guard secret.utf8.count <= 128 else { return nil }
             sql += " AND a.client_secret_hash = \(bind: SessionToken.hash(secret))"

@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Private collections of saved posts and links. Every query is keyed by the owner, so no
 /// route can show one person's collections to another.
@@ -10,7 +9,7 @@ struct CollectionStore: Sendable {
     /// New link previews one person may ask for a day (0: no cap).
     var linkPreviewsPerDay = Quotas().linkPreviewsPerDay
 
-    static let columns: SQLQueryString = "c.id, c.name, c.items_count, c.created_at"
+    static let columns: SQL = "c.id, c.name, c.items_count, c.created_at"
 
     static func collection(row: Row) throws -> SavedCollection {
         SavedCollection(
@@ -35,7 +34,7 @@ struct CollectionStore: Sendable {
     /// The owner's (first) collection called `name`, made when missing if `creating`. The owner's
     /// row is locked first (PostgreSQL), so two first bookmarks at once make one collection.
     func named(_ name: String, owner: Int64, creating: Bool) async throws -> Int64? {
-        let find: SQLQueryString =
+        let find: SQL =
             "SELECT id FROM collections WHERE owner_id = \(bind: owner) AND name = \(bind: name) ORDER BY id LIMIT 1"
         if let row = try await db.read({ db in try await db.first(find) }) {
             return try row.decode(column: "id", as: Int64.self)
@@ -83,8 +82,8 @@ struct CollectionStore: Sendable {
         return Page(items: try pageRows.map(Self.collection(row:)), nextCursor: next)
     }
 
-    static func listSQL(owner: Int64, page: PageRequest) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT \(columns) FROM collections c WHERE c.owner_id = \(bind: owner)"
+    static func listSQL(owner: Int64, page: PageRequest) -> SQL {
+        var sql: SQL = "SELECT \(columns) FROM collections c WHERE c.owner_id = \(bind: owner)"
         if let cursor = page.cursor { sql += " AND (c.created_at, c.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
         return sql + " ORDER BY c.created_at DESC, c.id DESC LIMIT \(bind: page.fetchLimit)"
     }
@@ -106,7 +105,7 @@ struct CollectionStore: Sendable {
 
     // MARK: items
 
-    static let itemColumns: SQLQueryString = """
+    static let itemColumns: SQL = """
         i.id, i.collection_id, i.post_id, i.url, i.note, i.link_state, i.link_title, i.link_description, i.link_image_url, \
         i.link_site_name, i.link_fetched_at, i.saved_at
         """
@@ -181,8 +180,8 @@ struct CollectionStore: Sendable {
         return Page(items: pageRecords.map { $0.with(posts: saved) }, nextCursor: next)
     }
 
-    static func itemsSQL(collection: Int64, page: PageRequest) -> SQLQueryString {
-        var sql: SQLQueryString =
+    static func itemsSQL(collection: Int64, page: PageRequest) -> SQL {
+        var sql: SQL =
             "SELECT \(itemColumns) FROM collection_items i WHERE i.collection_id = \(bind: collection)"
         if let cursor = page.cursor { sql += " AND (i.saved_at, i.id) < (\(bind: cursor.time), \(bind: cursor.id))" }
         return sql + " ORDER BY i.saved_at DESC, i.id DESC LIMIT \(bind: page.fetchLimit)"
@@ -297,7 +296,7 @@ struct CollectionStore: Sendable {
     }
 
     /// Runs a `DELETE … WHERE owner_id = … RETURNING id`: another person's row or none is `error`.
-    private func deleteOwned(_ statement: SQLQueryString, orThrow error: PlazaError) async throws {
+    private func deleteOwned(_ statement: SQL, orThrow error: PlazaError) async throws {
         guard try await db.write(statement).first != nil else { throw error }
     }
 }

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Provider accounts linked to people, web sign-ins under way, and nonces already used.
 struct IdentityStore: Sendable {

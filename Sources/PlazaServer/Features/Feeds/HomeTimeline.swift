@@ -1,5 +1,3 @@
-import SQLKit
-
 /// Each person's home timeline, filled on write ("fan-out"), so reading a page of it costs a
 /// page whatever the person follows and however much those people have posted; see
 /// `docs/feeds.md` for the choice and its cost.
@@ -44,7 +42,7 @@ struct HomeTimeline: Sendable {
         try await db.exec(queueSQL(post: post, author: author, createdAt: createdAt))
     }
 
-    static func queueSQL(post: Int64, author: Int64, createdAt: Int64) -> SQLQueryString {
+    static func queueSQL(post: Int64, author: Int64, createdAt: Int64) -> SQL {
         "INSERT INTO home_pending (post_id, author_id, created_at) VALUES (\(bind: post), \(bind: author), \(bind: createdAt))"
     }
 
@@ -112,7 +110,7 @@ struct HomeTimeline: Sendable {
     }
 
     /// Takes out the entries of the undone boosts among `taken` (queue rows).
-    static func undoneBoostsSQL(_ taken: [Int64]) -> SQLQueryString {
+    static func undoneBoostsSQL(_ taken: [Int64]) -> SQL {
         """
         DELETE FROM home_entries WHERE (user_id, created_at, post_id, boosted_by) IN (
             SELECT f.follower_id, bp.created_at, bp.post_id, bp.user_id FROM boost_pending bp
@@ -124,7 +122,7 @@ struct HomeTimeline: Sendable {
     /// with an undone boost among them, the earliest boost of it still standing by someone else
     /// they follow: the one that brings it now (unless it waits itself, to be entered by its own
     /// row, or to leave with it if undone first).
-    static func enterBoostsSQL(_ taken: [Int64]) -> SQLQueryString {
+    static func enterBoostsSQL(_ taken: [Int64]) -> SQL {
         """
         INSERT INTO home_entries (user_id, created_at, post_id, boosted_by)
         SELECT f.follower_id, bp.created_at, bp.post_id, bp.user_id FROM boost_pending bp JOIN posts p ON p.id = bp.post_id
@@ -144,7 +142,7 @@ struct HomeTimeline: Sendable {
 
     /// The timeline rows a queued post or boost of account `u` writes: one for each follower
     /// (none when the account is pulled: its follows are), and `own` in its own timeline.
-    private static func timelineRows(own: Int) -> SQLQueryString {
+    private static func timelineRows(own: Int) -> SQL {
         "CASE WHEN u.home_pulled THEN \(bind: own) ELSE u.followers_count + \(bind: own) END"
     }
 
@@ -154,7 +152,7 @@ struct HomeTimeline: Sendable {
     /// always takes one; locks the accounts and authors in id order, then the rows, skipping any
     /// another server holds, and returns the ids it holds.
     private static func take(
-        _ waiting: SQLQueryString, from table: String, key: String, rows: Int, on db: Connection
+        _ waiting: SQL, from table: String, key: String, rows: Int, on db: Connection
     ) async throws -> [Int64] {
         var candidates: [(id: Int64, people: [Int64])] = []
         var entries = 0
@@ -179,7 +177,7 @@ struct HomeTimeline: Sendable {
     /// True when anything `user` should see in their home feed (or in their list `list`'s)
     /// waits: a post in `home_pending`, theirs or of someone they follow and is not pulled, or a
     /// boost (or the undoing of one) in `boost_pending` by someone they follow and is not pulled.
-    static func pendingSQL(of user: Int64, list: Int64?) -> SQLQueryString {
+    static func pendingSQL(of user: Int64, list: Int64?) -> SQL {
         """
         (EXISTS (SELECT 1 FROM home_pending hp WHERE \(pendingAuthor(of: user, list: list, account: "hp.author_id"))) \
         OR EXISTS (SELECT 1 FROM boost_pending bp WHERE bp.user_id IN (\(followed(by: user, list: nil)))))
@@ -188,15 +186,15 @@ struct HomeTimeline: Sendable {
 
     /// True when the account in `account` is one whose waiting posts belong in `user`'s home
     /// feed: `user`, or someone they follow and is not pulled (for a list's feed, in the list).
-    static func pendingAuthor(of user: Int64, list: Int64?, account: SQLQueryString) -> SQLQueryString {
+    static func pendingAuthor(of user: Int64, list: Int64?, account: SQL) -> SQL {
         let followed = followed(by: user, list: list)
         guard list == nil else { return "\(account) IN (\(followed))" }
         return "\(account) IN (\(followed) UNION ALL SELECT \(bind: user))"
     }
 
     /// The accounts `user` follows and are not pulled (in their list `list`, if given).
-    static func followed(by user: Int64, list: Int64?) -> SQLQueryString {
-        var followed: SQLQueryString =
+    static func followed(by user: Int64, list: Int64?) -> SQL {
+        var followed: SQL =
             "SELECT f.followee_id FROM follows f WHERE f.follower_id = \(bind: user) AND NOT f.pulled"
         if let list { followed += " AND \(inList(list, account: "f.followee_id"))" }
         return followed
@@ -209,7 +207,7 @@ struct HomeTimeline: Sendable {
         try await db.exec(removeSQL(post: post, author: author))
     }
 
-    static func removeSQL(post: Int64, author: Int64) -> SQLQueryString {
+    static func removeSQL(post: Int64, author: Int64) -> SQL {
         """
         DELETE FROM home_entries
         WHERE created_at = (SELECT created_at FROM posts WHERE id = \(bind: post)) AND post_id = \(bind: post)
@@ -242,7 +240,7 @@ struct HomeTimeline: Sendable {
         try await db.exec(BoostStore.redundantSQL(of: follower))
     }
 
-    static func backfillSQL(follower: Int64, followee: Int64) -> SQLQueryString {
+    static func backfillSQL(follower: Int64, followee: Int64) -> SQL {
         """
         INSERT INTO home_entries (user_id, created_at, post_id)
         SELECT \(bind: follower), created_at, id FROM posts WHERE author_id = \(bind: followee)
@@ -258,7 +256,7 @@ struct HomeTimeline: Sendable {
         try await db.exec(BoostStore.unfollowedSQL(follower: follower, followee: followee))
     }
 
-    static func unfollowedSQL(follower: Int64, followee: Int64) -> SQLQueryString {
+    static func unfollowedSQL(follower: Int64, followee: Int64) -> SQL {
         """
         DELETE FROM home_entries WHERE user_id = \(bind: follower)
         AND (created_at, post_id) IN (SELECT created_at, id FROM posts WHERE author_id = \(bind: followee))
@@ -300,16 +298,16 @@ struct HomeTimeline: Sendable {
     /// In one statement, `exclusive`: whether `user` has any account in an exclusive list (by
     /// `list_accounts_exclusive`; false for a list's feed, which leaves no one out), and
     /// `pending`: whether anything waits for the feed (`pendingSQL`).
-    static func flagsSQL(of user: Int64, list: Int64?) -> SQLQueryString {
-        let exclusive: SQLQueryString =
+    static func flagsSQL(of user: Int64, list: Int64?) -> SQL {
+        let exclusive: SQL =
             list == nil
             ? "EXISTS (SELECT 1 FROM list_accounts WHERE user_id = \(bind: user) AND exclusive)" : "FALSE"
         return "SELECT \(exclusive) AS exclusive, \(pendingSQL(of: user, list: list)) AS pending"
     }
 
     /// The pulled accounts `user` follows: in their list `list`, or else not in an exclusive list of theirs.
-    static func pulledSQL(of user: Int64, list: Int64? = nil, ordered: Bool = true) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT f.followee_id FROM follows f WHERE f.follower_id = \(bind: user) AND f.pulled"
+    static func pulledSQL(of user: Int64, list: Int64? = nil, ordered: Bool = true) -> SQL {
+        var sql: SQL = "SELECT f.followee_id FROM follows f WHERE f.follower_id = \(bind: user) AND f.pulled"
         if let list {
             sql += " AND \(inList(list, account: "f.followee_id"))"
         } else {
@@ -320,12 +318,12 @@ struct HomeTimeline: Sendable {
     }
 
     /// True when the account in `account` is in list `list`.
-    static func inList(_ list: Int64, account: SQLQueryString) -> SQLQueryString {
+    static func inList(_ list: Int64, account: SQL) -> SQL {
         "EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = \(bind: list) AND la.account_id = \(account))"
     }
 
     /// True when the account in `account` is in an exclusive list of `user`.
-    static func inExclusiveList(of user: Int64, account: SQLQueryString) -> SQLQueryString {
+    static func inExclusiveList(of user: Int64, account: SQL) -> SQL {
         """
         EXISTS (SELECT 1 FROM list_accounts lx WHERE lx.user_id = \(bind: user) AND lx.account_id = \(account) \
         AND lx.exclusive)

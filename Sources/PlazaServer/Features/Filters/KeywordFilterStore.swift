@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// A person's keyword filters (`keyword_filters`). Every query names the owner, so one person's
 /// filter is nobody else's to read, change or remove: another's id is a filter not found.
@@ -16,7 +15,7 @@ package struct KeywordFilterStore: Sendable {
         var expiresAt: Int64?
     }
 
-    static let columns: SQLQueryString = "id, phrase, whole_word, contexts, action, expires_at, created_at"
+    static let columns: SQL = "id, phrase, whole_word, contexts, action, expires_at, created_at"
 
     static func filter(_ row: Row) throws -> KeywordFilter {
         let contexts = try row.decode(column: "contexts", as: String.self).split(separator: ",")
@@ -35,7 +34,7 @@ package struct KeywordFilterStore: Sendable {
         try await db.read { db in try await db.rows(Self.listSQL(user: user)) }.map(Self.filter)
     }
 
-    static func listSQL(user: Int64) -> SQLQueryString {
+    static func listSQL(user: Int64) -> SQL {
         // Expired filters are pruned hourly, so a person has about `maxPerPerson` at most.
         "SELECT \(columns) FROM keyword_filters WHERE user_id = \(bind: user) ORDER BY id LIMIT \(bind: KeywordFilterActions.maxPerPerson * 2)"
     }
@@ -45,7 +44,7 @@ package struct KeywordFilterStore: Sendable {
         try await db.rows(activeSQL(of: user, now: now)).map(filter)
     }
 
-    static func activeSQL(of user: Int64, now: Int64) -> SQLQueryString {
+    static func activeSQL(of user: Int64, now: Int64) -> SQL {
         """
         SELECT \(columns) FROM keyword_filters WHERE user_id = \(bind: user)
         AND (expires_at IS NULL OR expires_at > \(bind: now)) ORDER BY id LIMIT \(bind: KeywordFilterActions.maxPerPerson)

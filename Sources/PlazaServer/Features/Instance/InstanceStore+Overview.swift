@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// When this server process started serving (set by `buildApplication`).
 enum ProcessStart {
@@ -21,12 +20,12 @@ extension InstanceStore {
         let kind = db.dialect.kind
         return try await db.read { db in
             try await Self.requireAdmin(viewer, on: db)
-            func count(_ from: SQLQueryString) async throws -> Int {
+            func count(_ from: SQL) async throws -> Int {
                 Int(
                     try await db.first("SELECT count(*) AS n FROM (SELECT 1 FROM \(from) LIMIT \(bind: cap)) AS q")?
                         .decode(column: "n", as: Int64.self) ?? 0)
             }
-            let size: SQLQueryString =
+            let size: SQL =
                 kind == .sqlite
                 ? "SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()"
                 : "SELECT pg_database_size(current_database()) AS n"
@@ -73,7 +72,7 @@ extension InstanceStore {
         let prefix = query?.trimmingCharacters(in: .whitespaces).lowercased().trimmingPrefix("@") ?? ""
         return try await db.read { db in
             try await Self.requireAdmin(viewer, on: db)
-            var sql: SQLQueryString = """
+            var sql: SQL = """
                 SELECT u.id, u.id AS user_id, u.username AS user_username, u.display_name AS user_display_name,
                     u.avatar AS user_avatar, u.email, u.is_admin, u.is_moderator, u.suspended_at, u.pending_since, u.media_bytes,
                     u.created_at, EXISTS (SELECT 1 FROM two_factor t WHERE t.user_id = u.id AND t.confirmed_at IS NOT NULL) AS two_factor
@@ -123,7 +122,7 @@ extension InstanceStore {
     }
 
     /// The columns that make someone `role`.
-    static func assignment(_ role: InstanceRole) -> SQLQueryString {
+    static func assignment(_ role: InstanceRole) -> SQL {
         "is_admin = \(bind: role == .admin), is_moderator = \(bind: role == .moderator)"
     }
 

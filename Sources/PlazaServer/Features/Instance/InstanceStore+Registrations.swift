@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Sign-ups that wait for an admin, and invite links.
 extension InstanceStore {
@@ -10,7 +9,7 @@ extension InstanceStore {
     func pendingRegistrations(page: PageRequest, viewer: Int64) async throws -> Page<RegistrationRequest> {
         try await db.read { db in
             try await Self.requireAdmin(viewer, on: db)
-            var sql: SQLQueryString =
+            var sql: SQL =
                 "SELECT id, username, email, sign_up_reason, pending_since FROM users WHERE pending_since IS NOT NULL"
             if let cursor = page.cursor {
                 sql +=
@@ -39,7 +38,7 @@ extension InstanceStore {
         let outbox = emails.outbox
         try await db.write { db in
             try await Self.requireAdmin(admin, on: db)
-            let decided: SQLQueryString =
+            let decided: SQL =
                 approve
                 ? "UPDATE users SET suspended_at = NULL, pending_since = NULL, sign_up_reason = NULL"
                 : "DELETE FROM users"
@@ -194,7 +193,7 @@ extension InstanceStore {
     {
         try await db.read { db in
             if scope == .everyone { try await Self.requireAdmin(viewer, on: db) }
-            var sql: SQLQueryString = """
+            var sql: SQL = """
                 SELECT i.id, i.code, i.max_uses, i.uses, i.expires_at, i.created_at, i.created_by,
                     u.username AS creator_username, u.display_name AS creator_display_name, u.avatar AS creator_avatar
                 FROM invites i LEFT JOIN users u ON u.id = i.created_by WHERE 1 = 1
@@ -227,7 +226,7 @@ extension InstanceStore {
         guard code.utf8.count <= Self.maxInviteCode else { throw PlazaError.notFound("Invite") }
         let ids = ids
         try await db.write { db in
-            var sql: SQLQueryString = "DELETE FROM invites WHERE code = \(bind: code)"
+            var sql: SQL = "DELETE FROM invites WHERE code = \(bind: code)"
             if scope == .everyone {
                 try await Self.requireAdmin(person, on: db)
             } else {

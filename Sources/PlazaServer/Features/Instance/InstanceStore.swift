@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// The instance as its admins run it: its settings (`GET /about`, `PATCH /admin/instance`), who
 /// may sign up (`admission`), invite links, and the sign-ups waiting for approval. Every admin's

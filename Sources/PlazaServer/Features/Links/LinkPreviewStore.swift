@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// The `link_previews` table: one row per URL, which is both the fetch queue (with retries)
 /// and the result that every post and saved item showing the URL copies when it is ready.

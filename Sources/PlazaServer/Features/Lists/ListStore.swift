@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// A person's lists of accounts (`lists`, `list_accounts`). Every query names the owner, so one
 /// person's list is nobody else's to read, change, fill or read the timeline of: another's id is
@@ -24,7 +23,7 @@ package struct ListStore: Sendable {
         case tooMany
     }
 
-    static let columns: SQLQueryString = "l.id, l.title, l.replies_policy, l.exclusive"
+    static let columns: SQL = "l.id, l.title, l.replies_policy, l.exclusive"
 
     static func list(_ row: Row) throws -> AccountList {
         AccountList(
@@ -122,8 +121,8 @@ package struct ListStore: Sendable {
         }
     }
 
-    static func accountsSQL(of id: Int64, maxID: Int64?, sinceID: Int64?, limit: Int?) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT account_id FROM list_accounts WHERE list_id = \(bind: id)"
+    static func accountsSQL(of id: Int64, maxID: Int64?, sinceID: Int64?, limit: Int?) -> SQL {
+        var sql: SQL = "SELECT account_id FROM list_accounts WHERE list_id = \(bind: id)"
         if let maxID { sql += " AND account_id < \(bind: maxID)" }
         if let sinceID { sql += " AND account_id > \(bind: sinceID)" }
         sql += " ORDER BY account_id DESC LIMIT \(bind: limit ?? ListActions.maxAccounts)"

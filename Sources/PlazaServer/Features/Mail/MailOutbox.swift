@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// The durable queue of outgoing mail (`mail_outbox`). A message is added in the transaction
 /// that made it (a token and the mail carrying it commit together), claimed by `MailService`
@@ -110,10 +109,10 @@ struct MailOutbox: Sendable {
 
     /// The admins' view, newest first: everything or one state, keyset paginated by id.
     func list(state: String?, page: PageRequest) async throws -> Page<OutgoingMail> {
-        var conditions: [SQLQueryString] = []
+        var conditions: [SQL] = []
         if let state { conditions.append("state = \(bind: state)") }
         if let cursor = page.cursor { conditions.append("id < \(bind: cursor.id)") }
-        let condition: SQLQueryString = conditions.isEmpty ? "" : "WHERE \(conditions.joined(separator: " AND "))"
+        let condition: SQL = conditions.isEmpty ? "" : "WHERE \(conditions.joined(separator: " AND "))"
         let all = try await db.read { db in
             try await db.rows(
                 """

@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// A processed upload as the rows that show it keep it (`posts.media`, `users.avatar`): one
 /// line per item, `id contentType width height blurhash key`, and for a video `duration state`
@@ -91,7 +90,7 @@ package struct MediaRecord: Sendable, Hashable {
     }
 
     /// The columns `init(row:)` reads, for SELECT and RETURNING clauses.
-    static let columns: SQLQueryString =
+    static let columns: SQL =
         "id, content_type, width, height, blurhash, access_key, state, duration_ms, progress, description"
 
     /// A new access key: 128 random bits, base64url without padding (22 characters).

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// The `media` table: uploads, who owns them and what uses them. An upload is claimed once —
 /// by a post, as an avatar or as a space's image — and unclaimed uploads are deleted after a day.
@@ -30,7 +29,7 @@ package struct MediaStore: Sendable {
             bytes += video.sourceBytes - (result.variants[.original]?.bytes.count ?? 0)
         }
         let now = Timestamp.now.milliseconds
-        let withinQuota: SQLQueryString = quota > 0 ? "media_bytes + \(bind: bytes) <= \(bind: quota)" : "TRUE"
+        let withinQuota: SQL = quota > 0 ? "media_bytes + \(bind: bytes) <= \(bind: quota)" : "TRUE"
         let rows = try await db.write(
             """
             INSERT INTO media (id, owner_id, content_type, variant_type, width, height, blurhash, bytes, used_at, link_preview, access_key, created_at,
@@ -77,7 +76,7 @@ package struct MediaStore: Sendable {
                     lines = try await db.first("SELECT media FROM posts WHERE id = \(bind: postID)\(lock)")?.decode(
                         column: "media", as: String?.self)
                 }
-                let samePost: SQLQueryString = postID.map { "post_id = \(bind: $0)" } ?? "post_id IS NULL"
+                let samePost: SQL = postID.map { "post_id = \(bind: $0)" } ?? "post_id IS NULL"
                 guard
                     let row = try await db.first(
                         """
@@ -124,7 +123,7 @@ package struct MediaStore: Sendable {
 
     /// The caller's uploads, newest first.
     func list(owner: Int64, page: PageRequest) async throws -> Page<Media> {
-        let after: SQLQueryString = page.cursor.map { "AND id < \(bind: $0.id)" } ?? ""
+        let after: SQL = page.cursor.map { "AND id < \(bind: $0.id)" } ?? ""
         let rows = try await db.read { db in
             try await db.rows(
                 """
@@ -161,8 +160,8 @@ package struct MediaStore: Sendable {
         }
     }
 
-    static func servedSQL(id: Int64, key: String, viewer: Int64?) -> SQLQueryString {
-        let owner: SQLQueryString = viewer.map { "m.owner_id = \(bind: $0)" } ?? "FALSE"
+    static func servedSQL(id: Int64, key: String, viewer: Int64?) -> SQL {
+        let owner: SQL = viewer.map { "m.owner_id = \(bind: $0)" } ?? "FALSE"
         return """
             SELECT m.content_type, m.variant_type, m.used_at,
                 (SELECT pa.audience FROM posts pa WHERE pa.id = m.post_id) AS post_audience FROM media m
@@ -268,8 +267,8 @@ package struct MediaStore: Sendable {
         }
     }
 
-    static func releaseSQL(now: Int64) -> SQLQueryString {
-        let url: SQLQueryString = "'/media/' || m.id || '/medium?k=' || m.access_key"
+    static func releaseSQL(now: Int64) -> SQL {
+        let url: SQL = "'/media/' || m.id || '/medium?k=' || m.access_key"
         return """
             DELETE FROM media WHERE id IN (
                 SELECT m.id FROM media m

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// The queue of videos to transcode: the `media` rows in state `processing`, claimed by one
 /// worker at a time with a lease, and what their end changes: the media row, the line of the
@@ -42,7 +41,7 @@ struct VideoStore: Sendable {
     }
 
     /// The next video no live worker holds (`media_processing`).
-    static func queueSQL(now: Int64) -> SQLQueryString {
+    static func queueSQL(now: Int64) -> SQL {
         """
         SELECT id FROM media WHERE state = 'processing' AND (lease_until IS NULL OR lease_until < \(bind: now))
         ORDER BY created_at LIMIT 1
@@ -120,8 +119,8 @@ struct VideoStore: Sendable {
                         on: db)
                 }
                 try await PeopleStore.lockInOrder([owner] + mentioned, on: db)
-                let size: SQLQueryString = bytesChange.map { ", bytes = bytes + \(bind: $0)" } ?? ""
-                let samePost: SQLQueryString = postID.map { "post_id = \(bind: $0)" } ?? "post_id IS NULL"
+                let size: SQL = bytesChange.map { ", bytes = bytes + \(bind: $0)" } ?? ""
+                let samePost: SQL = postID.map { "post_id = \(bind: $0)" } ?? "post_id IS NULL"
                 guard
                     let row = try await db.first(
                         """

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Who did what: every moderation action writes one line, in the transaction that acts.
 enum AuditLog {
@@ -27,8 +26,8 @@ enum AuditLog {
 
 extension AuditLog {
     /// The log, newest first (ids are time-ordered), walking its primary key.
-    static func listSQL(page: PageRequest) -> SQLQueryString {
-        var sql: SQLQueryString = """
+    static func listSQL(page: PageRequest) -> SQL {
+        var sql: SQL = """
             SELECT a.id, a.actor_id, a.action, a.target_type, a.target_id, a.report_id, a.note, a.created_at,
                 u.username AS actor_username, u.display_name AS actor_display_name, u.avatar AS actor_avatar,
                 t.id AS target_user_id, t.username AS target_username, t.display_name AS target_display_name,

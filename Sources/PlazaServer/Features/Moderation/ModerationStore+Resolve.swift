@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// What moderators do: resolve reports (dismiss, remove, suspend) and suspend or reinstate
 /// people. Each action writes the audit log in the transaction that acts.

@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Reports and what moderators do about them. Who may see a report is decided here, in SQL:
 /// admins see every report; the owners and moderators of a space see the reports whose content
@@ -18,21 +17,21 @@ struct ModerationStore: Sendable {
     static let maxSnapshotLength = 2000
 
     /// Roles that moderate a space.
-    static let moderatorRoles: SQLQueryString = "('owner', 'moderator')"
+    static let moderatorRoles: SQL = "('owner', 'moderator')"
 
     /// True when `viewer` is an admin.
-    static func isAdmin(_ viewer: Int64) -> SQLQueryString {
+    static func isAdmin(_ viewer: Int64) -> SQL {
         "EXISTS (SELECT 1 FROM users ma WHERE ma.id = \(bind: viewer) AND ma.is_admin)"
     }
 
     /// True when `viewer` moderates the whole instance: an admin or one of its moderators.
-    static func isStaff(_ viewer: Int64) -> SQLQueryString {
+    static func isStaff(_ viewer: Int64) -> SQL {
         "EXISTS (SELECT 1 FROM users ma WHERE ma.id = \(bind: viewer) AND (ma.is_admin OR ma.is_moderator))"
     }
 
     /// True when `viewer` may see report row `r`: an admin or the instance's moderator, or a
     /// moderator of one of its spaces.
-    static func canSee(report alias: String = "r", viewer: Int64) -> SQLQueryString {
+    static func canSee(report alias: String = "r", viewer: Int64) -> SQL {
         """
         (\(isStaff(viewer)) OR EXISTS (SELECT 1 FROM report_spaces rs JOIN space_members sm ON sm.space_id = rs.space_id \
         WHERE rs.report_id = \(unsafeRaw: alias).id AND sm.user_id = \(bind: viewer) AND sm.role IN \(moderatorRoles)))
@@ -187,8 +186,8 @@ struct ModerationStore: Sendable {
 
     /// The queue's keyset query: an admin or moderator walks `reports_queue` (state, id); a space's
     /// moderator their spaces' reports through `report_spaces_space` (space_id, report_id).
-    static func queueSQL(state: ReportState, page: PageRequest, viewer: Int64, scope: Scope) -> SQLQueryString {
-        var sql: SQLQueryString = "SELECT r.id, r.created_at FROM reports r WHERE r.state = \(bind: state.rawValue)"
+    static func queueSQL(state: ReportState, page: PageRequest, viewer: Int64, scope: Scope) -> SQL {
+        var sql: SQL = "SELECT r.id, r.created_at FROM reports r WHERE r.state = \(bind: state.rawValue)"
         if let cursor = page.cursor { sql += " AND r.id < \(bind: cursor.id)" }
         if scope != .instance {
             sql += """
@@ -211,7 +210,7 @@ struct ModerationStore: Sendable {
         }
     }
 
-    private static let reportColumns: SQLQueryString = """
+    private static let reportColumns: SQL = """
         r.id, r.target_type, r.target_id, r.reason, r.rules, r.note, r.snapshot, r.state, r.action, r.resolution_note,
         r.resolved_at, r.created_at, r.target_user_id, r.reporter_id, r.resolved_by,
         tu.username AS tu_username, tu.display_name AS tu_display_name, tu.avatar AS tu_avatar,

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Notifications: recorded by the stores whose writes cause them, in the same transaction,
 /// and read here. A notification is never about one's own action and never between people
@@ -86,11 +85,11 @@ package struct NotificationStore: Sendable {
         // The one notification about oneself: one's own poll ended.
         guard new.recipient != new.actor || new.kind == .poll else { return nil }
         // The actor, and the post it is about if that still exists, must be visible to the recipient.
-        let postHidden: SQLQueryString =
+        let postHidden: SQL =
             new.post.map { post in
                 "EXISTS (SELECT 1 FROM posts p WHERE p.id = \(bind: post) AND NOT \(Visibility.post("p", readableBy: new.recipient)))"
             } ?? "FALSE"
-        let allowed: SQLQueryString =
+        let allowed: SQL =
             "\(Visibility.person("\(bind: new.actor)", seenBy: new.recipient)) AND NOT \(postHidden)"
         let now = Timestamp.now.milliseconds
         let sortID = ids.next()
@@ -227,13 +226,13 @@ package struct NotificationStore: Sendable {
     }
 
     static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest, newerThan: Int64? = nil)
-        -> SQLQueryString
+        -> SQL
     {
         listSQL(recipient: recipient, unreadOnly: unreadOnly, page: page, filter: Filter(newerThan: newerThan))
     }
 
-    static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest, filter: Filter) -> SQLQueryString {
-        var sql: SQLQueryString =
+    static func listSQL(recipient: Int64, unreadOnly: Bool, page: PageRequest, filter: Filter) -> SQL {
+        var sql: SQL =
             "SELECT \(columns) FROM notifications n JOIN users u ON u.id = n.actor_id WHERE n.recipient_id = \(bind: recipient) AND \(shown(to: recipient))"
         if unreadOnly { sql += " AND n.read_at IS NULL" }
         if let cursor = page.cursor { sql += " AND n.sort_id < \(bind: cursor.id)" }
@@ -280,14 +279,14 @@ package struct NotificationStore: Sendable {
 
     /// A notification `n` is shown while its actor, and the post it is about (if that still
     /// exists), are visible to the recipient: a narrowed audience or a suspension hides it.
-    private static func shown(to recipient: Int64) -> SQLQueryString {
+    private static func shown(to recipient: Int64) -> SQL {
         """
         \(Visibility.person("n.actor_id", seenBy: recipient)) AND (n.post_id IS NULL \
         OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id AND \(Visibility.post("p", readableBy: recipient))))
         """
     }
 
-    private static let columns: SQLQueryString = """
+    private static let columns: SQL = """
         n.id AS n_id, n.kind AS n_kind, n.actor_count AS n_actor_count, n.post_id AS n_post_id, n.comment_id AS n_comment_id, \
         n.sort_id AS n_sort_id, n.updated_at AS n_updated_at, n.read_at AS n_read_at, \(UserRecord.columns)
         """
@@ -347,7 +346,7 @@ package struct NotificationStore: Sendable {
 
     /// Marks the recipient's notifications read: those in `ids`, or all.
     func markRead(recipient: Int64, ids: [Int64]?) async throws {
-        var sql: SQLQueryString = """
+        var sql: SQL = """
             UPDATE notifications SET read_at = \(bind: Timestamp.now.milliseconds) WHERE recipient_id = \(bind: recipient) AND read_at IS NULL
             """
         if let ids {
@@ -361,12 +360,12 @@ package struct NotificationStore: Sendable {
     /// clear). Unread counts follow (triggers).
     @discardableResult
     package func dismiss(recipient: Int64, ids: [Int64]?) async throws -> Int {
-        var sql: SQLQueryString = "DELETE FROM notifications WHERE recipient_id = \(bind: recipient)"
+        var sql: SQL = "DELETE FROM notifications WHERE recipient_id = \(bind: recipient)"
         if let ids {
             guard !ids.isEmpty else { return 0 }
             sql += " AND id IN (\(binds: ids))"
         }
-        let statement: SQLQueryString = sql + " RETURNING id"
+        let statement: SQL = sql + " RETURNING id"
         return try await db.write { db in try await db.rows(statement).count }
     }
 }

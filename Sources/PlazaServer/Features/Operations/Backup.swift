@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import SQLKit
 
 /// `plaza backup DIR` and `plaza restore DIR`: the database as of one moment, taken while the
 /// server runs, and the media files it refers to.

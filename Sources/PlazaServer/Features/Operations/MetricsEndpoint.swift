@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import SQLKit
 
 /// Counts every request by method, route pattern ("NotFound" when no route matched, as
 /// Hummingbird names it) and status, and times it until its answer's

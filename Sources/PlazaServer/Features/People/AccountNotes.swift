@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// What a person writes about another for themselves (Mastodon's relationship `note`): read and
 /// written only by its author, every query keyed on them.
@@ -75,7 +74,7 @@ extension PeopleStore {
         return familiar
     }
 
-    static func familiarFollowersSQL(of accounts: [Int64], viewer: Int64, perAccount: Int) -> SQLQueryString {
+    static func familiarFollowersSQL(of accounts: [Int64], viewer: Int64, perAccount: Int) -> SQL {
         """
         SELECT target, person FROM (
             SELECT theirs.followee_id AS target, theirs.follower_id AS person,

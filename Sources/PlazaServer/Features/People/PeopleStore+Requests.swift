@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Follow requests to locked people, and mutes.
 extension PeopleStore {
@@ -30,8 +29,8 @@ extension PeopleStore {
             }, nextCursor: next)
     }
 
-    static func followRequestsSQL(to target: Int64, page: PageRequest) -> SQLQueryString {
-        var sql: SQLQueryString = """
+    static func followRequestsSQL(to target: Int64, page: PageRequest) -> SQL {
+        var sql: SQL = """
             SELECT fr.requester_id AS id, fr.created_at AS requested_at, \(UserSummary.columns)
             FROM follow_requests fr JOIN users u ON u.id = fr.requester_id WHERE fr.target_id = \(bind: target)
             """

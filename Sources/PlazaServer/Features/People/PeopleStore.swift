@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Profiles, follows and blocks. Follower and following counts are kept on write.
 package struct PeopleStore: Sendable {
@@ -53,7 +52,7 @@ package struct PeopleStore: Sendable {
     }
 
     static func userIDSQL(usernameKey: String, viewer: Int64? = nil, hiding: Visibility.ProfileHiding = .eitherWay)
-        -> SQLQueryString
+        -> SQL
     {
         "SELECT u.id FROM users u WHERE u.username_key = \(bind: usernameKey) AND \(Visibility.profile(seenBy: viewer, hiding: hiding))"
     }
@@ -248,7 +247,7 @@ package struct PeopleStore: Sendable {
 
     /// Runs a user-list query that asked for `page.fetchLimit` rows, each with its sort time in
     /// `timeColumn`, and renders the page.
-    func userPage(_ query: SQLQueryString, timeColumn: String, page: PageRequest, viewer: Int64?) async throws -> Page<
+    func userPage(_ query: SQL, timeColumn: String, page: PageRequest, viewer: Int64?) async throws -> Page<
         User
     > {
         let rows = try await db.read { db in try await db.rows(query) }
@@ -257,11 +256,11 @@ package struct PeopleStore: Sendable {
     }
 
     static func followsSQL(_ direction: Direction, of userID: Int64, page: PageRequest, viewer: Int64?)
-        -> SQLQueryString
+        -> SQL
     {
-        let (match, other): (SQLQueryString, SQLQueryString) =
+        let (match, other): (SQL, SQL) =
             direction == .followers ? ("f.followee_id", "f.follower_id") : ("f.follower_id", "f.followee_id")
-        var sql: SQLQueryString = """
+        var sql: SQL = """
             SELECT \(UserRecord.columns), f.created_at AS followed_at FROM follows f JOIN users u ON u.id = \(other)
             WHERE \(match) = \(bind: userID)
             """
@@ -362,7 +361,7 @@ package struct PeopleStore: Sendable {
         return ActivityHeatmap.Streak(current: current, longest: longest)
     }
 
-    static func activitySQL(userID: Int64, from start: Int64, viewer: Int64?) -> SQLQueryString {
+    static func activitySQL(userID: Int64, from start: Int64, viewer: Int64?) -> SQL {
         // The literal conditions match the partial indexes' own, so the planner can use them.
         """
         SELECT 1 AS what, p.created_at / \(unsafeRaw: String(quarterMillis)) AS quarter, COUNT(*) AS n FROM posts p

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// The lists a person keeps of people and posts — whom they follow and who follows them, who
 /// asks to, whom they block and mute, what they liked and saved — as rows of their keyset
@@ -48,19 +47,19 @@ package struct PersonalListStore: Sendable {
     /// Where a list's rows are: the table (aliased), the column that names the list's owner,
     /// the time and id of the keyset, the item, and what the viewer must be allowed to see.
     struct Shape {
-        var table: SQLQueryString
+        var table: SQL
         var owner: Int64
-        var ownerColumn: SQLQueryString
-        var time: SQLQueryString
-        var id: SQLQueryString
-        var item: SQLQueryString
-        var join: SQLQueryString
-        var visible: SQLQueryString
+        var ownerColumn: SQL
+        var time: SQL
+        var id: SQL
+        var item: SQL
+        var join: SQL
+        var visible: SQL
     }
 
     static func shape(_ list: List, viewer: Int64?) -> Shape {
         func people(
-            _ table: SQLQueryString, _ owner: Int64, _ ownerColumn: SQLQueryString, _ other: SQLQueryString,
+            _ table: SQL, _ owner: Int64, _ ownerColumn: SQL, _ other: SQL,
             hiding: Visibility.ProfileHiding = .eitherWay
         ) -> Shape {
             Shape(
@@ -100,9 +99,9 @@ package struct PersonalListStore: Sendable {
         return (Array(rows.prefix(window.limit)), rows.count > window.limit)
     }
 
-    static func rowsSQL(_ list: List, window: Window, viewer: Int64?) -> SQLQueryString {
+    static func rowsSQL(_ list: List, window: Window, viewer: Int64?) -> SQL {
         let s = shape(list, viewer: viewer)
-        var sql: SQLQueryString = """
+        var sql: SQL = """
             SELECT \(s.time) AS t, \(s.id) AS id, \(s.item) AS item FROM \(s.table) \(s.join)
             WHERE \(s.ownerColumn) = \(bind: s.owner)
             """

@@ -1,6 +1,5 @@
 import Hummingbird
 import PlazaAPI
-import SQLKit
 
 /// People and spaces to follow, for someone whose home feed is (nearly) empty: people followed
 /// by the people I follow, who post in my spaces, or who posted lately; spaces my people are
@@ -77,21 +76,21 @@ package struct SuggestionStore: Sendable {
     }
 
     /// One bounded branch: `select` ordered by `order`, at most `perSource` rows.
-    private static func branch(_ select: SQLQueryString, order: SQLQueryString, limit: Int = perSource)
-        -> SQLQueryString
+    private static func branch(_ select: SQL, order: SQL, limit: Int = perSource)
+        -> SQL
     {
         "SELECT id, weight FROM (SELECT \(select) ORDER BY \(order) LIMIT \(bind: limit)) AS by_source"
     }
 
     /// Recent public posts that anyone may read: the fallback source of both lists.
-    private static let recentPosts: SQLQueryString =
+    private static let recentPosts: SQL =
         "p.audience = 'public' AND NOT p.processing"
 
     /// Scored candidates: 3 for each person I follow who follows them, 2 for each recent post of
     /// theirs in my spaces that I may read, 1 for each recent public post; not me, nobody I
     /// follow, asked to follow or muted, nobody hidden from me.
-    static func peopleSQL(for viewer: Int64, _ sources: Sources) -> SQLQueryString {
-        var branches: [SQLQueryString] = sources.followees.map {
+    static func peopleSQL(for viewer: Int64, _ sources: Sources) -> SQL {
+        var branches: [SQL] = sources.followees.map {
             branch(
                 "followee_id AS id, 3 AS weight FROM follows WHERE follower_id = \(bind: $0)",
                 order: "created_at DESC")
@@ -123,8 +122,8 @@ package struct SuggestionStore: Sendable {
 
     /// Spaces the people I follow are in (2 each) and where public posts went lately (1 each);
     /// listed to me, not mine already.
-    static func spacesSQL(for viewer: Int64, _ sources: Sources) -> SQLQueryString {
-        var branches: [SQLQueryString] = sources.followees.map {
+    static func spacesSQL(for viewer: Int64, _ sources: Sources) -> SQL {
+        var branches: [SQL] = sources.followees.map {
             branch(
                 "space_id AS id, 2 AS weight FROM space_members WHERE user_id = \(bind: $0)", order: "created_at DESC")
         }

@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// The poll of post `p` as one text column of the post's row, with the viewer's choices and
 /// whether they wrote it: `m|s expires_at voters tallies own choices|options-json` (`-` for no
@@ -9,9 +8,9 @@ import SQLKit
 enum PollColumn {
     static let name = "poll"
 
-    static func select(viewer: Int64?) -> SQLQueryString {
-        let own: SQLQueryString
-        let choices: SQLQueryString
+    static func select(viewer: Int64?) -> SQL {
+        let own: SQL
+        let choices: SQL
         if let viewer {
             own = "CASE WHEN p.author_id = \(bind: viewer) THEN '1' ELSE '0' END"
             choices = """

@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Polls: put on a post with it (`PostStore.create`), replaced by its edits, voted in here, and
 /// announced to their author and voters when they end (`PollService`). Totals are kept on write:
@@ -157,7 +156,7 @@ package struct PollStore: Sendable {
     }
 
     /// The polls that ended by `now` and were not announced, soonest ended first (`polls_due`).
-    static func dueSQL(now: Int64, limit: Int) -> SQLQueryString {
+    static func dueSQL(now: Int64, limit: Int) -> SQL {
         """
         SELECT post_id FROM polls WHERE NOT announced AND expires_at <= \(bind: now)
         ORDER BY expires_at LIMIT \(bind: limit)

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Boosts: a person shares a public post they may read with their followers. The post comes
 /// into each follower's home timeline at the boost's time, marked with who boosted it, once
@@ -76,7 +75,7 @@ package struct BoostStore: Sendable {
 
     /// Queues boost `boost` (made at `time`) for `HomeTimeline.enterPendingBoosts`: to enter, or
     /// with `undo` to take out what it entered.
-    static func queueSQL(boost: Int64, booster: Int64, post: Int64, at time: Int64, undo: Bool) -> SQLQueryString {
+    static func queueSQL(boost: Int64, booster: Int64, post: Int64, at time: Int64, undo: Bool) -> SQL {
         """
         INSERT INTO boost_pending (boost_id, user_id, post_id, created_at, undo)
         VALUES (\(bind: boost), \(bind: booster), \(bind: post), \(bind: time), \(bind: undo))
@@ -88,7 +87,7 @@ package struct BoostStore: Sendable {
     /// boost standing that was made before this one by someone else they follow (not pulled).
     /// So a follower gets a post once, from the earliest boost, and from the next one when that
     /// one is undone; a waiting boost is read by this rule and entered by it.
-    static func reaches(follower: SQLQueryString) -> SQLQueryString {
+    static func reaches(follower: SQL) -> SQL {
         """
         NOT EXISTS (SELECT 1 FROM home_entries hx WHERE hx.user_id = \(follower) AND hx.created_at = p.created_at AND hx.post_id = p.id) \
         AND NOT EXISTS (SELECT 1 FROM boosts bx JOIN follows gx ON gx.followee_id = bx.user_id AND gx.follower_id = \(follower) \
@@ -102,7 +101,7 @@ package struct BoostStore: Sendable {
         try await db.exec(removeFromTimelinesSQL(post: post))
     }
 
-    static func removeFromTimelinesSQL(post: Int64) -> SQLQueryString {
+    static func removeFromTimelinesSQL(post: Int64) -> SQL {
         """
         DELETE FROM home_entries WHERE post_id = \(bind: post) AND (user_id, created_at) IN (
             SELECT f.follower_id, b.created_at FROM (
@@ -114,7 +113,7 @@ package struct BoostStore: Sendable {
 
     /// `user` now has posts from their own sources (a new follow's or followed tag's backfill):
     /// an entry a boost made for one of them leaves, so the post is there once, at its own time.
-    static func redundantSQL(of user: Int64) -> SQLQueryString {
+    static func redundantSQL(of user: Int64) -> SQL {
         """
         DELETE FROM home_entries WHERE user_id = \(bind: user) AND boosted_by IS NOT NULL AND (created_at, post_id) IN (
             SELECT b.created_at, b.post_id FROM follows g JOIN boosts b ON b.user_id = g.followee_id
@@ -126,7 +125,7 @@ package struct BoostStore: Sendable {
 
     /// `follower` no longer follows `followee`: the posts the followee's boosts brought leave
     /// (those of boosts whose undoing waits too).
-    static func unfollowedSQL(follower: Int64, followee: Int64) -> SQLQueryString {
+    static func unfollowedSQL(follower: Int64, followee: Int64) -> SQL {
         """
         DELETE FROM home_entries WHERE user_id = \(bind: follower) AND boosted_by = \(bind: followee)
         AND (created_at, post_id) IN (
@@ -187,7 +186,7 @@ package struct BoostStore: Sendable {
     package func boosters(post: Int64, page: PageRequest, viewer: Int64?, people: PeopleStore) async throws
         -> Page<User>
     {
-        var sql: SQLQueryString = """
+        var sql: SQL = """
             SELECT \(UserRecord.columns), boost.created_at AS boosted_at FROM boosts boost JOIN users u ON u.id = boost.user_id
             WHERE boost.post_id = \(bind: post)
             """

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Comments; a post's comment count is kept on write.
 package struct CommentStore: Sendable {
@@ -10,7 +9,7 @@ package struct CommentStore: Sendable {
     /// How many of a thread's latest commenters hear of a new reply.
     static let threadNotifyLimit = 50
 
-    static let columns: SQLQueryString = "c.id, c.post_id, c.author_id, c.body, c.created_at, \(UserSummary.columns)"
+    static let columns: SQL = "c.id, c.post_id, c.author_id, c.body, c.created_at, \(UserSummary.columns)"
 
     static func comment(_ row: Row) throws -> Comment {
         Comment(
@@ -63,8 +62,8 @@ package struct CommentStore: Sendable {
         return Page(items: filters.apply(to: try pageRows.map(Self.comment)), nextCursor: next)
     }
 
-    static func listSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
-        var sql: SQLQueryString =
+    static func listSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQL {
+        var sql: SQL =
             "SELECT \(columns) FROM comments c JOIN users u ON u.id = c.author_id WHERE c.post_id = \(bind: post)"
         if let cursor = page.cursor { sql += " AND (c.created_at, c.id) > (\(bind: cursor.time), \(bind: cursor.id))" }
         sql += " AND \(Visibility.comment("c", seenBy: viewer))"

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Likes; a post's like count is kept on write.
 package struct LikeStore: Sendable {
@@ -60,8 +59,8 @@ package struct LikeStore: Sendable {
         return try await people.userPage(query, timeColumn: "liked_at", page: page, viewer: viewer)
     }
 
-    static func likersSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQLQueryString {
-        var sql: SQLQueryString = """
+    static func likersSQL(post: Int64, page: PageRequest, viewer: Int64?) -> SQL {
+        var sql: SQL = """
             SELECT \(UserRecord.columns), l.created_at AS liked_at FROM likes l JOIN users u ON u.id = l.user_id
             WHERE l.post_id = \(bind: post)
             """

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Pins: an author's posts on top of their profile, a space's announcements on top of its feed
 /// (`profile_pins`, `space_pins`). Each list holds at most `PostRules.maxPins`, counted after
@@ -16,7 +15,7 @@ package struct PinStore: Sendable {
         .unprocessableContent, "not_in_space", "This post is not in the space, so it cannot be pinned there.")
 
     /// Whether post `p` is pinned where it is read: in `space`'s list when given, else to its author's profile.
-    static func pinnedColumn(space: Int64?) -> SQLQueryString {
+    static func pinnedColumn(space: Int64?) -> SQL {
         guard let space else {
             return
                 "EXISTS (SELECT 1 FROM profile_pins pin WHERE pin.user_id = p.author_id AND pin.post_id = p.id) AS pinned"
@@ -85,7 +84,7 @@ package struct PinStore: Sendable {
 
     /// Inserts a pin unless it is there already, refusing one past the limit.
     private static func add(
-        count: SQLQueryString, exists: SQLQueryString, table: String, insert: SQLQueryString, on db: Connection
+        count: SQL, exists: SQL, table: String, insert: SQL, on db: Connection
     ) async throws {
         guard try await db.first("SELECT 1 AS ok FROM \(unsafeRaw: table) WHERE \(exists)") == nil else { return }
         let pins = try await db.rows("\(count) LIMIT \(bind: PostRules.maxPins)")
@@ -116,7 +115,7 @@ package struct PinStore: Sendable {
             """)
     }
 
-    private func pins(_ sql: SQLQueryString) async throws -> [Post] {
+    private func pins(_ sql: SQL) async throws -> [Post] {
         try await db.read { db in try await db.rows(sql) }.map { row in
             var post = try PostRecord(row: row).post
             post.pinned = true

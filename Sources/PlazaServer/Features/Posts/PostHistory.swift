@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// A post's edit history: each edit of its title, text, warning or sensitivity keeps the
 /// version before (`post_versions`), and tells the people who boosted it or commented on it,
@@ -18,7 +17,7 @@ package struct PostHistory: Sendable {
     }
 
     /// The poll of post `p` as a version keeps it: `m|s` and its options' JSON.
-    private static let pollVersion: SQLQueryString = """
+    private static let pollVersion: SQL = """
         (SELECT CASE WHEN pl.multiple THEN 'm' ELSE 's' END || pl.options FROM polls pl WHERE pl.post_id = p.id) AS poll
         """
 

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// A row of `posts` joined with its author, as the API shows it.
 package struct PostRecord: Sendable {
@@ -7,10 +6,10 @@ package struct PostRecord: Sendable {
     /// spaces, whether it is pinned (to its author's profile, or in `pinnedIn`'s space when a
     /// space's feed reads it) and the viewer's relation to the post (index look-ups per row, so a
     /// page stays one query).
-    static func columns(viewer: Int64?, pinnedIn space: Int64? = nil) -> SQLQueryString {
+    static func columns(viewer: Int64?, pinnedIn space: Int64? = nil) -> SQL {
         let columns =
             baseColumns
-            + ", \(PostSpacesColumn()), \(PinStore.pinnedColumn(space: space)), \(PollColumn.select(viewer: viewer))"
+            + ", \(PostSpacesColumn.select), \(PinStore.pinnedColumn(space: space)), \(PollColumn.select(viewer: viewer))"
         let (liked, saved, boosted) = (Columns.viewerLiked, Columns.viewerSaved, Columns.viewerBoosted)
         guard let viewer else {
             return columns
@@ -72,7 +71,7 @@ package struct PostRecord: Sendable {
         ]
     }
 
-    private static let baseColumns: SQLQueryString = .select(Columns.all + UserSummary.Columns.all)
+    private static let baseColumns: SQL = .select(Columns.all + UserSummary.Columns.all)
 
     package var id: Int64
     var authorID: Int64
@@ -131,26 +130,28 @@ package struct PostRecord: Sendable {
         }
     }
 
-    /// Reads the `spaces` column: one `id slug name` line per space.
+    /// Reads the `spaces` column: one `id slug name` line per space, in the order of their ids
+    /// (the order they were made in).
     static func spaces(_ text: String?) -> [SpaceSummary] {
         guard let text else { return [] }
-        return text.split(separator: "\n").compactMap { line in
+        let spaces = text.split(separator: "\n").compactMap { line -> (Int64, SpaceSummary)? in
             let parts = line.split(separator: " ", maxSplits: 2)
-            guard parts.count == 3 else { return nil }
-            return SpaceSummary(id: String(parts[0]), slug: String(parts[1]), name: String(parts[2]))
+            guard parts.count == 3, let id = Int64(parts[0]) else { return nil }
+            return (id, SpaceSummary(id: String(parts[0]), slug: String(parts[1]), name: String(parts[2])))
         }
+        return spaces.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     var cursor: Cursor { Cursor(time: feedTime ?? post.createdAt.milliseconds, id: id) }
 }
 
-/// The spaces of post `p` as `id slug name` lines, aggregated in the database's own way.
-/// (Space names are single-line: `SpaceRules.name` refuses control characters.)
-struct PostSpacesColumn: SQLExpression {
-    func serialize(to serializer: inout SQLSerializer) {
-        let lines = Dialect(serializing: serializer.dialect).postSpacesAggregate
-        serializer.write(
-            "(SELECT \(lines) FROM post_spaces pss JOIN spaces s ON s.id = pss.space_id WHERE pss.post_id = p.id)")
-        serializer.write(" AS \(PostRecord.Columns.spaces)")
-    }
+/// The spaces of post `p` as `id slug name` lines, in no set order (`PostRecord.spaces` sorts
+/// them: an ordered aggregate would sort in the query). Space names are single-line:
+/// `SpaceRules.name` refuses control characters. `string_agg` is PostgreSQL's, and SQLite's
+/// since 3.44.
+enum PostSpacesColumn {
+    static let select: SQL = """
+        (SELECT string_agg(s.id || ' ' || s.slug || ' ' || s.name, '\n') \
+        FROM post_spaces pss JOIN spaces s ON s.id = pss.space_id WHERE pss.post_id = p.id) AS \(unsafeRaw: PostRecord.Columns.spaces)
+        """
 }

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 extension PostStore {
     /// The creation time of the post `id` (a cursor's time), nil when it is gone.

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Posts and the feeds made of them. Every read applies the viewer's blocks, so no route can
 /// show a post to someone who may not see it.
@@ -112,7 +111,7 @@ package struct PostStore: Sendable {
     private static func insertSQL(
         id: Int64, author: Int64, _ draft: Draft, at now: Int64, media: [MediaRecord], audience: PostAudience,
         preview: LinkPreviewStore.Preview?
-    ) -> SQLQueryString {
+    ) -> SQL {
         """
         INSERT INTO posts (id, author_id, kind, title, body, link_url, link_title, link_description, link_image_url, link_site_name,
             link_fetched_at, latitude, longitude, location_name,
@@ -194,7 +193,7 @@ package struct PostStore: Sendable {
         try await posts(ids: ids, viewer: nil, where: "TRUE")
     }
 
-    private func posts(ids: [Int64], viewer: Int64?, where condition: SQLQueryString) async throws -> [Int64: Post] {
+    private func posts(ids: [Int64], viewer: Int64?, where condition: SQL) async throws -> [Int64: Post] {
         guard !ids.isEmpty else { return [:] }
         let rows = try await db.read { db in
             try await db.rows(
@@ -226,9 +225,9 @@ package struct PostStore: Sendable {
     }
 
     /// The columns an edit sets, `edited_at` first.
-    static func assignments(_ changes: Changes) -> SQLQueryString {
-        var sets: [SQLQueryString] = ["edited_at = \(bind: Timestamp.now.milliseconds)"]
-        func set<V: Encodable & Sendable>(_ column: String, _ update: FieldUpdate<V>) {
+    static func assignments(_ changes: Changes) -> SQL {
+        var sets: [SQL] = ["edited_at = \(bind: Timestamp.now.milliseconds)"]
+        func set<V: SQLBindable>(_ column: String, _ update: FieldUpdate<V>) {
             switch update {
             case .keep: break
             case .clear: sets.append("\(unsafeRaw: column) = NULL")
@@ -363,7 +362,7 @@ package struct PostStore: Sendable {
     }
 
     /// The author's post, locked for deleting on PostgreSQL before any person's row (the lock order).
-    static func lockOwn(post: Int64, author: Int64, on db: Connection) -> SQLQueryString {
+    static func lockOwn(post: Int64, author: Int64, on db: Connection) -> SQL {
         "SELECT id FROM posts WHERE id = \(bind: post) AND author_id = \(bind: author)\(db.dialect.rowLock(.update) ?? "")"
     }
 
@@ -409,7 +408,7 @@ package struct PostStore: Sendable {
     }
 
     /// The author's summary columns of a row that has `author_id`, for a RETURNING clause.
-    static let authorColumns = SQLQueryString(
+    static let authorColumns = SQL(
         UserSummary.Columns.all.map {
             "(SELECT \($0.unqualified) FROM users WHERE users.id = author_id) AS \($0.name)"
         }.joined(separator: ", "))
@@ -506,7 +505,7 @@ package struct PostStore: Sendable {
         return filters.apply(to: Page(items: posts, nextCursor: next))
     }
 
-    static func feedSQL(_ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources = .init()) -> SQLQueryString {
+    static func feedSQL(_ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources = .init()) -> SQL {
         let limit = query.page.fetchLimit
         // A mute hides its person from my feeds, not from their own profile.
         let hidesMuted: Bool = if case .author = query.source { false } else { true }
@@ -518,8 +517,8 @@ package struct PostStore: Sendable {
         let tagFilters = filters(query, viewer: viewer, time: "pt.created_at", id: "pt.post_id", hidesMuted: hidesMuted)
         var pinnedIn: Int64?
         if case .space(let id) = query.source { pinnedIn = id }
-        var sql: SQLQueryString = "SELECT \(PostRecord.columns(viewer: viewer, pinnedIn: pinnedIn)) FROM "
-        var order: SQLQueryString = "p.created_at DESC, p.id DESC"
+        var sql: SQL = "SELECT \(PostRecord.columns(viewer: viewer, pinnedIn: pinnedIn)) FROM "
+        var order: SQL = "p.created_at DESC, p.id DESC"
         switch query.source {
         case .global: sql += "posts p JOIN users u ON u.id = p.author_id WHERE TRUE\(postFilters)"
         case .author(let id):
@@ -546,11 +545,11 @@ package struct PostStore: Sendable {
 
     /// The conditions `filters` makes for each source of a home feed, keyed on its sort columns.
     private struct HomeFilters {
-        var entries: SQLQueryString
-        var posts: SQLQueryString
-        var spaces: SQLQueryString
+        var entries: SQL
+        var posts: SQL
+        var spaces: SQL
         /// Of the boosts waiting in `boost_pending`.
-        var boosts: SQLQueryString
+        var boosts: SQL
     }
 
     /// A home feed (or a list's, which is its owner's home timeline less what did not come from
@@ -560,13 +559,13 @@ package struct PostStore: Sendable {
     /// only made when the person has any.
     private static func homeSQL(
         of id: Int64, _ query: FeedQuery, viewer: Int64?, home: HomeTimeline.Sources, filters: HomeFilters
-    ) -> SQLQueryString {
+    ) -> SQL {
         let limit = query.page.fetchLimit
         var home = home
         if case .list(_, let list) = query.source { home.list = list }
         let columns = PostRecord.columns(viewer: viewer)
-        let timeline: SQLQueryString = "home_entries he JOIN posts p ON p.id = he.post_id"
-        var mine: SQLQueryString = "he.user_id = \(bind: id)\(filters.entries)\(boostFilter(viewer: viewer))"
+        let timeline: SQL = "home_entries he JOIN posts p ON p.id = he.post_id"
+        var mine: SQL = "he.user_id = \(bind: id)\(filters.entries)\(boostFilter(viewer: viewer))"
         var filters = filters
         if let list = home.list {
             mine += " AND \(HomeTimeline.inList(list, account: "COALESCE(he.boosted_by, p.author_id)"))"
@@ -594,14 +593,14 @@ package struct PostStore: Sendable {
     /// A merged home feed's sources: the newest page of the timeline, of each pulled account
     /// and of each joined space, each branch walking an index in order.
     private static func homeBranches(
-        of id: Int64, home: HomeTimeline.Sources, timeline: SQLQueryString, mine: SQLQueryString,
+        of id: Int64, home: HomeTimeline.Sources, timeline: SQL, mine: SQL,
         filters: HomeFilters, viewer: Int64?, limit: Int
-    ) -> [SQLQueryString] {
+    ) -> [SQL] {
         // The newest page of each source, merged by the caller: no source is read past one page.
-        func branch(_ select: SQLQueryString, order: SQLQueryString) -> SQLQueryString {
+        func branch(_ select: SQL, order: SQL) -> SQL {
             "SELECT id, t, boosted_by FROM (SELECT \(select) ORDER BY \(order) LIMIT \(bind: limit)) AS by_source"
         }
-        let noBoost: SQLQueryString = "CAST(NULL AS BIGINT) AS boosted_by"
+        let noBoost: SQL = "CAST(NULL AS BIGINT) AS boosted_by"
         var branches = [
             branch(
                 "he.post_id AS id, he.created_at AS t, he.boosted_by AS boosted_by FROM \(timeline) WHERE \(mine)",
@@ -643,22 +642,22 @@ package struct PostStore: Sendable {
     /// them; not when the post waits for this feed itself).
     private static func pendingBranches(
         of id: Int64, home: HomeTimeline.Sources, filters: HomeFilters, viewer: Int64?
-    ) -> [(select: SQLQueryString, order: SQLQueryString)] {
+    ) -> [(select: SQL, order: SQL)] {
         var posts = HomeTimeline.pendingAuthor(of: id, list: home.list, account: "hp.author_id")
-        var booster: SQLQueryString = "bp.user_id IN (\(HomeTimeline.followed(by: id, list: home.list)))"
+        var booster: SQL = "bp.user_id IN (\(HomeTimeline.followed(by: id, list: home.list)))"
         if home.exclusive && home.list == nil {
             posts += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "hp.author_id"))"
             booster += " AND NOT \(HomeTimeline.inExclusiveList(of: id, account: "bp.user_id"))"
         }
-        let boost: SQLQueryString = """
+        let boost: SQL = """
             \(booster) AND \(BoostStore.reaches(follower: "\(bind: id)")) \
             AND NOT EXISTS (SELECT 1 FROM home_pending hw WHERE hw.post_id = bp.post_id \
             AND \(HomeTimeline.pendingAuthor(of: id, list: nil, account: "hw.author_id"))) \
             AND \(Visibility.person("bp.user_id", seenBy: viewer)) AND \(Visibility.unmuted("bp.user_id", by: viewer))\(filters.boosts)
             """
-        let boosted: SQLQueryString = "bp.post_id AS id, bp.created_at AS t, bp.user_id AS boosted_by"
-        let undone: SQLQueryString = "bu.user_id IN (\(HomeTimeline.followed(by: id, list: nil)))"
-        let byBoost: SQLQueryString = "bp.created_at DESC, bp.post_id DESC"
+        let boosted: SQL = "bp.post_id AS id, bp.created_at AS t, bp.user_id AS boosted_by"
+        let undone: SQL = "bu.user_id IN (\(HomeTimeline.followed(by: id, list: nil)))"
+        let byBoost: SQL = "bp.created_at DESC, bp.post_id DESC"
         return [
             (
                 "hp.post_id AS id, hp.created_at AS t, CAST(NULL AS BIGINT) AS boosted_by FROM home_pending hp JOIN posts p ON p.id = hp.post_id WHERE \(posts)\(filters.posts)",
@@ -681,7 +680,7 @@ package struct PostStore: Sendable {
     /// A home entry a boost made shows while the boost stands (the boost of its time: one undone
     /// and made again is another), and not when its booster is someone the viewer blocked, was
     /// blocked by or muted.
-    private static func boostFilter(viewer: Int64?) -> SQLQueryString {
+    private static func boostFilter(viewer: Int64?) -> SQL {
         """
          AND (he.boosted_by IS NULL OR (EXISTS (SELECT 1 FROM boosts bo WHERE bo.user_id = he.boosted_by AND bo.post_id = he.post_id \
         AND bo.created_at = he.created_at) \
@@ -691,9 +690,9 @@ package struct PostStore: Sendable {
 
     /// The conditions every feed applies to its posts `p`, keyed on the given sort columns.
     private static func filters(
-        _ query: FeedQuery, viewer: Int64?, time: SQLQueryString, id: SQLQueryString, hidesMuted: Bool
-    ) -> SQLQueryString {
-        var sql: SQLQueryString = ""
+        _ query: FeedQuery, viewer: Int64?, time: SQL, id: SQL, hidesMuted: Bool
+    ) -> SQL {
+        var sql: SQL = ""
         if let kind = query.kind { sql += " AND p.kind = \(bind: kind.rawValue)" }
         if query.activityType != nil || query.progress != nil, query.kind == nil { sql += " AND p.kind = 'activity'" }
         if let type = query.activityType { sql += " AND p.activity_type = \(bind: type)" }

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// A device as registered, checked: what `PushDeviceStore.register` stores.
 package struct PushDeviceRegistration: Sendable, Equatable {
@@ -192,7 +191,7 @@ package struct PushDeviceStore: Sendable {
         }
     }
 
-    static func listSQL(user: Int64) -> SQLQueryString {
+    static func listSQL(user: Int64) -> SQL {
         "SELECT \(columns) FROM push_devices WHERE user_id = \(bind: user) ORDER BY id LIMIT \(bind: maxPerPerson)"
     }
 
@@ -235,7 +234,7 @@ package struct PushDeviceStore: Sendable {
         guard !rows.isEmpty else { throw PlazaError.notFound("Push device") }
     }
 
-    private static let columns: SQLQueryString =
+    private static let columns: SQL =
         "id, platform, address, environment, bundle_id, session_id, created_at, last_used_at"
 
     private static func device(_ row: Row, session: Int64) throws -> PushDevice {

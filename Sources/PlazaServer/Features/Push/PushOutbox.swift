@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// The durable queue of pushes (`push_deliveries`): one row per notification and device,
 /// added in the transaction that recorded the notification, claimed by `PushService` with a
@@ -72,7 +71,7 @@ struct PushOutbox: Sendable {
     }
 
     /// The keys of up to `limit` due deliveries, soonest first (the partial index `push_deliveries_due`).
-    static func dueSQL(now: Int64, limit: Int) -> SQLQueryString {
+    static func dueSQL(now: Int64, limit: Int) -> SQL {
         """
         SELECT notification_id, device_id FROM push_deliveries WHERE state = 'pending' AND next_attempt_at <= \(bind: now) \
         ORDER BY next_attempt_at LIMIT \(bind: limit)
@@ -92,7 +91,7 @@ struct PushOutbox: Sendable {
                 RETURNING notification_id, device_id
                 """)
             guard !claimed.isEmpty else { return [] }
-            let keys = try claimed.map { row -> SQLQueryString in
+            let keys = try claimed.map { row -> SQL in
                 "(\(bind: try row.decode(column: "notification_id", as: Int64.self)), \(bind: try row.decode(column: "device_id", as: Int64.self)))"
             }
             let rows = try await db.rows(
@@ -154,11 +153,11 @@ struct PushOutbox: Sendable {
     /// while the notification changed (a newer generation) stays pending: sent, it is sent
     /// again `coalesceMillis` later; moot, it is looked at again at once.
     func record(_ outcome: Outcome, for job: Job, now: Int64 = Timestamp.now.milliseconds) async throws {
-        let claim: SQLQueryString = """
+        let claim: SQL = """
             notification_id = \(bind: job.notification) AND device_id = \(bind: job.device) \
             AND state = 'pending' AND claims = \(bind: job.claim)
             """
-        let current: SQLQueryString = "\(claim) AND generation = \(bind: job.generation)"
+        let current: SQL = "\(claim) AND generation = \(bind: job.generation)"
         switch outcome {
         case .failed, .retry: db.metrics?.deliveryFailed("push")
         case .sent, .moot, .gone: break

@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import PlazaAPI
-import SQLKit
 
 /// The read side of the event log: a recipient's events after a point (replay), everyone's
 /// events after a point (the hub), and their rendering as Server-Sent Events frames.
@@ -49,15 +48,15 @@ package struct EventFeed: Sendable {
     /// The public channel, for each of `publicReaders`: the new and changed public posts whose
     /// media are processed, and the deleted posts.
     static func recipientsSQL(after: Int64, through: Int64, recipient: Int64?, publicReaders: [Int64] = [])
-        -> SQLQueryString
+        -> SQL
     {
-        let window: SQLQueryString = "pc.seq > \(bind: after) AND pc.seq <= \(bind: through)"
-        let created: SQLQueryString = "\(window) AND pc.kind = 'post.created'"
-        var inbox: SQLQueryString = "SELECT recipient_id, 0 AS channel, seq FROM event_inbox WHERE "
-        var author: SQLQueryString = "SELECT pc.actor_id AS recipient_id, 0, pc.seq FROM events pc WHERE \(created)"
-        var followers: SQLQueryString =
+        let window: SQL = "pc.seq > \(bind: after) AND pc.seq <= \(bind: through)"
+        let created: SQL = "\(window) AND pc.kind = 'post.created'"
+        var inbox: SQL = "SELECT recipient_id, 0 AS channel, seq FROM event_inbox WHERE "
+        var author: SQL = "SELECT pc.actor_id AS recipient_id, 0, pc.seq FROM events pc WHERE \(created)"
+        var followers: SQL =
             "SELECT f.follower_id, 0, pc.seq FROM events pc JOIN follows f ON f.followee_id = pc.actor_id"
-        var members: SQLQueryString = """
+        var members: SQL = """
             SELECT m.user_id, 0, pc.seq FROM events pc JOIN post_spaces ps ON ps.post_id = pc.post_id
             JOIN space_members m ON m.space_id = ps.space_id
             """
@@ -90,9 +89,9 @@ package struct EventFeed: Sendable {
     /// read the post (deleted, or no longer theirs to read). A suspended person's posts fail that
     /// last rule; their comments and notifications are left out when the events are read (`events`).
     static func entriesSQL(after: Int64, through: Int64, recipient: Int64? = nil, publicReaders: [Int64] = [])
-        -> SQLQueryString
+        -> SQL
     {
-        let readable: SQLQueryString =
+        let readable: SQL =
             "EXISTS (SELECT 1 FROM posts ep WHERE ep.id = e.post_id AND \(Visibility.post("ep", readableBy: "i.recipient_id")))"
         let recipients = recipientsSQL(
             after: after, through: through, recipient: recipient, publicReaders: publicReaders)
@@ -135,7 +134,7 @@ package struct EventFeed: Sendable {
     /// commit; the largest seq its snapshot saw was taken before it got the lock, so by then every
     /// event up to it is committed or rolled back. New appenders queue behind it for that instant.
     func bounds() async throws -> (head: Int64, prunedThrough: Int64) {
-        let lock: SQLQueryString =
+        let lock: SQL =
             db.dialect.advisoryLock(EventLog.appendLock, shared: false).map { ", \($0) AS barrier" } ?? ""
         let row = try await db.read { db in
             try await db.first(

@@ -1,6 +1,5 @@
 import NIOConcurrencyHelpers
 import PlazaAPI
-import SQLKit
 
 /// The write side of the event log: every visible change appends an event, in the transaction
 /// that makes the change, with the people who may receive it (`event_inbox`).
@@ -110,7 +109,7 @@ struct EventLog: Sendable {
         guard !entries.isEmpty else { return }
         if let lock = db.dialect.advisoryLock(appendLock, shared: true) { try await db.exec("SELECT \(lock)") }
         let now = Timestamp.now.milliseconds
-        let values = entries.map { event, _ -> SQLQueryString in
+        let values = entries.map { event, _ -> SQL in
             """
             (\(bind: event.kind.rawValue), \(bind: event.actor), \(bind: event.post), \(bind: event.comment), \
             \(bind: event.notification), \(bind: event.data), \(bind: now))
@@ -122,11 +121,11 @@ struct EventLog: Sendable {
             VALUES \(values.joined(separator: ", ")) RETURNING seq
             """
         ).map { try $0.decode(column: "seq", as: Int64.self) }.sorted()
-        var named: [SQLQueryString] = []
+        var named: [SQL] = []
         for ((_, audience), seq) in zip(entries, seqs) {
             switch audience {
             case .users(let users):
-                named += Set(users).map { user -> SQLQueryString in "(\(bind: user), \(bind: seq))" }
+                named += Set(users).map { user -> SQL in "(\(bind: user), \(bind: seq))" }
             case .readers(let author, let spaces):
                 try await db.exec(readersInboxSQL(seq: seq, author: author, spaces: spaces))
             case .postReaders:
@@ -143,8 +142,8 @@ struct EventLog: Sendable {
 
     /// Puts event `seq` in the inboxes of a post's readers: its author, the author's followers
     /// and the members of `spaces`, less anyone with a block either way.
-    private static func readersInboxSQL(seq: Int64, author: Int64, spaces: [Int64]) -> SQLQueryString {
-        let members: SQLQueryString =
+    private static func readersInboxSQL(seq: Int64, author: Int64, spaces: [Int64]) -> SQL {
+        let members: SQL =
             spaces.isEmpty ? "" : " UNION SELECT m.user_id FROM space_members m WHERE m.space_id IN (\(binds: spaces))"
         return """
             INSERT INTO event_inbox (recipient_id, seq)

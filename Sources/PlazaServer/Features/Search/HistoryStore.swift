@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Reading history and the per-person term model behind recommendations. Everything is keyed
 /// by the person, so history is private to its owner.
@@ -13,7 +12,7 @@ struct HistoryStore: Sendable {
             guard
                 let row = try await db.first(
                     """
-                    SELECT p.created_at, p.title, p.body, \(PostSpacesColumn()) FROM posts p
+                    SELECT p.created_at, p.title, p.body, \(PostSpacesColumn.select) FROM posts p
                     WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
                     """)
             else { throw PlazaError.notFound("Post") }
@@ -36,7 +35,7 @@ struct HistoryStore: Sendable {
             guard
                 let row = try await db.first(
                     """
-                    SELECT p.title, p.body, \(PostSpacesColumn()) FROM post_views v JOIN posts p ON p.id = v.post_id
+                    SELECT p.title, p.body, \(PostSpacesColumn.select) FROM post_views v JOIN posts p ON p.id = v.post_id
                     WHERE v.user_id = \(bind: user) AND v.post_id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
                     """)
             else { throw PlazaError.notFound("Post in your history") }
@@ -61,7 +60,7 @@ struct HistoryStore: Sendable {
 
     private static func add(_ terms: [String: Double], to model: Int, of user: Int64, on db: Connection) async throws {
         guard !terms.isEmpty else { return }
-        let rows = terms.map { term, weight -> SQLQueryString in
+        let rows = terms.map { term, weight -> SQL in
             "(\(bind: user), \(bind: model), \(bind: term), \(bind: weight))"
         }
         try await db.exec(
@@ -75,7 +74,7 @@ struct HistoryStore: Sendable {
 
     enum Sort: String, Sendable, CaseIterable {
         case viewedAt, postedAt, views
-        var column: SQLQueryString {
+        var column: SQL {
             switch self {
             case .viewedAt: "v.last_viewed_at"
             case .postedAt: "v.post_created_at"
@@ -107,11 +106,11 @@ struct HistoryStore: Sendable {
         )
     }
 
-    static let historyColumns: SQLQueryString = "v.first_viewed_at, v.last_viewed_at, v.views, v.clicks"
+    static let historyColumns: SQL = "v.first_viewed_at, v.last_viewed_at, v.views, v.clicks"
 
-    static func historySQL(of user: Int64, _ query: HistoryQuery, dialect: Dialect) -> SQLQueryString {
+    static func historySQL(of user: Int64, _ query: HistoryQuery, dialect: Dialect) -> SQL {
         let key = query.sort.column
-        var sql: SQLQueryString = """
+        var sql: SQL = """
             SELECT \(PostRecord.columns(viewer: user)), \(historyColumns), \(key) AS sort_key
             FROM post_views v JOIN posts p ON p.id = v.post_id JOIN users u ON u.id = p.author_id
             WHERE v.user_id = \(bind: user) AND \(Visibility.post("p", readableBy: user))

@@ -1,6 +1,5 @@
 import Foundation
 import PlazaAPI
-import SQLKit
 
 /// Full-text search over posts (FTS5 on SQLite, a weighted `tsvector` on PostgreSQL), ranked by
 /// relevance with recency breaking ties, filtered like the feeds and by the viewer's blocks.
@@ -148,10 +147,10 @@ package struct SearchStore: Sendable {
     /// The filters of `query` other than its words, on posts `p`, and the distance from its
     /// `near` point (0 without one).
     private static func filters(_ query: PostQuery, dialect: Dialect) -> (
-        filters: SQLQueryString, distance: SQLQueryString
+        filters: SQL, distance: SQL
     ) {
-        var filters: SQLQueryString = ""
-        var distance: SQLQueryString = "0"
+        var filters: SQL = ""
+        var distance: SQL = "0"
         if let near = query.near {
             distance = "plaza_distance_km(p.latitude, p.longitude, \(bind: near.latitude), \(bind: near.longitude))"
             filters += " AND \(dialect.postInBox("p", near.box)) AND \(distance) <= \(bind: near.radiusKm)"
@@ -170,7 +169,7 @@ package struct SearchStore: Sendable {
 
     /// The newest `rankedWindow` posts matching `text` (after the query's filters, before
     /// blocks), with their scores, best first. Ties go to the newer post (ids are time-ordered).
-    static func windowSQL(_ text: SearchText, _ query: PostQuery, dialect: Dialect) -> SQLQueryString {
+    static func windowSQL(_ text: SearchText, _ query: PostQuery, dialect: Dialect) -> SQL {
         let (filters, _) = Self.filters(query, dialect: dialect)
         let readsPosts = query.kind != nil || query.space != nil || query.near != nil || query.followedBy != nil
         let hits = dialect.rankedPosts(
@@ -179,10 +178,10 @@ package struct SearchStore: Sendable {
     }
 
     /// A page of the posts within `near` of a point, nearest first (ties: newer first).
-    static func nearbySQL(_ query: PostQuery, viewer: Int64?, dialect: Dialect) -> SQLQueryString {
+    static func nearbySQL(_ query: PostQuery, viewer: Int64?, dialect: Dialect) -> SQL {
         var (filters, distance) = Self.filters(query, dialect: dialect)
         filters += " AND \(Visibility.post("p", readableBy: viewer))"
-        var page: SQLQueryString =
+        var page: SQL =
             "SELECT h.id, h.score FROM (SELECT p.id, \(distance) AS score FROM posts p WHERE TRUE\(filters)) AS h"
         if let cursor = query.page.cursor, let score = cursor.score {
             page += " WHERE (h.score > \(bind: score) OR (h.score = \(bind: score) AND h.id < \(bind: cursor.id)))"
@@ -206,9 +205,9 @@ package struct SearchStore: Sendable {
             items: try await people.users(pageRows.map(UserRecord.init(row:)), viewer: viewer), nextCursor: next)
     }
 
-    static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, dialect: Dialect) -> SQLQueryString {
-        let hidden: SQLQueryString = " AND \(Visibility.profile("u", seenBy: viewer))"
-        var sql: SQLQueryString =
+    static func usersSQL(_ text: SearchText, page: PageRequest, viewer: Int64?, dialect: Dialect) -> SQL {
+        let hidden: SQL = " AND \(Visibility.profile("u", seenBy: viewer))"
+        var sql: SQL =
             "SELECT * FROM (\(dialect.rankedUsers(text, columns: UserRecord.columns, filters: hidden))) AS r"
         if let cursor = page.cursor, let score = cursor.score {
             sql += " WHERE (r.score > \(bind: score) OR (r.score = \(bind: score) AND r.id < \(bind: cursor.id)))"
@@ -230,12 +229,12 @@ package struct SearchStore: Sendable {
         return try await collections.page(of: rows, page: page, viewer: owner, posts: postStore)
     }
 
-    static func savedSQL(_ text: SearchText, owner: Int64, page: PageRequest) -> SQLQueryString {
-        let haystack: SQLQueryString = """
+    static func savedSQL(_ text: SearchText, owner: Int64, page: PageRequest) -> SQL {
+        let haystack: SQL = """
             plaza_search_text(coalesce(i.link_title, '') || ' ' || coalesce(i.link_description, '') || ' ' || coalesce(i.url, '') \
             || ' ' || i.note || ' ' || coalesce(p.title, '') || ' ' || coalesce(p.body, ''))
             """
-        var sql: SQLQueryString = """
+        var sql: SQL = """
             SELECT \(CollectionStore.itemColumns) FROM collection_items i LEFT JOIN posts p ON p.id = i.post_id AND \(Visibility.post("p", readableBy: owner))
             WHERE i.owner_id = \(bind: owner)
             """

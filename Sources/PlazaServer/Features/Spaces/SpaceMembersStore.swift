@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Who is in a space and who decides: members and their roles, join requests, invites and
 /// bans. Every change checks the actor's role in the same transaction that makes it, and
@@ -45,8 +44,8 @@ struct SpaceMembersStore: Sendable {
         }
     }
 
-    static func membersSQL(space: Int64, viewer: Int64?, only: Int64? = nil, page: PageRequest) -> SQLQueryString {
-        var sql: SQLQueryString = """
+    static func membersSQL(space: Int64, viewer: Int64?, only: Int64? = nil, page: PageRequest) -> SQL {
+        var sql: SQL = """
             SELECT m.user_id AS author_id, m.role, m.created_at, \(UserSummary.columns)
             FROM space_members m JOIN users u ON u.id = m.user_id
             WHERE m.space_id = \(bind: space) AND \(Visibility.person("m.user_id", seenBy: viewer))
@@ -55,7 +54,7 @@ struct SpaceMembersStore: Sendable {
         return paged(sql, alias: "m", page: page)
     }
 
-    static func requestsSQL(space: Int64, viewer: Int64, page: PageRequest) -> SQLQueryString {
+    static func requestsSQL(space: Int64, viewer: Int64, page: PageRequest) -> SQL {
         paged(
             """
             SELECT r.user_id AS author_id, r.created_at, \(UserSummary.columns)
@@ -65,9 +64,9 @@ struct SpaceMembersStore: Sendable {
     }
 
     /// `query` over `alias` (people in a space, by `created_at` and `user_id`), earliest first.
-    private static func paged(_ query: SQLQueryString, alias: String, page: PageRequest) -> SQLQueryString {
+    private static func paged(_ query: SQL, alias: String, page: PageRequest) -> SQL {
         var sql = query
-        let (time, id): (SQLQueryString, SQLQueryString) = (
+        let (time, id): (SQL, SQL) = (
             "\(unsafeRaw: alias).created_at", "\(unsafeRaw: alias).user_id"
         )
         if let cursor = page.cursor { sql += " AND (\(time), \(id)) > (\(bind: cursor.time), \(bind: cursor.id))" }
@@ -76,7 +75,7 @@ struct SpaceMembersStore: Sendable {
     }
 
     /// One page of people (`author_id`, `created_at` and the user's summary) from `sql`.
-    private func peoplePage<Item>(_ sql: SQLQueryString, page: PageRequest, item: (Row) throws -> Item) async throws
+    private func peoplePage<Item>(_ sql: SQL, page: PageRequest, item: (Row) throws -> Item) async throws
         -> Page<Item>
     {
         let rows = try await db.read { db in try await db.rows(sql) }

@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Spaces, their members, and which spaces a post is in. Member and post counts are kept on
 /// write by triggers.
@@ -11,8 +10,8 @@ package struct SpaceStore: Sendable {
 
     /// The columns every space query selects (`s` = spaces, `u` = the owner), with the
     /// viewer's role and pending request.
-    static func columns(viewer: Int64?) -> SQLQueryString {
-        let relation: SQLQueryString =
+    static func columns(viewer: Int64?) -> SQL {
+        let relation: SQL =
             viewer.map {
                 """
                 (SELECT vm.role FROM space_members vm WHERE vm.space_id = s.id AND vm.user_id = \(bind: $0)) AS viewer_role, \
@@ -91,8 +90,8 @@ package struct SpaceStore: Sendable {
         return try await one("s.slug_key = \(bind: slug.lowercased())", viewer: viewer)
     }
 
-    private func one(_ condition: SQLQueryString, viewer: Int64?) async throws -> Space {
-        let sql: SQLQueryString =
+    private func one(_ condition: SQL, viewer: Int64?) async throws -> Space {
+        let sql: SQL =
             "SELECT \(Self.columns(viewer: viewer)) FROM spaces s JOIN users u ON u.id = s.owner_id WHERE \(condition) AND \(Self.listed(to: viewer))"
         guard let row = try await db.read({ db in try await db.first(sql) }) else { throw PlazaError.notFound("Space") }
         return try Self.space(row: row, viewer: viewer)
@@ -123,7 +122,7 @@ package struct SpaceStore: Sendable {
         try await key("s.id = \(bind: id)", viewer: viewer)
     }
 
-    private func key(_ condition: SQLQueryString, viewer: Int64?) async throws -> Key? {
+    private func key(_ condition: SQL, viewer: Int64?) async throws -> Key? {
         guard
             let row = try await db.read({ db in
                 try await db.first(
@@ -140,14 +139,14 @@ package struct SpaceStore: Sendable {
     }
 
     /// `viewer`'s role in space `s`, as a column.
-    static func role(of viewer: Int64?) -> SQLQueryString {
+    static func role(of viewer: Int64?) -> SQL {
         guard let viewer else { return "CAST(NULL AS TEXT)" }
         return "(SELECT rm.role FROM space_members rm WHERE rm.space_id = s.id AND rm.user_id = \(bind: viewer))"
     }
 
     /// True when space `s` is shown to `viewer`: open and closed spaces to anyone, a private
     /// one to its members.
-    static func listed(to viewer: Int64?) -> SQLQueryString {
+    static func listed(to viewer: Int64?) -> SQL {
         guard let viewer else { return "s.visibility <> 'private'" }
         return
             "(s.visibility <> 'private' OR EXISTS (SELECT 1 FROM space_members lm WHERE lm.space_id = s.id AND lm.user_id = \(bind: viewer)))"
@@ -169,7 +168,7 @@ package struct SpaceStore: Sendable {
             else {
                 throw PlazaError.notFound("Space")
             }
-            var sets: [SQLQueryString] = []
+            var sets: [SQL] = []
             if let name = changes.name {
                 let slug = try row.decode(column: "slug", as: String.self)
                 sets.append("name = \(bind: name), search_key = \(bind: Self.searchKey(slug: slug, name: name))")
@@ -259,10 +258,10 @@ package struct SpaceStore: Sendable {
         return Page(items: try pageRows.map { try Self.space(row: $0, viewer: viewer) }, nextCursor: next)
     }
 
-    static func listSQL(_ query: ListQuery, viewer: Int64?) -> SQLQueryString {
-        var sql: SQLQueryString
-        let time: SQLQueryString
-        let id: SQLQueryString
+    static func listSQL(_ query: ListQuery, viewer: Int64?) -> SQL {
+        var sql: SQL
+        let time: SQL
+        let id: SQL
         if let member = query.memberOf {
             (time, id) = ("m.created_at", "m.space_id")
             sql = """

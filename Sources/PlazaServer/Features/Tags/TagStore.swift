@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// Hashtags: which posts carry which (`post_tags`, kept on every write of a post's text), who
 /// follows which (`tag_follows`), and a followed tag's public posts entered in its followers'
@@ -19,7 +18,7 @@ package struct TagStore: Sendable {
     static func index(post: Int64, createdAt: Int64, tags: [Hashtag], on db: Connection) async throws {
         guard !tags.isEmpty else { return }
         try await remember(tags, at: createdAt, on: db)
-        let rows = tags.map { tag -> SQLQueryString in "(\(bind: tag.key), \(bind: createdAt), \(bind: post))" }
+        let rows = tags.map { tag -> SQL in "(\(bind: tag.key), \(bind: createdAt), \(bind: post))" }
         try await db.exec(
             "INSERT INTO post_tags (tag, created_at, post_id) VALUES \(rows.joined(separator: ", ")) ON CONFLICT DO NOTHING"
         )
@@ -32,7 +31,7 @@ package struct TagStore: Sendable {
     }
 
     private static func remember(_ tags: [Hashtag], at time: Int64, on db: Connection) async throws {
-        let rows = tags.map { tag -> SQLQueryString in "(\(bind: tag.key), \(bind: tag.name), \(bind: time))" }
+        let rows = tags.map { tag -> SQL in "(\(bind: tag.key), \(bind: tag.name), \(bind: time))" }
         try await db.exec(
             "INSERT INTO tags (key, name, created_at) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (key) DO NOTHING"
         )
@@ -63,7 +62,7 @@ package struct TagStore: Sendable {
             following: try row?.decode(column: "following", as: Bool.self) ?? false)
     }
 
-    private static func following(_ viewer: Int64?) -> SQLQueryString {
+    private static func following(_ viewer: Int64?) -> SQL {
         guard let viewer else { return "FALSE" }
         return "EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.user_id = \(bind: viewer) AND tf.tag = t.key)"
     }
@@ -104,7 +103,7 @@ package struct TagStore: Sendable {
     }
 
     /// The posts a follow of `tag` enters: its newest public ones, `HomeTimeline.backfill` of them.
-    static func backfillPostsSQL(tag: String) -> SQLQueryString {
+    static func backfillPostsSQL(tag: String) -> SQL {
         """
         SELECT pt.created_at, pt.post_id, p.author_id FROM post_tags pt JOIN posts p ON p.id = pt.post_id
         WHERE pt.tag = \(bind: tag) AND p.audience = 'public'
@@ -114,13 +113,13 @@ package struct TagStore: Sendable {
 
     /// The authors of the posts `backfillSQL` enters (on PostgreSQL only: SQLite has one writer
     /// and locks nothing).
-    static func backfillAuthorsSQL(tag: String) -> SQLQueryString {
+    static func backfillAuthorsSQL(tag: String) -> SQL {
         "SELECT DISTINCT t.author_id FROM (\(backfillPostsSQL(tag: tag))) t"
     }
 
     /// Enters the posts `backfillPostsSQL` names in `user`'s home timeline (`WHERE TRUE`: SQLite
     /// would read the upsert's `ON` as a join's).
-    static func backfillSQL(user: Int64, tag: String) -> SQLQueryString {
+    static func backfillSQL(user: Int64, tag: String) -> SQL {
         """
         INSERT INTO home_entries (user_id, created_at, post_id)
         SELECT \(bind: user), t.created_at, t.post_id FROM (\(backfillPostsSQL(tag: tag))) t WHERE TRUE
@@ -138,7 +137,7 @@ package struct TagStore: Sendable {
         }
     }
 
-    static func unfollowedSQL(user: Int64, tag: String) -> SQLQueryString {
+    static func unfollowedSQL(user: Int64, tag: String) -> SQL {
         """
         DELETE FROM home_entries WHERE user_id = \(bind: user) AND (created_at, post_id) IN (
             SELECT pt.created_at, pt.post_id FROM post_tags pt JOIN posts p ON p.id = pt.post_id
@@ -174,7 +173,7 @@ package struct TagStore: Sendable {
         let end = start + "\u{10FFFF}"
         return try await db.read { db in
             // PostgreSQL compares in code point order with `C`, as its index `tags_key_order` does.
-            let key: SQLQueryString = db.dialect.kind == .postgres ? #"t.key COLLATE "C""# : "t.key"
+            let key: SQL = db.dialect.kind == .postgres ? #"t.key COLLATE "C""# : "t.key"
             return try await db.rows(
                 """
                 SELECT t.key, t.name, \(Self.following(viewer)) AS following FROM tags t

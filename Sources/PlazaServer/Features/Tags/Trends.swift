@@ -1,5 +1,4 @@
 import PlazaAPI
-import SQLKit
 
 /// What is trending: the hashtags, links and posts the most people used over the last days —
 /// a tag or a link in a public post, a public post liked or boosted — each day's people weighed
@@ -42,7 +41,7 @@ package struct Trends: Sendable {
     }
 
     /// The scored things of a kind, highest first: a subquery of `key` and `score`.
-    private static func scores(_ kind: Kind, now: Int64) -> SQLQueryString {
+    private static func scores(_ kind: Kind, now: Int64) -> SQL {
         let today = now / dayMillis
         return """
             SELECT key, SUM(people * (CASE day WHEN \(bind: today) THEN 4 WHEN \(bind: today - 1) THEN 2 ELSE 1 END)) AS score
@@ -54,7 +53,7 @@ package struct Trends: Sendable {
     package func tags(limit: Int = 10, viewer: Int64?, now: Int64 = Timestamp.now.milliseconds) async throws
         -> [HashtagSummary]
     {
-        let following: SQLQueryString =
+        let following: SQL =
             viewer.map { "EXISTS (SELECT 1 FROM tag_follows tf WHERE tf.user_id = \(bind: $0) AND tf.tag = t.key)" }
             ?? "FALSE"
         let rows = try await db.read { db in

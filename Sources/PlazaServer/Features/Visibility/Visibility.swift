@@ -1,5 +1,3 @@
-import SQLKit
-
 /// Who may see what, as SQL fragments that every read path composes: the one place these rules
 /// live, so no store writes its own.
 ///
@@ -11,10 +9,10 @@ import SQLKit
 /// - A mute hides the muted person's posts from the muter's feeds (not from their profile).
 ///
 /// A viewer is given as a bind (`Int64?`, nil for anonymous) or, where one query serves many
-/// people (the event stream), as a column (`SQLQueryString`).
+/// people (the event stream), as a column (`SQL`).
 package enum Visibility {
     /// True when the people in `a` and `b` (columns or binds) have a block either way.
-    static func blocked(between a: SQLQueryString, and b: SQLQueryString) -> SQLQueryString {
+    static func blocked(between a: SQL, and b: SQL) -> SQL {
         """
         (EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(a) AND b.blocked_id = \(b)) \
         OR EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = \(b) AND b.blocked_id = \(a)))
@@ -22,31 +20,31 @@ package enum Visibility {
     }
 
     /// True when the person in `column` is not suspended.
-    static func active(_ column: SQLQueryString) -> SQLQueryString {
+    static func active(_ column: SQL) -> SQL {
         "NOT EXISTS (SELECT 1 FROM users sx WHERE sx.id = \(column) AND sx.suspended_at IS NOT NULL)"
     }
 
     /// True when the person in `column` (a user id column or bind) is shown to `viewer`:
     /// anyone not suspended, less (for a signed-in viewer) anyone with a block either way.
-    static func person(_ column: SQLQueryString, seenBy viewer: Int64?) -> SQLQueryString {
+    static func person(_ column: SQL, seenBy viewer: Int64?) -> SQL {
         person(column, seenBy: bind(viewer))
     }
 
-    static func person(_ column: SQLQueryString, seenBy viewer: SQLQueryString?) -> SQLQueryString {
+    static func person(_ column: SQL, seenBy viewer: SQL?) -> SQL {
         guard let viewer else { return active(column) }
         return "(\(active(column)) AND NOT \(blocked(between: viewer, and: column)))"
     }
 
     /// True when `viewer` may read the post row `alias` (a row of `posts`), and so what hangs
     /// off it: its comments' thread, its likes, its media, the text of saves of it.
-    static func post(_ alias: String = "p", readableBy viewer: Int64?) -> SQLQueryString {
+    static func post(_ alias: String = "p", readableBy viewer: Int64?) -> SQL {
         post(alias, readableBy: bind(viewer))
     }
 
-    static func post(_ alias: String, readableBy viewer: SQLQueryString?) -> SQLQueryString {
-        let audience: SQLQueryString = "\(unsafeRaw: alias).audience"
-        let author: SQLQueryString = "\(unsafeRaw: alias).author_id"
-        let processing: SQLQueryString = "\(unsafeRaw: alias).processing"
+    static func post(_ alias: String, readableBy viewer: SQL?) -> SQL {
+        let audience: SQL = "\(unsafeRaw: alias).audience"
+        let author: SQL = "\(unsafeRaw: alias).author_id"
+        let processing: SQL = "\(unsafeRaw: alias).processing"
         guard let viewer else { return "(\(audience) = 'public' AND NOT \(processing) AND \(active(author)))" }
         return """
             (\(person(author, seenBy: viewer)) AND (\(author) = \(viewer) OR NOT \(processing)) \
@@ -58,21 +56,21 @@ package enum Visibility {
     }
 
     /// True when post `id` exists and `viewer` may read it.
-    static func post(id: Int64, readableBy viewer: Int64?) -> SQLQueryString {
+    static func post(id: Int64, readableBy viewer: Int64?) -> SQL {
         "EXISTS (SELECT 1 FROM posts vp WHERE vp.id = \(bind: id) AND \(post("vp", readableBy: viewer)))"
     }
 
     /// True when `viewer` may read the comment row `alias` (on a post they may read).
-    static func comment(_ alias: String = "c", seenBy viewer: Int64?) -> SQLQueryString {
+    static func comment(_ alias: String = "c", seenBy viewer: Int64?) -> SQL {
         person("\(unsafeRaw: alias).author_id", seenBy: viewer)
     }
 
     /// True unless `viewer` muted the person in `column`: for feeds, not for profiles.
-    static func unmuted(_ column: SQLQueryString, by viewer: Int64?) -> SQLQueryString {
+    static func unmuted(_ column: SQL, by viewer: Int64?) -> SQL {
         unmuted(column, by: bind(viewer))
     }
 
-    static func unmuted(_ column: SQLQueryString, by viewer: SQLQueryString?) -> SQLQueryString {
+    static func unmuted(_ column: SQL, by viewer: SQL?) -> SQL {
         guard let viewer else { return "TRUE" }
         return "NOT EXISTS (SELECT 1 FROM mutes mu WHERE mu.muter_id = \(viewer) AND mu.muted_id = \(column))"
     }
@@ -88,9 +86,9 @@ package enum Visibility {
 
     /// True when the profile of the user row `alias` is shown to `viewer` under `hiding`.
     static func profile(_ alias: String = "u", seenBy viewer: Int64?, hiding: ProfileHiding = .eitherWay)
-        -> SQLQueryString
+        -> SQL
     {
-        let suspendedHidden: SQLQueryString = "\(unsafeRaw: alias).suspended_at IS NULL"
+        let suspendedHidden: SQL = "\(unsafeRaw: alias).suspended_at IS NULL"
         guard let viewer else { return suspendedHidden }
         switch hiding {
         case .eitherWay:
@@ -103,7 +101,7 @@ package enum Visibility {
         }
     }
 
-    private static func bind(_ viewer: Int64?) -> SQLQueryString? {
+    private static func bind(_ viewer: Int64?) -> SQL? {
         viewer.map { "\(bind: $0)" }
     }
 }
