@@ -1,7 +1,5 @@
 import Logging
 import NIOConcurrencyHelpers
-import NIOCore
-import NIOPosix
 import PostgresNIO
 
 /// A database connection as the stores see it. Statements are written once as `SQL` (binds

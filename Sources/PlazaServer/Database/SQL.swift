@@ -5,8 +5,9 @@ import Foundation
 /// values as the string is built. A fragment interpolated into another brings its binds along.
 ///
 /// Each bind stands in the text as `SQL.bindMarker`, which a connection turns into its
-/// database's placeholder when it prepares the statement (`?` for SQLite, `$1`, `$2`, … for
-/// PostgreSQL). SQLKit's `SQLQueryString`, used before, kept every piece as an existential and
+/// database's placeholder: `?` when SQLite prepares the statement (its cache is keyed by the
+/// marked text), `$1`, `$2`, … before each PostgreSQL run (its prepared statements are named by
+/// the rewritten text). SQLKit's `SQLQueryString`, used before, kept every piece as an existential and
 /// serialised them all again on every run: about 5 µs a statement, a dozen of them in each like,
 /// all in the one SQLite writer's turn.
 struct SQL: Sendable, ExpressibleByStringInterpolation {

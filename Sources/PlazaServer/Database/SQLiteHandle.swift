@@ -164,7 +164,7 @@ final class SQLiteHandle: @unchecked Sendable {
     }
 }
 
-/// A value in or out of SQLite.
+/// A value read from SQLite (binds go in as `BindValue`).
 enum SQLiteValue: Sendable {
     case null
     case integer(Int64)
