@@ -70,6 +70,7 @@ enum Migrations {
         Migration037.migration,
         Migration038.migration,
         Migration039.migration,
+        Migration040.migration,
     ]
 
     /// The schema this binary leaves a database at.
