@@ -26,6 +26,8 @@ struct SQLTests {
         let literal: SQL = "SELECT \(literal: "it's"), \(literal: 42)"
         #expect(literal.text == "SELECT 'it''s', 42")
         #expect(literal.binds.isEmpty)
+        let marked: SQL = "SELECT \(literal: "a\u{1}b")"
+        #expect(marked.binds == [.text("a\u{1}b")])
         let parts: [SQL] = ["a = \(bind: 1)", "b = \(bind: 2)", "c"]
         let joined = parts.joined(separator: " AND ")
         #expect(SQL.placeholders(in: joined.text) { "$\($0)" } == "a = $1 AND b = $2 AND c")
@@ -41,18 +43,19 @@ struct SQLTests {
         defer { TestDatabase.dispose(config) }
         let db = try await Database.open(config.database, logger: Logger(label: "test"))
         try await db.withRunning { db in
-            let tricky = "'); DROP TABLE users; -- $1 ? \u{2}"
+            let tricky = "'); DROP TABLE users; -- $1 ? \u{1}\u{2}"
             let same: SQL = "CAST(\(bind: Int64(5)) AS BIGINT)"
             let none: Int64? = nil
             let row = try #require(
                 try await db.read { db in
                     try await db.first(
                         """
-                        SELECT CAST(\(bind: tricky) AS TEXT) AS text, \(same) + \(same) AS sum,
+                        SELECT CAST(\(bind: tricky) AS TEXT) AS text, \(literal: tricky) AS literal, \(same) + \(same) AS sum,
                             CAST(\(bind: none) AS BIGINT) IS NULL AS missing, \(bind: true) AS yes
                         """)
                 })
             #expect(try row.decode(column: "text", as: String.self) == tricky)
+            #expect(try row.decode(column: "literal", as: String.self) == tricky)
             #expect(try row.decode(column: "sum", as: Int64.self) == 10)
             #expect(try row.decode(column: "missing", as: Bool.self))
             #expect(try row.decode(column: "yes", as: Bool.self))

@@ -69,8 +69,10 @@ struct SQL: Sendable, ExpressibleByStringInterpolation {
         /// Text that is SQL already (a table alias, a column list): never from input.
         mutating func appendInterpolation(unsafeRaw text: String) { self.text += text }
 
-        /// A string as a quoted SQL literal.
+        /// A string as a quoted SQL literal; one holding the bind marker, which may stand in the
+        /// text for nothing else, goes as a bind.
         mutating func appendInterpolation(literal value: String) {
+            guard !value.contains(SQL.bindMarker) else { return appendInterpolation(bind: value) }
             text += "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
         }
 
