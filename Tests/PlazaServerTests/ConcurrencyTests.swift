@@ -32,8 +32,8 @@ struct ConcurrencyTests {
             $0.postgresPoolSize = 8
             $0.logLevel = .debug
         }
-        let retries = RetryCounter()
-        let logger = Logger(label: "test") { _ in retries }
+        let log = ServerLog()
+        let logger = Logger(label: "test") { _ in log }
         let one = try await buildApplication(config: config, logger: logger)
         var second = config
         second.nodeID = 2  // each app server has its own node id, or their ids collide
@@ -47,15 +47,17 @@ struct ConcurrencyTests {
                 try await body(TestAPI(client: first, config: config), TestAPI(client: first, config: config))
             }
         }
-        #expect(retries.messages.isEmpty, "writes retried after a conflict: \(retries.messages.prefix(5))")
+        #expect(log.retries.isEmpty, "writes retried after a conflict: \(log.retries.prefix(5))")
+        #expect(log.errors.isEmpty, "errors logged: \(log.errors.prefix(5))")
         TestDatabase.dispose(config)
     }
 
-    /// Boosts of posts their authors delete meanwhile, through two app servers on PostgreSQL,
-    /// with both servers' workers entering the boosts: no server errors, no retried writes, and
+    /// Boosts, likes and comments of posts their authors delete meanwhile, through two app servers
+    /// on PostgreSQL, with both servers' workers entering the boosts: no server errors (a write
+    /// that found the post readable keeps it until it commits), no retried writes, and
     /// once the queues are entered no timeline keeps an entry of a deleted post (a batch that
     /// entered a boost while its post went left one behind until it locked the post's author).
-    @Test func boostsOfPostsBeingDeletedLeaveNoEntriesBehind() async throws {
+    @Test func writesOnPostsBeingDeletedGetNoServerErrors() async throws {
         try await Self.withTwoServers { a, b in
             // Two authors, six boosters, and two readers who follow the boosters alone.
             var accounts: [Account] = []
@@ -74,6 +76,11 @@ struct ConcurrencyTests {
                         var codes: [Int] = []
                         for (_, post) in posts {
                             codes.append(try await api.call(.put, "/posts/\(post)/boost", as: account).status.code)
+                            codes.append(try await api.call(.put, "/posts/\(post)/like", as: account).status.code)
+                            let comment = CreateCommentRequest(body: "going?")
+                            codes.append(
+                                try await api.call(.post, "/posts/\(post)/comments", as: account, json: comment).status
+                                    .code)
                         }
                         return codes
                     }
@@ -90,7 +97,7 @@ struct ConcurrencyTests {
                 for try await codes in group { all += codes }
                 return all
             }
-            // A boost of a post already deleted is a 404; nothing else fails.
+            // A boost, like or comment of a post already deleted is a 404; nothing else fails.
             #expect(statuses.allSatisfy { (200..<300).contains($0) || $0 == 404 }, "\(statuses)")
             let left = try await a.withDatabase { db in
                 while try await db.write({ try await HomeTimeline.enterPendingBoosts(limit: 100, on: $0) }) > 0 {}
@@ -173,12 +180,16 @@ struct ConcurrencyTests {
         }
     }
 
-    /// Records the driver's "Retrying a write after …" messages, and drops every other line.
-    struct RetryCounter: LogHandler {
-        private let box = NIOLockedValueBox<[String]>([])
+    /// Records the driver's "Retrying a write after …" messages and what is logged as an error,
+    /// and drops every other line.
+    struct ServerLog: LogHandler {
+        private let retryBox = NIOLockedValueBox<[String]>([])
+        private let errorBox = NIOLockedValueBox<[String]>([])
         var metadata: Logger.Metadata = [:]
         var logLevel: Logger.Level = .debug
-        var messages: [String] { box.withLockedValue { $0 } }
+        var retries: [String] { retryBox.withLockedValue { $0 } }
+        /// What the servers logged as errors, such as the database error behind a 500.
+        var errors: [String] { errorBox.withLockedValue { $0 } }
 
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
             get { metadata[key] }
@@ -187,7 +198,8 @@ struct ConcurrencyTests {
 
         func log(event: LogEvent) {
             let text = event.message.description
-            if text.hasPrefix("Retrying a write") { box.withLockedValue { $0.append(text) } }
+            if text.hasPrefix("Retrying a write") { retryBox.withLockedValue { $0.append(text) } }
+            if event.level >= .error { errorBox.withLockedValue { $0.append(text) } }
         }
     }
 

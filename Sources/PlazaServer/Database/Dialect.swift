@@ -105,11 +105,4 @@ extension Dialect {
         }
         return false
     }
-
-    /// True for a foreign-key violation, e.g. a like on a post deleted a moment before.
-    static func isForeignKeyViolation(_ error: any Error) -> Bool {
-        if let error = error as? SQLiteFailure { return error.isForeignKeyViolation }
-        if let error = error as? PSQLError { return error.serverInfo?[.sqlState] == "23503" }
-        return false
-    }
 }

@@ -197,7 +197,6 @@ struct SQLiteFailure: Error, CustomStringConvertible {
 
     // Extended result codes are C macros Swift does not import: SQLITE_CONSTRAINT | (n << 8).
     var isUniqueViolation: Bool { code == SQLITE_CONSTRAINT | (8 << 8) || code == SQLITE_CONSTRAINT | (6 << 8) }
-    var isForeignKeyViolation: Bool { code == SQLITE_CONSTRAINT | (3 << 8) }
 }
 
 /// `plaza_search_text(text)` for SQLite: `SearchFolding.indexText` in a malloc'd buffer (SQLite

@@ -226,8 +226,10 @@ struct CollectionStore: Sendable {
                 switch saved {
                 case .post(let post):
                     guard
-                        try await db.first("SELECT \(Visibility.post(id: post, readableBy: owner)) AS visible")?.decode(
-                            column: "visible", as: Bool.self) == true
+                        try await db.first(
+                            "SELECT \(Visibility.post(id: post, readableBy: owner, on: db.dialect)) AS visible")?
+                            .decode(
+                                column: "visible", as: Bool.self) == true
                     else { throw PlazaError.notFound("Post") }
                     try await db.exec(
                         """

@@ -93,39 +93,26 @@ package struct NotificationStore: Sendable {
             "\(Visibility.person("\(bind: new.actor)", seenBy: new.recipient)) AND NOT \(postHidden)"
         let now = Timestamp.now.milliseconds
         let sortID = ids.next()
-        if let created = try await db.first(
-            """
-            INSERT INTO notifications (id, recipient_id, kind, group_key, actor_id, post_id, comment_id, sort_id, updated_at)
-            SELECT \(bind: sortID), \(bind: new.recipient), \(bind: new.kind.rawValue), \(bind: new.groupKey), \(bind: new.actor),
-                CAST(\(bind: new.post) AS BIGINT), CAST(\(bind: new.comment) AS BIGINT), \(bind: sortID), \(bind: now)
-            WHERE \(allowed)
-            ON CONFLICT (recipient_id, group_key) WHERE read_at IS NULL DO NOTHING
-            RETURNING id
-            """)
-        {
-            let id = try created.decode(column: "id", as: Int64.self)
-            try await db.exec(
-                "INSERT INTO notification_actors (notification_id, actor_id, acted_at) VALUES (\(bind: id), \(bind: new.actor), \(bind: now))"
-            )
-            return id
-        }
-        // Not allowed, or an unread group is open: join it, once per person, and move it to the top.
+        // A new group, or the recipient's unread one of its kind joined (once per person) and
+        // moved to the top: nothing when not allowed or the actor is in that group already.
         guard
             let id = try await db.first(
                 """
-                SELECT id FROM notifications WHERE recipient_id = \(bind: new.recipient) AND group_key = \(bind: new.groupKey) AND read_at IS NULL
-                AND \(allowed)
-                """)?.decode(column: "id", as: Int64.self),
-            try await db.first(
-                """
-                INSERT INTO notification_actors (notification_id, actor_id, acted_at) VALUES (\(bind: id), \(bind: new.actor), \(bind: now))
-                ON CONFLICT DO NOTHING RETURNING actor_id
-                """) != nil
+                INSERT INTO notifications (id, recipient_id, kind, group_key, actor_id, post_id, comment_id, sort_id, updated_at)
+                SELECT \(bind: sortID), \(bind: new.recipient), \(bind: new.kind.rawValue), \(bind: new.groupKey), \(bind: new.actor),
+                    CAST(\(bind: new.post) AS BIGINT), CAST(\(bind: new.comment) AS BIGINT), \(bind: sortID), \(bind: now)
+                WHERE \(allowed)
+                ON CONFLICT (recipient_id, group_key) WHERE read_at IS NULL DO UPDATE SET actor_id = excluded.actor_id,
+                    actor_count = notifications.actor_count + 1, sort_id = excluded.sort_id, updated_at = excluded.updated_at
+                WHERE NOT EXISTS (SELECT 1 FROM notification_actors a
+                    WHERE a.notification_id = notifications.id AND a.actor_id = excluded.actor_id)
+                RETURNING id
+                """)?.decode(column: "id", as: Int64.self)
         else { return nil }
         try await db.exec(
             """
-            UPDATE notifications SET actor_id = \(bind: new.actor), actor_count = actor_count + 1, sort_id = \(bind: sortID),
-                updated_at = \(bind: now) WHERE id = \(bind: id)
+            INSERT INTO notification_actors (notification_id, actor_id, acted_at) VALUES (\(bind: id), \(bind: new.actor), \(bind: now))
+            ON CONFLICT DO NOTHING
             """)
         return id
     }

@@ -35,7 +35,7 @@ package struct BoostStore: Sendable {
                 let row = try await db.first(
                     """
                     SELECT author_id, audience FROM posts p
-                    WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
+                    WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))\(db.dialect.rowLock(.keyShare) ?? "")
                     """)
             else { throw PlazaError.notFound("Post") }
             let author = try row.decode(column: "author_id", as: Int64.self)

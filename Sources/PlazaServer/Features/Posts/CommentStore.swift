@@ -84,7 +84,7 @@ package struct CommentStore: Sendable {
                     """
                     INSERT INTO comments (id, post_id, author_id, body, created_at)
                     SELECT \(bind: id), \(bind: post), \(bind: author), \(bind: body), \(bind: now)
-                    WHERE \(Visibility.post(id: post, readableBy: author))
+                    WHERE \(Visibility.post(id: post, readableBy: author, on: db.dialect))
                     RETURNING id, post_id, author_id, body, created_at, \(PostStore.authorColumns),
                         (SELECT p.author_id FROM posts p WHERE p.id = post_id) AS post_author_id
                     """)

@@ -17,7 +17,7 @@ package struct LikeStore: Sendable {
                 changed = try await db.first(
                     """
                     INSERT INTO likes (post_id, user_id, created_at) SELECT \(bind: post), \(bind: user), \(bind: now)
-                    WHERE \(Visibility.post(id: post, readableBy: user)) ON CONFLICT DO NOTHING RETURNING user_id
+                    WHERE \(Visibility.post(id: post, readableBy: user, on: db.dialect)) ON CONFLICT DO NOTHING RETURNING user_id
                     """)
             } else {
                 changed = try await db.first(

@@ -31,7 +31,9 @@ package struct PinStore: Sendable {
         try await db.write { db in
             guard
                 let row = try await db.first(
-                    "SELECT p.author_id FROM posts p WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))"
+                    """
+                    SELECT p.author_id FROM posts p WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))\(db.dialect.rowLock(.keyShare) ?? "")
+                    """
                 )
             else { throw PlazaError.notFound("Post") }
             guard try row.decode(column: "author_id", as: Int64.self) == user else { throw Self.notAuthor }
@@ -63,7 +65,7 @@ package struct PinStore: Sendable {
                 let row = try await db.first(
                     """
                     SELECT EXISTS (SELECT 1 FROM post_spaces ps WHERE ps.post_id = p.id AND ps.space_id = \(bind: space))
-                    AS in_space FROM posts p WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: moderator))
+                    AS in_space FROM posts p WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: moderator))\(db.dialect.rowLock(.keyShare) ?? "")
                     """)
             else { throw PlazaError.notFound("Post") }
             guard pinned else {

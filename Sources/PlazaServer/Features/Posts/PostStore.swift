@@ -384,7 +384,9 @@ package struct PostStore: Sendable {
         let keys = Array(Set(usernames.map { $0.lowercased() }))
         let ids = ids
         return try await events.write { db -> [String]? in
-            guard try await db.first("SELECT 1 AS ok WHERE \(Visibility.post(id: post, readableBy: sender))") != nil
+            guard
+                try await db.first(
+                    "SELECT 1 AS ok WHERE \(Visibility.post(id: post, readableBy: sender, on: db.dialect))") != nil
             else { return nil }
             let followers = try await db.rows(
                 """

@@ -13,7 +13,7 @@ struct HistoryStore: Sendable {
                 let row = try await db.first(
                     """
                     SELECT p.created_at, p.title, p.body, \(PostSpacesColumn.select) FROM posts p
-                    WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))
+                    WHERE p.id = \(bind: post) AND \(Visibility.post("p", readableBy: user))\(db.dialect.rowLock(.keyShare) ?? "")
                     """)
             else { throw PlazaError.notFound("Post") }
             let first =

@@ -55,9 +55,13 @@ package enum Visibility {
             """
     }
 
-    /// True when post `id` exists and `viewer` may read it.
-    static func post(id: Int64, readableBy viewer: Int64?) -> SQL {
-        "EXISTS (SELECT 1 FROM posts vp WHERE vp.id = \(bind: id) AND \(post("vp", readableBy: viewer)))"
+    /// True when post `id` exists and `viewer` may read it, for a write that then adds rows
+    /// referring to it: on PostgreSQL the post is also kept from being deleted until the
+    /// transaction ends (a delete under way is waited for, and then the post is gone), so those
+    /// rows cannot fail their foreign key on a post deleted meanwhile.
+    static func post(id: Int64, readableBy viewer: Int64?, on dialect: Dialect) -> SQL {
+        let lock = dialect.rowLock(.keyShare) ?? ""
+        return "EXISTS (SELECT 1 FROM posts vp WHERE vp.id = \(bind: id) AND \(post("vp", readableBy: viewer))\(lock))"
     }
 
     /// True when `viewer` may read the comment row `alias` (on a post they may read).
