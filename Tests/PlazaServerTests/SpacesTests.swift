@@ -89,6 +89,23 @@ struct SpacesTests {
         }
     }
 
+    /// Joining reads the space before its write: one deleted in between (its owner's account
+    /// purged) is a 404, not a failed foreign key, on both databases.
+    @Test func joiningASpaceGoneSinceItWasLookedUpIsNotFound() async throws {
+        try await withApp { api async throws in
+            let (ana, bob) = try await api.register("ana", "bob")
+            let gone = try #require(Int64(try await space(api, ana, "hiking").id))
+            let user = try #require(Int64(bob.id))
+            let error = await #expect(throws: PlazaError.self) {
+                try await api.withDatabase { db in
+                    _ = try await db.write("DELETE FROM spaces WHERE id = \(bind: gone)")
+                    try await db.write { try await SpaceStore.addMember(user, to: gone, on: $0) }
+                }
+            }
+            #expect(error?.status == .notFound)
+        }
+    }
+
     @Test func listSearchesNameAndSlugAndPages() async throws {
         try await withApp { api async throws in
             let ana = try await api.register("ana")

@@ -218,8 +218,9 @@ struct CollectionStore: Sendable {
             try await db.write { db in
                 guard
                     try await db.first(
-                        "SELECT 1 AS x FROM collections WHERE id = \(bind: collection) AND owner_id = \(bind: owner)")
-                        != nil
+                        """
+                        SELECT 1 AS x FROM collections WHERE id = \(bind: collection) AND owner_id = \(bind: owner)\(db.dialect.rowLock(.keyShare) ?? "")
+                        """) != nil
                 else {
                     throw Self.notFound
                 }

@@ -138,7 +138,9 @@ package struct ListStore: Sendable {
             try await PeopleStore.lockInOrder([user], on: db)
             guard
                 let list = try await db.first(
-                    "SELECT exclusive FROM lists WHERE id = \(bind: id) AND user_id = \(bind: user)")
+                    """
+                    SELECT exclusive FROM lists WHERE id = \(bind: id) AND user_id = \(bind: user)\(db.dialect.rowLock(.noKeyUpdate) ?? "")
+                    """)
             else { return .noList }
             let followed = Set(
                 try await db.rows(

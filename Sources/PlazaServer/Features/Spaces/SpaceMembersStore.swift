@@ -198,6 +198,7 @@ struct SpaceMembersStore: Sendable {
                 space.visibility == .open ? "This space is open: join it." : "This space is joined by invitation only.")
         }
         try await db.write { db in
+            try await SpaceStore.requireExists(space.id, on: db)
             try await SpaceStore.requireNotBanned(user, from: space.id, on: db)
             try await db.exec(
                 """

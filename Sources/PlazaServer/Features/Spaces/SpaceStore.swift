@@ -223,6 +223,7 @@ package struct SpaceStore: Sendable {
 
     /// Makes `user` a member of `space` unless banned from it (403); clears their join request.
     static func addMember(_ user: Int64, to space: Int64, on db: Connection) async throws {
+        try await requireExists(space, on: db)
         try await requireNotBanned(user, from: space, on: db)
         try await db.exec("DELETE FROM space_requests WHERE space_id = \(bind: space) AND user_id = \(bind: user)")
         try await db.exec(
@@ -380,6 +381,15 @@ package struct SpaceStore: Sendable {
             try await db.exec(
                 "INSERT INTO post_spaces (post_id, space_id, created_at) VALUES (\(bind: post), \(bind: spaceID), \(bind: createdAt))"
             )
+        }
+    }
+
+    /// 404 when `space` is gone (deleted since it was looked up); on PostgreSQL it is then kept
+    /// until the transaction ends, so rows added for it cannot fail their foreign key.
+    static func requireExists(_ space: Int64, on db: Connection) async throws {
+        let lock = db.dialect.rowLock(.keyShare) ?? ""
+        guard try await db.first("SELECT 1 AS x FROM spaces WHERE id = \(bind: space)\(lock)") != nil else {
+            throw PlazaError.notFound("Space")
         }
     }
 
