@@ -250,8 +250,11 @@ struct ConcurrencyTests {
                                 Bool.random(using: &random) ? .put : .delete, "/hashtags/shared/follow", as: account)
                         default:
                             what = "post"
+                            // Two new tags, written in either order: both are counted for trends.
+                            let tags = i % 2 == 0 ? "#alpha #beta" : "#beta #alpha"
                             response = try await api.call(
-                                .post, "/posts", as: account, json: CreatePostRequest(kind: .text, body: "new \(n)"))
+                                .post, "/posts", as: account,
+                                json: CreatePostRequest(kind: .text, body: "new \(n) \(tags)"))
                         }
                         answers.append((what, response.status.code))
                     }

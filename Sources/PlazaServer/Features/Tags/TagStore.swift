@@ -30,8 +30,12 @@ package struct TagStore: Sendable {
         try await index(post: post, createdAt: createdAt, tags: tags, on: db)
     }
 
+    /// Inserts the tags not known yet, in key order (as `Trends.record`, so that two new posts
+    /// with the same new tags do not wait on each other crosswise).
     private static func remember(_ tags: [Hashtag], at time: Int64, on db: Connection) async throws {
-        let rows = tags.map { tag -> SQL in "(\(bind: tag.key), \(bind: tag.name), \(bind: time))" }
+        let rows = tags.sorted { $0.key < $1.key }.map { tag -> SQL in
+            "(\(bind: tag.key), \(bind: tag.name), \(bind: time))"
+        }
         try await db.exec(
             "INSERT INTO tags (key, name, created_at) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (key) DO NOTHING"
         )

@@ -19,12 +19,14 @@ package struct Trends: Sendable {
     static let dayMillis: Int64 = 86_400_000
 
     /// Counts `person`'s use of each of `keys` today, once a person, thing and day (in the
-    /// write's transaction).
+    /// write's transaction). The day's rows are updated in key order: a popular tag's row is
+    /// shared by every post using it that day, and two posts with the same tags in another
+    /// order would otherwise lock them crosswise (a deadlock on PostgreSQL).
     static func record(_ kind: Kind, _ keys: [String], by person: Int64, at time: Int64, on db: Connection)
         async throws
     {
         let day = time / dayMillis
-        for key in keys {
+        for key in Set(keys).sorted() {
             let first = try await db.first(
                 """
                 INSERT INTO trend_uses (kind, day, key, user_id)
