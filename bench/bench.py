@@ -149,7 +149,7 @@ class Bench:
         self.plaza_run_bin = args.plaza_bin
 
     # ---- lifecycle ------------------------------------------------------------------------
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
         for c in reversed(self.closers):
             try:
                 c()
@@ -157,10 +157,23 @@ class Bench:
                 print(f"warning: {exc}", file=sys.stderr)
         for s in reversed(self.servers):
             s.stop()
+        if failed:
+            self.keep_logs()
         if not self.args.keep and self.args.workdir is None:
             shutil.rmtree(self.tmp, ignore_errors=True)
         elif self.args.keep:
             print(f"work dir kept: {self.tmp}")
+
+    def keep_logs(self) -> None:
+        """Copies the servers' logs out of the work dir, which is about to be removed, so that a
+        run that failed (a 500, a crash) can be read afterwards."""
+        logs = sorted(self.tmp.rglob("*.log")) if self.tmp.is_dir() else []
+        if not logs:
+            return
+        kept = Path(tempfile.mkdtemp(prefix="plaza-bench-logs-"))
+        for log in logs:
+            shutil.copy2(log, kept / str(log.relative_to(self.tmp)).replace("/", "_"))
+        print(f"the run did not finish; the servers' logs are in {kept}", file=sys.stderr)
 
     def preconditions(self, pocketbase: bool = True) -> Path | None:
         if shutil.which("wrk") is None:
@@ -778,14 +791,16 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, on_term)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
+    failed = True
     try:
         text = (bench.push_cost() if args.push else bench.day() if args.day
                 else bench.growth() if args.growth or args.growth_shapes else bench.compare())
+        failed = False
     except KeyboardInterrupt:
         print("\ninterrupted; stopping the servers", file=sys.stderr)
         return 130
     finally:
-        bench.close()
+        bench.close(failed=failed)
     # --growth (with or without the shapes) -> -growth; the shapes alone -> -shapes
     kind = "-push" if args.push else "-day" if args.day else "-growth" if args.growth else "-shapes" if args.growth_shapes else ""
     stamp = dt.datetime.now().strftime("%Y-%m-%d-%H%M")
