@@ -226,12 +226,11 @@ struct CollectionStore: Sendable {
                 }
                 switch saved {
                 case .post(let post):
-                    guard
-                        try await db.first(
-                            "SELECT \(Visibility.post(id: post, readableBy: owner, on: db.dialect)) AS visible")?
-                            .decode(
-                                column: "visible", as: Bool.self) == true
-                    else { throw PlazaError.notFound("Post") }
+                    let visible = try await db.first(
+                        "SELECT \(Visibility.post(id: post, readableBy: owner, on: db.dialect)) AS visible")
+                    guard try visible?.decode(column: "visible", as: Bool.self) == true else {
+                        throw PlazaError.notFound("Post")
+                    }
                     try await db.exec(
                         """
                         INSERT INTO collection_items (id, collection_id, owner_id, post_id, note, saved_at)
