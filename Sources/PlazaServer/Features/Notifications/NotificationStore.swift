@@ -109,11 +109,19 @@ package struct NotificationStore: Sendable {
                 RETURNING id
                 """)?.decode(column: "id", as: Int64.self)
         else { return nil }
-        try await db.exec(
+        // On PostgreSQL the `NOT EXISTS` reads the statement's snapshot: the same person joining
+        // the group in two transactions at once (two comments) passes it twice, and only the
+        // actors' key sees the other's row. Then the second count is taken back, and as for an
+        // actor already in the group, nothing new is told.
+        let added = try await db.first(
             """
             INSERT INTO notification_actors (notification_id, actor_id, acted_at) VALUES (\(bind: id), \(bind: new.actor), \(bind: now))
-            ON CONFLICT DO NOTHING
+            ON CONFLICT DO NOTHING RETURNING actor_id
             """)
+        if added == nil {
+            try await db.exec("UPDATE notifications SET actor_count = actor_count - 1 WHERE id = \(bind: id)")
+            return nil
+        }
         return id
     }
 
